@@ -1,0 +1,131 @@
+# Data4Help — developer entry points. `make help` lists the targets.
+#
+#   make run    build, start a local PostgreSQL, migrate, seed the demo accounts, serve on :8080
+#   make test   start the throw-away test PostgreSQL and run `swift test` against it
+#
+# Both databases are project-local clusters on fixed loopback ports (see scripts/pg-cluster.sh
+# for where their data lives), so nothing here touches a system-wide PostgreSQL.
+
+# ---- settings ---------------------------------------------------------------------------
+
+# Loopback-only development clusters, so a fixed, well-known superuser password is fine.
+PG_SUPERUSER_PASSWORD := d4h-dev-password
+PG_BIN                ?= /usr/lib/postgresql/15/bin
+
+DEV_DB_PORT  ?= 54329
+TEST_DB_PORT ?= 54339
+
+# The application's own role and database (created in both clusters).
+D4H_DB_ROLE     := d4h
+D4H_DB_PASSWORD := d4h
+D4H_DB_NAME     := d4h
+
+# Swift build configuration: `make build CONFIG=release`.
+CONFIG ?= debug
+SWIFT_FLAGS := -c $(CONFIG)
+
+# The toolchain lives in /opt/swift; a shell that did not read /etc/profile.d may lack it.
+ifneq ($(wildcard /opt/swift/usr/bin/swift),)
+ifeq ($(shell command -v swift 2>/dev/null),)
+export PATH := /opt/swift/usr/bin:$(PATH)
+endif
+endif
+SWIFT ?= swift
+
+# The executable. `.build/<config>` is SwiftPM's symlink to the triple-specific directory.
+D4H := $(CURDIR)/.build/$(CONFIG)/d4h
+
+# `make run` serves here.
+HTTP_HOST  := 127.0.0.1
+HTTP_PORT  := 8080
+PUBLIC_URL := http://$(HTTP_HOST):$(HTTP_PORT)
+MAIL_DIR   := $(CURDIR)/var/mail
+
+DEV_DATABASE_URL  := postgres://$(D4H_DB_ROLE):$(D4H_DB_PASSWORD)@127.0.0.1:$(DEV_DB_PORT)/$(D4H_DB_NAME)?sslmode=disable
+# The tests connect as the superuser: they create a migrated template database and one
+# fresh database per suite themselves.
+TEST_DATABASE_URL := postgres://postgres:$(PG_SUPERUSER_PASSWORD)@127.0.0.1:$(TEST_DB_PORT)/postgres?sslmode=disable
+
+# `make test TEST_FILTER=Accounts` runs only the matching tests.
+TEST_FILTER ?=
+
+# Environment of `make run` (single quotes: the URL holds `?`).
+RUN_ENV := DATABASE_URL='$(DEV_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
+           PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info
+
+# What the helper scripts read.
+export PG_BIN PG_SUPERUSER_PASSWORD D4H_DB_ROLE D4H_DB_PASSWORD D4H_DB_NAME
+PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
+
+# ---- targets ----------------------------------------------------------------------------
+
+.DEFAULT_GOAL := help
+# Prerequisites run in order (deps before build before db); swift parallelises itself.
+.NOTPARALLEL:
+.PHONY: help deps build run test bench format fuzz psql \
+        db-start db-stop db-reset test-db-start test-db-stop test-db-reset
+
+help: ## list the targets
+	@echo "usage: make TARGET [CONFIG=debug|release] [TEST_FILTER=regex]"
+	@echo
+	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+deps: ## check/install system packages (swift, pkg-config, libargon2-dev, PostgreSQL 15)
+	@bash scripts/deps.sh
+
+build: deps ## swift build (CONFIG=release for -c release)
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+db-start: ## start the dev PostgreSQL on 127.0.0.1:54329 (database d4h), creating it on first use
+	@$(PG_CLUSTER) start dev $(DEV_DB_PORT)
+
+db-stop: ## stop the dev PostgreSQL
+	@$(PG_CLUSTER) stop dev
+
+db-reset: ## stop the dev PostgreSQL, delete its data, start it empty
+	@$(PG_CLUSTER) reset dev $(DEV_DB_PORT)
+
+# The test cluster runs with fsync off: its data is disposable (never do this for dev).
+test-db-start: ## start the test PostgreSQL on 127.0.0.1:54339 (no fsync; disposable)
+	@$(PG_CLUSTER) start test $(TEST_DB_PORT) --fast
+
+test-db-stop: ## stop the test PostgreSQL
+	@$(PG_CLUSTER) stop test
+
+test-db-reset: ## stop the test PostgreSQL, delete its data, start it empty
+	@$(PG_CLUSTER) reset test $(TEST_DB_PORT) --fast
+
+psql: db-start ## open psql on the dev database as d4h
+	PGPASSWORD='$(D4H_DB_PASSWORD)' psql -h 127.0.0.1 -p $(DEV_DB_PORT) -U $(D4H_DB_ROLE) -d $(D4H_DB_NAME)
+
+# `exec`: the server gets Ctrl-C itself; the database keeps running (`make db-stop`).
+run: deps build db-start ## migrate, seed the demo accounts, serve on http://127.0.0.1:8080
+	@mkdir -p '$(MAIL_DIR)'
+	$(RUN_ENV) '$(D4H)' migrate
+	$(RUN_ENV) '$(D4H)' seed
+	@echo
+	@echo "Data4Help is at $(PUBLIC_URL) — activation mails go to $(MAIL_DIR)"
+	@echo
+	@exec env $(RUN_ENV) '$(D4H)' serve
+
+test: deps test-db-start ## swift test against the test PostgreSQL (TEST_FILTER=regex to narrow)
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test $(if $(TEST_FILTER),--filter '$(TEST_FILTER)')
+
+bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABASE_URL)
+	@if [ -x bench/run ]; then \
+	    D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bench/run; \
+	elif [ -f bench/run ]; then \
+	    D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/run; \
+	else \
+	    echo "bench: bench/run does not exist yet"; \
+	fi
+
+format: ## swift format --in-place the sources and tests
+	@if $(SWIFT) format --help >/dev/null 2>&1; then \
+	    $(SWIFT) format --in-place --recursive Sources Tests; \
+	else \
+	    echo "format: swift-format is not installed (it ships with Swift 6 toolchains)"; \
+	fi
+
+fuzz: deps build test-db-start ## fuzz the HTTP API against openapi.yaml with schemathesis (≤ ~5 min)
+	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/api-fuzz.sh

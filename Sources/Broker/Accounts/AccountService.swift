@@ -1,0 +1,423 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of accounts, sessions and API keys; handlers and the CLI call these, never the stores directly.
+public struct AccountService: Sendable {
+    public let client: PostgresClient
+    public let accounts: AccountStore
+    public let sessions: SessionStore
+    public let apiKeys: APIKeyStore
+    public let throttle: LoginThrottle
+    public let hasher: PasswordHasher
+    public let mailer: any Mailer
+    public let pseudonymizer: Pseudonymizer
+    public let publicURL: String
+    public let sessionTTL: Int
+    /// Verified against when an email is unknown, so a wrong email costs the same time as a wrong password.
+    let timingDecoyHash: String
+
+    public static let activationValidity = 24 * 60 * 60
+
+    public init(
+        client: PostgresClient, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int
+    ) async throws {
+        self.client = client
+        self.accounts = AccountStore(client: client)
+        self.sessions = SessionStore(client: client)
+        self.apiKeys = APIKeyStore(client: client)
+        self.throttle = LoginThrottle(client: client)
+        self.hasher = hasher
+        self.mailer = mailer
+        self.pseudonymizer = Pseudonymizer(client: client)
+        self.publicURL = publicURL
+        self.sessionTTL = sessionTTL
+        self.timingDecoyHash = try await hasher.hash(UUID().uuidString + UUID().uuidString)
+    }
+
+    // MARK: Registration and activation
+
+    public struct UserRegistration: Sendable {
+        public var email, password, fiscalCode, fullName, birthDate, sex: String
+        public init(email: String, password: String, fiscalCode: String, fullName: String, birthDate: String, sex: String) {
+            (self.email, self.password, self.fiscalCode, self.fullName, self.birthDate, self.sex) =
+                (email, password, fiscalCode, fullName, birthDate, sex)
+        }
+    }
+
+    public struct ThirdPartyRegistration: Sendable {
+        public var email, password, vatNumber, companyName: String
+        public var description: String?
+        public init(email: String, password: String, vatNumber: String, companyName: String, description: String?) {
+            (self.email, self.password, self.vatNumber, self.companyName, self.description) =
+                (email, password, vatNumber, companyName, description)
+        }
+    }
+
+    public func register(_ registration: UserRegistration, logger: Logger) async throws -> Account {
+        var errors: [FieldError] = []
+        let email = validEmail(registration.email, into: &errors)
+        validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
+        let fullName = validText(registration.fullName, field: "fullName", maxLength: 200, into: &errors)
+        let birthDate = CalendarDate(iso: registration.birthDate)
+        if birthDate == nil { errors.append(FieldError(field: "birthDate", message: "must be a real date as YYYY-MM-DD")) }
+        if let date = birthDate, date > CalendarDate.today || date.year < 1900 {
+            errors.append(FieldError(field: "birthDate", message: "must be between 1900-01-01 and today"))
+        }
+        let sex = Sex(rawValue: registration.sex)
+        if sex == nil { errors.append(FieldError(field: "sex", message: "must be F or M")) }
+        var fiscalCode: FiscalCode?
+        switch FiscalCode.parse(registration.fiscalCode) {
+        case .success(let code):
+            fiscalCode = code
+            if let date = birthDate, let sex {
+                errors += code.mismatches(birthDate: date, sex: sex).map { FieldError(field: "fiscalCode", message: $0.message) }
+            }
+        case .failure(let error):
+            errors.append(FieldError(field: "fiscalCode", message: error.message))
+        }
+        guard errors.isEmpty, let email, let fullName, let fiscalCode, let birthDate, let sex else {
+            throw AccountError.invalid(errors)
+        }
+        let hash = try await hasher.hash(registration.password)
+        return try await createAccount(role: .user, email: email, passwordHash: hash, logger: logger) { id, connection in
+            try await AccountStore.insertUserProfile(
+                accountID: id, fiscalCode: fiscalCode.value, fullName: fullName, birthDate: birthDate.description,
+                sex: sex.rawValue, on: connection, logger: logger)
+        }
+    }
+
+    public func register(_ registration: ThirdPartyRegistration, logger: Logger) async throws -> Account {
+        var errors: [FieldError] = []
+        let email = validEmail(registration.email, into: &errors)
+        validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
+        let companyName = validText(registration.companyName, field: "companyName", maxLength: 200, into: &errors)
+        let description = registration.description.flatMap {
+            validText($0, field: "description", maxLength: 2000, allowEmpty: true, into: &errors)
+        }
+        var vatNumber: VATNumber?
+        switch VATNumber.parse(registration.vatNumber) {
+        case .success(let number): vatNumber = number
+        case .failure(let error): errors.append(FieldError(field: "vatNumber", message: error.message))
+        }
+        guard errors.isEmpty, let email, let companyName, let vatNumber else { throw AccountError.invalid(errors) }
+        let hash = try await hasher.hash(registration.password)
+        return try await createAccount(role: .thirdParty, email: email, passwordHash: hash, logger: logger) { id, connection in
+            try await AccountStore.insertThirdPartyProfile(
+                accountID: id, vatNumber: vatNumber.value, companyName: companyName, description: description,
+                on: connection, logger: logger)
+        }
+    }
+
+    /// `d4h auditors add`: an auditor account without a password; they choose it when activating.
+    public func addAuditor(email rawEmail: String, logger: Logger) async throws -> Account {
+        var errors: [FieldError] = []
+        guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
+        return try await createAccount(role: .auditor, email: email, passwordHash: nil, logger: logger) { _, _ in }
+    }
+
+    /// Inserts the account and its profile, its activation token, the audit event, and sends the mail,
+    /// all in one transaction: a failed mail leaves no account behind, so registering again works.
+    private func createAccount(
+        role: Role, email: String, passwordHash: String?, logger: Logger,
+        insertProfile: @Sendable (UUID, PostgresConnection) async throws -> Void
+    ) async throws -> Account {
+        let token = SecretToken.generate(.activation)
+        do {
+            let id = try await client.withTransaction(logger: logger) { connection in
+                let id = try await AccountStore.insertAccount(
+                    role: role, email: email, passwordHash: passwordHash, on: connection, logger: logger)
+                try await insertProfile(id, connection)
+                try await AccountStore.insertActivationToken(
+                    token, accountID: id, validFor: Self.activationValidity, on: connection, logger: logger)
+                let pseudonym = try await pseudonymizer.pseudonym(for: id, logger: logger)
+                let isAuditor = role == .auditor
+                try await AuditLog.append(
+                    AuditEvent(
+                        actorID: isAuditor ? nil : (role == .user ? pseudonym : id.uuidString.lowercased()),
+                        actorRole: isAuditor ? "operator" : role.rawValue,
+                        action: isAuditor ? AuditAction.auditorAdded : AuditAction.accountCreated,
+                        subject: pseudonym, details: ["role": .string(role.rawValue)]),
+                    on: connection, logger: logger)
+                try await mailer.send(ActivationMail.make(to: email, role: role, token: token, publicURL: publicURL))
+                return id
+            }
+            guard let account = try await accounts.account(id: id, logger: logger) else { throw AccountStoreError.noRow }
+            logger.info("account created", metadata: ["account.id": "\(id)", "account.role": "\(role.rawValue)"])
+            return account
+        } catch {
+            throw Self.conflict(for: error) ?? PostgresErrors.unwrapTransaction(error)
+        }
+    }
+
+    public func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
+        let token = SecretToken(text: text.trimmingCharacters(in: .whitespaces))
+        do {
+            let id = try await client.withTransaction(logger: logger) { connection in
+                guard let record = try await AccountStore.lockActivation(tokenHash: token.hash, on: connection, logger: logger),
+                    !record.used
+                else { throw AccountError.activationTokenUnknown }
+                guard !record.expired else { throw AccountError.activationTokenExpired }
+                var newHash: String?
+                if record.needsPassword {
+                    guard let password else {
+                        throw AccountError.invalid([FieldError(field: "password", message: "is required to activate this account")])
+                    }
+                    let email = try await AccountStore.account(id: record.accountID, on: connection, logger: logger)?.email ?? ""
+                    var errors: [FieldError] = []
+                    validatePassword(password, email: email, field: "password", into: &errors)
+                    guard errors.isEmpty else { throw AccountError.invalid(errors) }
+                    newHash = try await hasher.hash(password)
+                }
+                try await AccountStore.activate(
+                    accountID: record.accountID, tokenHash: token.hash, newPasswordHash: newHash, on: connection, logger: logger)
+                let pseudonym = try await pseudonymizer.pseudonym(for: record.accountID, logger: logger)
+                try await AuditLog.append(
+                    AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountActivated, subject: pseudonym),
+                    on: connection, logger: logger)
+                return record.accountID
+            }
+            guard let account = try await accounts.account(id: id, logger: logger) else { throw AccountStoreError.noRow }
+            return account
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+    }
+
+    // MARK: Sessions
+
+    public struct NewSession: Sendable {
+        public var token: SecretToken
+        public var accountID: UUID
+        public var role: Role
+        public var expiresAt: Date
+    }
+
+    public func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
+        -> NewSession
+    {
+        let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
+        if let seconds = try await throttle.retryAfter(email: email, clientAddress: clientAddress, logger: logger) {
+            throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
+        }
+        let record = try await accounts.loginRecord(email: email, logger: logger)
+        let matches = try await hasher.verify(password, against: record?.passwordHash ?? timingDecoyHash)
+        guard let record, record.passwordHash != nil, matches else {
+            try await throttle.recordFailure(email: email, clientAddress: clientAddress, logger: logger)
+            throw AccountError.wrongCredentials
+        }
+        guard record.status == .active else { throw AccountError.notActivated }
+        try await throttle.clearFailures(email: email, logger: logger)
+        let (token, expiresAt) = try await sessions.create(accountID: record.accountID, ttlSeconds: sessionTTL, logger: logger)
+        return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
+    }
+
+    /// The caller behind a bearer token (session or API key), or nil.
+    public func principal(bearer text: String, logger: Logger) async throws -> Principal? {
+        let token = SecretToken(text: text)
+        switch token.kind {
+        case .session: return try await sessions.principal(for: token, logger: logger)
+        case .apiKey: return try await apiKeys.principal(for: token, logger: logger)
+        case .activation, nil: return nil
+        }
+    }
+
+    public func logOut(_ principal: Principal, logger: Logger) async throws {
+        switch principal.credential {
+        case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
+        case .apiKey(let id):
+            // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
+            _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }
+        }
+    }
+
+    // MARK: Profile
+
+    public struct ProfileUpdate: Sendable {
+        public var fullName, companyName, description, currentPassword, newPassword: String?
+        /// Immutable fields the client tried to set (each answers a field error).
+        public var immutableFieldsPresent: [String]
+        public init(
+            fullName: String? = nil, companyName: String? = nil, description: String? = nil,
+            currentPassword: String? = nil, newPassword: String? = nil, immutableFieldsPresent: [String] = []
+        ) {
+            (self.fullName, self.companyName, self.description, self.currentPassword, self.newPassword) =
+                (fullName, companyName, description, currentPassword, newPassword)
+            self.immutableFieldsPresent = immutableFieldsPresent
+        }
+    }
+
+    public func account(of principal: Principal, logger: Logger) async throws -> Account {
+        guard let account = try await accounts.account(id: principal.accountID, logger: logger) else {
+            throw AccountError.unauthenticated
+        }
+        return account
+    }
+
+    public func update(_ principal: Principal, with update: ProfileUpdate, logger: Logger) async throws -> Account {
+        let current = try await account(of: principal, logger: logger)
+        var errors = update.immutableFieldsPresent.map { FieldError(field: $0, message: "cannot be changed") }
+        let notForRole = "is not a field of a \(current.role.rawValue.replacingOccurrences(of: "_", with: " ")) account"
+        var fullName: String?, companyName: String?, description: String?
+        if let value = update.fullName {
+            if current.role == .user {
+                fullName = validText(value, field: "fullName", maxLength: 200, into: &errors)
+            } else { errors.append(FieldError(field: "fullName", message: notForRole)) }
+        }
+        for (field, value) in [("companyName", update.companyName), ("description", update.description)] {
+            guard let value else { continue }
+            guard current.role == .thirdParty else {
+                errors.append(FieldError(field: field, message: notForRole))
+                continue
+            }
+            let valid = validText(value, field: field, maxLength: field == "description" ? 2000 : 200,
+                                  allowEmpty: field == "description", into: &errors)
+            if field == "companyName" { companyName = valid } else { description = valid }
+        }
+        var newHash: String?
+        switch (update.newPassword, update.currentPassword) {
+        case (nil, nil): break
+        case (nil, .some): errors.append(FieldError(field: "newPassword", message: "is required with currentPassword"))
+        case (.some, nil): errors.append(FieldError(field: "currentPassword", message: "is required to change the password"))
+        case (.some(let newPassword), .some(let currentPassword)):
+            validatePassword(newPassword, email: current.email, field: "newPassword", into: &errors)
+            let stored = try await accounts.passwordHash(accountID: current.id, logger: logger) ?? timingDecoyHash
+            if try await !hasher.verify(currentPassword, against: stored) {
+                errors.append(FieldError(field: "currentPassword", message: "is wrong"))
+            } else if errors.isEmpty {
+                newHash = try await hasher.hash(newPassword)
+            }
+        }
+        guard errors.isEmpty else { throw AccountError.invalid(errors) }
+        let keepSession: [UInt8]? = if case .session(let hash) = principal.credential { hash } else { nil }
+        let pseudonym = try await pseudonymizer.pseudonym(for: current.id, logger: logger)
+        try await client.withTransaction(logger: logger) { connection in
+            if let fullName {
+                try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
+            }
+            if companyName != nil || description != nil {
+                try await AccountStore.updateThirdPartyProfile(
+                    accountID: current.id, companyName: companyName, description: description, on: connection, logger: logger)
+            }
+            if let newHash {
+                try await AccountStore.updatePasswordHash(accountID: current.id, hash: newHash, on: connection, logger: logger)
+                try await SessionStore.revokeAll(accountID: current.id, keeping: keepSession, on: connection, logger: logger)
+                try await AuditLog.append(
+                    AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
+                               action: AuditAction.passwordChanged, subject: pseudonym),
+                    on: connection, logger: logger)
+            }
+        }
+        return try await account(of: principal, logger: logger)
+    }
+
+    /// Erases the caller's account; the audit log keeps only the pseudonym.
+    public func erase(_ principal: Principal, password: String, logger: Logger) async throws {
+        guard principal.role != .auditor else { throw AccountError.wrongRole }
+        let stored = try await accounts.passwordHash(accountID: principal.accountID, logger: logger) ?? timingDecoyHash
+        guard try await hasher.verify(password, against: stored) else { throw AccountError.wrongPassword }
+        let current = try await account(of: principal, logger: logger)
+        let pseudonym = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
+        try await client.withTransaction(logger: logger) { connection in
+            try await AccountStore.delete(accountID: principal.accountID, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue, action: AuditAction.accountErased,
+                           subject: pseudonym, details: ["role": .string(current.role.rawValue)]),
+                on: connection, logger: logger)
+        }
+        logger.info("account erased", metadata: ["account.role": "\(current.role.rawValue)"])
+    }
+
+    // MARK: API keys
+
+    public func createAPIKey(_ principal: Principal, name: String?, logger: Logger) async throws -> (APIKeyStore.Key, SecretToken) {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        var errors: [FieldError] = []
+        let name = validText(name ?? "API key", field: "name", maxLength: 100, into: &errors)
+        guard errors.isEmpty, let name else { throw AccountError.invalid(errors) }
+        let secret = SecretToken.generate(.apiKey)
+        let key = try await client.withTransaction(logger: logger) { connection in
+            let key = try await APIKeyStore.create(accountID: principal.accountID, name: name, secret: secret, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
+                           action: AuditAction.apiKeyCreated, details: ["keyId": .string(key.id.uuidString.lowercased())]),
+                on: connection, logger: logger)
+            return key
+        }
+        return (key, secret)
+    }
+
+    public func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+        -> Page<APIKeyStore.Key>
+    {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        return try await apiKeys.list(accountID: principal.accountID, after: cursor, limit: limit, logger: logger)
+    }
+
+    public func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                guard try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: connection, logger: logger) else {
+                    throw AccountError.apiKeyNotFound
+                }
+                try await AuditLog.append(
+                    AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
+                               action: AuditAction.apiKeyRevoked, details: ["keyId": .string(id.uuidString.lowercased())]),
+                    on: connection, logger: logger)
+            }
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// People appear in the audit log only as pseudonyms; companies and auditors by account id.
+    private func actorID(_ account: Account, pseudonym: String) -> String {
+        account.role == .user ? pseudonym : account.id.uuidString.lowercased()
+    }
+
+    private static func conflict(for error: any Error) -> AccountError? {
+        switch PostgresErrors.uniqueViolation(in: error) {
+        case "accounts_email_key": .emailTaken
+        case "users_fiscal_code_key": .fiscalCodeTaken
+        case "third_parties_vat_number_key": .vatNumberTaken
+        default: nil
+        }
+    }
+
+    private func validEmail(_ raw: String, into errors: inout [FieldError]) -> String? {
+        switch EmailAddress.parse(raw) {
+        case .success(let email): return email.value
+        case .failure(let error):
+            errors.append(FieldError(field: "email", message: error.message))
+            return nil
+        }
+    }
+
+    private func validatePassword(_ password: String, email: String, field: String, into errors: inout [FieldError]) {
+        if let violation = PasswordPolicy.violation(password: password, email: email) {
+            errors.append(FieldError(field: field, message: violation.message))
+        }
+    }
+
+    private func validText(
+        _ raw: String, field: String, maxLength: Int, allowEmpty: Bool = false, into errors: inout [FieldError]
+    ) -> String? {
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty && !allowEmpty {
+            errors.append(FieldError(field: field, message: "must not be empty"))
+            return nil
+        }
+        if text.count > maxLength {
+            errors.append(FieldError(field: field, message: "must be at most \(maxLength) characters"))
+            return nil
+        }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
+            errors.append(FieldError(field: field, message: "must not contain control characters"))
+            return nil
+        }
+        return text
+    }
+}

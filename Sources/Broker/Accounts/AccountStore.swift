@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The SQL of accounts and their profiles.
+public struct AccountStore: Sendable {
+    public let client: PostgresClient
+
+    public init(client: PostgresClient) { self.client = client }
+
+    /// What logging in needs to know about an email.
+    public struct LoginRecord: Sendable {
+        public var accountID: UUID
+        public var role: Role
+        public var status: AccountStatus
+        public var passwordHash: String?
+    }
+
+    static func insertAccount(
+        role: Role, email: String, passwordHash: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> UUID {
+        let rows = try await connection.query(
+            """
+            INSERT INTO accounts (role, email, password_hash) VALUES (\(role.rawValue), \(email), \(passwordHash))
+            RETURNING id
+            """, logger: logger)
+        guard let id = try await rows.collect().first?.decode(UUID.self) else { throw AccountStoreError.noRow }
+        return id
+    }
+
+    static func insertUserProfile(
+        accountID: UUID, fiscalCode: String, fullName: String, birthDate: String, sex: String,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO users (account_id, fiscal_code, full_name, birth_date, sex)
+            VALUES (\(accountID), \(fiscalCode), \(fullName), \(birthDate)::date, \(sex))
+            """, logger: logger)
+    }
+
+    static func insertThirdPartyProfile(
+        accountID: UUID, vatNumber: String, companyName: String, description: String?,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO third_parties (account_id, vat_number, company_name, description)
+            VALUES (\(accountID), \(vatNumber), \(companyName), \(description))
+            """, logger: logger)
+    }
+
+    static func insertActivationToken(
+        _ token: SecretToken, accountID: UUID, validFor seconds: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO activation_tokens (token_hash, account_id, expires_at)
+            VALUES (\(token.hash), \(accountID), now() + make_interval(secs => \(seconds)))
+            """, logger: logger)
+    }
+
+    public func account(id: UUID, logger: Logger) async throws -> Account? {
+        try await Self.account(id: id, query: { try await client.query($0, logger: logger) })
+    }
+
+    static func account(id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Account? {
+        try await account(id: id, query: { try await connection.query($0, logger: logger) })
+    }
+
+    private static func account(
+        id: UUID, query: (PostgresQuery) async throws -> PostgresRowSequence
+    ) async throws -> Account? {
+        let rows = try await query(
+            """
+            SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at,
+                   u.full_name, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text,
+                   t.company_name, t.vat_number, t.description
+            FROM accounts a
+            LEFT JOIN users u ON u.account_id = a.id
+            LEFT JOIN third_parties t ON t.account_id = a.id
+            WHERE a.id = \(id)
+            """)
+        for try await row in rows.decode(
+            (UUID, String, String, String, Date, Date?, String?, String?, String?, String?, String?, String?, String?).self)
+        {
+            let role = Role(rawValue: row.1) ?? .user
+            let profile: Account.Profile
+            switch role {
+            case .user:
+                profile = .user(fullName: row.6 ?? "", fiscalCode: row.7 ?? "", birthDate: row.8 ?? "", sex: row.9 ?? "")
+            case .thirdParty:
+                profile = .thirdParty(companyName: row.10 ?? "", vatNumber: row.11 ?? "", description: row.12)
+            case .auditor:
+                profile = .auditor
+            }
+            return Account(
+                id: row.0, role: role, email: row.2, status: AccountStatus(rawValue: row.3) ?? .pending,
+                createdAt: row.4, activatedAt: row.5, profile: profile)
+        }
+        return nil
+    }
+
+    public func loginRecord(email: String, logger: Logger) async throws -> LoginRecord? {
+        let rows = try await client.query(
+            "SELECT id, role, status, password_hash FROM accounts WHERE email = \(email)", logger: logger)
+        for try await (id, role, status, hash) in rows.decode((UUID, String, String, String?).self) {
+            return LoginRecord(
+                accountID: id, role: Role(rawValue: role) ?? .user, status: AccountStatus(rawValue: status) ?? .pending,
+                passwordHash: hash)
+        }
+        return nil
+    }
+
+    public func passwordHash(accountID: UUID, logger: Logger) async throws -> String? {
+        let rows = try await client.query("SELECT password_hash FROM accounts WHERE id = \(accountID)", logger: logger)
+        return try await rows.collect().first?.decode(String?.self)
+    }
+
+    /// The state of an activation token, locked for the rest of the transaction so it can be used only once.
+    struct ActivationRecord {
+        var accountID: UUID
+        var expired: Bool
+        var used: Bool
+        var needsPassword: Bool
+    }
+
+    static func lockActivation(tokenHash: [UInt8], on connection: PostgresConnection, logger: Logger) async throws
+        -> ActivationRecord?
+    {
+        let rows = try await connection.query(
+            """
+            SELECT t.account_id, t.expires_at <= now(), t.used_at IS NOT NULL, a.password_hash IS NULL
+            FROM activation_tokens t JOIN accounts a ON a.id = t.account_id
+            WHERE t.token_hash = \(tokenHash)
+            FOR UPDATE OF t
+            """, logger: logger)
+        for try await (id, expired, used, needsPassword) in rows.decode((UUID, Bool, Bool, Bool).self) {
+            return ActivationRecord(accountID: id, expired: expired, used: used, needsPassword: needsPassword)
+        }
+        return nil
+    }
+
+    static func activate(
+        accountID: UUID, tokenHash: [UInt8], newPasswordHash: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            "UPDATE activation_tokens SET used_at = now() WHERE token_hash = \(tokenHash)", logger: logger)
+        try await connection.query(
+            """
+            UPDATE accounts
+            SET status = 'active', activated_at = coalesce(activated_at, now()),
+                password_hash = coalesce(\(newPasswordHash), password_hash)
+            WHERE id = \(accountID)
+            """, logger: logger)
+    }
+
+    static func updateUserProfile(accountID: UUID, fullName: String, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        try await connection.query(
+            "UPDATE users SET full_name = \(fullName) WHERE account_id = \(accountID)", logger: logger)
+    }
+
+    static func updateThirdPartyProfile(
+        accountID: UUID, companyName: String?, description: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE third_parties
+            SET company_name = coalesce(\(companyName), company_name), description = coalesce(\(description), description)
+            WHERE account_id = \(accountID)
+            """, logger: logger)
+    }
+
+    static func updatePasswordHash(accountID: UUID, hash: String, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        try await connection.query(
+            "UPDATE accounts SET password_hash = \(hash) WHERE id = \(accountID)", logger: logger)
+    }
+
+    /// Deletes the account; profile, tokens, sessions and keys go with it (ON DELETE CASCADE).
+    static func delete(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("DELETE FROM accounts WHERE id = \(accountID)", logger: logger)
+    }
+}
+
+enum AccountStoreError: Error { case noRow }

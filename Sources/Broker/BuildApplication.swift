@@ -1,0 +1,59 @@
+import Configuration
+import Foundation
+import Hummingbird
+import Logging
+import OpenAPIHummingbird
+import PostgresNIO
+import Prometheus
+
+/// The JSON body limit of the contract; import endpoints raise it for themselves.
+let jsonBodyLimit = 16 * 1024 * 1024
+
+/// The one composition root: `d4h serve` and the tests build the service through this function.
+public func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil) async throws
+    -> some ApplicationProtocol
+{
+    var logger = baseLogger ?? Logger(label: "data4help")
+    logger.logLevel = configuration.logLevel
+    let databaseURL = try DatabaseURL(configuration.databaseURL)
+    let client = PostgresClient(configuration: databaseURL.clientConfiguration, backgroundLogger: logger)
+    let mailer = try makeMailer(configuration: configuration, logger: logger)
+    let accountService = try await AccountService(
+        client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
+        sessionTTL: configuration.sessionTTL)
+    let registry = PrometheusCollectorRegistry()
+    let api = BrokerAPI(
+        accounts: accountService,
+        readiness: Readiness(client: client, migrations: try Migration.bundled()),
+        metrics: registry)
+
+    let router = Router(context: BrokerRequestContext.self)
+    router.middlewares.add(HTTPMetricsMiddleware(registry: registry))
+    router.middlewares.add(SecurityHeadersMiddleware())
+    router.middlewares.add(ProblemMiddleware())
+    router.middlewares.add(RequestScopeMiddleware())
+    router.middlewares.add(RequestBodyLimitMiddleware(maxBytes: jsonBodyLimit))
+    let transport = RouteRecordingTransport(router: router)
+    try api.registerHandlers(on: transport)
+    transport.registerMethodNotAllowed()
+
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
+        services: [client],
+        logger: logger)
+}
+
+/// The mail transport `MAIL_TRANSPORT` names.
+public func makeMailer(configuration: BrokerConfiguration, logger: Logger) throws -> any Mailer {
+    let sender = "no-reply@" + (URL(string: configuration.publicURL)?.host ?? "data4help.example")
+    switch configuration.mailTransport {
+    case .file:
+        guard let directory = configuration.mailDirectory else { throw ConfigurationError.missing("MAIL_DIRECTORY") }
+        return FileMailer(directory: URL(fileURLWithPath: directory), sender: sender)
+    case .sendmail:
+        return SendmailMailer(sender: sender)
+    case .log:
+        return LogMailer(logger: logger)
+    }
+}

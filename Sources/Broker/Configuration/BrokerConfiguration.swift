@@ -1,0 +1,93 @@
+import Configuration
+import Foundation
+import Logging
+
+/// Everything the server reads from its environment (and the equivalent `d4h serve` flags).
+public struct BrokerConfiguration: Sendable {
+    public var databaseURL: String
+    public var httpHost: String
+    public var httpPort: Int
+    public var publicURL: String
+    public var mailTransport: MailTransportKind
+    public var mailDirectory: String?
+    public var groupMinCohort: Int
+    /// Lifetime of a session token, in seconds.
+    public var sessionTTL: Int
+    public var webhookAllowPrivate: Bool
+    public var logLevel: Logger.Level
+
+    public init(
+        databaseURL: String,
+        httpHost: String = "127.0.0.1",
+        httpPort: Int = 8080,
+        publicURL: String? = nil,
+        mailTransport: MailTransportKind = .log,
+        mailDirectory: String? = nil,
+        groupMinCohort: Int = 1000,
+        sessionTTL: Int = 86_400,
+        webhookAllowPrivate: Bool = false,
+        logLevel: Logger.Level = .info
+    ) {
+        self.databaseURL = databaseURL
+        self.httpHost = httpHost
+        self.httpPort = httpPort
+        self.publicURL = publicURL ?? "http://\(httpHost):\(httpPort)"
+        self.mailTransport = mailTransport
+        self.mailDirectory = mailDirectory
+        self.groupMinCohort = groupMinCohort
+        self.sessionTTL = sessionTTL
+        self.webhookAllowPrivate = webhookAllowPrivate
+        self.logLevel = logLevel
+    }
+
+    /// Reads the configuration; keys are the documented variable names (`database.url` is `DATABASE_URL`).
+    public init(reader: ConfigReader) throws {
+        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true) else {
+            throw ConfigurationError.missing("DATABASE_URL")
+        }
+        let host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        let port = reader.int(forKey: "http.port", default: 8080)
+        let transportName = reader.string(forKey: "mail.transport", default: MailTransportKind.log.rawValue)
+        guard let transport = MailTransportKind(rawValue: transportName) else {
+            throw ConfigurationError.invalid("MAIL_TRANSPORT", "must be file, sendmail or log")
+        }
+        let mailDirectory = reader.string(forKey: "mail.directory")
+        if transport == .file, mailDirectory == nil {
+            throw ConfigurationError.invalid("MAIL_DIRECTORY", "is required when MAIL_TRANSPORT=file")
+        }
+        let levelName = reader.string(forKey: "log.level", default: "info")
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            throw ConfigurationError.invalid("LOG_LEVEL", "must be trace, debug, info, notice, warning, error or critical")
+        }
+        let cohort = reader.int(forKey: "group.min.cohort", default: 1000)
+        guard cohort >= 1 else { throw ConfigurationError.invalid("GROUP_MIN_COHORT", "must be at least 1") }
+        let ttl = reader.int(forKey: "session.ttl", default: 86_400)
+        guard ttl >= 60 else { throw ConfigurationError.invalid("SESSION_TTL", "must be at least 60 seconds") }
+        guard (1...65_535).contains(port) else { throw ConfigurationError.invalid("HTTP_PORT", "must be 1–65535") }
+        self.init(
+            databaseURL: databaseURL,
+            httpHost: host,
+            httpPort: port,
+            publicURL: reader.string(forKey: "public.url"),
+            mailTransport: transport,
+            mailDirectory: mailDirectory,
+            groupMinCohort: cohort,
+            sessionTTL: ttl,
+            webhookAllowPrivate: reader.bool(forKey: "webhook.allow.private", default: false),
+            logLevel: level
+        )
+    }
+}
+
+/// A configuration value that is missing or malformed; the message names the variable.
+public enum ConfigurationError: Error, CustomStringConvertible {
+    case missing(String)
+    case invalid(String, String)
+
+    public var description: String {
+        switch self {
+        case .missing(let name): "\(name) is not set"
+        case .invalid(let name, let why): "\(name) \(why)"
+        }
+    }
+}

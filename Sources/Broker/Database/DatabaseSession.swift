@@ -1,0 +1,17 @@
+import Logging
+import PostgresNIO
+
+/// Runs `work` with a connected client for one-off commands (`d4h migrate`, `seed`, …), then shuts it down.
+public func withDatabase<T: Sendable>(
+    url: String, logger: Logger, _ work: @escaping @Sendable (PostgresClient) async throws -> T
+) async throws -> T {
+    let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration, backgroundLogger: logger)
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask {
+            await client.run()
+            return nil
+        }
+        defer { group.cancelAll() }
+        return try await work(client)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// A `postgres://user:password@host:port/database?sslmode=…` URL, turned into a client configuration.
+public struct DatabaseURL: Sendable, Equatable {
+    public enum SSLMode: String, Sendable { case disable, prefer, require }
+
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var sslMode: SSLMode
+
+    public init(_ text: String) throws {
+        guard let components = URLComponents(string: text),
+            ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, !host.isEmpty,
+            let username = components.user, !username.isEmpty
+        else {
+            throw ConfigurationError.invalid(
+                "DATABASE_URL", "must look like postgres://user:password@host:port/database")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw ConfigurationError.invalid("DATABASE_URL", "names no database") }
+        let modeText = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+        guard let mode = SSLMode(rawValue: modeText) else {
+            throw ConfigurationError.invalid("DATABASE_URL", "sslmode must be disable, prefer or require")
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = username.removingPercentEncoding ?? username
+        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        self.database = database.removingPercentEncoding ?? database
+        self.sslMode = mode
+    }
+
+    /// The same server and credentials, another database (tests create one database per suite).
+    public func with(database: String) -> DatabaseURL {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    public var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch sslMode {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(.makeClientConfiguration())
+        case .require: tls = .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        // Fail fast when the database is down instead of queueing requests for long.
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+}

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+
+/// One forward-only schema file, `Schema/NNNN_snake_case.sql`.
+public struct Migration: Sendable, Equatable {
+    public let version: Int
+    public let name: String
+    public let sql: String
+
+    /// SHA-256 of the file's text: an edited landed file no longer matches what was recorded.
+    public var checksum: String {
+        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+
+    /// Every `NNNN_name.sql` file of a directory, in version order; other files are ignored.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+        var migrations: [Migration] = []
+        for file in files where file.pathExtension == "sql" {
+            let stem = file.deletingPathExtension().lastPathComponent
+            guard let separator = stem.firstIndex(of: "_"), let version = Int(stem[..<separator]) else {
+                throw MigrationError.badFileName(file.lastPathComponent)
+            }
+            let sql = try String(contentsOf: file, encoding: .utf8)
+            migrations.append(Migration(version: version, name: String(stem[stem.index(after: separator)...]), sql: sql))
+        }
+        migrations.sort { $0.version < $1.version }
+        for (earlier, later) in zip(migrations, migrations.dropFirst()) where earlier.version == later.version {
+            throw MigrationError.duplicateVersion(later.version)
+        }
+        return migrations
+    }
+
+    /// The migrations shipped inside the Broker module (a copy of the repository's `Schema/`).
+    public static func bundled() throws -> [Migration] {
+        guard let directory = Bundle.module.url(forResource: "Schema", withExtension: nil) else {
+            throw MigrationError.bundleMissing
+        }
+        return try load(from: directory)
+    }
+}
+
+/// Why migrating, or serving on a database, is refused.
+public enum MigrationError: Error, CustomStringConvertible, Equatable {
+    case badFileName(String)
+    case duplicateVersion(Int)
+    case bundleMissing
+    case editedAfterApplying(version: Int, name: String)
+    case unknownAppliedVersion(Int)
+    case schemaBehind(applied: Int, expected: Int)
+
+    public var description: String {
+        switch self {
+        case .badFileName(let file): "schema file \(file) is not named NNNN_name.sql"
+        case .duplicateVersion(let version): "two schema files have version \(version)"
+        case .bundleMissing: "the bundled Schema directory is missing from this build"
+        case .editedAfterApplying(let version, let name):
+            "schema file \(String(format: "%04d", version))_\(name).sql was edited after it was applied; landed migrations are never edited — add a new one instead"
+        case .unknownAppliedVersion(let version):
+            "the database has migration \(version) applied, which this build does not know (is the server older than the database?)"
+        case .schemaBehind(let applied, let expected):
+            "the database schema is at version \(applied) but this server needs \(expected); run `d4h migrate` first"
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func getLiveness(_ input: Operations.GetLiveness.Input) async throws -> Operations.GetLiveness.Output {
+        .ok(.init(body: .json(.init(status: .ok))))
+    }
+
+    func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
+        switch await readiness.check(logger: logger) {
+        case .ready(let version):
+            return .ok(.init(body: .json(.init(status: .ready, schemaVersion: version))))
+        case .databaseUnreachable:
+            throw Problem(status: .serviceUnavailable, slug: "not-ready", title: "Not ready",
+                          detail: "The database is not reachable.")
+        case .schemaNotCurrent(let why):
+            throw Problem(status: .serviceUnavailable, slug: "not-ready", title: "Not ready", detail: why)
+        }
+    }
+
+    func getMetrics(_ input: Operations.GetMetrics.Input) async throws -> Operations.GetMetrics.Output {
+        .ok(.init(body: .plainText(HTTPBody(metrics.emitToString()))))
+    }
+
+    func getOpenAPIDocument(_ input: Operations.GetOpenAPIDocument.Input) async throws
+        -> Operations.GetOpenAPIDocument.Output
+    {
+        .ok(.init(body: .yaml(HTTPBody(OpenAPIDocument.text))))
+    }
+}
+
+/// The OpenAPI document this server was generated from, shipped as a resource of the module.
+enum OpenAPIDocument {
+    static let text: String = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+            let text = try? String(contentsOf: url, encoding: .utf8)
+        else { return "openapi: 3.1.0\ninfo: {title: Data4Help, version: unknown}\npaths: {}\n" }
+        return text
+    }()
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import OpenAPIRuntime
+import Prometheus
+
+/// The implementation of the generated `APIProtocol`; one extension file per area of the contract.
+struct BrokerAPI: APIProtocol {
+    let accounts: AccountService
+    let readiness: Readiness
+    let metrics: PrometheusCollectorRegistry
+
+    var logger: Logger { RequestScope.current.logger }
+
+    /// The authenticated caller, or 401.
+    func caller() async throws -> Principal {
+        guard let token = RequestScope.current.bearerToken,
+            let principal = try await accounts.principal(bearer: token, logger: logger)
+        else { throw AccountError.unauthenticated }
+        return principal
+    }
+
+    /// The authenticated caller, or 401; 403 when their role may not do this.
+    func caller(_ roles: Role...) async throws -> Principal {
+        let principal = try await caller()
+        guard roles.contains(principal.role) else { throw AccountError.wrongRole }
+        return principal
+    }
+
+    /// `?limit=&cursor=` validated as the contract says (limit 1–1000, default 100; cursor opaque).
+    func page(limit: Int?, cursor: String?) throws -> (limit: Int, cursor: PageCursor?) {
+        var errors: [FieldError] = []
+        let limit = limit ?? 100
+        if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
+        let parsed = cursor.flatMap(PageCursor.init(text:))
+        if cursor != nil, parsed == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
+        guard errors.isEmpty else { throw AccountError.invalid(errors) }
+        return (limit, parsed)
+    }
+}
+
+extension Components.Schemas.Account {
+    init(_ account: Account) {
+        self.init(
+            id: account.id.uuidString.lowercased(),
+            role: .init(rawValue: account.role.rawValue) ?? .user,
+            email: account.email,
+            status: .init(rawValue: account.status.rawValue) ?? .pending,
+            createdAt: account.createdAt,
+            activatedAt: account.activatedAt)
+        switch account.profile {
+        case .user(let fullName, let fiscalCode, let birthDate, let sex):
+            self.fullName = fullName
+            self.fiscalCode = fiscalCode
+            self.birthDate = birthDate
+            self.sex = .init(rawValue: sex)
+        case .thirdParty(let companyName, let vatNumber, let description):
+            self.companyName = companyName
+            self.vatNumber = vatNumber
+            self.description = description
+        case .auditor:
+            break
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OpenAPIRuntime
+import Synchronization
+
+/// Records which methods the generated handlers register on each path, so the other methods of a known
+/// path can answer 405 with `Allow` (Hummingbird alone would answer 404).
+final class RouteRecordingTransport: ServerTransport {
+    private let router: Router<BrokerRequestContext>
+    private let routes = Mutex<[String: Set<HTTPRequest.Method>]>([:])
+
+    init(router: Router<BrokerRequestContext>) { self.router = router }
+
+    func register(
+        _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
+        method: HTTPRequest.Method,
+        path: String
+    ) throws {
+        try router.register(handler, method: method, path: path)
+        routes.withLock { $0[path, default: []].insert(method) }
+    }
+
+    /// Adds a 405 responder for every common method a registered path does not handle.
+    func registerMethodNotAllowed() {
+        let common: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
+        for (path, methods) in routes.withLock({ $0 }) {
+            let allow = common.filter(methods.contains).map(\.rawValue).joined(separator: ", ")
+            for method in common where !methods.contains(method) {
+                router.on(RouterPath(path), method: method) { _, _ -> Response in
+                    throw Problem(status: .methodNotAllowed, slug: "method-not-allowed", title: "Method not allowed",
+                                  detail: "This path accepts \(allow).", headers: [.allow: allow])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+
+/// An RFC 9457 problem document plus the status and headers to send it with.
+public struct Problem: Error, Sendable, Equatable {
+    public var status: HTTPResponse.Status
+    /// The last part of the problem type URI, `https://data4help.example/problems/<slug>`.
+    public var slug: String
+    public var title: String
+    public var detail: String
+    public var errors: [FieldError]
+    public var headers: HTTPFields
+
+    public init(
+        status: HTTPResponse.Status, slug: String, title: String, detail: String, errors: [FieldError] = [],
+        headers: HTTPFields = [:]
+    ) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers
+    }
+
+    public static let typeBase = "https://data4help.example/problems/"
+
+    /// A problem for a plain status, for errors that carry nothing more specific.
+    public static func status(_ status: HTTPResponse.Status, detail: String? = nil) -> Problem {
+        let slug = status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
+        return Problem(status: status, slug: slug, title: status.reasonPhrase, detail: detail ?? status.reasonPhrase + ".")
+    }
+
+    public var body: Data {
+        var document: [String: AnyEncodable] = [
+            "type": .init(Problem.typeBase + slug), "title": .init(title), "status": .init(status.code),
+            "detail": .init(detail),
+        ]
+        if !errors.isEmpty { document["errors"] = .init(errors) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(document)) ?? Data()
+    }
+}
+
+/// One offending field of a 422.
+public struct FieldError: Sendable, Equatable, Codable {
+    public var field: String
+    public var message: String
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+/// A domain error that knows its problem document; each capability has one such enum.
+public protocol ProblemConvertible: Error {
+    var problem: Problem { get }
+}
+
+extension Problem: ProblemConvertible {
+    public var problem: Problem { self }
+}
+
+struct AnyEncodable: Encodable {
+    private let encodeValue: (any Encoder) throws -> Void
+    init<T: Encodable>(_ value: T) { encodeValue = value.encode }
+    func encode(to encoder: any Encoder) throws { try encodeValue(encoder) }
+}

@@ -1,0 +1,13 @@
+import Logging
+
+/// What the generated API handlers need from the HTTP request but the OpenAPI types do not carry:
+/// the bearer token, the client's address and the request's logger (with its request id).
+/// Set by `RequestScopeMiddleware` for the duration of one request.
+public struct RequestScope: Sendable {
+    public var bearerToken: String?
+    public var clientAddress: String
+    public var logger: Logger
+
+    @TaskLocal public static var current = RequestScope(
+        bearerToken: nil, clientAddress: "unknown", logger: Logger(label: "data4help.unscoped"))
+}

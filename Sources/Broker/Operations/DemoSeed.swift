@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The demo accounts of `Seeds/demo-accounts.json`, created active through the real registration path.
+public struct DemoSeed: Decodable, Sendable {
+    public struct User: Decodable, Sendable {
+        public var email, password, fiscalCode, fullName, birthDate, sex: String
+    }
+    public struct ThirdParty: Decodable, Sendable {
+        public var email, password, vatNumber, companyName: String
+        public var description: String?
+    }
+    public struct Auditor: Decodable, Sendable {
+        public var email, password: String
+    }
+
+    public var users: [User]
+    public var thirdParties: [ThirdParty]
+    public var auditors: [Auditor]
+
+    public static func load(from file: URL) throws -> DemoSeed {
+        try JSONDecoder().decode(DemoSeed.self, from: Data(contentsOf: file))
+    }
+
+    /// One line per account: what was done and the credentials to log in with.
+    public struct Outcome: Sendable {
+        public var role: Role
+        public var email: String
+        public var password: String
+        public var created: Bool
+    }
+
+    /// Registers and activates every account that does not exist yet; existing ones are left as they are.
+    public func apply(client: PostgresClient, logger: Logger) async throws -> [Outcome] {
+        let mailer = CapturingMailer()
+        let service = try await AccountService(
+            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1:8080", sessionTTL: 3600)
+        var outcomes: [Outcome] = []
+
+        func seed(role: Role, email: String, password: String, register: () async throws -> Account) async throws {
+            do {
+                _ = try await register()
+                guard let token = mailer.activationToken(for: email) else { throw AccountStoreError.noRow }
+                _ = try await service.activate(token: token, password: role == .auditor ? password : nil, logger: logger)
+                outcomes.append(Outcome(role: role, email: email, password: password, created: true))
+            } catch AccountError.emailTaken {
+                outcomes.append(Outcome(role: role, email: email, password: password, created: false))
+            }
+        }
+
+        for user in users {
+            try await seed(role: .user, email: user.email, password: user.password) {
+                try await service.register(
+                    AccountService.UserRegistration(
+                        email: user.email, password: user.password, fiscalCode: user.fiscalCode, fullName: user.fullName,
+                        birthDate: user.birthDate, sex: user.sex), logger: logger)
+            }
+        }
+        for company in thirdParties {
+            try await seed(role: .thirdParty, email: company.email, password: company.password) {
+                try await service.register(
+                    AccountService.ThirdPartyRegistration(
+                        email: company.email, password: company.password, vatNumber: company.vatNumber,
+                        companyName: company.companyName, description: company.description), logger: logger)
+            }
+        }
+        for auditor in auditors {
+            try await seed(role: .auditor, email: auditor.email, password: auditor.password) {
+                try await service.addAuditor(email: auditor.email, logger: logger)
+            }
+        }
+        return outcomes
+    }
+}

@@ -1,0 +1,14 @@
+import Foundation
+
+/// The authenticated caller of a request.
+public struct Principal: Sendable, Equatable {
+    public var accountID: UUID
+    public var role: Role
+    public var credential: Credential
+
+    /// How the caller proved who they are; logout revokes exactly this.
+    public enum Credential: Sendable, Equatable {
+        case session(tokenHash: [UInt8])
+        case apiKey(id: UUID)
+    }
+}

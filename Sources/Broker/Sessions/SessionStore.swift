@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Session rows: created at login, looked up on every request, revoked at logout or password change.
+public struct SessionStore: Sendable {
+    public let client: PostgresClient
+
+    public init(client: PostgresClient) { self.client = client }
+
+    public func create(accountID: UUID, ttlSeconds: Int, logger: Logger) async throws -> (SecretToken, Date) {
+        let token = SecretToken.generate(.session)
+        let rows = try await client.query(
+            """
+            INSERT INTO sessions (token_hash, account_id, expires_at)
+            VALUES (\(token.hash), \(accountID), now() + make_interval(secs => \(ttlSeconds)))
+            RETURNING expires_at
+            """, logger: logger)
+        guard let expiresAt = try await rows.collect().first?.decode(Date.self) else { throw AccountStoreError.noRow }
+        return (token, expiresAt)
+    }
+
+    /// The caller behind a live session token; nil when unknown, expired, revoked, or the account is not active.
+    public func principal(for token: SecretToken, logger: Logger) async throws -> Principal? {
+        let hash = token.hash
+        let rows = try await client.query(
+            """
+            SELECT a.id, a.role FROM sessions s JOIN accounts a ON a.id = s.account_id
+            WHERE s.token_hash = \(hash) AND s.revoked_at IS NULL AND s.expires_at > now() AND a.status = 'active'
+            """, logger: logger)
+        for try await (id, role) in rows.decode((UUID, String).self) {
+            guard let role = Role(rawValue: role) else { return nil }
+            return Principal(accountID: id, role: role, credential: .session(tokenHash: hash))
+        }
+        return nil
+    }
+
+    public func revoke(tokenHash: [UInt8], logger: Logger) async throws {
+        try await client.query(
+            "UPDATE sessions SET revoked_at = now() WHERE token_hash = \(tokenHash) AND revoked_at IS NULL",
+            logger: logger)
+    }
+
+    /// Revokes every live session of the account except `keeping` (the one that changed the password).
+    static func revokeAll(
+        accountID: UUID, keeping tokenHash: [UInt8]?, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE sessions SET revoked_at = now()
+            WHERE account_id = \(accountID) AND revoked_at IS NULL
+              AND (\(tokenHash)::bytea IS NULL OR token_hash <> \(tokenHash))
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Broker
+import Configuration
+import Foundation
+import Hummingbird
+import Logging
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP API. Every flag falls back to its environment variable.")
+
+    @Option(help: "DATABASE_URL") var databaseURL: String?
+    @Option(help: "HTTP_HOST (default 127.0.0.1)") var httpHost: String?
+    @Option(help: "HTTP_PORT (default 8080)") var httpPort: Int?
+    @Option(help: "PUBLIC_URL, used in mailed links") var publicURL: String?
+    @Option(help: "MAIL_TRANSPORT: file, sendmail or log") var mailTransport: String?
+    @Option(help: "MAIL_DIRECTORY for MAIL_TRANSPORT=file") var mailDirectory: String?
+    @Option(help: "GROUP_MIN_COHORT (default 1000)") var groupMinCohort: Int?
+    @Option(help: "SESSION_TTL in seconds (default 86400)") var sessionTTL: Int?
+    @Option(help: "WEBHOOK_ALLOW_PRIVATE (default false)") var webhookAllowPrivate: Bool?
+    @Option(help: "LOG_LEVEL (default info)") var logLevel: String?
+
+    /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
+    var flagsAsEnvironment: [String: String] {
+        let pairs: [(String, String?)] = [
+            ("DATABASE_URL", databaseURL), ("HTTP_HOST", httpHost), ("HTTP_PORT", httpPort.map(String.init)),
+            ("PUBLIC_URL", publicURL), ("MAIL_TRANSPORT", mailTransport), ("MAIL_DIRECTORY", mailDirectory),
+            ("GROUP_MIN_COHORT", groupMinCohort.map(String.init)), ("SESSION_TTL", sessionTTL.map(String.init)),
+            ("WEBHOOK_ALLOW_PRIVATE", webhookAllowPrivate.map(String.init)), ("LOG_LEVEL", logLevel),
+        ]
+        return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
+    }
+
+    func run() async throws {
+        let reader = ConfigReader(providers: [
+            EnvironmentVariablesProvider(environmentVariables: flagsAsEnvironment, secretsSpecifier: .specific(["DATABASE_URL"])),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["DATABASE_URL"])),
+        ])
+        let configuration: BrokerConfiguration
+        do { configuration = try BrokerConfiguration(reader: reader) } catch { fail("\(error)") }
+        let logger = makeLogger(level: configuration.logLevel)
+        do {
+            try await withDatabase(url: configuration.databaseURL, logger: logger) { client in
+                try await Migrator(client: client, migrations: try Migration.bundled(), logger: logger).requireCurrent()
+            }
+        } catch let error as MigrationError {
+            fail("refusing to start: \(error)")
+        } catch {
+            fail("refusing to start: cannot check the database schema: \(String(reflecting: error))")
+        }
+        let app = try await buildApplication(configuration: configuration, logger: logger)
+        logger.info("serving", metadata: ["url": "http://\(configuration.httpHost):\(configuration.httpPort)"])
+        try await app.runService()
+    }
+}

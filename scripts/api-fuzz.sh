@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# API fuzz check (`make fuzz`, run by .ci/run): serve Data4Help on a fresh database and let
+# schemathesis throw generated requests at every operation in the server's own
+# /openapi.yaml, checking that nothing answers 5xx and that every status code, content type,
+# header and body the server sends is one the contract declares.
+#
+# Expects the test cluster to be running (`make test-db-start`) and d4h to be built.
+# Everything it leaves behind is under var/fuzz/ (server log, mails, JUnit report).
+#
+# Environment (the Makefile sets the first three):
+#   D4H                    the d4h executable                    (.build/debug/d4h)
+#   TEST_DB_PORT           test cluster port                     (54339)
+#   PG_SUPERUSER_PASSWORD  its superuser password                (d4h-dev-password)
+#   FUZZ_MAX_EXAMPLES      schemathesis --max-examples per operation (15)
+#   FUZZ_TIMEOUT           wall-clock bound for schemathesis, seconds (300)
+#   FUZZ_WORKERS           concurrent schemathesis workers       (2)
+#   FUZZ_SEED              fixed seed to replay a run            (random; printed by schemathesis)
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "$REPO_ROOT"
+
+D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
+PG_PORT=${TEST_DB_PORT:-54339}
+PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+FUZZ_MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-15}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-300}
+FUZZ_WORKERS=${FUZZ_WORKERS:-2}
+FUZZ_SEED=${FUZZ_SEED:-}
+
+FUZZ_DB=d4h_fuzz
+HOST=127.0.0.1
+PORT=18080
+BASE_URL=http://$HOST:$PORT
+DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$FUZZ_DB?sslmode=disable"
+
+# Pinned so a new schemathesis release cannot change CI's verdict by surprise. The v4 CLI
+# differs from v3 (e.g. no --hypothesis-* flags, --url instead of --base-url).
+SCHEMATHESIS_SPEC=${SCHEMATHESIS_SPEC:-schemathesis==4.32.5}
+VENV=$REPO_ROOT/var/venv
+
+# Demo account created by `d4h seed`: authenticated operations are fuzzed as this user.
+DEMO_EMAIL=demo.user@data4help.example
+DEMO_PASSWORD=demo-user-password
+
+OUT=$REPO_ROOT/var/fuzz
+SERVER_LOG=$OUT/server.log
+SERVER_PID=
+
+log() { echo "fuzz: $*"; }
+die() { echo "fuzz: $*" >&2; exit 1; }
+
+show_server_log() {
+    if [[ -s $SERVER_LOG ]]; then
+        echo "---- last 60 lines of $SERVER_LOG ----" >&2
+        tail -n 60 "$SERVER_LOG" >&2
+        echo "---- end of server log ----" >&2
+    fi
+}
+
+cleanup() {
+    local rc=$?
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        # Give it a moment to shut down gracefully, then insist.
+        for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if (( rc != 0 )); then
+        show_server_log
+        echo "fuzz: FAILED (exit $rc); server log, mails and report are in ${OUT#"$REPO_ROOT"/}/" >&2
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- preconditions ------------------------------------------------------------------------
+
+[[ -x $D4H ]] || die "$D4H is not built (run 'make build')"
+command -v curl >/dev/null || die "curl is not installed"
+command -v python3 >/dev/null || die "python3 is not installed"
+PSQL=$PG_BIN/psql
+[[ -x $PSQL ]] || PSQL=$(command -v psql) || die "psql is not installed (run 'make deps')"
+if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+    die "port $PORT is already in use (a server left over from an earlier run?)"
+fi
+
+# ---- schemathesis in a project venv ---------------------------------------------------------
+
+schemathesis_ok() {
+    [[ -x $VENV/bin/schemathesis ]] &&
+        "$VENV/bin/python" -c 'import schemathesis, sys; sys.exit(0 if schemathesis.__version__.startswith("4.") else 1)' \
+            2>/dev/null
+}
+if ! schemathesis_ok; then
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+        if [[ $(id -u) -eq 0 ]]; then
+            log "installing python3-venv"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv </dev/null >/dev/null ||
+                { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv </dev/null >/dev/null; }
+        else
+            die "python3 cannot create a venv: run 'sudo apt-get install -y python3-venv'"
+        fi
+    fi
+    log "installing $SCHEMATHESIS_SPEC into ${VENV#"$REPO_ROOT"/}"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$SCHEMATHESIS_SPEC"
+    schemathesis_ok || die "schemathesis did not install"
+fi
+log "using $("$VENV/bin/schemathesis" --version)"
+
+# ---- fresh database -------------------------------------------------------------------------
+
+rm -rf "$OUT"
+mkdir -p "$OUT/mail"
+
+log "recreating database $FUZZ_DB on 127.0.0.1:$PG_PORT"
+PGPASSWORD=$PG_SUPERUSER_PASSWORD "$PSQL" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
+    -v ON_ERROR_STOP=1 <<SQL
+DROP DATABASE IF EXISTS $FUZZ_DB WITH (FORCE);
+CREATE DATABASE $FUZZ_DB OWNER d4h;
+SQL
+
+# The server's settings (API.md "Operations"); migrate and seed get the same.
+export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \
+    MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/mail LOG_LEVEL=info
+
+log "d4h migrate"
+"$D4H" migrate
+
+# ---- server ---------------------------------------------------------------------------------
+
+log "starting d4h serve on $BASE_URL (log: ${SERVER_LOG#"$REPO_ROOT"/})"
+"$D4H" serve >"$SERVER_LOG" 2>&1 </dev/null &
+SERVER_PID=$!
+
+ready=no
+for _ in $(seq 1 120); do   # 120 × 0.5 s = 60 s
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        wait "$SERVER_PID" && rc=0 || rc=$?
+        SERVER_PID=
+        die "d4h serve exited (status $rc) before it was ready"
+    fi
+    if curl -fsS --max-time 2 -o /dev/null "$BASE_URL/health/ready" 2>/dev/null; then
+        ready=yes
+        break
+    fi
+    sleep 0.5
+done
+[[ $ready == yes ]] || die "server not ready after 60 s (GET $BASE_URL/health/ready)"
+log "server is ready"
+
+# ---- an authenticated session for the demo user ------------------------------------------
+
+log "d4h seed"
+"$D4H" seed >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h seed failed"; }
+
+session=$(curl -sS --max-time 10 -X POST "$BASE_URL/v1/sessions" \
+    -H 'content-type: application/json' \
+    -d "{\"email\":\"$DEMO_EMAIL\",\"password\":\"$DEMO_PASSWORD\"}") ||
+    die "POST /v1/sessions failed"
+TOKEN=$(printf '%s' "$session" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])' 2>/dev/null) ||
+    die "could not log in as $DEMO_EMAIL; POST /v1/sessions answered: $session"
+log "logged in as $DEMO_EMAIL"
+
+# ---- schemathesis ---------------------------------------------------------------------------
+
+checks=not_a_server_error,status_code_conformance,content_type_conformance
+checks+=,response_schema_conformance,response_headers_conformance
+
+args=(
+    run "$BASE_URL/openapi.yaml"
+    # Scheme/host/port of the server under test; any base path in the spec's `servers` is kept.
+    --origin "$BASE_URL"
+    --checks "$checks"
+    --max-examples "$FUZZ_MAX_EXAMPLES"
+    --workers "$FUZZ_WORKERS"
+    --header "Authorization: Bearer $TOKEN"
+    # Logging out would revoke the token every later request relies on.
+    --exclude-path-regex 'sessions/current$'
+    # Hypothesis health checks judge the data generation, not the API; don't fail on them.
+    --suppress-health-check all
+    --request-timeout 15
+    --generation-database none
+    --report junit --report-junit-path "$OUT/junit.xml"
+    --no-color
+)
+if [[ -n $FUZZ_SEED ]]; then args+=(--seed "$FUZZ_SEED"); fi
+
+log "schemathesis (max ${FUZZ_MAX_EXAMPLES} examples per operation, ${FUZZ_TIMEOUT} s bound)"
+started=$SECONDS
+rc=0
+# From var/: schemathesis keeps its cache (.schemathesis/, e.g. earlier crashes it re-checks)
+# in the working directory, and that belongs with the other untracked files.
+(cd "$REPO_ROOT/var" && timeout --kill-after=15 "$FUZZ_TIMEOUT" "$VENV/bin/schemathesis" "${args[@]}") || rc=$?
+log "schemathesis took $((SECONDS - started)) s"
+
+case $rc in
+    0) log "passed" ;;
+    124 | 137) die "schemathesis did not finish within ${FUZZ_TIMEOUT} s (lower FUZZ_MAX_EXAMPLES?)" ;;
+    *) die "schemathesis reported failures (exit $rc)" ;;
+esac

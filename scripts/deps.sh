@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Make sure the system packages the build and the local databases need are present.
+# As root (a CI machine or a dev container) install what is missing with apt-get;
+# otherwise print the exact command to run and fail.
+#
+#   needs: swift (the toolchain; never installed here), pkg-config, libargon2 (headers +
+#   pkg-config file, for the CArgon2 system library target), PostgreSQL 15 server tools.
+set -euo pipefail
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+APT_PACKAGES=(libargon2-dev postgresql pkg-config)
+
+if ! command -v swift >/dev/null 2>&1; then
+    cat >&2 <<'EOF'
+deps: `swift` is not on PATH.
+      Data4Help needs a Swift 6 toolchain; this project expects it at /opt/swift
+      (add /opt/swift/usr/bin to PATH), or install one from https://www.swift.org/install/.
+EOF
+    exit 1
+fi
+
+missing() {
+    command -v pkg-config >/dev/null 2>&1 || return 0
+    pkg-config --exists libargon2 || return 0
+    [[ -x $PG_BIN/initdb ]] || return 0
+    return 1
+}
+
+if ! missing; then
+    exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+    cat >&2 <<EOF
+deps: missing system packages (libargon2-dev, PostgreSQL 15 server, or pkg-config). Run:
+
+    sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${APT_PACKAGES[*]}
+
+and then try again.
+EOF
+    exit 1
+fi
+
+echo "deps: installing ${APT_PACKAGES[*]} with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+# --no-install-recommends: we only need the binaries; keeps a CI install short.
+apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}" </dev/null
+
+if missing; then
+    echo "deps: still missing something after apt-get install (pkg-config libargon2 or $PG_BIN/initdb)" >&2
+    exit 1
+fi
+echo "deps: ok"
