@@ -4,6 +4,7 @@ import Configuration
 import Foundation
 import Hummingbird
 import Logging
+import PostgresNIO
 
 /// `d4h`: the one executable of Data4Help.
 @main
@@ -12,6 +13,22 @@ struct D4H: AsyncParsableCommand {
         commandName: "d4h",
         abstract: "Data4Help: a broker for sharing personal health data.",
         subcommands: [Serve.self, Migrate.self, Seed.self, Auditors.self])
+
+    /// Database errors hide their detail from `description` (it may hold data); an operator at a terminal needs it.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as PSQLError {
+            fail("database error: \(error.serverInfo?[.message] ?? String(reflecting: error.code))")
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// `--database-url`, falling back to `DATABASE_URL`.

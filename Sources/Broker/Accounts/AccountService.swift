@@ -289,7 +289,7 @@ public struct AccountService: Sendable {
             }
         }
         guard errors.isEmpty else { throw AccountError.invalid(errors) }
-        let keepSession: [UInt8]? = if case .session(let hash) = principal.credential { hash } else { nil }
+        let keepSession: Data? = if case .session(let hash) = principal.credential { hash } else { nil }
         let pseudonym = try await pseudonymizer.pseudonym(for: current.id, logger: logger)
         try await client.withTransaction(logger: logger) { connection in
             if let fullName {

@@ -125,7 +125,7 @@ public struct AccountStore: Sendable {
         var needsPassword: Bool
     }
 
-    static func lockActivation(tokenHash: [UInt8], on connection: PostgresConnection, logger: Logger) async throws
+    static func lockActivation(tokenHash: Data, on connection: PostgresConnection, logger: Logger) async throws
         -> ActivationRecord?
     {
         let rows = try await connection.query(
@@ -142,7 +142,7 @@ public struct AccountStore: Sendable {
     }
 
     static func activate(
-        accountID: UUID, tokenHash: [UInt8], newPasswordHash: String?, on connection: PostgresConnection, logger: Logger
+        accountID: UUID, tokenHash: Data, newPasswordHash: String?, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             "UPDATE activation_tokens SET used_at = now() WHERE token_hash = \(tokenHash)", logger: logger)

@@ -8,7 +8,7 @@ import Synchronization
 /// so the audit log can follow one person without ever naming them, and erasure leaves nothing linkable.
 public final class Pseudonymizer: Sendable {
     private let client: PostgresClient
-    private let cachedKey = Mutex<[UInt8]?>(nil)
+    private let cachedKey = Mutex<Data?>(nil)
 
     public init(client: PostgresClient) { self.client = client }
 
@@ -22,7 +22,7 @@ public final class Pseudonymizer: Sendable {
         if let bytes = cachedKey.withLock({ $0 }) { return SymmetricKey(data: bytes) }
         let rows = try await client.query(
             "SELECT value FROM server_secrets WHERE name = 'audit_pseudonym_key'", logger: logger)
-        guard let bytes = try await rows.collect().first?.decode([UInt8].self) else {
+        guard let bytes = try await rows.collect().first?.decode(Data.self) else {
             throw PseudonymizerError.keyMissing
         }
         cachedKey.withLock { $0 = bytes }

@@ -12,6 +12,26 @@ public struct Migration: Sendable, Equatable {
         SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// The file's statements: PostgreSQL's extended protocol runs one statement at a time, so files
+    /// separate statements with a line `-- split` (ARCHITECTURE.md, convention 5).
+    public var statements: [String] {
+        var statements: [String] = []
+        var current: [Substring] = []
+        func flush() {
+            let meaningful = current.contains { line in
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                return !trimmed.isEmpty && !trimmed.hasPrefix("--")
+            }
+            if meaningful { statements.append(current.joined(separator: "\n")) }
+            current = []
+        }
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.trimmingCharacters(in: .whitespaces) == "-- split" { flush() } else { current.append(line) }
+        }
+        flush()
+        return statements
+    }
+
     public init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
@@ -54,6 +74,7 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case editedAfterApplying(version: Int, name: String)
     case unknownAppliedVersion(Int)
     case schemaBehind(applied: Int, expected: Int)
+    case failed(version: Int, name: String, message: String)
 
     public var description: String {
         switch self {
@@ -64,6 +85,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
             "schema file \(String(format: "%04d", version))_\(name).sql was edited after it was applied; landed migrations are never edited — add a new one instead"
         case .unknownAppliedVersion(let version):
             "the database has migration \(version) applied, which this build does not know (is the server older than the database?)"
+        case .failed(let version, let name, let message):
+            "migration \(String(format: "%04d", version))_\(name).sql failed and was rolled back: \(message)"
         case .schemaBehind(let applied, let expected):
             "the database schema is at version \(applied) but this server needs \(expected); run `d4h migrate` first"
         }

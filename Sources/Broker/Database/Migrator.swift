@@ -29,24 +29,42 @@ public struct Migrator: Sendable {
         try verify(applied: applied)
         var newlyApplied: [Int] = []
         for migration in migrations where applied[migration.version] == nil {
-            try await client.withTransaction(logger: logger) { connection in
-                // Serialise concurrent `d4h migrate` runs; the loser sees the row and skips.
-                try await connection.query("SELECT pg_advisory_xact_lock(4242)", logger: logger)
-                let already = try await connection.query(
-                    "SELECT 1 FROM schema_migrations WHERE version = \(migration.version)", logger: logger
-                ).collect()
-                guard already.isEmpty else { return }
-                try await connection.query(PostgresQuery(unsafeSQL: migration.sql), logger: logger)
-                try await connection.query(
-                    """
-                    INSERT INTO schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
-                    """, logger: logger)
+            do {
+                guard try await apply(migration) else { continue }
+            } catch {
+                throw PostgresErrors.unwrapTransaction(error)
             }
             logger.info("applied migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
             newlyApplied.append(migration.version)
         }
         return newlyApplied
+    }
+
+    /// Applies one migration and records it, in one transaction; false if another run applied it first.
+    private func apply(_ migration: Migration) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            // Serialise concurrent `d4h migrate` runs; the loser sees the row and skips.
+            try await connection.query("SELECT pg_advisory_xact_lock(4242)", logger: logger)
+            let already = try await connection.query(
+                "SELECT 1 FROM schema_migrations WHERE version = \(migration.version)", logger: logger
+            ).collect()
+            guard already.isEmpty else { return false }
+            do {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            } catch let error as PSQLError {
+                throw MigrationError.failed(
+                    version: migration.version, name: migration.name,
+                    message: error.serverInfo?[.message] ?? String(describing: error.code))
+            }
+            try await connection.query(
+                """
+                INSERT INTO schema_migrations (version, name, checksum)
+                VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                """, logger: logger)
+            return true
+        }
     }
 
     /// Throws unless every known migration is applied unedited (what `d4h serve` requires to start).

@@ -8,7 +8,7 @@ public struct Principal: Sendable, Equatable {
 
     /// How the caller proved who they are; logout revokes exactly this.
     public enum Credential: Sendable, Equatable {
-        case session(tokenHash: [UInt8])
+        case session(tokenHash: Data)
         case apiKey(id: UUID)
     }
 }

@@ -23,7 +23,7 @@ public struct SecretToken: Sendable, Hashable {
     public var kind: Kind? { Kind.allCases.first { text.hasPrefix($0.rawValue) } }
 
     /// The stored form.
-    public var hash: [UInt8] { Array(SHA256.hash(data: Data(text.utf8))) }
+    public var hash: Data { Data(SHA256.hash(data: Data(text.utf8))) }
 }
 
 extension Data {

@@ -35,7 +35,7 @@ public struct SessionStore: Sendable {
         return nil
     }
 
-    public func revoke(tokenHash: [UInt8], logger: Logger) async throws {
+    public func revoke(tokenHash: Data, logger: Logger) async throws {
         try await client.query(
             "UPDATE sessions SET revoked_at = now() WHERE token_hash = \(tokenHash) AND revoked_at IS NULL",
             logger: logger)
@@ -43,7 +43,7 @@ public struct SessionStore: Sendable {
 
     /// Revokes every live session of the account except `keeping` (the one that changed the password).
     static func revokeAll(
-        accountID: UUID, keeping tokenHash: [UInt8]?, on connection: PostgresConnection, logger: Logger
+        accountID: UUID, keeping tokenHash: Data?, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """

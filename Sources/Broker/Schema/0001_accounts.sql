@@ -1,5 +1,6 @@
 -- Accounts, their credentials and sessions, and the hash-chained audit log.
--- Applied whole in one transaction by `d4h migrate`; never edited once landed.
+-- Applied in one transaction by `d4h migrate`, statement by statement (`-- split` separates them);
+-- never edited once landed.
 
 CREATE TABLE accounts (
     id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -12,6 +13,7 @@ CREATE TABLE accounts (
     created_at    timestamptz NOT NULL DEFAULT now(),
     activated_at  timestamptz
 );
+-- split
 
 -- A person (role `user`). `person_number` is a compact internal number for frozen cohorts.
 CREATE TABLE users (
@@ -22,6 +24,7 @@ CREATE TABLE users (
     birth_date    date NOT NULL,
     sex           char(1) NOT NULL CHECK (sex IN ('F', 'M'))
 );
+-- split
 
 CREATE TABLE third_parties (
     account_id   uuid PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
@@ -29,6 +32,7 @@ CREATE TABLE third_parties (
     company_name text NOT NULL,
     description  text
 );
+-- split
 
 -- Tokens are 256-bit random values; only their SHA-256 is stored.
 CREATE TABLE activation_tokens (
@@ -37,7 +41,9 @@ CREATE TABLE activation_tokens (
     expires_at timestamptz NOT NULL,
     used_at    timestamptz
 );
+-- split
 CREATE INDEX activation_tokens_account ON activation_tokens (account_id);
+-- split
 
 CREATE TABLE sessions (
     token_hash bytea PRIMARY KEY,
@@ -46,7 +52,9 @@ CREATE TABLE sessions (
     expires_at timestamptz NOT NULL,
     revoked_at timestamptz
 );
+-- split
 CREATE INDEX sessions_account ON sessions (account_id) WHERE revoked_at IS NULL;
+-- split
 
 CREATE TABLE api_keys (
     id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -58,7 +66,9 @@ CREATE TABLE api_keys (
     last_used_at timestamptz,
     revoked_at   timestamptz
 );
+-- split
 CREATE INDEX api_keys_account ON api_keys (account_id, created_at DESC) WHERE revoked_at IS NULL;
+-- split
 
 -- Failed logins, kept in the database (not in memory) so throttling holds across server instances.
 CREATE TABLE failed_logins (
@@ -67,8 +77,11 @@ CREATE TABLE failed_logins (
     client_address text NOT NULL,
     at             timestamptz NOT NULL DEFAULT now()
 );
+-- split
 CREATE INDEX failed_logins_email ON failed_logins (email, at);
+-- split
 CREATE INDEX failed_logins_client ON failed_logins (client_address, at);
+-- split
 
 -- Secrets the server derives keyed hashes from (the audit pseudonym key). Created once, here, so
 -- every instance on one database derives the same pseudonyms.
@@ -76,9 +89,11 @@ CREATE TABLE server_secrets (
     name  text PRIMARY KEY,
     value bytea NOT NULL
 );
+-- split
 INSERT INTO server_secrets (name, value)
 -- gen_random_uuid() draws from pg_strong_random(): two of them give 244 random bits.
 VALUES ('audit_pseudonym_key', decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+-- split
 
 -- The audit log. Each event's hash is SHA-256(previous hash ‖ canonical event), computed here in
 -- SQL by `append_audit_event`, in the same transaction as the change it records.
@@ -95,8 +110,11 @@ CREATE TABLE audit_events (
     prev_hash  bytea NOT NULL,
     hash       bytea NOT NULL
 );
+-- split
 CREATE INDEX audit_events_at ON audit_events (at);
+-- split
 CREATE INDEX audit_events_action ON audit_events (action, at);
+-- split
 
 -- One row: the chain's head. Updating it serialises writers, so seq and prev_hash never fork.
 CREATE TABLE audit_chain_head (
@@ -104,7 +122,9 @@ CREATE TABLE audit_chain_head (
     seq       bigint NOT NULL,
     hash      bytea NOT NULL
 );
+-- split
 INSERT INTO audit_chain_head (seq, hash) VALUES (0, '\x0000000000000000000000000000000000000000000000000000000000000000');
+-- split
 
 -- The canonical text of an event: the bytes its hash covers. jsonb's text form is already
 -- canonical (keys sorted by length then bytes, no insignificant space).
@@ -122,6 +142,7 @@ CREATE FUNCTION audit_event_canonical(
         coalesce(p_subject, ''),
         p_details::text), 'UTF8')
 $$;
+-- split
 
 CREATE FUNCTION append_audit_event(
     p_actor_id text, p_actor_role text, p_action text,
@@ -142,3 +163,4 @@ BEGIN
     RETURN v_seq;
 END
 $$;
+-- split
