@@ -43,6 +43,19 @@ public struct DatabaseURL: Sendable, Equatable {
         return copy
     }
 
+    /// Back to URL form (what `BrokerConfiguration.databaseURL` holds).
+    public var text: String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = username
+        components.password = password
+        components.host = host
+        components.port = port
+        components.path = "/" + database
+        components.queryItems = [URLQueryItem(name: "sslmode", value: sslMode.rawValue)]
+        return components.string ?? ""
+    }
+
     public var clientConfiguration: PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
