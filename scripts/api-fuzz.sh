@@ -11,7 +11,7 @@
 #   D4H                    the d4h executable                    (.build/debug/d4h)
 #   TEST_DB_PORT           test cluster port                     (54339)
 #   PG_SUPERUSER_PASSWORD  its superuser password                (d4h-dev-password)
-#   FUZZ_MAX_EXAMPLES      schemathesis --max-examples per operation (15)
+#   FUZZ_MAX_EXAMPLES      schemathesis --max-examples per operation (100)
 #   FUZZ_TIMEOUT           wall-clock bound for schemathesis, seconds (300)
 #   FUZZ_WORKERS           concurrent schemathesis workers       (2)
 #   FUZZ_SEED              fixed seed to replay a run            (random; printed by schemathesis)
@@ -24,7 +24,7 @@ D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
 PG_PORT=${TEST_DB_PORT:-54339}
 PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-FUZZ_MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-15}
+FUZZ_MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-100}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-300}
 FUZZ_WORKERS=${FUZZ_WORKERS:-2}
 FUZZ_SEED=${FUZZ_SEED:-}

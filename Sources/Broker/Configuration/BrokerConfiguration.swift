@@ -63,7 +63,7 @@ public struct BrokerConfiguration: Sendable {
         guard cohort >= 1 else { throw ConfigurationError.invalid("GROUP_MIN_COHORT", "must be at least 1") }
         let ttl = reader.int(forKey: "session.ttl", default: 86_400)
         guard ttl >= 60 else { throw ConfigurationError.invalid("SESSION_TTL", "must be at least 60 seconds") }
-        guard (1...65_535).contains(port) else { throw ConfigurationError.invalid("HTTP_PORT", "must be 1–65535") }
+        guard (0...65_535).contains(port) else { throw ConfigurationError.invalid("HTTP_PORT", "must be 0–65535 (0 lets the system choose)") }
         self.init(
             databaseURL: databaseURL,
             httpHost: host,

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import Broker
+
+/// The `d4h` executable, run as an operator would run it.
+@Suite("d4h command line")
+struct CLITests {
+    /// `.build/<config>/d4h`, beside the test bundle SwiftPM built.
+    static var executable: URL {
+        get throws {
+            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            while directory.path != "/" {
+                let candidate = directory.appendingPathComponent("d4h")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                directory.deleteLastPathComponent()
+            }
+            throw TestSetupError("d4h is not built next to the tests: run `swift build` (make test does) first")
+        }
+    }
+
+    struct Run {
+        var status: Int32
+        var output: String
+    }
+
+    /// Runs d4h with `arguments` and `environment`, giving up after 60 s.
+    static func d4h(_ arguments: [String], environment: [String: String]) async throws -> Run {
+        let process = Process()
+        process.executableURL = try executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                throw TestSetupError("d4h \(arguments.joined(separator: " ")) did not finish within 60 s")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return Run(status: process.terminationStatus, output: text)
+    }
+
+    @Test("`d4h serve` refuses to start on a database whose schema is behind, saying what to do")
+    func serveRefusesStaleSchema() async throws {
+        try await TestDatabase.withEmptyDatabase { url in
+            let run = try await Self.d4h(
+                ["serve", "--http-port", "0"], environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])
+            #expect(run.status != 0)
+            #expect(run.output.contains("refusing to start"))
+            #expect(run.output.contains("d4h migrate"))
+        }
+    }
+
+    @Test("`d4h migrate` brings an empty database to the current schema, then reports it current")
+    func migrateCommand() async throws {
+        try await TestDatabase.withEmptyDatabase { url in
+            let first = try await Self.d4h(["migrate"], environment: ["DATABASE_URL": url.text])
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("Applied"))
+            let second = try await Self.d4h(["migrate"], environment: ["DATABASE_URL": url.text])
+            #expect(second.status == 0)
+            #expect(second.output.contains("Schema is current"))
+        }
+    }
+
+    @Test("`d4h auditors add` mails an activation link; the auditor must choose a password to activate, then logs in")
+    func addAuditor() async throws {
+        try await TestHarness.run { harness in
+            let email = "auditor.\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let run = try await Self.d4h(
+                ["auditors", "add", email],
+                environment: [
+                    "DATABASE_URL": harness.databaseURL.text, "MAIL_TRANSPORT": "file",
+                    "MAIL_DIRECTORY": harness.mailDirectory.path, "PUBLIC_URL": "http://127.0.0.1:8080",
+                ])
+            #expect(run.status == 0, "\(run.output)")
+            let token = try #require(try harness.activationToken(for: email))
+            #expect(try harness.mails().last?.contains("/activate?token=\(token)") == true)
+
+            let withoutPassword = try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)
+            #expect(withoutPassword.status == .unprocessableContent)
+            #expect(try harness.errorFields(withoutPassword) == ["password"])
+
+            try await harness.activate(email: email, password: "auditor-password-1")
+            let session = try await harness.logIn(email: email, password: "auditor-password-1")
+            let me = try harness.object(try await harness.request(.get, "/v1/me", token: session))
+            #expect(me["role"] as? String == "auditor")
+
+            let added = try await harness.sql("SELECT count(*) FROM audit_events WHERE action = 'auditor.added' AND actor_role = 'operator'")
+            #expect(try added.first?.decode(Int.self) == 1)
+            let again = try await Self.d4h(["auditors", "add", email], environment: ["DATABASE_URL": harness.databaseURL.text])
+            #expect(again.status != 0)
+        }
+    }
+
+    @Test("`d4h auditors add` rejects an invalid email with a clear message and creates nothing")
+    func addAuditorRejectsBadEmail() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let run = try await Self.d4h(["auditors", "add", "not-an-email"], environment: ["DATABASE_URL": url.text])
+            #expect(run.status != 0)
+            #expect(run.output.contains("email"))
+        }
+    }
+}
