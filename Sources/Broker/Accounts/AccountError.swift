@@ -20,8 +20,7 @@ public enum AccountError: Error, ProblemConvertible, Equatable {
     public var problem: Problem {
         switch self {
         case .invalid(let errors):
-            Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
-                    detail: "One or more fields are invalid.", errors: errors)
+            Problem.validationFailed(errors)
         case .emailTaken:
             Problem(status: .conflict, slug: "email-taken", title: "Email already registered",
                     detail: "An account with this email already exists.")
@@ -55,8 +54,7 @@ public enum AccountError: Error, ProblemConvertible, Equatable {
             Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role",
                     detail: "This operation is not available to the caller's role.")
         case .wrongPassword:
-            Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
-                    detail: "The password is wrong.", errors: [FieldError(field: "password", message: "is wrong")])
+            Problem.validationFailed([FieldError(field: "password", message: "is wrong")])
         case .apiKeyNotFound:
             Problem(status: .notFound, slug: "not-found", title: "Not found", detail: "No such API key.")
         }

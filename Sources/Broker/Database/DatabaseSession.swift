@@ -5,7 +5,11 @@ import PostgresNIO
 public func withDatabase<T: Sendable>(
     url: String, logger: Logger, _ work: @escaping @Sendable (PostgresClient) async throws -> T
 ) async throws -> T {
-    let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration, backgroundLogger: logger)
+    // A command queries as soon as it starts, racing `run()`; PostgresNIO warns about that harmless
+    // race on its background logger, so that logger reports only errors.
+    var backgroundLogger = logger
+    backgroundLogger.logLevel = .error
+    let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration, backgroundLogger: backgroundLogger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             await client.run()

@@ -33,7 +33,7 @@ struct BrokerAPI: APIProtocol {
         if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
         let parsed = cursor.flatMap(PageCursor.init(text:))
         if cursor != nil, parsed == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
-        guard errors.isEmpty else { throw AccountError.invalid(errors) }
+        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         return (limit, parsed)
     }
 }

@@ -31,6 +31,12 @@ public struct Problem: Error, Sendable, Equatable {
         return Problem(status: status, slug: slug, title: status.reasonPhrase, detail: detail ?? status.reasonPhrase + ".")
     }
 
+    /// The 422 of every capability: well-formed, but these fields are invalid.
+    public static func validationFailed(_ errors: [FieldError]) -> Problem {
+        Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
+                detail: "One or more fields are invalid.", errors: errors)
+    }
+
     public var body: Data {
         var document: [String: AnyEncodable] = [
             "type": .init(Problem.typeBase + slug), "title": .init(title), "status": .init(status.code),

@@ -67,7 +67,7 @@ struct ProblemMiddleware: RouterMiddleware {
             return Problem(status: .badRequest, slug: "malformed-body", title: "Malformed request body",
                            detail: "The body is not valid JSON of the expected shape.")
         }
-        return AccountError.invalid([FieldError(field: field, message: message)]).problem
+        return Problem.validationFailed([FieldError(field: field, message: message)])
     }
 
     private static func describe(_ type: Any.Type) -> String {

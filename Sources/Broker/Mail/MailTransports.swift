@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 
 /// Writes each mail as an `.eml` file into a directory (development and tests read activation tokens from it).
 public struct FileMailer: Mailer {
@@ -33,6 +34,13 @@ public struct SendmailMailer: Mailer {
     }
 
     public func send(_ mail: OutgoingMail) async throws {
+        let message = RFC5322Message.render(mail, from: sender)
+        let executable = self.executable
+        // Waiting for the child blocks a thread: do it on NIO's blocking pool, not the cooperative one.
+        try await NIOThreadPool.singleton.runIfActive { try Self.pipe(message, to: executable) }
+    }
+
+    private static func pipe(_ message: String, to executable: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["-t", "-i"]
@@ -41,7 +49,7 @@ public struct SendmailMailer: Mailer {
         do { try process.run() } catch {
             throw MailDeliveryError(description: "cannot start \(executable): \(error)")
         }
-        input.fileHandleForWriting.write(Data(RFC5322Message.render(mail, from: sender).utf8))
+        input.fileHandleForWriting.write(Data(message.utf8))
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
