@@ -142,7 +142,64 @@ struct TestHarness: Sendable {
             .flatMap { CapturingMailer.activationToken(in: $0.replacingOccurrences(of: "\r\n", with: "\n")) }
     }
 
+    /// The response body as text.
+    func text(_ response: TestResponse) -> String {
+        String(buffer: response.body)
+    }
+
+    /// Sends one request on a connection of its own (the harness's client is a single connection, on
+    /// which the server handles requests one after the other); for requests that must really overlap.
+    func requestOnNewConnection(
+        _ method: HTTPRequest.Method, _ path: String, json: String? = nil, token: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, body: String) {
+        let port = try #require(client.port)
+        return try await TestClient.withClient(host: "127.0.0.1", port: port) { connection in
+            var headers: HTTPFields = [:]
+            if json != nil { headers[.contentType] = "application/json" }
+            if let token { headers[.authorization] = "Bearer \(token)" }
+            let response = try await connection.execute(
+                TestClient.Request(path, method: method, authority: "localhost", headers: headers,
+                                   body: json.map { ByteBuffer(string: $0) }))
+            return (response.status, response.body.map { String(buffer: $0) } ?? "")
+        }
+    }
+
+    /// A valid fiscal code for the default `Person` (born 1990-01-01, female) that no other call returns
+    /// (random surname and name letters, with the check character recomputed).
+    static func uniqueFiscalCode(birth: String = "90A41", place: String = "F205") -> String {
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        let first15 = String((0..<6).map { _ in letters.randomElement()! }) + birth + place
+        return first15 + String(FiscalCode.checkCharacter(for: first15)!)
+    }
+
+    /// A valid partita IVA that no other call returns (random digits, check digit recomputed).
+    static func uniqueVATNumber() -> String {
+        let first10 = "1" + String((0..<9).map { _ in "0123456789".randomElement()! })
+        return first10 + String(VATNumber.checkDigit(for: first10)!)
+    }
+
+    /// Parses an RFC 3339 time as the API writes it (with or without fractional seconds).
+    static func date(_ text: Any?) -> Date? {
+        guard let text = text as? String else { return nil }
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return plain.date(from: text) ?? fractional.date(from: text)
+    }
+
     // MARK: Database
+
+    /// The first column of the first row of `text`, as an integer (`SELECT count(*) …`).
+    func int(_ text: String) async throws -> Int {
+        let row = try #require(try await sql(text).first, "no row from \(text)")
+        return Int(try row.decode(Int64.self))
+    }
+
+    /// The first column of the first row of `text`, as a boolean (NULL reads as false).
+    func bool(_ text: String) async throws -> Bool {
+        let row = try #require(try await sql(text).first, "no row from \(text)")
+        return try row.decode(Bool?.self) ?? false
+    }
 
     /// Runs a statement on this test's database (to age a token, read the audit log, …).
     func sql(_ text: String) async throws -> [PostgresRow] {

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite("Operations")
+struct OperationsTests {
+    @Test("/health/live answers 200")
+    func liveness() async throws {
+        try await TestHarness.run { harness in
+            let response = try await harness.request(.get, "/health/live")
+            #expect(response.status == .ok)
+            #expect(try harness.object(response)["status"] as? String == "ok")
+        }
+    }
+
+    @Test("/health/ready answers 200 with schema version 1 on a migrated database")
+    func readiness() async throws {
+        try await TestHarness.run { harness in
+            let response = try await harness.request(.get, "/health/ready")
+            #expect(response.status == .ok)
+            let body = try harness.object(response)
+            #expect(body["status"] as? String == "ready")
+            #expect(body["schemaVersion"] as? Int == 1)
+        }
+    }
+
+    @Test("/health/ready answers 503 on a database that was never migrated, while /health/live stays 200")
+    func notReadyWithoutSchema() async throws {
+        try await TestDatabase.withEmptyDatabase { url in
+            try await TestHarness.run(databaseURL: url) { harness in
+                let ready = try await harness.request(.get, "/health/ready")
+                #expect(ready.status == .serviceUnavailable)
+                #expect(ready.headers[.contentType] == "application/problem+json")
+                #expect(try await harness.request(.get, "/health/live").status == .ok)
+            }
+        }
+    }
+
+    /// The value of the sample line that starts with `series` (name and labels), if any.
+    private func sample(_ metrics: String, _ series: String) -> Double? {
+        metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+
+    @Test("/metrics counts requests by route template, method and status, with latency buckets")
+    func metrics() async throws {
+        try await TestHarness.run { harness in
+            #expect(try await harness.request(.get, "/v1/me").status == .unauthorized)
+            #expect(try await harness.request(.get, "/v1/me").status == .unauthorized)
+            let response = try await harness.request(.get, "/metrics")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
+            let text = harness.text(response)
+            #expect(text.contains("# TYPE http_requests_total counter"))
+            #expect(sample(text, #"http_requests_total{route="/v1/me",method="GET",status="401"}"#) == 2, "\(text)")
+            #expect(text.contains(#"http_request_duration_seconds_bucket{route="/v1/me",method="GET",status="401",le="#), "\(text)")
+            #expect(sample(text, #"http_request_duration_seconds_count{route="/v1/me",method="GET",status="401"}"#) == 2)
+        }
+    }
+
+    @Test("/metrics labels a request by its route template, never by the ids in its path")
+    func metricsUseTemplates() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeCompany()
+            let keyID = UUID().uuidString.lowercased()
+            #expect(try await harness.request(.delete, "/v1/api-keys/\(keyID)", token: token).status == .notFound)
+            let unknown = "no-such-path-\(UUID().uuidString.lowercased())"
+            #expect(try await harness.request(.get, "/v1/\(unknown)").status == .notFound)
+            let text = harness.text(try await harness.request(.get, "/metrics"))
+            #expect(!text.contains(keyID))
+            #expect(!text.contains(unknown))
+            #expect(text.contains(#"method="DELETE",status="404""#), "\(text)")
+            #expect(text.contains(#"http_requests_total{route="/v1/sessions",method="POST",status="201"}"#))
+        }
+    }
+
+    @Test("GET /openapi.yaml serves the contract the server was built from")
+    func openAPIDocument() async throws {
+        try await TestHarness.run { harness in
+            let response = try await harness.request(.get, "/openapi.yaml")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.contains("yaml") == true)
+            let text = harness.text(response)
+            #expect(text.hasPrefix("openapi: 3.1.0"))
+            let source = URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Sources/Broker/openapi.yaml")
+            #expect(text == (try String(contentsOf: source, encoding: .utf8)))
+        }
+    }
+}
