@@ -27,10 +27,10 @@ struct HTTPErrorTests {
     }
 
     @Test("a method a known path does not accept is a 405 with Allow", arguments: [
-        (HTTPRequest.Method.put, "/v1/users", ["POST"]),
-        (.get, "/v1/activations", ["POST"]),
-        (.patch, "/v1/api-keys", ["GET", "POST"]),
-        (.post, "/v1/me", ["GET", "PATCH", "DELETE"]),
+        (HTTPRequest.Method.put, "/v1/users", ["POST", "OPTIONS"]),
+        (.get, "/v1/activations", ["POST", "OPTIONS"]),
+        (.patch, "/v1/api-keys", ["GET", "HEAD", "POST", "OPTIONS"]),
+        (.post, "/v1/me", ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"]),
     ])
     func methodNotAllowed(method: HTTPRequest.Method, path: String, allowed: [String]) async throws {
         try await TestHarness.run { harness in
@@ -42,16 +42,18 @@ struct HTTPErrorTests {
         }
     }
 
-    @Test("HEAD and OPTIONS on a known path are not answered as if the path did not exist",
-          .disabled("bug: MethodNotAllowedRoutes covers only GET/POST/PUT/PATCH/DELETE, so HEAD and OPTIONS on /v1/me answer 404"))
+    @Test("HEAD answers like GET without a body; OPTIONS lists the path's methods")
     func headAndOptionsOnKnownPath() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
             let head = try await harness.request(.head, "/v1/me", token: token)
-            #expect(head.status == .ok || head.status == .methodNotAllowed, "HEAD: \(head.status)")
-            let options = try await harness.request(.options, "/v1/me", token: token)
-            #expect(options.status != .notFound, "OPTIONS: \(options.status)")
-            #expect(options.headers[.allow]?.contains("GET") == true)
+            #expect(head.status == .ok, "HEAD: \(head.status)")
+            #expect(head.body.readableBytes == 0)
+            #expect(try await harness.request(.head, "/v1/me").status == .unauthorized)
+            let options = try await harness.request(.options, "/v1/me")
+            #expect(options.status == .noContent, "OPTIONS: \(options.status)")
+            let allow = Set((options.headers[.allow] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(allow == ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"])
         }
     }
 
@@ -177,13 +179,33 @@ struct HTTPErrorTests {
         }
     }
 
-    @Test("a login whose email contains a NUL character is refused like other wrong credentials, not with a 500",
-          .disabled("bug: AccountService.logIn passes the raw email to LoginThrottle.retryAfter; PostgreSQL rejects the NUL (22021) and the answer is a 500"))
+    @Test("a login whose email contains a NUL character is refused like other wrong credentials, not with a 500")
     func nulInLoginEmail() async throws {
         try await TestHarness.run { harness in
             let response = try await harness.request(
                 .post, "/v1/sessions", json: #"{"email":"laura\u0000@example.com","password":"correct-horse-battery"}"#)
-            #expect(response.status == .unauthorized || response.status == .unprocessableContent, "\(response.status): \(harness.text(response))")
+            #expect(response.status == .unauthorized, "\(response.status): \(harness.text(response))")
+        }
+    }
+
+    @Test("a text value PostgreSQL cannot store (a NUL in a name) is a 422, not a 500")
+    func nulInStoredText() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let response = try await harness.request(.patch, "/v1/me", json: #"{"fullName":"Laura\u0000Bianchi"}"#, token: token)
+            #expect(response.status == .unprocessableContent, "\(response.status): \(harness.text(response))")
+        }
+    }
+
+    @Test("a password longer than any valid one is a plain 401 on login, and the real password still works")
+    func overlongLoginPassword() async throws {
+        try await TestHarness.run { harness in
+            let person = TestHarness.Person()
+            try await harness.activeUser(person)
+            let long = String(repeating: "x", count: 100_000)
+            let response = try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"\#(long)"}"#)
+            #expect(response.status == .unauthorized)
+            _ = try await harness.logIn(email: person.email, password: person.password)
         }
     }
 

@@ -196,12 +196,17 @@ public struct AccountService: Sendable {
     public func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
         -> NewSession
     {
-        let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
+        // An email that is not an address cannot name an account, but it is still a failed attempt from
+        // this client: it shares one throttle bucket ("") and costs the same decoy verification.
+        let email = (try? EmailAddress.parse(rawEmail).get())?.value ?? ""
         if let seconds = try await throttle.retryAfter(email: email, clientAddress: clientAddress, logger: logger) {
             throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
         }
-        let record = try await accounts.loginRecord(email: email, logger: logger)
-        let matches = try await hasher.verify(password, against: record?.passwordHash ?? timingDecoyHash)
+        let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
+        // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
+        let plausible = password.count <= PasswordPolicy.maximumLength
+        let matches = try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
+            && plausible
         guard let record, record.passwordHash != nil, matches else {
             try await throttle.recordFailure(email: email, clientAddress: clientAddress, logger: logger)
             throw AccountError.wrongCredentials

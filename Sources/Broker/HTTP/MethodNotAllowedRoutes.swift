@@ -18,14 +18,29 @@ final class RouteRecordingTransport: ServerTransport {
         path: String
     ) throws {
         try router.register(handler, method: method, path: path)
+        if method == .get {
+            // HEAD is GET without the body (RFC 9110 §9.3.2).
+            try router.register({ request, body, metadata in
+                var get = request
+                get.method = .get
+                let (response, _) = try await handler(get, body, metadata)
+                return (response, nil)
+            }, method: .head, path: path)
+        }
         routes.withLock { $0[path, default: []].insert(method) }
     }
 
-    /// Adds a 405 responder for every common method a registered path does not handle.
+    /// Adds, for every registered path, OPTIONS (204 with `Allow`) and a 405 responder for every common
+    /// method the path does not handle.
     func registerMethodNotAllowed() {
         let common: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
         for (path, methods) in routes.withLock({ $0 }) {
-            let allow = common.filter(methods.contains).map(\.rawValue).joined(separator: ", ")
+            var allowed = common.filter(methods.contains)
+            if methods.contains(.get) { allowed.insert(.head, at: allowed.firstIndex(of: .get)! + 1) }
+            let allow = (allowed + [.options]).map(\.rawValue).joined(separator: ", ")
+            router.on(RouterPath(path), method: .options) { _, _ -> Response in
+                Response(status: .noContent, headers: [.allow: allow])
+            }
             for method in common where !methods.contains(method) {
                 router.on(RouterPath(path), method: method) { _, _ -> Response in
                     throw Problem(status: .methodNotAllowed, slug: "method-not-allowed", title: "Method not allowed",

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import OpenAPIRuntime
+import PostgresNIO
 
 /// Turns every error into an RFC 9457 problem+json response: domain errors with their own status,
 /// decoding failures as 400 (malformed JSON) or 422 (valid JSON, wrong fields), unknown ones as a bare 500.
@@ -14,9 +15,23 @@ struct ProblemMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let problem = Self.problem(for: error, logger: context.logger)
+            var problem = Self.problem(for: error, logger: context.logger)
+            if problem.slug == Self.malformedBodySlug, !request.method.carriesBody {
+                problem = Self.invalidParameters(request)
+            }
             return Self.response(for: problem)
         }
+    }
+
+    static let malformedBodySlug = "malformed-body"
+
+    /// A decoding failure of a request without a body is a query parameter of the wrong type
+    /// (e.g. `limit=abc`): well-formed but invalid, so 422. The decoder does not say which parameter,
+    /// so every one the request carries is named.
+    static func invalidParameters(_ request: Request) -> Problem {
+        let names = Set(request.uri.queryParameters.map { String($0.key) }).sorted()
+        let fields = names.isEmpty ? ["query"] : names
+        return Problem.validationFailed(fields.map { FieldError(field: $0, message: "has a value of the wrong type") })
     }
 
     static func response(for problem: Problem) -> Response {
@@ -44,11 +59,21 @@ struct ProblemMiddleware: RouterMiddleware {
         }
     }
 
+    /// A value PostgreSQL cannot store (SQLSTATE class 22: a NUL character, a number out of range …)
+    /// is the client's input, not our failure: 422, whichever path let it through validation.
+    static func dataException(in error: any Error) -> Problem? {
+        guard let state = PostgresErrors.psqlError(in: error)?.serverInfo?[.sqlState], state.hasPrefix("22") else {
+            return nil
+        }
+        return Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
+                       detail: "A value in the request cannot be stored (invalid characters or out of range).")
+    }
+
     private static func knownProblem(for error: any Error) -> Problem? {
         switch error {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)
-        default: nil
+        default: dataException(in: error)
         }
     }
 
@@ -64,7 +89,7 @@ struct ProblemMiddleware: RouterMiddleware {
         let field = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
             .replacingOccurrences(of: ".[", with: "[")
         if field.isEmpty {
-            return Problem(status: .badRequest, slug: "malformed-body", title: "Malformed request body",
+            return Problem(status: .badRequest, slug: malformedBodySlug, title: "Malformed request body",
                            detail: "The body is not valid JSON of the expected shape.")
         }
         return Problem.validationFailed([FieldError(field: field, message: message)])
@@ -94,4 +119,9 @@ struct ProblemMiddleware: RouterMiddleware {
         return Problem(status: .internalServerError, slug: "internal-error", title: "Internal server error",
                        detail: "Something went wrong on our side; the request was not completed.")
     }
+}
+
+extension HTTPRequest.Method {
+    /// Whether requests of this method normally carry a body.
+    var carriesBody: Bool { self == .post || self == .put || self == .patch }
 }
