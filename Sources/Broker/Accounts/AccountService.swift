@@ -184,58 +184,6 @@ public struct AccountService: Sendable {
         }
     }
 
-    // MARK: Sessions
-
-    public struct NewSession: Sendable {
-        public var token: SecretToken
-        public var accountID: UUID
-        public var role: Role
-        public var expiresAt: Date
-    }
-
-    public func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
-        -> NewSession
-    {
-        // An email that is not an address cannot name an account, but it is still a failed attempt from
-        // this client: it shares one throttle bucket ("") and costs the same decoy verification.
-        let email = (try? EmailAddress.parse(rawEmail).get())?.value ?? ""
-        if let seconds = try await throttle.retryAfter(email: email, clientAddress: clientAddress, logger: logger) {
-            throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
-        }
-        let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
-        // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
-        let plausible = password.count <= PasswordPolicy.maximumLength
-        let matches = try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
-            && plausible
-        guard let record, record.passwordHash != nil, matches else {
-            try await throttle.recordFailure(email: email, clientAddress: clientAddress, logger: logger)
-            throw AccountError.wrongCredentials
-        }
-        guard record.status == .active else { throw AccountError.notActivated }
-        try await throttle.clearFailures(email: email, logger: logger)
-        let (token, expiresAt) = try await sessions.create(accountID: record.accountID, ttlSeconds: sessionTTL, logger: logger)
-        return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
-    }
-
-    /// The caller behind a bearer token (session or API key), or nil.
-    public func principal(bearer text: String, logger: Logger) async throws -> Principal? {
-        let token = SecretToken(text: text)
-        switch token.kind {
-        case .session: return try await sessions.principal(for: token, logger: logger)
-        case .apiKey: return try await apiKeys.principal(for: token, logger: logger)
-        case .activation, nil: return nil
-        }
-    }
-
-    public func logOut(_ principal: Principal, logger: Logger) async throws {
-        switch principal.credential {
-        case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
-        case .apiKey(let id):
-            // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
-            _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }
-        }
-    }
-
     // MARK: Profile
 
     public struct ProfileUpdate: Sendable {
@@ -333,51 +281,6 @@ public struct AccountService: Sendable {
         logger.info("account erased", metadata: ["account.role": "\(current.role.rawValue)"])
     }
 
-    // MARK: API keys
-
-    public func createAPIKey(_ principal: Principal, name: String?, logger: Logger) async throws -> (APIKeyStore.Key, SecretToken) {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
-        var errors: [FieldError] = []
-        let name = validText(name ?? "API key", field: "name", maxLength: 100, into: &errors)
-        guard errors.isEmpty, let name else { throw AccountError.invalid(errors) }
-        let secret = SecretToken.generate(.apiKey)
-        let key = try await client.withTransaction(logger: logger) { connection in
-            let key = try await APIKeyStore.create(accountID: principal.accountID, name: name, secret: secret, on: connection, logger: logger)
-            try await AuditLog.append(
-                AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
-                           action: AuditAction.apiKeyCreated, details: ["keyId": .string(key.id.uuidString.lowercased())]),
-                on: connection, logger: logger)
-            return key
-        }
-        return (key, secret)
-    }
-
-    public func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
-        -> Page<APIKeyStore.Key>
-    {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
-        return try await apiKeys.list(accountID: principal.accountID, after: cursor, limit: limit, logger: logger)
-    }
-
-    public func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
-        do {
-            try await client.withTransaction(logger: logger) { connection in
-                guard try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: connection, logger: logger) else {
-                    throw AccountError.apiKeyNotFound
-                }
-                try await AuditLog.append(
-                    AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
-                               action: AuditAction.apiKeyRevoked, details: ["keyId": .string(id.uuidString.lowercased())]),
-                    on: connection, logger: logger)
-            }
-        } catch {
-            throw PostgresErrors.unwrapTransaction(error)
-        }
-    }
-
-    // MARK: Helpers
-
     /// People appear in the audit log only as pseudonyms; companies and auditors by account id.
     private func actorID(_ account: Account, pseudonym: String) -> String {
         account.role == .user ? pseudonym : account.id.uuidString.lowercased()
@@ -390,39 +293,5 @@ public struct AccountService: Sendable {
         case "third_parties_vat_number_key": .vatNumberTaken
         default: nil
         }
-    }
-
-    private func validEmail(_ raw: String, into errors: inout [FieldError]) -> String? {
-        switch EmailAddress.parse(raw) {
-        case .success(let email): return email.value
-        case .failure(let error):
-            errors.append(FieldError(field: "email", message: error.message))
-            return nil
-        }
-    }
-
-    private func validatePassword(_ password: String, email: String, field: String, into errors: inout [FieldError]) {
-        if let violation = PasswordPolicy.violation(password: password, email: email) {
-            errors.append(FieldError(field: field, message: violation.message))
-        }
-    }
-
-    private func validText(
-        _ raw: String, field: String, maxLength: Int, allowEmpty: Bool = false, into errors: inout [FieldError]
-    ) -> String? {
-        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty && !allowEmpty {
-            errors.append(FieldError(field: field, message: "must not be empty"))
-            return nil
-        }
-        if text.count > maxLength {
-            errors.append(FieldError(field: field, message: "must be at most \(maxLength) characters"))
-            return nil
-        }
-        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
-            errors.append(FieldError(field: field, message: "must not contain control characters"))
-            return nil
-        }
-        return text
     }
 }

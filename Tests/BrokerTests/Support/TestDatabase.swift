@@ -61,19 +61,11 @@ enum TestDatabase {
         }
     }
 
-    /// A connected client to `url` for the duration of `body`.
+    /// A connected client to `url` for the duration of `body` (the product's own `withDatabase`).
     static func withClient<T: Sendable>(_ url: DatabaseURL, _ body: @escaping @Sendable (PostgresClient) async throws -> T)
         async throws -> T
     {
-        let client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await body(client)
-        }
+        try await Broker.withDatabase(url: url.text, logger: logger, body)
     }
 
     fileprivate static func buildTemplate() async throws {

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Field checks shared by registration, activation and profile updates; each appends a field error.
+extension AccountService {
+    func validEmail(_ raw: String, into errors: inout [FieldError]) -> String? {
+        switch EmailAddress.parse(raw) {
+        case .success(let email): return email.value
+        case .failure(let error):
+            errors.append(FieldError(field: "email", message: error.message))
+            return nil
+        }
+    }
+
+    func validatePassword(_ password: String, email: String, field: String, into errors: inout [FieldError]) {
+        if let violation = PasswordPolicy.violation(password: password, email: email) {
+            errors.append(FieldError(field: field, message: violation.message))
+        }
+    }
+
+    func validText(
+        _ raw: String, field: String, maxLength: Int, allowEmpty: Bool = false, into errors: inout [FieldError]
+    ) -> String? {
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty && !allowEmpty {
+            errors.append(FieldError(field: field, message: "must not be empty"))
+            return nil
+        }
+        if text.count > maxLength {
+            errors.append(FieldError(field: field, message: "must be at most \(maxLength) characters"))
+            return nil
+        }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
+            errors.append(FieldError(field: field, message: "must not contain control characters"))
+            return nil
+        }
+        return text
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Logging in and out, and resolving a bearer token to its caller.
+extension AccountService {
+    public struct NewSession: Sendable {
+        public var token: SecretToken
+        public var accountID: UUID
+        public var role: Role
+        public var expiresAt: Date
+    }
+
+    public func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
+        -> NewSession
+    {
+        // An email that is not an address cannot name an account, but it is still a failed attempt from
+        // this client: it shares one throttle bucket ("") and costs the same decoy verification.
+        let email = (try? EmailAddress.parse(rawEmail).get())?.value ?? ""
+        if let seconds = try await throttle.retryAfter(email: email, clientAddress: clientAddress, logger: logger) {
+            throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
+        }
+        let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
+        // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
+        let plausible = password.count <= PasswordPolicy.maximumLength
+        let matches = try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
+            && plausible
+        guard let record, record.passwordHash != nil, matches else {
+            try await throttle.recordFailure(email: email, clientAddress: clientAddress, logger: logger)
+            throw AccountError.wrongCredentials
+        }
+        guard record.status == .active else { throw AccountError.notActivated }
+        try await throttle.clearFailures(email: email, logger: logger)
+        let (token, expiresAt) = try await sessions.create(accountID: record.accountID, ttlSeconds: sessionTTL, logger: logger)
+        return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
+    }
+
+    /// The caller behind a bearer token (session or API key), or nil.
+    public func principal(bearer text: String, logger: Logger) async throws -> Principal? {
+        let token = SecretToken(text: text)
+        switch token.kind {
+        case .session: return try await sessions.principal(for: token, logger: logger)
+        case .apiKey: return try await apiKeys.principal(for: token, logger: logger)
+        case .activation, nil: return nil
+        }
+    }
+
+    public func logOut(_ principal: Principal, logger: Logger) async throws {
+        switch principal.credential {
+        case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
+        case .apiKey(let id):
+            // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
+            _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }
+        }
+    }
+
+}
