@@ -34,11 +34,13 @@ public struct APIKeyStore: Sendable {
 
     /// One page of live keys, newest first, after `cursor`.
     public func list(accountID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<Key> {
+        let cursorTime = cursor?.time
+        let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         let rows = try await client.query(
             """
             SELECT id, name, prefix, created_at, last_used_at FROM api_keys
             WHERE account_id = \(accountID) AND revoked_at IS NULL
-              AND (\(cursor?.time)::timestamptz IS NULL OR (created_at, id) < (\(cursor?.time), \(cursor?.id)))
+              AND (\(cursorTime)::timestamptz IS NULL OR (created_at, id) < (\(cursorTime), \(cursorID)))
             ORDER BY created_at DESC, id DESC
             LIMIT \(limit + 1)
             """, logger: logger)
