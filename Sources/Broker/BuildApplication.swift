@@ -27,6 +27,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
+        imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
         metrics: registry)
 

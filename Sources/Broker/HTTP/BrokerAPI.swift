@@ -7,6 +7,7 @@ import Prometheus
 struct BrokerAPI: APIProtocol {
     let accounts: AccountService
     let samples: SampleService
+    let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
 

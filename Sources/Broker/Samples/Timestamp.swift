@@ -3,6 +3,10 @@ import Foundation
 /// RFC 3339 timestamps parsed and printed by hand: a 10,000-sample upload must not spend longer in
 /// date formatters than in COPY. Precision is the microsecond, as in PostgreSQL.
 public enum Timestamp {
+    /// The years accepted. A `Date` is a Double of seconds since 1970: within these years it resolves
+    /// well below a microsecond, far from them it cannot (and no health sample is dated there).
+    public static let years = 1900...2199
+
     /// Parses `2026-03-01T08:00:00Z`, `2026-03-01T08:00:00.25+01:00` (a space or `t` may stand for `T`, `z` for `Z`).
     public static func parse(_ text: some StringProtocol) -> Date? {
         var bytes = Array(text.utf8)[...]
@@ -24,7 +28,7 @@ public enum Timestamp {
         guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
             expect(84, 116, 32), let hour = number(2), expect(58), let minute = number(2), expect(58),
             let second = number(2),
-            (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year), hour < 24, minute < 60, second < 60
+            years.contains(year), (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year), hour < 24, minute < 60, second < 60
         else { return nil }
         var micros = 0
         if bytes.first == 46 {  // "."
