@@ -83,14 +83,18 @@ public struct SampleStore: Sendable {
     public func list(
         userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, logger: Logger
     ) async throws -> (samples: [Sample], next: SampleCursor?) {
+        // Times go to PostgreSQL as exact microsecond text: binding a Date truncates, which would move an
+        // inclusive bound or a cursor by a microsecond.
+        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let after = cursor.map { Timestamp.postgresText($0.at) }
         let rows = try await client.query(
             """
             SELECT type, at, value FROM samples
             WHERE user_id = \(userID)
               AND (\(type?.code)::int2 IS NULL OR type = \(type?.code))
-              AND (\(from)::timestamptz IS NULL OR at >= \(from))
-              AND (\(to)::timestamptz IS NULL OR at <= \(to))
-              AND (\(cursor?.at)::timestamptz IS NULL OR (at, type) > (\(cursor?.at), \(cursor?.type.code)))
+              AND (\(from)::timestamptz IS NULL OR at >= \(from)::timestamptz)
+              AND (\(to)::timestamptz IS NULL OR at <= \(to)::timestamptz)
+              AND (\(after)::timestamptz IS NULL OR (at, type) > (\(after)::timestamptz, \(cursor?.type.code)))
             ORDER BY at, type
             LIMIT \(limit + 1)
             """, logger: logger)

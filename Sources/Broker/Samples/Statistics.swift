@@ -33,10 +33,9 @@ public struct Statistics: Sendable, Equatable {
         }
 
         /// Birth dates of people whose age today is within the band: (born after, born on or before].
+        /// Someone is at least A years old when born on or before this day A years ago.
         public func birthDates(today: CalendarDate) -> (after: CalendarDate, onOrBefore: CalendarDate) {
-            let after = CalendarDate(year: today.year - ageTo - 1, month: today.month, day: min(today.day, 28))!
-            let onOrBefore = CalendarDate(year: today.year - ageFrom, month: today.month, day: min(today.day, 28))!
-            return (after, onOrBefore)
+            (today.yearsAgo(ageTo + 1), today.yearsAgo(ageFrom))
         }
     }
 
@@ -48,4 +47,13 @@ public struct Statistics: Sendable, Equatable {
     public var peersAvailable: Bool
     /// Only buckets to which at least `GROUP_MIN_COHORT` peers contribute.
     public var peerBuckets: [PeerBucket]
+}
+
+extension CalendarDate {
+    /// The same day `years` years earlier; 29 February becomes 28 February in a common year, so that
+    /// someone born on 29 February turns a year older on 1 March, as `PeerGroup.init` counts it.
+    func yearsAgo(_ years: Int) -> CalendarDate {
+        let year = self.year - years
+        return CalendarDate(year: year, month: month, day: min(day, CalendarDate.numberOfDays(inMonth: month, year: year)))!
+    }
 }

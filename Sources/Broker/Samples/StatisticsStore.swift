@@ -35,6 +35,15 @@ public struct StatisticsStore: Sendable {
         bucket: Statistics.Bucket, minimumPeople: Int, today: CalendarDate, logger: Logger
     ) async throws -> (available: Bool, buckets: [Statistics.PeerBucket]) {
         let born = group.birthDates(today: today)
+        // Fewer people in the whole band than k: no window can qualify, so the rollups need not be read.
+        let bandSize = try await client.query(
+            """
+            SELECT count(*) FROM users
+            WHERE sex = \(group.sex.rawValue) AND birth_date > \(born.after.description)::date
+              AND birth_date <= \(born.onOrBefore.description)::date AND account_id <> \(userID)
+            """, logger: logger
+        ).collect().first?.decode(Int64.self) ?? 0
+        guard bandSize >= minimumPeople else { return (false, []) }
         let rows = try await client.query(
             """
             WITH peers AS (
