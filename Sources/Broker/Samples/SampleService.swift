@@ -56,7 +56,7 @@ public struct SampleService: Sendable {
         let last = parseDay(to, field: "to", into: &errors) ?? today
         let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
         if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
-        if last.daysSince(first) > 3660 { errors.append(FieldError(field: "from", message: "the window may span at most ten years")) }
+        if last.dayNumber - first.dayNumber > 3660 { errors.append(FieldError(field: "from", message: "the window may span at most ten years")) }
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)
         async let own = statistics.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, logger: logger)
@@ -95,18 +95,5 @@ public struct SampleService: Sendable {
         if let day = CalendarDate(iso: text) { return day }
         errors.append(FieldError(field: field, message: "must be a date as YYYY-MM-DD"))
         return nil
-    }
-}
-
-extension CalendarDate {
-    /// The day `days` after this one (before, when negative).
-    func adding(days: Int) -> CalendarDate {
-        let (year, month, day) = Timestamp.civilFromDays(Timestamp.daysFromCivil(year: year, month: month, day: self.day) + days)
-        return CalendarDate(year: year, month: month, day: day)!
-    }
-
-    func daysSince(_ other: CalendarDate) -> Int {
-        Timestamp.daysFromCivil(year: year, month: month, day: day)
-            - Timestamp.daysFromCivil(year: other.year, month: other.month, day: other.day)
     }
 }

@@ -28,7 +28,8 @@ public enum Timestamp {
         guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
             expect(84, 116, 32), let hour = number(2), expect(58), let minute = number(2), expect(58),
             let second = number(2),
-            years.contains(year), (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year), hour < 24, minute < 60, second < 60
+            years.contains(year), let date = CalendarDate(year: year, month: month, day: day), hour < 24, minute < 60,
+            second < 60
         else { return nil }
         var micros = 0
         if bytes.first == 46 {  // "."
@@ -53,7 +54,7 @@ public enum Timestamp {
             return nil
         }
         guard bytes.isEmpty else { return nil }
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        let seconds = date.dayNumber * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
     }
 
@@ -86,42 +87,12 @@ public enum Timestamp {
     static func civil(_ seconds: Int) -> (Int, Int, Int, Int, Int, Int) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let rest = seconds - days * 86_400
-        let (year, month, day) = civilFromDays(days)
-        return (year, month, day, rest / 3600, rest % 3600 / 60, rest % 60)
+        let date = CalendarDate(dayNumber: days)!
+        return (date.year, date.month, date.day, rest / 3600, rest % 3600 / 60, rest % 60)
     }
 
     private static func pad(_ value: Int, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-    }
-
-    static func daysInMonth(_ month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilFromDays(_ days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp + (mp < 10 ? 3 : -9)
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
