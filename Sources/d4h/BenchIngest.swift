@@ -19,7 +19,7 @@ extension Bench {
         @Option(help: "Samples per batch.") var batchSize = 10_000
 
         func run() async throws {
-            let logger = Logger(label: "bench")
+            let logger = makeLogger(level: .warning)
             let people = try await withDatabase(url: databaseURL, logger: logger) { client in
                 try await BenchPeople.create(count: clients, client: client, logger: logger)
             }
@@ -88,7 +88,7 @@ extension Bench {
 
         /// `psql \copy` of `rows` rows for a fresh person straight into `samples`: the floor of what ingest costs.
         func rawCopy(rows: Int) async throws -> Double {
-            let logger = Logger(label: "bench")
+            let logger = makeLogger(level: .warning)
             let person = try await withDatabase(url: databaseURL, logger: logger) { client in
                 try await BenchPeople.create(count: 1, client: client, logger: logger, prefix: "copy")[0]
             }

@@ -17,7 +17,7 @@ extension Bench {
         @Option(help: "Requests per measurement.") var requests = 100
 
         func run() async throws {
-            let logger = Logger(label: "bench")
+            let logger = makeLogger(level: .warning)
             let person = try await withDatabase(url: databaseURL, logger: logger) { client in
                 try await BenchPeople.create(count: 1, client: client, logger: logger, prefix: "statistics")[0]
             }

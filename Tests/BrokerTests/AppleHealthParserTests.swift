@@ -328,7 +328,7 @@ struct AppleHealthParserTests {
         var day = calendar.date(from: DateComponents(year: 1900, month: 1, day: 1))!
         while day < calendar.date(from: DateComponents(year: 2300, month: 1, day: 1))! {
             let c = calendar.dateComponents([.year, .month, .day], from: day)
-            let days = AppleHealthDate.daysSince1970(year: c.year!, month: c.month!, day: c.day!)
+            let days = CalendarDate(year: c.year!, month: c.month!, day: c.day!)!.dayNumber
             #expect(Double(days * 86_400) == day.timeIntervalSince1970)
             day = day.addingTimeInterval(86_400 * 7)
         }

@@ -344,7 +344,8 @@ public enum AppleHealthExportGenerator {
             let local = secondsSince1970 + 3600
             let days = local.floorDiv(86_400)
             let seconds = local - days * 86_400
-            let (year, month, day) = civil(fromDays: days)
+            let date = CalendarDate(dayNumber: days)!
+            let (year, month, day) = (date.year, date.month, date.day)
             let before = buffer.count
             func two(_ value: Int) {
                 buffer.append(UInt8(ascii: "0") + UInt8(value / 10))
@@ -384,19 +385,6 @@ public enum AppleHealthExportGenerator {
                 text += "." + String(repeating: "0", count: places - digits.count) + digits
             }
             append(text)
-        }
-
-        /// Howard Hinnant's `civil_from_days`.
-        private func civil(fromDays days: Int) -> (Int, Int, Int) {
-            let z = days + 719_468
-            let era = z.floorDiv(146_097)
-            let dayOfEra = z - era * 146_097
-            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-            let mp = (5 * dayOfYear + 2) / 153
-            let day = dayOfYear - (153 * mp + 2) / 5 + 1
-            let month = mp < 10 ? mp + 3 : mp - 9
-            return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
         }
     }
 }

@@ -13,7 +13,7 @@ enum AppleHealthDate {
               let hour = digits(s, 11, 2), s[13] == UInt8(ascii: ":"),
               let minute = digits(s, 14, 2), s[16] == UInt8(ascii: ":"),
               let second = digits(s, 17, 2),
-              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              let date = CalendarDate(year: year, month: month, day: day),
               hour < 24, minute < 60, second <= 60
         else { return nil }
         var k = 19
@@ -45,8 +45,7 @@ enum AppleHealthDate {
         default:
             return nil
         }
-        let days = daysSince1970(year: year, month: month, day: day)
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        let seconds = date.dayNumber * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Double(seconds) + fraction
     }
 
@@ -54,24 +53,6 @@ enum AppleHealthDate {
     static func date(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { secondsSince1970($0) }.map { Date(timeIntervalSince1970: $0) }
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 
     @inline(__always)
