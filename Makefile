@@ -1,6 +1,6 @@
 # Data4Help — developer entry points. `make help` lists the targets.
 #
-#   make run    build, start a local PostgreSQL, migrate, seed the demo accounts, serve on :8080
+#   make run    build, start a local PostgreSQL, migrate, seed the demo accounts and a synthetic population, serve on :8080
 #   make test   start the throw-away test PostgreSQL and run `swift test` against it
 #
 # Both databases are project-local clusters on fixed loopback ports (see scripts/pg-cluster.sh
@@ -99,10 +99,12 @@ psql: db-start ## open psql on the dev database as d4h
 	PGPASSWORD='$(D4H_DB_PASSWORD)' psql -h 127.0.0.1 -p $(DEV_DB_PORT) -U $(D4H_DB_ROLE) -d $(D4H_DB_NAME)
 
 # `exec`: the server gets Ctrl-C itself; the database keeps running (`make db-stop`).
-run: deps build db-start ## migrate, seed the demo accounts, serve on http://127.0.0.1:8080
+run: deps build db-start ## migrate, seed demo accounts + a synthetic population, serve on http://127.0.0.1:8080
 	@mkdir -p '$(MAIL_DIR)'
 	$(RUN_ENV) '$(D4H)' migrate
-	$(RUN_ENV) '$(D4H)' seed
+	@# 20,000 people put about 1,400 in each sex and ten-year age band: enough for peer statistics and
+	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.
+	$(RUN_ENV) '$(D4H)' seed --people 20000 --days 7
 	@echo
 	@echo "Data4Help is at $(PUBLIC_URL) — activation mails go to $(MAIL_DIR)"
 	@echo

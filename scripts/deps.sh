@@ -4,11 +4,12 @@
 # otherwise print the exact command to run and fail.
 #
 #   needs: swift (the toolchain; never installed here), pkg-config, libargon2 (headers +
-#   pkg-config file, for the CArgon2 system library target), PostgreSQL 15 server tools.
+#   pkg-config file, for the CArgon2 system library target), zlib (for CZlib: reading an
+#   iPhone's export.zip), PostgreSQL 15 server tools.
 set -euo pipefail
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-APT_PACKAGES=(libargon2-dev postgresql pkg-config)
+APT_PACKAGES=(libargon2-dev zlib1g-dev postgresql pkg-config)
 
 if ! command -v swift >/dev/null 2>&1; then
     cat >&2 <<'EOF'
@@ -22,6 +23,7 @@ fi
 missing() {
     command -v pkg-config >/dev/null 2>&1 || return 0
     pkg-config --exists libargon2 || return 0
+    pkg-config --exists zlib || return 0
     [[ -x $PG_BIN/initdb ]] || return 0
     return 1
 }
@@ -32,7 +34,7 @@ fi
 
 if [[ $(id -u) -ne 0 ]]; then
     cat >&2 <<EOF
-deps: missing system packages (libargon2-dev, PostgreSQL 15 server, or pkg-config). Run:
+deps: missing system packages (libargon2-dev, zlib1g-dev, PostgreSQL 15 server, or pkg-config). Run:
 
     sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${APT_PACKAGES[*]}
 
@@ -48,7 +50,7 @@ apt-get update
 apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}" </dev/null
 
 if missing; then
-    echo "deps: still missing something after apt-get install (pkg-config libargon2 or $PG_BIN/initdb)" >&2
+    echo "deps: still missing something after apt-get install (pkg-config libargon2 or zlib, or $PG_BIN/initdb)" >&2
     exit 1
 fi
 echo "deps: ok"

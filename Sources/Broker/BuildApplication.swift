@@ -8,6 +8,8 @@ import Prometheus
 
 /// The JSON body limit of the contract; import endpoints raise it for themselves.
 let jsonBodyLimit = 16 * 1024 * 1024
+/// The import limit of the contract (an iPhone's export.zip).
+let importBodyLimit = 512 * 1024 * 1024
 
 /// The one composition root: `d4h serve` and the tests build the service through this function.
 public func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil) async throws
@@ -24,6 +26,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     let registry = PrometheusCollectorRegistry()
     let api = BrokerAPI(
         accounts: accountService,
+        samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
+        imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
         metrics: registry)
 
@@ -32,15 +36,15 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(SecurityHeadersMiddleware())
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
-    router.middlewares.add(RequestBodyLimitMiddleware(maxBytes: jsonBodyLimit))
+    router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
     let transport = RouteRecordingTransport(router: router)
-    try api.registerHandlers(on: transport)
+    try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
 
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
-        services: [client],
+        services: [client, SamplePartitionMaintenance(client: client, logger: logger)],
         logger: logger)
 }
 

@@ -14,6 +14,7 @@ struct ClientTests {
             let token = Mutex<String?>(nil)
             let client = Client(
                 serverURL: try #require(URL(string: "http://127.0.0.1:\(port)")),
+                configuration: .data4Help,
                 transport: URLSessionTransport(),
                 middlewares: [BearerTokenMiddleware { token.withLock { $0 } }])
             let person = TestHarness.Person()

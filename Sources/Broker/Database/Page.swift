@@ -1,30 +1,35 @@
 import Foundation
 
-/// An opaque keyset cursor: the sort key (a time) and id of the last row of the previous page.
+/// An opaque keyset cursor: the sort key (a time) and tie-breaker (an id, a type …) of the last row of the previous page.
 public struct PageCursor: Sendable, Equatable {
     public var time: Date
-    public var id: UUID
+    public var key: String
+
+    public init(time: Date, key: String) {
+        self.time = time
+        self.key = key
+    }
 
     public init(time: Date, id: UUID) {
-        self.time = time
-        self.id = id
+        self.init(time: time, key: id.uuidString.lowercased())
     }
+
+    /// The tie-breaker as an id, for lists ordered by (time, id).
+    public var id: UUID? { UUID(uuidString: key) }
 
     /// Parses what `text` produced; nil for anything else (the caller answers 422).
     public init?(text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { return nil }
-        let parts = decoded.split(separator: "|")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else {
-            return nil
-        }
-        self.init(time: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+        let parts = decoded.split(separator: "|", maxSplits: 1)
+        guard parts.count == 2, let micros = Int64(parts[0]), !parts[1].isEmpty else { return nil }
+        self.init(time: Date(timeIntervalSince1970: Double(micros) / 1_000_000), key: String(parts[1]))
     }
 
     public var text: String {
         let micros = Int64((time.timeIntervalSince1970 * 1_000_000).rounded())
-        return Data("\(micros)|\(id.uuidString.lowercased())".utf8).base64URLEncoded()
+        return Data("\(micros)|\(key)".utf8).base64URLEncoded()
     }
 }
 

@@ -6,6 +6,8 @@ import Prometheus
 /// The implementation of the generated `APIProtocol`; one extension file per area of the contract.
 struct BrokerAPI: APIProtocol {
     let accounts: AccountService
+    let samples: SampleService
+    let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
 
@@ -31,7 +33,7 @@ struct BrokerAPI: APIProtocol {
         var errors: [FieldError] = []
         let limit = limit ?? 100
         if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
-        let parsed = cursor.flatMap(PageCursor.init(text:))
+        let parsed = cursor.flatMap(PageCursor.init(text:)).flatMap { $0.id == nil ? nil : $0 }
         if cursor != nil, parsed == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         return (limit, parsed)

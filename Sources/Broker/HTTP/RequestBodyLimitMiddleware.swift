@@ -2,14 +2,17 @@ import Hummingbird
 import NIOCore
 
 /// Refuses bodies over a limit with 413, whether or not the client declared a length: a declared length is
-/// checked at once, a streamed body is counted as it arrives.
+/// checked at once, a streamed body is counted as it arrives. Paths under a prefix of `limits` get that limit.
 struct RequestBodyLimitMiddleware: RouterMiddleware {
     typealias Context = BrokerRequestContext
-    let maxBytes: Int
+    let defaultLimit: Int
+    let limits: [String: Int]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
+        let path = request.uri.path
+        let maxBytes = limits.first { path.hasPrefix($0.key) }?.value ?? defaultLimit
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > maxBytes {
             throw BodyTooLarge(maxBytes: maxBytes)
         }

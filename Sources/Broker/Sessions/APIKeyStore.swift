@@ -34,11 +34,14 @@ public struct APIKeyStore: Sendable {
 
     /// One page of live keys, newest first, after `cursor`.
     public func list(accountID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<Key> {
+        // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
+        let cursorTime = cursor.map { Timestamp.postgresText($0.time) }
+        let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         let rows = try await client.query(
             """
             SELECT id, name, prefix, created_at, last_used_at FROM api_keys
             WHERE account_id = \(accountID) AND revoked_at IS NULL
-              AND (\(cursor?.time)::timestamptz IS NULL OR (created_at, id) < (\(cursor?.time), \(cursor?.id)))
+              AND (\(cursorTime)::timestamptz IS NULL OR (created_at, id) < (\(cursorTime)::timestamptz, \(cursorID)))
             ORDER BY created_at DESC, id DESC
             LIMIT \(limit + 1)
             """, logger: logger)

@@ -187,6 +187,68 @@ struct TestHarness: Sendable {
         return plain.date(from: text) ?? fractional.date(from: text)
     }
 
+    /// A valid fiscal code (random name letters, Milan) that agrees with `birthDate` (`YYYY-MM-DD`) and `sex`.
+    static func uniqueFiscalCode(birthDate: String, sex: String) -> String {
+        let parts = birthDate.split(separator: "-").map { Int($0)! }
+        let month = Array("ABCDEHLMPRST")[parts[1] - 1]
+        let day = parts[2] + (sex == "F" ? 40 : 0)
+        let year = String(format: "%02d", parts[0] % 100)
+        return uniqueFiscalCode(birth: "\(year)\(month)\(String(format: "%02d", day))")
+    }
+
+    // MARK: Health data
+
+    /// `{"samples":[…]}` for (type, value, at) triples.
+    static func samplesJSON(_ samples: [(type: String, value: Double, at: String)]) -> String {
+        let items = samples.map { #"{"type":"\#($0.type)","value":\#($0.value),"at":"\#($0.at)"}"# }
+        return #"{"samples":["# + items.joined(separator: ",") + "]}"
+    }
+
+    /// `POST /v1/me/samples` with a JSON body of (type, value, at) triples.
+    @discardableResult
+    func upload(_ samples: [(type: String, value: Double, at: String)], token: String?) async throws -> TestResponse {
+        try await request(.post, "/v1/me/samples", json: Self.samplesJSON(samples), token: token)
+    }
+
+    /// `POST /v1/me/samples` with a CSV body.
+    @discardableResult
+    func uploadCSV(_ text: String, token: String?, contentType: String = "text/csv") async throws -> TestResponse {
+        try await request(.post, "/v1/me/samples", json: text, token: token, headers: [.contentType: contentType])
+    }
+
+    /// The caller's account id (from `GET /v1/me`).
+    func accountID(_ token: String) async throws -> String {
+        let response = try await request(.get, "/v1/me", token: token)
+        try #require(response.status == .ok)
+        return try #require(try object(response)["id"] as? String)
+    }
+
+    /// A person inserted directly (active, no password): a peer for statistics. Returns the account id.
+    @discardableResult
+    func insertPerson(birthDate: String, sex: String) async throws -> String {
+        let email = "peer.\(UUID().uuidString.prefix(12).lowercased())@example.com"
+        let code = Self.uniqueFiscalCode(birthDate: birthDate, sex: sex)
+        let row = try #require(try await sql(
+            """
+            WITH account AS (
+                INSERT INTO accounts (role, email, status, activated_at) VALUES ('user', '\(email)', 'active', now()) RETURNING id
+            )
+            INSERT INTO users (account_id, fiscal_code, full_name, birth_date, sex)
+            SELECT id, '\(code)', 'Peer', '\(birthDate)', '\(sex)' FROM account RETURNING account_id::text
+            """).first)
+        return try row.decode(String.self)
+    }
+
+    /// An active auditor inserted directly (as `d4h auditors add` plus activation would leave it), logged in.
+    func activeAuditor() async throws -> String {
+        let email = "auditor.\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let password = "auditor-password-1"
+        let hash = try await PasswordHasher().hash(password)
+        _ = try await sql(
+            "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(email)', '\(hash)', 'active', now())")
+        return try await logIn(email: email, password: password)
+    }
+
     // MARK: Database
 
     /// The first column of the first row of `text`, as an integer (`SELECT count(*) …`).

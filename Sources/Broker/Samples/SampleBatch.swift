@@ -1,0 +1,76 @@
+import Foundation
+
+/// An upload as sent (type, value and time still as text), validated all at once: either every sample is
+/// valid, or the answer lists every offending index and nothing is stored.
+public struct SampleBatch: Sendable {
+    /// One sample as received; `line` is set for CSV bodies (1-based, the header is line 1).
+    public struct Entry: Sendable {
+        public var type: String
+        public var value: Double?
+        public var at: String
+        public var line: Int?
+
+        public init(type: String, value: Double?, at: String, line: Int? = nil) {
+            self.type = type
+            self.value = value
+            self.at = at
+            self.line = line
+        }
+    }
+
+    public static let maximumCount = 10_000
+    /// Devices' clocks drift; more than this ahead of the server is not a measurement.
+    public static let allowedClockSkew: TimeInterval = 5 * 60
+
+    /// The valid samples, or every problem found (field names like `samples[3].value`, or `line 4` for CSV).
+    public static func validate(_ entries: [Entry], now: Date = Date(), limit: Int = maximumCount)
+        -> Result<[Sample], SampleError>
+    {
+        guard !entries.isEmpty else {
+            return .failure(.invalid([FieldError(field: "samples", message: "must hold at least one sample")]))
+        }
+        guard entries.count <= limit else {
+            return .failure(.invalid([FieldError(field: "samples", message: "must hold at most \(limit) samples per upload")]))
+        }
+        let latest = now.addingTimeInterval(allowedClockSkew)
+        var samples: [Sample] = []
+        samples.reserveCapacity(entries.count)
+        var errors: [FieldError] = []
+        for (index, entry) in entries.enumerated() {
+            let place = entry.line.map { "line \($0)" } ?? "samples[\(index)]"
+            func fail(_ field: String, _ message: String) {
+                errors.append(FieldError(field: entry.line == nil ? "\(place).\(field)" : place, message: entry.line == nil ? message : "\(field) \(message)"))
+            }
+            guard let type = SampleType(rawValue: entry.type) else {
+                fail("type", "is not a known type (\(SampleType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                continue
+            }
+            guard let value = entry.value, value.isFinite else {
+                fail("value", "must be a finite number")
+                continue
+            }
+            guard type.range.contains(value) else {
+                fail("value", "must be within \(format(type.range.lowerBound))–\(format(type.range.upperBound)) \(type.unit) for \(type.rawValue)")
+                continue
+            }
+            guard let at = Timestamp.parse(entry.at) else {
+                fail("at", "must be an RFC 3339 time such as 2026-03-01T08:00:00Z")
+                continue
+            }
+            guard at <= latest else {
+                fail("at", "is more than 5 minutes in the future")
+                continue
+            }
+            samples.append(Sample(type: type, value: value, at: at))
+        }
+        if errors.count > 100 {
+            let more = errors.count - 100
+            errors = Array(errors.prefix(100)) + [FieldError(field: "samples", message: "and \(more) more invalid samples")]
+        }
+        return errors.isEmpty ? .success(samples) : .failure(.invalid(errors))
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

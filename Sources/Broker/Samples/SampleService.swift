@@ -1,0 +1,99 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of health data: who may upload and read, validation, and statistics windows.
+public struct SampleService: Sendable {
+    public let samples: SampleStore
+    public let statistics: StatisticsStore
+    public let accounts: AccountStore
+    public let groupMinCohort: Int
+
+    public init(client: PostgresClient, groupMinCohort: Int) {
+        self.samples = SampleStore(client: client)
+        self.statistics = StatisticsStore(client: client)
+        self.accounts = AccountStore(client: client)
+        self.groupMinCohort = groupMinCohort
+    }
+
+    /// Validates the whole batch, then stores it in one transaction.
+    public func upload(_ entries: [SampleBatch.Entry], by principal: Principal, logger: Logger) async throws
+        -> SampleStore.IngestResult
+    {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        switch SampleBatch.validate(entries) {
+        case .failure(let error): throw error
+        case .success(let valid): return try await samples.ingest(valid, for: principal.accountID, logger: logger)
+        }
+    }
+
+    public func list(
+        _ principal: Principal, type: SampleType?, from: String?, to: String?, cursor: String?, limit: Int?, logger: Logger
+    ) async throws -> (samples: [Sample], next: SampleCursor?) {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        var errors: [FieldError] = []
+        let from = parseTime(from, field: "from", into: &errors)
+        let to = parseTime(to, field: "to", into: &errors)
+        let limit = limit ?? 100
+        if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
+        let parsedCursor = cursor.flatMap(SampleCursor.init(text:))
+        if cursor != nil, parsedCursor == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
+        guard errors.isEmpty else { throw SampleError.invalid(errors) }
+        return try await samples.list(
+            userID: principal.accountID, type: type, from: from, to: to, after: parsedCursor, limit: limit, logger: logger)
+    }
+
+    public func statistics(
+        _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
+    ) async throws -> Statistics {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        guard let account = try await accounts.account(id: principal.accountID, logger: logger),
+            case .user(_, _, let birthText, let sexText) = account.profile,
+            let birthDate = CalendarDate(iso: birthText), let sex = Sex(rawValue: sexText)
+        else { throw SampleError.notAUser }
+        let today = CalendarDate.today
+        var errors: [FieldError] = []
+        let last = parseDay(to, field: "to", into: &errors) ?? today
+        let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
+        if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
+        if last.dayNumber - first.dayNumber > 3660 { errors.append(FieldError(field: "from", message: "the window may span at most ten years")) }
+        guard errors.isEmpty else { throw SampleError.invalid(errors) }
+        let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)
+        async let own = statistics.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, logger: logger)
+        async let peers = statistics.peers(
+            excluding: account.id, group: group, type: type, from: first, to: last, bucket: bucket,
+            minimumPeople: groupMinCohort, today: today, logger: logger)
+        let (ownBuckets, peerResult) = try await (own, peers)
+        return Statistics(
+            type: type, bucket: bucket, own: ownBuckets, group: group, peersAvailable: peerResult.available,
+            peerBuckets: peerResult.buckets)
+    }
+
+    /// Every sample of the person, for `GET /v1/me/export`.
+    public func all(_ principal: Principal, logger: Logger) async throws -> [Sample] {
+        guard principal.role == .user else { return [] }
+        var all: [Sample] = []
+        var cursor: SampleCursor?
+        repeat {
+            let page = try await samples.list(
+                userID: principal.accountID, type: nil, from: nil, to: nil, after: cursor, limit: 10_000, logger: logger)
+            all += page.samples
+            cursor = page.next
+        } while cursor != nil
+        return all
+    }
+
+    private func parseTime(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {
+        guard let text else { return nil }
+        if let date = Timestamp.parse(text) { return date }
+        errors.append(FieldError(field: field, message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
+        return nil
+    }
+
+    private func parseDay(_ text: String?, field: String, into errors: inout [FieldError]) -> CalendarDate? {
+        guard let text else { return nil }
+        if let day = CalendarDate(iso: text) { return day }
+        errors.append(FieldError(field: field, message: "must be a date as YYYY-MM-DD"))
+        return nil
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The SQL of samples: ingest through COPY, reads in time order, and the rollups both maintain.
+public struct SampleStore: Sendable {
+    public let client: PostgresClient
+
+    public init(client: PostgresClient) { self.client = client }
+
+    /// How many samples were new, and how many were already stored (or repeated within the batch).
+    public struct IngestResult: Sendable, Equatable {
+        public var accepted: Int
+        public var duplicates: Int
+    }
+
+    /// Stores a batch in one transaction; a sample whose (type, at) is already stored is a duplicate.
+    public func ingest(_ samples: [Sample], for userID: UUID, logger: Logger) async throws -> IngestResult {
+        try await client.withTransaction(logger: logger) { connection in
+            try await Self.ingest(samples, for: userID, on: connection, logger: logger)
+        }
+    }
+
+    /// Ingests on the caller's transaction (imports stream several chunks into one transaction).
+    static func ingest(_ samples: [Sample], for userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> IngestResult
+    {
+        guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0) }
+        try await connection.query(
+            "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
+        // The row lock orders this person's concurrent uploads: arrival order is commit order.
+        let base = try await connection.query(
+            "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
+        ).collect().first?.decode(Int64.self) ?? 0
+        try await connection.query(
+            """
+            CREATE TEMP TABLE IF NOT EXISTS staged_samples (
+                ordinal integer NOT NULL, type smallint NOT NULL, at timestamptz NOT NULL, value double precision NOT NULL
+            ) ON COMMIT DELETE ROWS
+            """, logger: logger)
+        try await connection.query("TRUNCATE staged_samples", logger: logger)
+        try await connection.copyFrom(table: "staged_samples", columns: ["ordinal", "type", "at", "value"], logger: logger) {
+            writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(256 * 1024)
+            for (ordinal, sample) in samples.enumerated() {
+                buffer.writeString("\(ordinal)\t\(sample.type.code)\t\(Timestamp.postgresText(sample.at))\t\(sample.value)\n")
+                if buffer.readableBytes > 200 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+        let rows = try await connection.query(
+            """
+            WITH batch AS (
+                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged_samples ORDER BY type, at, ordinal
+            ), inserted AS (
+                INSERT INTO samples (user_id, type, at, value, arrival)
+                SELECT \(userID), type, at, value, \(base) + row_number() OVER (ORDER BY ordinal) FROM batch
+                ON CONFLICT DO NOTHING
+                RETURNING type, at, value
+            ), rolled_up AS (
+                INSERT INTO daily_rollups AS r (user_id, type, day, count, sum, sum_squares, min, max)
+                SELECT \(userID), type, (at AT TIME ZONE 'UTC')::date, count(*), sum(value), sum(value * value), min(value), max(value)
+                FROM inserted GROUP BY type, (at AT TIME ZONE 'UTC')::date
+                ON CONFLICT (user_id, type, day) DO UPDATE SET
+                    count = r.count + excluded.count, sum = r.sum + excluded.sum,
+                    sum_squares = r.sum_squares + excluded.sum_squares,
+                    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+            ), advanced AS (
+                UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
+            )
+            SELECT count(*) FROM inserted
+            """, logger: logger)
+        let accepted = Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
+        return IngestResult(accepted: accepted, duplicates: samples.count - accepted)
+    }
+
+    /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].
+    public func list(
+        userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, logger: Logger
+    ) async throws -> (samples: [Sample], next: SampleCursor?) {
+        // Times go to PostgreSQL as exact microsecond text: binding a Date truncates, which would move an
+        // inclusive bound or a cursor by a microsecond.
+        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let after = cursor.map { Timestamp.postgresText($0.at) }
+        let rows = try await client.query(
+            """
+            SELECT type, at, value FROM samples
+            WHERE user_id = \(userID)
+              AND (\(type?.code)::int2 IS NULL OR type = \(type?.code))
+              AND (\(from)::timestamptz IS NULL OR at >= \(from)::timestamptz)
+              AND (\(to)::timestamptz IS NULL OR at <= \(to)::timestamptz)
+              AND (\(after)::timestamptz IS NULL OR (at, type) > (\(after)::timestamptz, \(cursor?.type.code)))
+            ORDER BY at, type
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        var samples: [Sample] = []
+        for try await (code, at, value) in rows.decode((Int16, Date, Double).self) {
+            guard let type = SampleType(code: code) else { continue }
+            samples.append(Sample(type: type, value: value, at: at))
+        }
+        guard samples.count > limit else { return (samples, nil) }
+        samples.removeLast()
+        return (samples, samples.last.map { SampleCursor(at: $0.at, type: $0.type) })
+    }
+}
+
+/// Where a page of samples ends: its last sample's time and type.
+public struct SampleCursor: Sendable, Equatable {
+    public var at: Date
+    public var type: SampleType
+
+    public init(at: Date, type: SampleType) {
+        self.at = at
+        self.type = type
+    }
+
+    public init?(text: String) {
+        guard let cursor = PageCursor(text: text), let type = SampleType(rawValue: cursor.key) else { return nil }
+        self.init(at: cursor.time, type: type)
+    }
+
+    public var text: String { PageCursor(time: at, key: type.rawValue).text }
+}

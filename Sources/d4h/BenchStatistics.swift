@@ -1,0 +1,84 @@
+import ArgumentParser
+import Broker
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Bench {
+    struct StatisticsLatency: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "statistics",
+            abstract: "GET /v1/me/statistics for one year of daily buckets, against GET /v1/me (auth and one query) in the same run.")
+
+        @Option(help: "The server to measure.") var url = "http://127.0.0.1:8080"
+        @Option(help: "The server's database (to create the bench person).") var databaseURL: String
+        @Option(help: "Requests per measurement.") var requests = 100
+
+        func run() async throws {
+            let logger = makeLogger(level: .warning)
+            let person = try await withDatabase(url: databaseURL, logger: logger) { client in
+                try await BenchPeople.create(count: 1, client: client, logger: logger, prefix: "statistics")[0]
+            }
+            let session = URLSession(configuration: .ephemeral)
+            let token = try await BenchPeople.logIn(person, url: url, session: session)
+            let base = URL(string: url)!
+            let today = CalendarDate.today
+            let first = today.dayNumber - 364
+
+            // A year of heart rate, three readings a day, uploaded through the API.
+            var samples: [String] = []
+            for day in 0..<365 {
+                for hour in [8, 14, 20] {
+                    let at = Date(timeIntervalSince1970: Double((first + day) * 86_400 + hour * 3600))
+                    samples.append("{\"type\":\"heart_rate\",\"value\":\(60 + (day + hour) % 30),\"at\":\"\(Timestamp.rfc3339(at))\"}")
+                }
+            }
+            var upload = URLRequest(url: base.appendingPathComponent("v1/me/samples"))
+            upload.httpMethod = "POST"
+            upload.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            upload.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            upload.httpBody = Data("{\"samples\":[\(samples.joined(separator: ","))]}".utf8)
+            _ = try await session.data(for: upload)
+
+            let from = today.adding(days: -364)
+            var statistics = URLComponents(url: base.appendingPathComponent("v1/me/statistics"), resolvingAgainstBaseURL: false)!
+            statistics.queryItems = [
+                .init(name: "type", value: "heart_rate"), .init(name: "bucket", value: "day"),
+                .init(name: "from", value: from.description), .init(name: "to", value: today.description),
+            ]
+            let statisticsTimes = try await measure(statistics.url!, token: token, session: session)
+            let profileTimes = try await measure(base.appendingPathComponent("v1/me"), token: token, session: session)
+
+            print("## Statistics (one person, one year of daily buckets; \(requests) sequential requests)")
+            print("| request | p50 ms | p90 ms | p99 ms | p50 ratio to GET /v1/me |")
+            print("|---|---:|---:|---:|---:|")
+            let floor = percentile(profileTimes, 0.5)
+            for (name, times) in [("GET /v1/me/statistics (365 daily buckets + peers)", statisticsTimes), ("GET /v1/me (baseline)", profileTimes)] {
+                print("| \(name) | \(String(format: "%.2f", percentile(times, 0.5))) | \(String(format: "%.2f", percentile(times, 0.9))) | \(String(format: "%.2f", percentile(times, 0.99))) | \(String(format: "%.2f", percentile(times, 0.5) / floor)) |")
+            }
+        }
+
+        func measure(_ url: URL, token: String, session: URLSession) async throws -> [Double] {
+            var request = URLRequest(url: url)
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            var times: [Double] = []
+            for index in 0..<(requests + 5) {
+                let start = ContinuousClock.now
+                let (data, response) = try await session.data(for: request)
+                guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                    throw ValidationError("\(url.path) failed: \(String(decoding: data, as: UTF8.self).prefix(300))")
+                }
+                let elapsed = ContinuousClock.now - start
+                if index >= 5 { times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) }
+            }
+            return times
+        }
+
+        func percentile(_ values: [Double], _ fraction: Double) -> Double {
+            let sorted = values.sorted()
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
+        }
+    }
+}

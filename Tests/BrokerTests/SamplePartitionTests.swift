@@ -1,0 +1,95 @@
+import Broker
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// The monthly partitions of `samples`: made ahead by the migration, a default partition for the rest,
+/// and `ensure_samples_partition` moving a month's rows out of the default one.
+@Suite("Sample partitions", .serialized)
+struct SamplePartitionTests {
+    private static let partitionsQuery = """
+        SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'samples'::regclass ORDER BY 1
+        """
+
+    private func partitions(_ harness: TestHarness) async throws -> Set<String> {
+        Set(try await harness.sql(Self.partitionsQuery).map { try $0.decode(String.self) })
+    }
+
+    /// `samples_YYYY_MM` of the month `offset` months from the current one (UTC).
+    private static func partitionName(monthsFromNow offset: Int) -> String {
+        let today = CalendarDate.today
+        let index = today.year * 12 + (today.month - 1) + offset
+        return "samples_\(index / 12)_\(String(format: "%02d", index % 12 + 1))"
+    }
+
+    private func partitionOf(_ harness: TestHarness, at: String) async throws -> [String] {
+        try await harness.sql("SELECT tableoid::regclass::text FROM samples WHERE at = '\(at)'::timestamptz")
+            .map { try $0.decode(String.self) }
+    }
+
+    @Test("after migration, the partitions of the current month, the 3 ahead and the 24 behind exist, and no others besides the default")
+    func partitionsAfterMigration() async throws {
+        try await TestHarness.run { harness in
+            let names = try await partitions(harness)
+            for offset in -24...3 {
+                #expect(names.contains(Self.partitionName(monthsFromNow: offset)), "\(Self.partitionName(monthsFromNow: offset))")
+            }
+            #expect(!names.contains(Self.partitionName(monthsFromNow: 4)))
+            #expect(!names.contains(Self.partitionName(monthsFromNow: -25)))
+            #expect(names.contains("samples_default"))
+            #expect(names.count == 28 + 1)
+            // The maintenance call the server makes daily is idempotent on a migrated database.
+            #expect(try await harness.int("SELECT ensure_samples_partitions(24, 3)::int8") == 0)
+            #expect(try await partitions(harness) == names)
+        }
+    }
+
+    @Test("a sample of today lands in this month's partition")
+    func currentMonthPartition() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let today = CalendarDate.today.description + "T00:00:00Z"
+            let response = try await harness.upload([("heart_rate", 70, today)], token: token)
+            #expect(response.status == .ok)
+            #expect(try await partitionOf(harness, at: today) == [Self.partitionName(monthsFromNow: 0)])
+        }
+    }
+
+    @Test("a sample from 1999 lands in the default partition; ensure_samples_partition moves it into its month, same arrival, still readable")
+    func defaultPartitionAndMove() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let june = "1999-06-15T10:00:00.5Z"
+            let july = "1999-07-01T00:00:00Z"
+            let upload = try await harness.upload([("heart_rate", 71, "2026-03-01T08:00:00Z"), ("heart_rate", 70, june), ("weight", 60, july)], token: token)
+            #expect(upload.status == .ok)
+            #expect(try await partitionOf(harness, at: june) == ["samples_default"])
+            #expect(try await partitionOf(harness, at: july) == ["samples_default"])
+            let arrival = try await harness.int("SELECT arrival FROM samples WHERE at = '\(june)'")
+            #expect(arrival == 2)
+
+            #expect(try await harness.bool("SELECT ensure_samples_partition('1999-06-01')"))
+            #expect(try await partitions(harness).contains("samples_1999_06"))
+            #expect(try await partitionOf(harness, at: june) == ["samples_1999_06"])
+            #expect(try await partitionOf(harness, at: july) == ["samples_default"])  // the next month stays
+            #expect(try await harness.int("SELECT count(*) FROM samples_default WHERE at = '\(june)'") == 0)
+            #expect(try await harness.int("SELECT arrival FROM samples WHERE at = '\(june)'") == arrival)
+            #expect(try await harness.int("SELECT count(*) FROM samples") == 3)
+            // A second call finds the partition and does nothing.
+            #expect(try await harness.bool("SELECT ensure_samples_partition('1999-06-20')") == false)
+            #expect(try await partitionOf(harness, at: june) == ["samples_1999_06"])
+
+            // Still readable through the API, and still a duplicate when sent again.
+            let list = try await harness.request(.get, "/v1/me/samples?to=1999-12-31T00:00:00Z", token: token)
+            let items = try harness.object(list)["items"] as? [[String: Any]] ?? []
+            #expect(items.map { $0["at"] as? String } == ["1999-06-15T10:00:00.5Z", "1999-07-01T00:00:00Z"])
+            let again = try await harness.upload([("heart_rate", 75, june), ("heart_rate", 72, "1999-06-20T10:00:00Z")], token: token)
+            #expect(try harness.object(again)["accepted"] as? Int == 1)
+            #expect(try harness.object(again)["duplicates"] as? Int == 1)
+            #expect(try await partitionOf(harness, at: "1999-06-20T10:00:00Z") == ["samples_1999_06"])
+            #expect(try await harness.int("SELECT value::int8 FROM samples WHERE at = '\(june)'") == 70)
+        }
+    }
+}
