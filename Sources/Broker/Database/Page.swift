@@ -44,3 +44,24 @@ public struct Page<Row: Sendable>: Sendable {
         self.nextCursor = rows.count > limit ? self.rows.last.map { cursor($0).text } : nil
     }
 }
+
+/// `?limit=&cursor=` as the contract gives them to every list: limit 1–1000 (default 100), and a cursor
+/// only as this API gave it out. Problems are added to `errors`, beside the list's other parameters.
+public enum PageRequest {
+    public static let defaultLimit = 100
+    public static let limits = 1...1000
+
+    public static func read<Cursor>(
+        limit: Int?, cursor: String?, parse: (String) -> Cursor?, into errors: inout [FieldError]
+    ) -> (limit: Int, cursor: Cursor?) {
+        let limit = limit ?? defaultLimit
+        if !limits.contains(limit) {
+            errors.append(FieldError(field: "limit", message: "must be \(limits.lowerBound)–\(limits.upperBound)"))
+        }
+        let parsed = cursor.flatMap(parse)
+        if cursor != nil, parsed == nil {
+            errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out"))
+        }
+        return (limit, parsed)
+    }
+}

@@ -28,15 +28,12 @@ struct BrokerAPI: APIProtocol {
         return principal
     }
 
-    /// `?limit=&cursor=` validated as the contract says (limit 1–1000, default 100; cursor opaque).
+    /// `?limit=&cursor=` of a list ordered by (time, id).
     func page(limit: Int?, cursor: String?) throws -> (limit: Int, cursor: PageCursor?) {
         var errors: [FieldError] = []
-        let limit = limit ?? 100
-        if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
-        let parsed = cursor.flatMap(PageCursor.init(text:)).flatMap { $0.id == nil ? nil : $0 }
-        if cursor != nil, parsed == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
+        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.id == nil ? nil : $0 } }, into: &errors)
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-        return (limit, parsed)
+        return page
     }
 }
 

@@ -34,13 +34,10 @@ public struct SampleService: Sendable {
         var errors: [FieldError] = []
         let from = parseTime(from, field: "from", into: &errors)
         let to = parseTime(to, field: "to", into: &errors)
-        let limit = limit ?? 100
-        if !(1...1000).contains(limit) { errors.append(FieldError(field: "limit", message: "must be 1–1000")) }
-        let parsedCursor = cursor.flatMap(SampleCursor.init(text:))
-        if cursor != nil, parsedCursor == nil { errors.append(FieldError(field: "cursor", message: "is not a cursor this API gave out")) }
+        let page = PageRequest.read(limit: limit, cursor: cursor, parse: SampleCursor.init(text:), into: &errors)
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         return try await samples.list(
-            userID: principal.accountID, type: type, from: from, to: to, after: parsedCursor, limit: limit, logger: logger)
+            userID: principal.accountID, type: type, from: from, to: to, after: page.cursor, limit: page.limit, logger: logger)
     }
 
     public func statistics(

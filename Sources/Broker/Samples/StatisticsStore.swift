@@ -13,7 +13,7 @@ public struct StatisticsStore: Sendable {
     ) async throws -> [Statistics.OwnBucket] {
         let rows = try await client.query(
             """
-            SELECT to_char(date_trunc(\(bucket.rawValue), day), 'YYYY-MM-DD'),
+            SELECT to_char(date_trunc(\(bucket.rawValue), day::timestamp), 'YYYY-MM-DD'),
                    sum(count)::int8, sum(sum) / sum(count), min(min), max(max)
             FROM daily_rollups
             WHERE user_id = \(userID) AND type = \(type.code) AND day BETWEEN \(from.description)::date AND \(to.description)::date

@@ -160,20 +160,7 @@ public struct AppleHealthParser: Sendable {
                 i += 1
                 try classifyBang()
             case .comment:
-                var j = i
-                while j < n {
-                    let b = buf[j]
-                    if b == .hyphen {
-                        run += 1
-                    } else if b == .greaterThan && run >= 2 {
-                        break
-                    } else {
-                        run = 0
-                    }
-                    j += 1
-                }
-                if j < n { mode = .content }
-                i = min(j + 1, n)
+                i = skipSection(buf, from: i, closedBy: .hyphen)
             case .processingInstruction:
                 var j = i
                 while j < n {
@@ -185,25 +172,32 @@ public struct AppleHealthParser: Sendable {
                 if j < n { mode = .content }
                 i = min(j + 1, n)
             case .cdata:
-                var j = i
-                while j < n {
-                    let b = buf[j]
-                    if b == .closingBracket {
-                        run += 1
-                    } else if b == .greaterThan && run >= 2 {
-                        break
-                    } else {
-                        run = 0
-                    }
-                    j += 1
-                }
-                if j < n { mode = .content }
-                i = min(j + 1, n)
+                i = skipSection(buf, from: i, closedBy: .closingBracket)
             case .doctype:
                 i = try scanDoctype(buf, from: i)
             }
         }
         offset += n
+    }
+
+    /// Skips a comment (`-->`) or CDATA section (`]]>`): up to a `>` after at least two `repeated` bytes.
+    /// `run` counts those bytes across chunk boundaries. Returns where scanning goes on.
+    private mutating func skipSection(_ buf: UnsafeBufferPointer<UInt8>, from start: Int, closedBy repeated: UInt8) -> Int {
+        let n = buf.count
+        var j = start
+        while j < n {
+            let b = buf[j]
+            if b == repeated {
+                run += 1
+            } else if b == .greaterThan && run >= 2 {
+                break
+            } else {
+                run = 0
+            }
+            j += 1
+        }
+        if j < n { mode = .content }
+        return min(j + 1, n)
     }
 
     private func isByteOrderMark(_ byte: UInt8, at position: Int) -> Bool {
