@@ -54,7 +54,7 @@ extension BrokerAPI {
         let account = try await accounts.account(of: principal, logger: logger)
         let all = try await samples.all(principal, logger: logger)
         return .ok(.init(body: .json(.init(
-            exportedAt: Date(), profile: .init(account), samples: all.map(Components.Schemas.Sample.init)))))
+            exportedAt: Date(), profile: .init(account), samples: all.map(Components.Schemas.Sample.init), requests: [], accessLog: []))))
     }
 }
 
