@@ -27,6 +27,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
+        singleRequests: accountService.singleRequests,
+        transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
         metrics: registry)
@@ -37,14 +39,17 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
     router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
-    let transport = RouteRecordingTransport(router: router)
+    let transport = RouteRecordingTransport(router: router, replacements: StreamingEndpoints(api: api).handlers)
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
 
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
-        services: [client, SamplePartitionMaintenance(client: client, logger: logger)],
+        services: [
+            client, SamplePartitionMaintenance(client: client, logger: logger),
+            SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+        ],
         logger: logger)
 }
 

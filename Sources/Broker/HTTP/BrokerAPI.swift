@@ -7,6 +7,8 @@ import Prometheus
 struct BrokerAPI: APIProtocol {
     let accounts: AccountService
     let samples: SampleService
+    let singleRequests: SingleRequestService
+    let transparency: TransparencyService
     let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
