@@ -9,14 +9,18 @@ struct SubscriptionExpiry: Service {
     var interval: Duration = .seconds(30)
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully {
+        // Shutdown cancels the sleep, so the server never waits for it.
+        await cancelWhenGracefulShutdown { await announceRepeatedly() }
+    }
+
+    private func announceRepeatedly() async {
+        while !Task.isCancelled {
             do {
                 while try await requests.announceExpiries(logger: logger) > 0 {}
             } catch {
                 logger.warning("announcing expired subscriptions failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
             try? await Task.sleep(for: interval)
-            try Task.checkCancellation()
         }
     }
 }
