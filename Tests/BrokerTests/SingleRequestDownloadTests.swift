@@ -118,7 +118,11 @@ struct SingleRequestDownloadTests {
             async let uploads: Void = {
                 for batch in 0..<batches {
                     let times = (0..<perBatch).map { TestHarness.time(minutes: (batch * perBatch + $0) % 600, day: "2026-02-\(10 + batch)") }
-                    try await harness.uploadHeartRates(times, token: parties.person)
+                    let samples = times.map { (type: "heart_rate", value: 70.0, at: $0) }
+                    // A connection of its own: uploads commit while the downloads below are running.
+                    let response = try await harness.requestOnNewConnection(
+                        .post, "/v1/me/samples", json: TestHarness.samplesJSON(samples), token: parties.person)
+                    try #require(response.status == .ok, "upload answered \(response.status)")
                 }
             }()
             var seen: [String] = []
@@ -201,5 +205,75 @@ struct SingleRequestDownloadTests {
             #expect(items.first?["types"] as? [String] == ["heart_rate"])
             #expect(try await harness.request(.get, "/v1/me/access-log", token: parties.company).status == .forbidden)
         }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Disconnecting midway through a large download.
+@Suite("Single request downloads: disconnects", .serialized)
+struct SingleRequestDisconnectTests {
+    @Test("a client that goes away midway: what was sent is recorded, and the server keeps serving")
+    func disconnect() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let rows = 150_000
+            _ = try await harness.sql(
+                """
+                INSERT INTO samples (user_id, type, at, value, arrival)
+                SELECT '\(parties.personID)', 1, timestamptz '2026-01-01 00:00:00+00' + g * interval '10 seconds', 70, g
+                FROM generate_series(1, \(rows)) g
+                """)
+            _ = try await harness.sql("INSERT INTO sample_arrivals (user_id, last_arrival) VALUES ('\(parties.personID)', \(rows))")
+            let id = try await harness.acceptedRequestID(parties)
+            let port = try #require(harness.client.port)
+            let received = try await Task.detached {
+                try Self.readAndHangUp(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 64 * 1024)
+            }.value
+            #expect(received >= 64 * 1024)
+
+            var recorded: (String, Int)?
+            for _ in 0..<100 where recorded == nil {
+                let found = try await harness.sql(
+                    "SELECT details->>'complete', (details->>'rows')::int FROM audit_events WHERE action = 'single_request.data_released'")
+                recorded = try found.first?.decode((String, Int).self)
+                if recorded == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            let (complete, released) = try #require(recorded)
+            #expect(complete == "false")
+            #expect(released > 0 && released < rows)
+            // The connection the abandoned download used went back to the pool in working order.
+            let full = try await harness.download(id, token: parties.company)
+            #expect(full.items.count == rows)
+        }
+    }
+
+    /// Sends a GET, reads at least `bytes` bytes of the answer with a small receive buffer, and closes.
+    static func readAndHangUp(port: Int, path: String, token: String, bytes: Int) throws -> Int {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socketFD) }
+        var small: Int32 = 4096
+        setsockopt(socketFD, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        _ = request.withCString { send(socketFD, $0, strlen($0), 0) }
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while total < bytes {
+            let count = recv(socketFD, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            total += count
+        }
+        return total
     }
 }

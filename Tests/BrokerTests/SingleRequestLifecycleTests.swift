@@ -241,8 +241,9 @@ struct SingleRequestLifecycleTests {
             let parties = try await harness.requestParties()
             for _ in 0..<8 {
                 let id = try await harness.sentRequestID(parties)
-                async let accept = harness.request(.post, "/v1/single-requests/\(id)/accept", token: parties.person)
-                async let cancel = harness.request(.post, "/v1/single-requests/\(id)/cancel", token: parties.company)
+                // Each on a connection of its own, so the server really handles them at the same time.
+                async let accept = harness.requestOnNewConnection(.post, "/v1/single-requests/\(id)/accept", token: parties.person)
+                async let cancel = harness.requestOnNewConnection(.post, "/v1/single-requests/\(id)/cancel", token: parties.company)
                 let statuses = [try await accept.status, try await cancel.status]
                 #expect(statuses.filter { $0 == .ok }.count == 1, "\(statuses)")
                 #expect(statuses.filter { $0 == .conflict }.count == 1, "\(statuses)")
@@ -261,7 +262,10 @@ struct SingleRequestLifecycleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                for _ in 0..<8 { group.addTask { try await harness.sendRequest(parties).status } }
+                let body = #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
+                for _ in 0..<8 {
+                    group.addTask { try await harness.requestOnNewConnection(.post, "/v1/single-requests", json: body, token: parties.company).status }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.filter { $0 == .created }.count == 1, "\(statuses)")

@@ -33,29 +33,37 @@ extension SingleRequestService {
     /// what was sent so far is still recorded.
     public func streamDownload(
         _ plan: DownloadPlan, format: ReleasedSampleEncoder.Format, logger: Logger,
-        send: @Sendable ([UInt8]) async throws -> Void
+        send: @Sendable ([UInt8]) async -> Void
     ) async throws {
         try await client.withTransaction(logger: logger) { connection in
             var encoder = ReleasedSampleEncoder(format: format)
             var released: Int64 = 0
             var receiverGone = false
-            let rows = try await SingleRequestStore.releasedSamples(plan, on: connection, logger: logger)
-            for try await (code, at, value) in rows.decode((Int16, Date, Double).self) {
-                guard let type = SampleType(code: code) else { continue }
-                encoder.append(type: type, at: at, value: value)
-                released += 1
-                if encoder.isChunkFull {
-                    try await send(encoder.takeChunk())
-                    if Task.isCancelled { receiverGone = true; break }
+            // While one chunk is formatted and sent, PostgreSQL already reads the next.
+            var next = Task { try await SingleRequestStore.releasedChunk(plan, after: plan.cursor, limit: Self.chunkRows, on: connection, logger: logger) }
+            reading: while let chunk = try await next.value {
+                next = Task { try await SingleRequestStore.releasedChunk(plan, after: chunk.lastArrival, limit: Self.chunkRows, on: connection, logger: logger) }
+                for index in chunk.codes.indices {
+                    guard let type = SampleType(code: chunk.codes[index]) else { continue }
+                    encoder.append(type: type, at: chunk.times[index], value: chunk.values[index])
+                    released += 1
+                    if encoder.isChunkFull {
+                        await send(encoder.takeChunk())
+                        if Task.isCancelled { receiverGone = true; break reading }
+                    }
                 }
             }
+            _ = try? await next.value  // the connection must be idle before the records below
             if !receiverGone {
                 encoder.finish(availableTypes: plan.availableTypes, nextCursor: plan.nextCursor)
-                try await send(encoder.takeChunk())
+                await send(encoder.takeChunk())
             }
             try await recordRelease(plan, rows: released, complete: !receiverGone, on: connection, logger: logger)
         }
     }
+
+    /// Samples fetched per query while streaming a download.
+    static let chunkRows = 10_000
 
     private func recordRelease(_ plan: DownloadPlan, rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger) async throws {
         try await audit(
