@@ -24,6 +24,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
         sessionTTL: configuration.sessionTTL)
     let registry = PrometheusCollectorRegistry()
+    let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
@@ -31,7 +32,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
-        metrics: registry)
+        metrics: registry,
+        webhooks: WebhookService(client: client, policy: webhookPolicy))
 
     let router = Router(context: BrokerRequestContext.self)
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))
@@ -49,6 +51,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         services: [
             client, SamplePartitionMaintenance(client: client, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+            WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
         ],
         logger: logger)
 }

@@ -12,6 +12,7 @@ struct BrokerAPI: APIProtocol {
     let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
+    let webhooks: WebhookService
 
     var logger: Logger { RequestScope.current.logger }
 
