@@ -29,7 +29,8 @@ PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
 D4H_DB_ROLE=${D4H_DB_ROLE:-d4h}
 D4H_DB_PASSWORD=${D4H_DB_PASSWORD:-d4h}
 D4H_DB_NAME=${D4H_DB_NAME:-d4h}
-PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-200}
+# Every test suite runs its own server (a connection pool with background loops) side by side.
+PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-600}
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 

@@ -24,12 +24,16 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
         sessionTTL: configuration.sessionTTL)
     let registry = PrometheusCollectorRegistry()
+    let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
+        singleRequests: accountService.singleRequests,
+        transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
-        metrics: registry)
+        metrics: registry,
+        webhooks: WebhookService(client: client, policy: webhookPolicy))
 
     let router = Router(context: BrokerRequestContext.self)
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))
@@ -37,14 +41,18 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
     router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
-    let transport = RouteRecordingTransport(router: router)
+    let transport = RouteRecordingTransport(router: router, replacements: StreamingEndpoints(api: api).handlers)
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
 
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
-        services: [client, SamplePartitionMaintenance(client: client, logger: logger)],
+        services: [
+            client, SamplePartitionMaintenance(client: client, logger: logger),
+            SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+            WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
+        ],
         logger: logger)
 }
 

@@ -12,6 +12,8 @@ public struct AccountService: Sendable {
     public let hasher: PasswordHasher
     public let mailer: any Mailer
     public let pseudonymizer: Pseudonymizer
+    /// Erasure refuses and ends the person's requests through the single-request rules.
+    public let singleRequests: SingleRequestService
     public let publicURL: String
     public let sessionTTL: Int
     /// Verified against when an email is unknown, so a wrong email costs the same time as a wrong password.
@@ -29,7 +31,9 @@ public struct AccountService: Sendable {
         self.throttle = LoginThrottle(client: client)
         self.hasher = hasher
         self.mailer = mailer
-        self.pseudonymizer = Pseudonymizer(client: client)
+        let pseudonymizer = Pseudonymizer(client: client)
+        self.pseudonymizer = pseudonymizer
+        self.singleRequests = SingleRequestService(client: client, pseudonymizer: pseudonymizer)
         self.publicURL = publicURL
         self.sessionTTL = sessionTTL
         self.timingDecoyHash = try await hasher.hash(UUID().uuidString + UUID().uuidString)
@@ -272,6 +276,9 @@ public struct AccountService: Sendable {
         let current = try await account(of: principal, logger: logger)
         let pseudonym = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         try await client.withTransaction(logger: logger) { connection in
+            if current.role == .user {
+                try await singleRequests.releaseForErasure(userID: principal.accountID, on: connection, logger: logger)
+            }
             try await AccountStore.delete(accountID: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue, action: AuditAction.accountErased,

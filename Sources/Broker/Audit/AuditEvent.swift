@@ -48,4 +48,14 @@ public enum AuditAction {
     public static let auditorAdded = "auditor.added"
     public static let apiKeyCreated = "api_key.created"
     public static let apiKeyRevoked = "api_key.revoked"
+    public static let singleRequestCreated = "single_request.created"
+    public static let singleRequestAccepted = "single_request.accepted"
+    public static let singleRequestRefused = "single_request.refused"
+    public static let singleRequestCancelled = "single_request.cancelled"
+    public static let subscriptionEnded = "subscription.ended"
+    public static let subscriptionExpired = "subscription.expired"
+    /// A download of a single request's data; `details.rows` is the number of samples released.
+    public static let singleRequestDataReleased = "single_request.data_released"
+    public static let thirdPartyBlocked = "block.added"
+    public static let thirdPartyUnblocked = "block.removed"
 }

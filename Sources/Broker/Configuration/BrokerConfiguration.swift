@@ -14,6 +14,8 @@ public struct BrokerConfiguration: Sendable {
     /// Lifetime of a session token, in seconds.
     public var sessionTTL: Int
     public var webhookAllowPrivate: Bool
+    /// Delivery loop tuning; production defaults (tests shorten the intervals).
+    public var webhookDelivery = WebhookDeliveryConfiguration()
     public var logLevel: Logger.Level
 
     public init(

@@ -49,12 +49,10 @@ extension BrokerAPI {
                 })))))
     }
 
+    /// Never reached: `StreamingEndpoints` serves the export so it streams instead of being built in
+    /// memory. Kept because the generated protocol requires it.
     func exportMe(_ input: Operations.ExportMe.Input) async throws -> Operations.ExportMe.Output {
-        let principal = try await caller()
-        let account = try await accounts.account(of: principal, logger: logger)
-        let all = try await samples.all(principal, logger: logger)
-        return .ok(.init(body: .json(.init(
-            exportedAt: Date(), profile: .init(account), samples: all.map(Components.Schemas.Sample.init)))))
+        throw Problem.status(.internalServerError, detail: "The export is served by the streaming endpoint.")
     }
 }
 

@@ -7,9 +7,12 @@ import Prometheus
 struct BrokerAPI: APIProtocol {
     let accounts: AccountService
     let samples: SampleService
+    let singleRequests: SingleRequestService
+    let transparency: TransparencyService
     let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
+    let webhooks: WebhookService
 
     var logger: Logger { RequestScope.current.logger }
 

@@ -10,13 +10,20 @@ final class RouteRecordingTransport: ServerTransport {
     private let router: Router<BrokerRequestContext>
     private let routes = Mutex<[String: Set<HTTPRequest.Method>]>([:])
 
-    init(router: Router<BrokerRequestContext>) { self.router = router }
+    /// Hand-written handlers that replace the generated ones for the same `METHOD path` (streamed bodies).
+    private let replacements: [String: StreamingEndpoints.Handler]
+
+    init(router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:]) {
+        self.router = router
+        self.replacements = replacements
+    }
 
     func register(
-        _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
+        _ generated: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
         method: HTTPRequest.Method,
         path: String
     ) throws {
+        let handler = replacements["\(method.rawValue) \(path)"] ?? generated
         try router.register(handler, method: method, path: path)
         if method == .get {
             // HEAD is GET without the body (RFC 9110 §9.3.2).

@@ -70,7 +70,8 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 
     private static func knownProblem(for error: any Error) -> Problem? {
-        switch error {
+        // A domain error thrown inside `withTransaction` arrives wrapped in PostgresTransactionError.
+        switch PostgresErrors.unwrapTransaction(error) {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)
         default: dataException(in: error)

@@ -66,20 +66,6 @@ public struct SampleService: Sendable {
             peerBuckets: peerResult.buckets)
     }
 
-    /// Every sample of the person, for `GET /v1/me/export`.
-    public func all(_ principal: Principal, logger: Logger) async throws -> [Sample] {
-        guard principal.role == .user else { return [] }
-        var all: [Sample] = []
-        var cursor: SampleCursor?
-        repeat {
-            let page = try await samples.list(
-                userID: principal.accountID, type: nil, from: nil, to: nil, after: cursor, limit: 10_000, logger: logger)
-            all += page.samples
-            cursor = page.next
-        } while cursor != nil
-        return all
-    }
-
     private func parseTime(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {
         guard let text else { return nil }
         if let date = Timestamp.parse(text) { return date }

@@ -73,10 +73,33 @@ public struct SampleStore: Sendable {
             ), advanced AS (
                 UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
             )
-            SELECT count(*) FROM inserted
+            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}') FROM inserted
             """, logger: logger)
-        let accepted = Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
-        return IngestResult(accepted: accepted, duplicates: samples.count - accepted)
+        let (inserted, types) = try await rows.collect().first?.decode((Int64, [Int16]).self) ?? (Int64(0), [Int16]())
+        if inserted > 0 {
+            try await Self.announceArrival(
+                userID: userID, after: base, upTo: base + Int64(samples.count), types: types, on: connection, logger: logger)
+        }
+        return IngestResult(accepted: Int(inserted), duplicates: samples.count - Int(inserted))
+    }
+
+    /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
+    /// subscribers of these types that data is available from `after` on. Runs under the arrival row lock,
+    /// so `clock_timestamp()` grows with the arrival numbers.
+    private static func announceArrival(
+        userID: UUID, after base: Int64, upTo last: Int64, types: [Int16], on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            "INSERT INTO sample_batches (user_id, last_arrival, received_at) VALUES (\(userID), \(last), clock_timestamp())",
+            logger: logger)
+        try await connection.query(
+            """
+            SELECT enqueue_webhook_event(r.third_party_id, 'subscription.data_available', r.id,
+                                         jsonb_build_object('requestId', r.id, 'cursor', \(String(base))::text))
+            FROM single_requests r
+            WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+              AND r.ended_at IS NULL AND r.ends_at > now() AND r.types && \(types)::int2[]
+            """, logger: logger)
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].

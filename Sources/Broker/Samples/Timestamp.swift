@@ -96,3 +96,40 @@ public enum Timestamp {
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }
+
+extension Timestamp {
+    /// `rfc3339(date)` written straight into a byte buffer: downloads format millions of these.
+    static func appendRFC3339(_ date: Date, to bytes: inout [UInt8]) {
+        let (seconds, micros) = split(date)
+        let (year, month, day, hour, minute, second) = civil(seconds)
+        appendDigits(year, 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(month, 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(day, 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(hour, 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(minute, 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(second, 2, to: &bytes)
+        if micros != 0 {
+            var fraction = micros, width = 6
+            while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+            bytes.append(UInt8(ascii: "."))
+            appendDigits(fraction, width, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    private static func appendDigits(_ value: Int, _ width: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}

@@ -23,7 +23,8 @@ enum TestDatabase {
         }
     }
 
-    static let templateName = "d4h_template"
+    /// `D4H_TEST_TEMPLATE` lets two checkouts run their tests against one cluster side by side.
+    static let templateName = ProcessInfo.processInfo.environment["D4H_TEST_TEMPLATE"] ?? "d4h_template"
 
     /// Builds the migrated template once per process, whichever test asks first.
     private static let template = TemplateOnce()

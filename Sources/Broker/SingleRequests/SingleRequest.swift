@@ -1,0 +1,60 @@
+import Foundation
+
+/// A third party's request for one person's data, as both sides see it.
+public struct SingleRequest: Sendable, Equatable {
+    public enum Status: String, Sendable { case pending, accepted, refused, cancelled }
+
+    public struct ThirdParty: Sendable, Equatable {
+        public var id: UUID
+        public var companyName: String
+        public var vatNumber: String
+    }
+
+    /// The person as the sender named them; both nil once the person erased their account.
+    public struct Subject: Sendable, Equatable {
+        public var email: String?
+        public var fiscalCode: String?
+    }
+
+    public struct Subscription: Sendable, Equatable {
+        public enum Status: String, Sendable { case pending, active, ended, expired }
+        public enum Party: String, Sendable { case user, thirdParty = "third_party" }
+
+        public var days: Int
+        public var status: Status
+        public var endsAt: Date?
+        public var endedAt: Date?
+        public var endedBy: Party?
+    }
+
+    public var id: UUID
+    public var thirdParty: ThirdParty
+    /// The person's account; nil once they erased it.
+    public var userID: UUID?
+    public var subject: Subject
+    public var types: [SampleType]
+    public var purpose: String
+    public var windowFrom: Date?
+    public var windowTo: Date?
+    public var status: Status
+    public var createdAt: Date
+    public var decidedAt: Date?
+    public var subscription: Subscription?
+}
+
+extension SingleRequest.Subscription {
+    /// The subscription's state at `now`. Expiry is computed from time alone, so it holds even when no
+    /// background job ran at `endsAt`. A refused or cancelled request's subscription never started: `ended`.
+    static func status(
+        requestStatus: SingleRequest.Status, endsAt: Date?, endedAt: Date?, now: Date
+    ) -> Status {
+        switch requestStatus {
+        case .pending: return .pending
+        case .refused, .cancelled: return .ended
+        case .accepted:
+            if endedAt != nil { return .ended }
+            if let endsAt, endsAt <= now { return .expired }
+            return .active
+        }
+    }
+}

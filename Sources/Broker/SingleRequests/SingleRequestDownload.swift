@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What one download of a single request releases: the samples of the requested types inside the window
+/// whose arrival number lies in `(cursor, bound]`. The bound is fixed before the first row is read, so
+/// the set is exact: arrival order is commit order, and nothing that arrived after the decision, the
+/// end of a subscription or its expiry is ever inside it.
+public struct DownloadPlan: Sendable {
+    public var request: SingleRequest
+    public var userID: UUID
+    public var cursor: Int64
+    public var bound: Int64
+    public var availableTypes: [SampleType]
+
+    /// Where the next download starts; never behind the cursor the caller sent.
+    public var nextCursor: String { String(max(cursor, bound)) }
+}
+
+extension SingleRequestStore {
+    /// The request (if the account sent it) and the highest arrival number it may release now:
+    /// - a one-off request: what had arrived when it was accepted;
+    /// - a subscription ended by either side: what had arrived when it ended;
+    /// - an expired subscription: what arrived before `endsAt` (from the upload times, so no job is needed);
+    /// - a live subscription: everything that has arrived.
+    static func releaseBound(requestID: UUID, sender: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> (request: SingleRequest, bound: Int64)?
+    {
+        let rows = try await connection.query(
+            """
+            \(unescaped: selection),
+                CASE
+                    WHEN r.user_id IS NULL OR r.status <> 'accepted' THEN 0
+                    WHEN r.subscription_days IS NULL THEN r.accepted_arrival
+                    WHEN r.ended_at IS NOT NULL THEN r.ended_arrival
+                    WHEN r.ends_at <= now() THEN coalesce(
+                        (SELECT max(b.last_arrival) FROM sample_batches b WHERE b.user_id = r.user_id AND b.received_at < r.ends_at), 0)
+                    ELSE coalesce((SELECT a.last_arrival FROM sample_arrivals a WHERE a.user_id = r.user_id), 0)
+                END AS bound
+            FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            WHERE r.id = \(requestID) AND r.third_party_id = \(sender)
+            """, logger: logger)
+        guard let row = try await rows.collect().first else { return nil }
+        return (try request(from: row), try row.makeRandomAccess()["bound"].decode(Int64.self))
+    }
+
+    /// The requested types that have any sample in the window up to the bound.
+    static func availableTypes(
+        userID: UUID, types: [SampleType], from: Date?, to: Date?, bound: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SampleType] {
+        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let rows = try await connection.query(
+            """
+            SELECT t FROM unnest(\(types.map(\.code))::int2[]) AS t
+            WHERE EXISTS (
+                SELECT 1 FROM samples s
+                WHERE s.user_id = \(userID) AND s.type = t AND s.arrival <= \(bound)
+                  AND (\(from)::timestamptz IS NULL OR s.at >= \(from)::timestamptz)
+                  AND (\(to)::timestamptz IS NULL OR s.at <= \(to)::timestamptz))
+            ORDER BY t
+            """, logger: logger)
+        var available: [SampleType] = []
+        for try await code in rows.decode(Int16.self) { if let type = SampleType(code: code) { available.append(type) } }
+        return available
+    }
+
+    /// The next `limit` released samples after arrival number `after`, as three parallel arrays in arrival
+    /// order, plus the last arrival number among them (nil when none is left). One row per chunk keeps the
+    /// per-sample cost to decoding array elements: streaming a row per sample through the driver costs
+    /// several times more than PostgreSQL's own COPY.
+    static func releasedChunk(_ plan: DownloadPlan, after: Int64, limit: Int, on connection: PostgresConnection, logger: Logger)
+        async throws -> ReleasedChunk?
+    {
+        let from = plan.request.windowFrom.map(Timestamp.postgresText), to = plan.request.windowTo.map(Timestamp.postgresText)
+        // The subquery's order is the aggregates' input order (no parallel plan for a LIMIT over an ordered scan).
+        let rows = try await connection.query(
+            """
+            SELECT array_agg(type), array_agg(at), array_agg(value), max(arrival) FROM (
+                SELECT type, at, value, arrival FROM samples
+                WHERE user_id = \(plan.userID) AND arrival > \(after) AND arrival <= \(plan.bound)
+                  AND type = ANY(\(plan.request.types.map(\.code))::int2[])
+                  AND (\(from)::timestamptz IS NULL OR at >= \(from)::timestamptz)
+                  AND (\(to)::timestamptz IS NULL OR at <= \(to)::timestamptz)
+                ORDER BY arrival
+                LIMIT \(limit)
+            ) chunk
+            """, logger: logger)
+        guard let row = try await rows.collect().first else { return nil }
+        let columns = row.makeRandomAccess()
+        guard let last = try columns[3].decode(Int64?.self) else { return nil }
+        return ReleasedChunk(
+            codes: try columns[0].decode([Int16].self), times: try columns[1].decode([Date].self),
+            values: try columns[2].decode([Double].self), lastArrival: last)
+    }
+}
+
+/// A chunk of released samples in arrival order.
+struct ReleasedChunk: Sendable {
+    var codes: [Int16]
+    var times: [Date]
+    var values: [Double]
+    var lastArrival: Int64
+}

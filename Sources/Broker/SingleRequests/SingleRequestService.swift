@@ -1,0 +1,262 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of single requests: who may create, see, decide and end them, and what each step records
+/// (an audit event and, for the sender, a webhook event, in the same transaction as the change).
+public struct SingleRequestService: Sendable {
+    public let client: PostgresClient
+    public let pseudonymizer: Pseudonymizer
+
+    public init(client: PostgresClient, pseudonymizer: Pseudonymizer) {
+        self.client = client
+        self.pseudonymizer = pseudonymizer
+    }
+
+    public static let purposeLength = 1...500
+    public static let subscriptionDays = 1...3650
+
+    public struct Creation: Sendable {
+        public var email: String?
+        public var fiscalCode: String?
+        public var types: [String]
+        public var purpose: String
+        public var windowFrom: String?
+        public var windowTo: String?
+        public var subscriptionDays: Int?
+
+        public init(email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?) {
+            (self.email, self.fiscalCode, self.types, self.purpose) = (email, fiscalCode, types, purpose)
+            (self.windowFrom, self.windowTo, self.subscriptionDays) = (windowFrom, windowTo, subscriptionDays)
+        }
+    }
+
+    // MARK: Creation
+
+    public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+        guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only third parties send single requests.") }
+        let valid = try Self.validate(creation)
+        return try await withMappedErrors {
+            try await client.withTransaction(logger: logger) { connection in
+                guard let userID = try await SingleRequestStore.personID(
+                    email: valid.subject.email, fiscalCode: valid.subject.fiscalCode, on: connection, logger: logger)
+                else { throw SingleRequestError.subjectNotFound }
+                try await SingleRequestStore.lockPersonAgainstBlocks(userID, on: connection, logger: logger)
+                guard let request = try await SingleRequestStore.insert(
+                    thirdPartyID: principal.accountID, userID: userID, subject: valid.subject, types: valid.types,
+                    purpose: valid.purpose, windowFrom: valid.windowFrom.map(Timestamp.postgresText),
+                    windowTo: valid.windowTo.map(Timestamp.postgresText), subscriptionDays: valid.subscriptionDays,
+                    on: connection, logger: logger)
+                else { throw SingleRequestError.blocked }
+                try await audit(AuditAction.singleRequestCreated, request, actor: .thirdParty,
+                                details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                                          "subscriptionDays": .int(valid.subscriptionDays ?? 0)],
+                                on: connection, logger: logger)
+                return request
+            }
+        }
+    }
+
+    struct ValidCreation {
+        var subject: SingleRequest.Subject
+        var types: [SampleType]
+        var purpose: String
+        var windowFrom: Date?
+        var windowTo: Date?
+        var subscriptionDays: Int?
+    }
+
+    /// Every problem of the body at once, as field errors.
+    static func validate(_ creation: Creation) throws -> ValidCreation {
+        var errors: [FieldError] = []
+        var email: String?, fiscalCode: String?
+        switch (creation.email, creation.fiscalCode) {
+        case (nil, nil), (.some, .some):
+            errors.append(FieldError(field: "subject", message: "name the person by exactly one of email or fiscalCode"))
+        case (let text?, nil):
+            if case .success(let address) = EmailAddress.parse(text) { email = address.value } else {
+                errors.append(FieldError(field: "subject.email", message: "is not an email address"))
+            }
+        case (nil, let text?):
+            if case .success(let code) = FiscalCode.parse(text) { fiscalCode = code.value } else {
+                errors.append(FieldError(field: "subject.fiscalCode", message: "is not a valid codice fiscale"))
+            }
+        }
+        var types: [SampleType] = []
+        if creation.types.isEmpty { errors.append(FieldError(field: "types", message: "name at least one type")) }
+        for (index, name) in creation.types.enumerated() {
+            if let type = SampleType(rawValue: name) {
+                if types.contains(type) { errors.append(FieldError(field: "types[\(index)]", message: "is repeated")) }
+                types.append(type)
+            } else {
+                errors.append(FieldError(field: "types[\(index)]", message: "is not a sample type"))
+            }
+        }
+        let purpose = creation.purpose.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !purposeLength.contains(purpose.count) {
+            errors.append(FieldError(field: "purpose", message: "must be \(purposeLength.lowerBound)–\(purposeLength.upperBound) characters"))
+        }
+        let from = time(creation.windowFrom, field: "window.from", into: &errors)
+        let to = time(creation.windowTo, field: "window.to", into: &errors)
+        if let from, let to, from > to { errors.append(FieldError(field: "window.from", message: "must not be after window.to")) }
+        if let days = creation.subscriptionDays, !subscriptionDays.contains(days) {
+            errors.append(FieldError(field: "subscription.days", message: "must be \(subscriptionDays.lowerBound)–\(subscriptionDays.upperBound)"))
+        }
+        guard errors.isEmpty else { throw SingleRequestError.invalid(errors) }
+        return ValidCreation(
+            subject: .init(email: email, fiscalCode: fiscalCode), types: types, purpose: purpose, windowFrom: from,
+            windowTo: to, subscriptionDays: creation.subscriptionDays)
+    }
+
+    private static func time(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {
+        guard let text else { return nil }
+        if let date = Timestamp.parse(text) { return date }
+        errors.append(FieldError(field: field, message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
+        return nil
+    }
+
+    // MARK: Reads
+
+    public func request(id: UUID, for principal: Principal, logger: Logger) async throws -> SingleRequest {
+        guard principal.role != .auditor else { throw SingleRequestError.wrongRole("Auditors see no single requests.") }
+        return try await client.withConnection { connection in
+            guard let request = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
+            else { throw SingleRequestError.notFound }
+            return request
+        }
+    }
+
+    /// Sent requests for a third party, received ones for a person.
+    public func list(
+        for principal: Principal, status: SingleRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger
+    ) async throws -> Page<SingleRequest> {
+        guard principal.role != .auditor else { throw SingleRequestError.wrongRole("Auditors see no single requests.") }
+        let rows = try await client.withConnection { connection in
+            try await SingleRequestStore.list(
+                accountID: principal.accountID, asSender: principal.role == .thirdParty, status: status, after: cursor,
+                limit: limit, on: connection, logger: logger)
+        }
+        return Page(rows: rows, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+    }
+
+    // MARK: Decisions
+
+    public func accept(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+        try await decide(.accept, id: id, by: principal, logger: logger)
+    }
+
+    public func refuse(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+        try await decide(.refuse, id: id, by: principal, logger: logger)
+    }
+
+    public func cancel(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+        try await decide(.cancel, id: id, by: principal, logger: logger)
+    }
+
+    private func decide(_ decision: SingleRequestStore.Decision, id: UUID, by principal: Principal, logger: Logger) async throws
+        -> SingleRequest
+    {
+        let expectedRole: Role = decision == .cancel ? .thirdParty : .user
+        guard principal.role == expectedRole else {
+            throw SingleRequestError.wrongRole(decision == .cancel
+                ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
+        }
+        return try await client.withTransaction(logger: logger) { connection in
+            guard let request = try await SingleRequestStore.decide(decision, requestID: id, by: principal.accountID, on: connection, logger: logger)
+            else { throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger) }
+            switch decision {
+            case .accept:
+                try await audit(AuditAction.singleRequestAccepted, request, actor: .user, on: connection, logger: logger)
+                try await WebhookOutbox.enqueue(.singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
+            case .refuse:
+                try await audit(AuditAction.singleRequestRefused, request, actor: .user, on: connection, logger: logger)
+                try await WebhookOutbox.enqueue(.singleRequestRefused, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
+            case .cancel:
+                try await audit(AuditAction.singleRequestCancelled, request, actor: .thirdParty, on: connection, logger: logger)
+            }
+            return request
+        }
+    }
+
+    /// 404 when the request is not the caller's, else 409 with its current status.
+    private func whyUnchanged(id: UUID, principal: Principal, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequestError {
+        guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
+        else { return .notFound }
+        return .notPending(current.status)
+    }
+
+    public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+        let party: SingleRequest.Subscription.Party
+        switch principal.role {
+        case .user: party = .user
+        case .thirdParty: party = .thirdParty
+        case .auditor: throw SingleRequestError.wrongRole("Auditors see no single requests.")
+        }
+        return try await client.withTransaction(logger: logger) { connection in
+            guard let request = try await SingleRequestStore.endSubscription(
+                requestID: id, by: principal.accountID, as: party, on: connection, logger: logger)
+            else {
+                guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
+                else { throw SingleRequestError.notFound }
+                throw SingleRequestError.noActiveSubscription(Self.whyNoActiveSubscription(current))
+            }
+            try await announceEnd(request, by: party, reason: "revoked", on: connection, logger: logger)
+            return request
+        }
+    }
+
+    static func whyNoActiveSubscription(_ request: SingleRequest) -> String {
+        guard let subscription = request.subscription else { return "This request has no subscription." }
+        switch subscription.status {
+        case .pending: return "The request is still pending; its subscription has not started."
+        case .ended where request.status != .accepted: return "The request was \(request.status.rawValue); its subscription never started."
+        case .ended: return "The subscription has already ended."
+        case .expired: return "The subscription has already expired."
+        case .active: return "The subscription is active."
+        }
+    }
+
+    /// The audit event and the sender's webhook of a subscription's end.
+    func announceEnd(
+        _ request: SingleRequest, by party: SingleRequest.Subscription.Party, reason: String,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let actor: Role = party == .user ? .user : .thirdParty
+        try await audit(AuditAction.subscriptionEnded, request, actor: actor,
+                        details: ["endedBy": .string(party.rawValue), "reason": .string(reason)], on: connection, logger: logger)
+        try await WebhookOutbox.enqueue(
+            .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
+            data: ["endedBy": party.rawValue, "reason": reason], on: connection, logger: logger)
+    }
+
+    // MARK: Audit
+
+    /// Appends an event about a request; the person appears only as a pseudonym.
+    func audit(
+        _ action: String, _ request: SingleRequest, actor: Role, details: [String: AuditValue] = [:],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let subject = try await request.userID.asyncMap { try await pseudonymizer.pseudonym(for: $0, logger: logger) }
+        let actorID = actor == .thirdParty ? request.thirdParty.id.uuidString.lowercased() : subject
+        try await AuditLog.append(
+            AuditEvent(actorID: actorID, actorRole: actor.rawValue, action: action, requestID: request.id, subject: subject,
+                       details: details),
+            on: connection, logger: logger)
+    }
+
+    private func withMappedErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            if PostgresErrors.uniqueViolation(in: error) == "single_requests_one_pending" { throw SingleRequestError.duplicatePending }
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The SQL of single requests. State changes are single `UPDATE … WHERE status = …` statements, so two
+/// concurrent decisions on one request are settled by the row lock: one changes it, the other finds nothing.
+public enum SingleRequestStore {
+    /// The columns every read returns; `now()` comes along so expiry is judged by the database's clock.
+    static let selection = """
+        SELECT r.id, r.third_party_id, t.company_name, t.vat_number, r.user_id, r.subject_email,
+               r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, r.status, r.created_at,
+               r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, now() AS now
+        """
+
+    static func request(from row: PostgresRow) throws -> SingleRequest {
+        let columns = row.makeRandomAccess()
+        let status = SingleRequest.Status(rawValue: try columns["status"].decode(String.self)) ?? .pending
+        let now = try columns["now"].decode(Date.self)
+        let days = try columns["subscription_days"].decode(Int?.self)
+        let endsAt = try columns["ends_at"].decode(Date?.self)
+        let endedAt = try columns["ended_at"].decode(Date?.self)
+        return SingleRequest(
+            id: try columns["id"].decode(UUID.self),
+            thirdParty: .init(
+                id: try columns["third_party_id"].decode(UUID.self),
+                companyName: try columns["company_name"].decode(String.self),
+                vatNumber: try columns["vat_number"].decode(String.self)),
+            userID: try columns["user_id"].decode(UUID?.self),
+            subject: .init(
+                email: try columns["subject_email"].decode(String?.self),
+                fiscalCode: try columns["subject_fiscal_code"].decode(String?.self)),
+            types: try columns["types"].decode([Int16].self).compactMap(SampleType.init(code:)),
+            purpose: try columns["purpose"].decode(String.self),
+            windowFrom: try columns["window_from"].decode(Date?.self),
+            windowTo: try columns["window_to"].decode(Date?.self),
+            status: status,
+            createdAt: try columns["created_at"].decode(Date.self),
+            decidedAt: try columns["decided_at"].decode(Date?.self),
+            subscription: days.map { days in
+                SingleRequest.Subscription(
+                    days: days,
+                    status: SingleRequest.Subscription.status(requestStatus: status, endsAt: endsAt, endedAt: endedAt, now: now),
+                    endsAt: endsAt, endedAt: endedAt,
+                    endedBy: try? columns["ended_by"].decode(String?.self).flatMap(SingleRequest.Subscription.Party.init(rawValue:)))
+            })
+    }
+
+    static func collect(_ rows: PostgresRowSequence) async throws -> [SingleRequest] {
+        var requests: [SingleRequest] = []
+        for try await row in rows { requests.append(try request(from: row)) }
+        return requests
+    }
+
+    // MARK: Creation
+
+    /// The active person with this email or fiscal code.
+    static func personID(email: String?, fiscalCode: String?, on connection: PostgresConnection, logger: Logger) async throws -> UUID? {
+        try await connection.query(
+            """
+            SELECT a.id FROM accounts a JOIN users u ON u.account_id = a.id
+            WHERE a.status = 'active' AND (a.email = \(email) OR u.fiscal_code = \(fiscalCode))
+            """, logger: logger
+        ).collect().first?.decode(UUID.self)
+    }
+
+    /// Waits for a concurrent block of this person to commit (it locks the person's account row for update),
+    /// so the block check that follows sees it.
+    static func lockPersonAgainstBlocks(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR SHARE", logger: logger)
+    }
+
+    /// Inserts the request unless the person blocked the sender; nil when blocked. A second pending request
+    /// of the same sender to the same person fails on the unique partial index (23505).
+    static func insert(
+        thirdPartyID: UUID, userID: UUID, subject: SingleRequest.Subject, types: [SampleType], purpose: String,
+        windowFrom: String?, windowTo: String?, subscriptionDays: Int?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> SingleRequest? {
+        let codes = types.map(\.code)
+        let rows = try await connection.query(
+            """
+            WITH inserted AS (
+                INSERT INTO single_requests (third_party_id, user_id, subject_email, subject_fiscal_code, types, purpose,
+                                             window_from, window_to, subscription_days)
+                SELECT \(thirdPartyID), \(userID), \(subject.email), \(subject.fiscalCode), \(codes), \(purpose),
+                       \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays)
+                WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID))
+                RETURNING *
+            )
+            \(unescaped: selection) FROM inserted r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    // MARK: Reads
+
+    /// One request, if the account is its sender or its subject.
+    static func request(id: UUID, visibleTo accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequest? {
+        let rows = try await connection.query(
+            """
+            \(unescaped: selection) FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            WHERE r.id = \(id) AND (r.third_party_id = \(accountID) OR r.user_id = \(accountID))
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    /// A page of the requests sent (`asSender`) or received by the account, newest first.
+    static func list(
+        accountID: UUID, asSender: Bool, status: SingleRequest.Status?, after cursor: PageCursor?, limit: Int,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SingleRequest] {
+        let after = cursor.map { Timestamp.postgresText($0.time) }
+        let party = asSender ? "r.third_party_id" : "r.user_id"
+        let rows = try await connection.query(
+            """
+            \(unescaped: selection) FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            WHERE \(unescaped: party) = \(accountID)
+              AND (\(status?.rawValue)::text IS NULL OR r.status = \(status?.rawValue))
+              AND (\(after)::timestamptz IS NULL OR (r.created_at, r.id) < (\(after)::timestamptz, \(cursor?.id)))
+            ORDER BY r.created_at DESC, r.id DESC
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        return try await collect(rows)
+    }
+
+    // MARK: Decisions
+
+    public enum Decision: String, Sendable { case accept = "accepted", refuse = "refused", cancel = "cancelled" }
+
+    /// Applies a decision to a pending request of the account (subject for accept/refuse, sender for cancel).
+    /// Nil when the request is not pending (or not theirs): the caller tells those apart.
+    static func decide(
+        _ decision: Decision, requestID: UUID, by accountID: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> SingleRequest? {
+        let party = decision == .cancel ? "third_party_id" : "user_id"
+        let rows = try await connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET
+                    status = \(decision.rawValue),
+                    decided_at = now(),
+                    accepted_arrival = CASE WHEN \(decision.rawValue) = 'accepted' THEN
+                        coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0) END,
+                    ends_at = CASE WHEN \(decision.rawValue) = 'accepted' AND subscription_days IS NOT NULL
+                        THEN now() + make_interval(days => subscription_days) END
+                WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending'
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    /// Ends a live subscription now, recording how far the person's data had arrived. Nil when there is
+    /// no live subscription (or the request is not the account's).
+    static func endSubscription(
+        requestID: UUID, by accountID: UUID, as party: SingleRequest.Subscription.Party,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> SingleRequest? {
+        let column = party == .thirdParty ? "third_party_id" : "user_id"
+        let rows = try await connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET
+                    ended_at = now(), ended_by = \(party.rawValue),
+                    ended_arrival = coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0)
+                WHERE id = \(requestID) AND \(unescaped: column) = \(accountID) AND status = 'accepted'
+                  AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    // MARK: Erasure and blocks
+
+    /// What a person's erasure does to their requests, before the account row goes: pending ones are refused,
+    /// live subscriptions end by the user, and the subject's identifiers are cleared. Returns the ended
+    /// subscriptions (for their webhooks).
+    static func releaseForErasure(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> (refused: [SingleRequest], ended: [SingleRequest])
+    {
+        let refused = try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET status = 'refused', decided_at = now()
+                WHERE user_id = \(userID) AND status = 'pending' RETURNING *
+            )
+            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+        let ended = try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET ended_at = now(), ended_by = 'user',
+                    ended_arrival = coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0)
+                WHERE user_id = \(userID) AND status = 'accepted' AND subscription_days IS NOT NULL
+                  AND ended_at IS NULL AND ends_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+        try await connection.query(
+            "UPDATE single_requests SET subject_email = NULL, subject_fiscal_code = NULL WHERE user_id = \(userID)",
+            logger: logger)
+        return (refused, ended)
+    }
+
+    /// Refuses the pending requests of a blocked third party to the person.
+    static func refusePending(from thirdPartyID: UUID, to userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> [SingleRequest]
+    {
+        try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET status = 'refused', decided_at = now()
+                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' RETURNING *
+            )
+            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One release of a person's data as the person sees it in `GET /v1/me/access-log`.
+public struct AccessLogEntry: Sendable, Equatable {
+    public enum Kind: String, Sendable { case single, group }
+
+    public var id: UUID
+    public var at: Date
+    public var thirdPartyID: UUID
+    public var companyName: String
+    public var requestID: UUID
+    public var kind: Kind
+    public var types: [SampleType]
+    /// Samples released; nil for a group release (the data only contributed to an anonymised aggregate).
+    public var samples: Int64?
+
+    /// The entry in plain words, for people reading their log.
+    public var description: String {
+        switch kind {
+        case .single:
+            let count = samples ?? 0
+            return "\(companyName) received \(count) sample\(count == 1 ? "" : "s") of yours (\(types.map(\.rawValue).joined(separator: ", ")))."
+        case .group:
+            return "Your data contributed to an anonymised aggregate released to \(companyName); no sample of yours was shared."
+        }
+    }
+}
+
+/// The SQL of the people's access log. Written on the transaction of the release it records.
+public enum AccessLogStore {
+    /// Records a release, unless the person's account is gone (an erasure that committed meanwhile).
+    static func record(
+        userID: UUID, thirdPartyID: UUID, requestID: UUID, kind: AccessLogEntry.Kind, types: [SampleType], samples: Int64?,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples)
+            SELECT \(userID), t.account_id, t.company_name, \(requestID), \(kind.rawValue), \(types.map(\.code))::int2[], \(samples)
+            FROM third_parties t
+            WHERE t.account_id = \(thirdPartyID) AND EXISTS (SELECT 1 FROM accounts WHERE id = \(userID))
+            """, logger: logger)
+    }
+
+    /// A page of the person's log, newest first.
+    static func list(userID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+        async throws -> [AccessLogEntry]
+    {
+        let after = cursor.map { Timestamp.postgresText($0.time) }
+        let rows = try await connection.query(
+            """
+            SELECT id, at, third_party_id, company_name, request_id, kind, types, samples FROM access_log
+            WHERE user_id = \(userID)
+              AND (\(after)::timestamptz IS NULL OR (at, id) < (\(after)::timestamptz, \(cursor?.id)))
+            ORDER BY at DESC, id DESC
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        var entries: [AccessLogEntry] = []
+        for try await (id, at, thirdParty, company, request, kind, types, samples)
+            in rows.decode((UUID, Date, UUID, String, UUID, String, [Int16], Int64?).self)
+        {
+            entries.append(AccessLogEntry(
+                id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
+                kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(SampleType.init(code:)),
+                samples: samples))
+        }
+        return entries
+    }
+}

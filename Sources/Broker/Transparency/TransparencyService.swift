@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What a person controls and sees about the use of their data: the access log and blocked companies.
+public struct TransparencyService: Sendable {
+    public let client: PostgresClient
+    public let pseudonymizer: Pseudonymizer
+
+    public init(client: PostgresClient, pseudonymizer: Pseudonymizer) {
+        self.client = client
+        self.pseudonymizer = pseudonymizer
+    }
+
+    public func accessLog(for principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<AccessLogEntry> {
+        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people have an access log.") }
+        let rows = try await client.withConnection { connection in
+            try await AccessLogStore.list(userID: principal.accountID, after: cursor, limit: limit, on: connection, logger: logger)
+        }
+        return Page(rows: rows, limit: limit) { PageCursor(time: $0.at, id: $0.id) }
+    }
+
+    public func blocks(of principal: Principal, logger: Logger) async throws -> [Block] {
+        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        return try await client.withConnection { connection in
+            try await BlockStore.list(userID: principal.accountID, on: connection, logger: logger)
+        }
+    }
+
+    /// Blocks the company (harmless when already blocked) and refuses its pending requests to the person.
+    public func block(_ thirdPartyID: UUID, by principal: Principal, requests: SingleRequestService, logger: Logger) async throws -> Block {
+        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        return try await client.withTransaction(logger: logger) { connection in
+            guard let block = try await BlockStore.block(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)
+            else { throw TransparencyError.companyNotFound }
+            let refused = try await SingleRequestStore.refusePending(from: thirdPartyID, to: principal.accountID, on: connection, logger: logger)
+            for request in refused {
+                try await requests.audit(AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("blocked")],
+                                         on: connection, logger: logger)
+                try await WebhookOutbox.enqueue(.singleRequestRefused, to: thirdPartyID, requestID: request.id, data: [:], on: connection, logger: logger)
+            }
+            let subject = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyBlocked, subject: subject,
+                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count)]),
+                on: connection, logger: logger)
+            return block
+        }
+    }
+
+    public func unblock(_ thirdPartyID: UUID, by principal: Principal, logger: Logger) async throws {
+        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        let subject = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
+        try await client.withTransaction(logger: logger) { connection in
+            guard try await BlockStore.unblock(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)
+            else { throw TransparencyError.notBlocked }
+            try await AuditLog.append(
+                AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyUnblocked, subject: subject,
+                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased())]),
+                on: connection, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Queues webhook events on the caller's transaction, so an event exists exactly when the change it
+/// announces committed. The delivery loop sends them.
+public enum WebhookOutbox {
+    public enum EventType: String, Sendable {
+        case singleRequestAccepted = "single_request.accepted"
+        case singleRequestRefused = "single_request.refused"
+        case subscriptionDataAvailable = "subscription.data_available"
+        case subscriptionEnded = "subscription.ended"
+        case groupRequestResultsUpdated = "group_request.results_updated"
+    }
+
+    /// Queues one event for the third party's webhook (nothing when it has none).
+    static func enqueue(
+        _ type: EventType, to thirdPartyID: UUID, requestID: UUID, data: [String: String],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var payload = data
+        payload["requestId"] = requestID.uuidString.lowercased()
+        let json = String(decoding: try JSONEncoder().encode(payload), as: UTF8.self)
+        try await connection.query(
+            "SELECT enqueue_webhook_event(\(thirdPartyID), \(type.rawValue), \(requestID), \(json)::jsonb)",
+            logger: logger)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of webhook registration: third parties only, a URL the policy allows, a secret of 16–256
+/// characters. The secret is stored as given (it signs deliveries) and never logged or shown again.
+public struct WebhookService: Sendable {
+    public let store: WebhookStore
+    public let policy: WebhookURLPolicy
+
+    public static let secretLength = 16...256
+
+    public init(client: PostgresClient, policy: WebhookURLPolicy) {
+        self.store = WebhookStore(client: client)
+        self.policy = policy
+    }
+
+    public func register(_ principal: Principal, url: String, secret: String, logger: Logger) async throws
+        -> WebhookStore.Webhook
+    {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        var errors: [FieldError] = []
+        if !Self.secretLength.contains(secret.count) {
+            errors.append(FieldError(field: "secret", message: "must be \(Self.secretLength.lowerBound)–\(Self.secretLength.upperBound) characters"))
+        }
+        if case .failure(let rejection) = await policy.check(url) {
+            errors.append(FieldError(field: "url", message: rejection.message))
+        }
+        guard errors.isEmpty else { throw WebhookError.invalid(errors) }
+        let webhook = try await store.upsert(thirdPartyID: principal.accountID, url: url, secret: secret, logger: logger)
+        logger.info("webhook registered", metadata: ["account.id": "\(principal.accountID)"])
+        return webhook
+    }
+
+    public func webhook(of principal: Principal, logger: Logger) async throws -> WebhookStore.Webhook {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard let webhook = try await store.webhook(thirdPartyID: principal.accountID, logger: logger) else {
+            throw WebhookError.notFound
+        }
+        return webhook
+    }
+
+    /// Removes the webhook; its undelivered events are marked failed.
+    public func remove(_ principal: Principal, logger: Logger) async throws {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard try await store.delete(thirdPartyID: principal.accountID, logger: logger) else { throw WebhookError.notFound }
+        logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
+    }
+
+    public func deliveries(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+        -> Page<WebhookStore.Delivery>
+    {
+        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        return try await store.deliveries(thirdPartyID: principal.accountID, after: cursor, limit: limit, logger: logger)
+    }
+}

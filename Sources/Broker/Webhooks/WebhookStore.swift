@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Third parties' webhook endpoints and the history of their events, as the owner sees them.
+public struct WebhookStore: Sendable {
+    public let client: PostgresClient
+
+    public init(client: PostgresClient) { self.client = client }
+
+    /// A registered endpoint; the secret is never read back out.
+    public struct Webhook: Sendable, Equatable {
+        public var url: String
+        public var createdAt: Date
+        public var updatedAt: Date
+    }
+
+    /// One event with every delivery attempt made for it, oldest attempt first.
+    public struct Delivery: Sendable {
+        public var id: UUID
+        public var type: String
+        public var requestID: UUID?
+        public var createdAt: Date
+        public var status: String
+        public var deliveredAt: Date?
+        public var nextAttemptAt: Date?
+        public var attempts: [Attempt]
+    }
+
+    public struct Attempt: Sendable, Equatable {
+        public var attempt: Int
+        public var at: Date
+        public var statusCode: Int?
+        public var error: String?
+        public var durationMs: Int
+    }
+
+    /// Registers or replaces the endpoint; pending events go to the new URL, signed with the new secret.
+    public func upsert(thirdPartyID: UUID, url: String, secret: String, logger: Logger) async throws -> Webhook {
+        let rows = try await client.query(
+            """
+            INSERT INTO webhooks (third_party_id, url, secret) VALUES (\(thirdPartyID), \(url), \(secret))
+            ON CONFLICT (third_party_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = now()
+            RETURNING url, created_at, updated_at
+            """, logger: logger)
+        guard let (url, createdAt, updatedAt) = try await rows.collect().first?.decode((String, Date, Date).self) else {
+            throw WebhookStoreError.noRow
+        }
+        return Webhook(url: url, createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    public func webhook(thirdPartyID: UUID, logger: Logger) async throws -> Webhook? {
+        let rows = try await client.query(
+            "SELECT url, created_at, updated_at FROM webhooks WHERE third_party_id = \(thirdPartyID)", logger: logger)
+        return try await rows.collect().first.map { row in
+            let (url, createdAt, updatedAt) = try row.decode((String, Date, Date).self)
+            return Webhook(url: url, createdAt: createdAt, updatedAt: updatedAt)
+        }
+    }
+
+    /// Removes the endpoint and marks its undelivered events failed, in one statement; false when there
+    /// was none.
+    public func delete(thirdPartyID: UUID, logger: Logger) async throws -> Bool {
+        let rows = try await client.query(
+            """
+            WITH removed AS (
+                DELETE FROM webhooks WHERE third_party_id = \(thirdPartyID) RETURNING third_party_id
+            ), dropped AS (
+                UPDATE webhook_events SET status = 'failed'
+                WHERE third_party_id IN (SELECT third_party_id FROM removed) AND status = 'pending'
+            )
+            SELECT count(*) FROM removed
+            """, logger: logger)
+        return try await rows.collect().first?.decode(Int64.self) == 1
+    }
+
+    /// One page of the third party's events, newest first, after `cursor`, each with its attempts.
+    public func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws
+        -> Page<Delivery>
+    {
+        // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
+        let cursorTime = cursor.map { Timestamp.postgresText($0.time) }
+        let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let rows = try await client.query(
+            """
+            SELECT id, type, request_id, created_at, status, delivered_at,
+                   CASE WHEN status = 'pending' THEN next_attempt_at END
+            FROM webhook_events
+            WHERE third_party_id = \(thirdPartyID)
+              AND (\(cursorTime)::timestamptz IS NULL OR (created_at, id) < (\(cursorTime)::timestamptz, \(cursorID)))
+            ORDER BY created_at DESC, id DESC
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        var deliveries: [Delivery] = []
+        for try await (id, type, requestID, createdAt, status, deliveredAt, nextAttemptAt)
+            in rows.decode((UUID, String, UUID?, Date, String, Date?, Date?).self)
+        {
+            deliveries.append(Delivery(
+                id: id, type: type, requestID: requestID, createdAt: createdAt, status: status,
+                deliveredAt: deliveredAt, nextAttemptAt: nextAttemptAt, attempts: []))
+        }
+        var page = Page(rows: deliveries, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+        let attempts = try await attempts(of: page.rows.map(\.id), logger: logger)
+        for index in page.rows.indices { page.rows[index].attempts = attempts[page.rows[index].id] ?? [] }
+        return page
+    }
+
+    private func attempts(of eventIDs: [UUID], logger: Logger) async throws -> [UUID: [Attempt]] {
+        guard !eventIDs.isEmpty else { return [:] }
+        let rows = try await client.query(
+            """
+            SELECT event_id, attempt, at, status_code, error, duration_ms FROM webhook_attempts
+            WHERE event_id = ANY(\(eventIDs)) ORDER BY event_id, attempt
+            """, logger: logger)
+        var attempts: [UUID: [Attempt]] = [:]
+        for try await (eventID, attempt, at, statusCode, error, duration) in rows.decode((UUID, Int32, Date, Int32?, String?, Int32).self) {
+            attempts[eventID, default: []].append(Attempt(
+                attempt: Int(attempt), at: at, statusCode: statusCode.map(Int.init), error: error, durationMs: Int(duration)))
+        }
+        return attempts
+    }
+}
+
+enum WebhookStoreError: Error {
+    case noRow
+}

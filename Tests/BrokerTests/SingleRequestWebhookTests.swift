@@ -1,0 +1,64 @@
+import Broker
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// The request lifecycle's events reach the company's webhook, signed and in order.
+@Suite("Single request webhooks", .serialized)
+struct SingleRequestWebhookTests {
+    @Test("accept, new data and the person's revocation arrive as signed events, in order, and the cursor works")
+    func lifecycleEvents() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestHarness.run(configure: WebhookTests.fast) { harness in
+                let parties = try await harness.requestParties()
+                let registered = try await harness.request(
+                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("lifecycle"))","secret":"\#(WebhookTests.secret)"}"#,
+                    token: parties.company)
+                #expect(registered.status == .ok)
+                try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
+                let id = try await harness.acceptedRequestID(parties, subscriptionDays: 30)
+                try await harness.uploadHeartRates([TestHarness.time(minutes: 5, day: "2025-12-24")], token: parties.person, firstValue: 80)
+                #expect(await eventually { await receiver.log.delivered("lifecycle").count == 2 })
+                _ = try await harness.request(.delete, "/v1/single-requests/\(id)/subscription", token: parties.person)
+                #expect(await eventually { await receiver.log.delivered("lifecycle").count == 3 })
+
+                let events = try await receiver.log.delivered("lifecycle").map { received in
+                    #expect(WebhookSignature.verify(header: received.signature ?? "", body: received.body, secret: WebhookTests.secret))
+                    return try #require(try JSONSerialization.jsonObject(with: received.body) as? [String: Any])
+                }
+                #expect(events.map { $0["type"] as? String } == ["single_request.accepted", "subscription.data_available", "subscription.ended"])
+                let data = events.map { $0["data"] as? [String: Any] ?? [:] }
+                #expect(data.allSatisfy { $0["requestId"] as? String == id })
+                #expect(data[2]["endedBy"] as? String == "user")
+                #expect(data[2]["reason"] as? String == "revoked")
+                // The event's cursor fetches exactly the sample that arrived with it.
+                let cursor = try #require(data[1]["cursor"] as? String)
+                let fresh = try await harness.download(id, cursor: cursor, token: parties.company)
+                #expect(fresh.items.map(\.value) == [80])
+            }
+        }
+    }
+
+    @Test("a refusal and a block's refusals reach the sender as single_request.refused")
+    func refusals() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestHarness.run(configure: WebhookTests.fast) { harness in
+                let parties = try await harness.requestParties()
+                _ = try await harness.request(
+                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("refusals"))","secret":"\#(WebhookTests.secret)"}"#,
+                    token: parties.company)
+                let first = try await harness.sentRequestID(parties)
+                _ = try await harness.request(.post, "/v1/single-requests/\(first)/refuse", token: parties.person)
+                let second = try await harness.sentRequestID(parties)
+                _ = try await harness.request(.put, "/v1/me/blocks/\(parties.companyID)", token: parties.person)
+                #expect(await eventually { await receiver.log.delivered("refusals").count == 2 })
+                let events = try await receiver.log.delivered("refusals").map {
+                    try #require(try JSONSerialization.jsonObject(with: $0.body) as? [String: Any])
+                }
+                #expect(events.map { $0["type"] as? String } == ["single_request.refused", "single_request.refused"])
+                #expect(events.map { ($0["data"] as? [String: Any])?["requestId"] as? String } == [first, second])
+            }
+        }
+    }
+}

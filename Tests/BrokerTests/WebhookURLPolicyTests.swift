@@ -1,0 +1,65 @@
+import Broker
+import Foundation
+import Testing
+
+@Suite("Webhook URL policy")
+struct WebhookURLPolicyTests {
+    @Test("public addresses are accepted", arguments: [
+        "8.8.8.8", "93.184.215.14", "1.1.1.1", "100.63.255.255", "100.128.0.1", "172.15.255.255", "172.32.0.1",
+        "192.169.0.1", "198.17.255.255", "223.255.255.255", "2606:4700:4700::1111", "2a00:1450:4001:81b::200e",
+        "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1",
+    ])
+    func publicAddress(_ text: String) throws {
+        let address = try #require(WebhookURLPolicy.parseAddress(text))
+        #expect(WebhookURLPolicy.isPublic(address))
+    }
+
+    @Test("loopback, private, link-local, shared, multicast, broadcast, documentation and reserved addresses are refused", arguments: [
+        "0.0.0.0", "0.1.2.3", "10.0.0.1", "10.255.255.255", "100.64.0.1", "100.127.255.255", "127.0.0.1", "127.8.8.8",
+        "169.254.169.254", "172.16.0.1", "172.31.255.255", "192.0.0.8", "192.0.2.1", "192.88.99.1", "192.168.1.1",
+        "198.18.0.1", "198.19.255.255", "198.51.100.7", "203.0.113.9", "224.0.0.1", "239.255.255.250", "240.0.0.1",
+        "255.255.255.255",
+        "::", "::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::127.0.0.1", "64:ff9b::a00:1",
+        "64:ff9b:1::1", "2002:a00:1::1", "2001:db8::1", "2001::1", "3fff::1", "fc00::1", "fd12:3456::1", "fe80::1",
+        "febf::1", "fec0::1", "ff02::1", "100::1", "5f00::1",
+    ])
+    func nonPublicAddress(_ text: String) throws {
+        let address = try #require(WebhookURLPolicy.parseAddress(text))
+        #expect(!WebhookURLPolicy.isPublic(address))
+    }
+
+    @Test("only https, with a host and without a user name or password, at most 2048 characters")
+    func syntax() {
+        let strict = WebhookURLPolicy(allowPrivate: false)
+        func rejection(_ text: String, _ policy: WebhookURLPolicy = strict) -> WebhookURLPolicy.Rejection? {
+            if case .failure(let rejection) = policy.checkSyntax(text) { return rejection }
+            return nil
+        }
+        #expect(rejection("https://hooks.example.com/d4h?x=1") == nil)
+        #expect(rejection("HTTPS://hooks.example.com:8443/d4h") == nil)
+        #expect(rejection("http://hooks.example.com/d4h") == .schemeNotHTTPS)
+        #expect(rejection("ftp://hooks.example.com/") == .schemeNotHTTPS)
+        #expect(rejection("hooks.example.com/d4h") == .schemeNotHTTPS)
+        #expect(rejection("https://user:password@hooks.example.com/") == .hasUserInfo)
+        #expect(rejection("https://user@hooks.example.com/") == .hasUserInfo)
+        #expect(rejection("https:///path-only") == .malformed)
+        #expect(rejection("https://hooks example.com/") == .malformed)
+        #expect(rejection("https://hooks.example.com/" + String(repeating: "a", count: 2048)) == .tooLong)
+        let lenient = WebhookURLPolicy(allowPrivate: true)
+        #expect(rejection("http://127.0.0.1:9000/hook", lenient) == nil)
+        #expect(rejection("ftp://127.0.0.1/", lenient) == .schemeNotHTTP)
+    }
+
+    @Test("resolution: every address of the host must be public unless private addresses are allowed")
+    func resolution() async throws {
+        let strict = WebhookURLPolicy(allowPrivate: false)
+        let lenient = WebhookURLPolicy(allowPrivate: true)
+        #expect(try (await strict.check("https://8.8.8.8/hook")).get().absoluteString == "https://8.8.8.8/hook")
+        #expect(await strict.check("https://127.0.0.1/hook") == .failure(.notPublic))
+        #expect(await strict.check("https://[::ffff:10.0.0.1]/hook") == .failure(.notPublic))
+        #expect(await strict.check("https://localhost/hook") == .failure(.notPublic))
+        #expect(await strict.check("https://no-such-host.invalid/hook") == .failure(.doesNotResolve))
+        #expect((try? (await lenient.check("http://localhost:9000/hook")).get()) != nil)
+        #expect((try? (await lenient.check("https://[::1]:9000/hook")).get()) != nil)
+    }
+}
