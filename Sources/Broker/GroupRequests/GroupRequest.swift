@@ -10,12 +10,15 @@ public struct GroupRequest: Sendable, Equatable {
         public var type: SampleType
         public var min: Double?
         public var max: Double?
+        public init(type: SampleType, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
     }
 
     public struct Demographics: Sendable, Equatable {
         public var ageMin: Int?
         public var ageMax: Int?
         public var sex: Sex?
+
+        public init(ageMin: Int?, ageMax: Int?, sex: Sex?) { (self.ageMin, self.ageMax, self.sex) = (ageMin, ageMax, sex) }
 
         var isEmpty: Bool { ageMin == nil && ageMax == nil && sex == nil }
     }
@@ -68,6 +71,11 @@ public struct GroupResultCell: Sendable, Equatable, Codable {
     public var p50: Double?
     public var p90: Double?
     public var suppressed: Bool
+
+    public init(bucketStart: String, type: SampleType, people: Int?, mean: Double?, p10: Double?, p50: Double?, p90: Double?, suppressed: Bool) {
+        (self.bucketStart, self.type, self.people, self.mean) = (bucketStart, type, people, mean)
+        (self.p10, self.p50, self.p90, self.suppressed) = (p10, p50, p90, suppressed)
+    }
 }
 
 /// What was released, when.

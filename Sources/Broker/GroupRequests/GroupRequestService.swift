@@ -62,6 +62,7 @@ public struct GroupRequestService: Sendable {
         let k = minimumCohort
         return try await client.withTransaction(logger: logger) { connection in
             try await GroupRequestStore.lockEvaluation(on: connection, logger: logger)
+            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
             let cohort = try await GroupRequestStore.cohort(
                 filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
                 on: connection, logger: logger)
@@ -84,17 +85,15 @@ public struct GroupRequestService: Sendable {
                                      "reason": .string(reason?.rawValue ?? ""), "cohortSize": .int(reason == nil ? cohort.count : 0)]),
                 on: connection, logger: logger)
             if reason == nil {
-                _ = try await release(request, on: connection, logger: logger)
+                _ = try await release(request, cohort: cohort, on: connection, logger: logger)
             }
             return request
         }
     }
 
     /// Computes the results, stores them as a release, and records it (audit event, members' access logs).
-    private func release(_ request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
-        let cells = try await GroupRequestStore.results(
-            of: request.id, types: request.types, bucket: request.bucket, from: request.windowFrom,
-            to: request.lastResultDay(today: .today), k: minimumCohort, on: connection, logger: logger)
+    private func release(_ request: GroupRequest, cohort: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
+        let cells = try await cells(of: request, cohort: cohort, logger: logger)
         let release = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
         try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
         try await AuditLog.append(
@@ -103,6 +102,26 @@ public struct GroupRequestService: Sendable {
                        details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count)]),
             on: connection, logger: logger)
         return release
+    }
+
+    /// The results of every requested type, each type computed on a connection of its own so PostgreSQL
+    /// works on them side by side (a release's cost is mostly sorting each type's person-days).
+    private func cells(of request: GroupRequest, cohort: [Int32], logger: Logger) async throws -> [GroupResultCell] {
+        let last = request.lastResultDay(today: .today), k = minimumCohort, client = client
+        let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
+            for type in request.types {
+                group.addTask {
+                    try await client.withTransaction(logger: logger) { connection in
+                        try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                        return try await GroupRequestStore.results(
+                            cohort: cohort, types: [type], bucket: request.bucket, from: request.windowFrom, to: last, k: k,
+                            on: connection, logger: logger)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        return cells.sorted { ($0.bucketStart, $0.type.code) < ($1.bucketStart, $1.type.code) }
     }
 
     // MARK: Reads
@@ -149,9 +168,8 @@ public struct GroupRequestService: Sendable {
                 guard let latest else { throw GroupRequestError.notReleased }
                 return latest
             }
-            let cells = try await GroupRequestStore.results(
-                of: request.id, types: request.types, bucket: request.bucket, from: request.windowFrom,
-                to: request.lastResultDay(today: .today), k: minimumCohort, on: connection, logger: logger)
+            let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
+            let cells = try await cells(of: request, cohort: cohort, logger: logger)
             if let latest, latest.cells == cells { return latest }
             let fresh = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
             try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
