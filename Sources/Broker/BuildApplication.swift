@@ -30,6 +30,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
         singleRequests: accountService.singleRequests,
         transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
+        groupRequests: GroupRequestService(client: client, minimumCohort: configuration.groupMinCohort),
+        auditTrail: AuditTrail(client: client),
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled()),
         metrics: registry,

@@ -56,6 +56,10 @@ public enum AuditAction {
     public static let subscriptionExpired = "subscription.expired"
     /// A download of a single request's data; `details.rows` is the number of samples released.
     public static let singleRequestDataReleased = "single_request.data_released"
+    public static let groupRequestAccepted = "group_request.accepted"
+    public static let groupRequestRefused = "group_request.refused"
+    /// A release of a group request's anonymised results (at acceptance, and when a subscription's figures change).
+    public static let groupResultsReleased = "group_request.results_released"
     public static let thirdPartyBlocked = "block.added"
     public static let thirdPartyUnblocked = "block.removed"
 }

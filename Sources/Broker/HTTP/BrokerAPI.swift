@@ -9,6 +9,8 @@ struct BrokerAPI: APIProtocol {
     let samples: SampleService
     let singleRequests: SingleRequestService
     let transparency: TransparencyService
+    let groupRequests: GroupRequestService
+    let auditTrail: AuditTrail
     let imports: AppleHealthImport
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry

@@ -6,6 +6,10 @@ public struct Principal: Sendable, Equatable {
     public var role: Role
     public var credential: Credential
 
+    public init(accountID: UUID, role: Role, credential: Credential) {
+        (self.accountID, self.role, self.credential) = (accountID, role, credential)
+    }
+
     /// How the caller proved who they are; logout revokes exactly this.
     public enum Credential: Sendable, Equatable {
         case session(tokenHash: Data)

@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of group requests: validation, evaluation (cohort, count gate, similarity check), releases of
+/// results (each audited and shown in the members' access logs), and the auditors' view.
+public struct GroupRequestService: Sendable {
+    public let client: PostgresClient
+    /// `GROUP_MIN_COHORT`: the fewest people a cohort, and every released cell, may describe.
+    public let minimumCohort: Int
+
+    public init(client: PostgresClient, minimumCohort: Int) {
+        self.client = client
+        self.minimumCohort = minimumCohort
+    }
+
+    public struct Creation: Sendable {
+        public struct Filter: Sendable {
+            public var type: String
+            public var min: Double?
+            public var max: Double?
+            public init(type: String, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
+        }
+        public var types: [String]
+        public var filters: [Filter]
+        public var ageMin: Int?
+        public var ageMax: Int?
+        public var sex: String?
+        public var windowFrom: String
+        public var windowTo: String
+        public var bucket: String
+        public var purpose: String
+        public var subscriptionDays: Int?
+
+        public init(
+            types: [String], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: String?, windowFrom: String, windowTo: String,
+            bucket: String, purpose: String, subscriptionDays: Int?
+        ) {
+            (self.types, self.filters, self.ageMin, self.ageMax, self.sex) = (types, filters, ageMin, ageMax, sex)
+            (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (windowFrom, windowTo, bucket, purpose, subscriptionDays)
+        }
+    }
+
+    struct ValidCreation: Sendable {
+        var types: [SampleType]
+        var filters: [GroupRequest.Filter]
+        var demographics: GroupRequest.Demographics
+        var windowFrom: CalendarDate
+        var windowTo: CalendarDate
+        var bucket: Statistics.Bucket
+        var purpose: String
+        var subscriptionDays: Int?
+    }
+
+    // MARK: Creation
+
+    /// Evaluates the request at once and stores it accepted (with its first release) or refused. The
+    /// refusal never tells how many people matched.
+    public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
+        let valid = try Self.validate(creation)
+        let k = minimumCohort
+        return try await client.withTransaction(logger: logger) { connection in
+            try await GroupRequestStore.lockEvaluation(on: connection, logger: logger)
+            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+            let cohort = try await GroupRequestStore.cohort(
+                filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                on: connection, logger: logger)
+            let reason: GroupRequest.RefusalReason?
+            if cohort.count < k {
+                reason = .cohortBelowThreshold
+            } else if try await GroupRequestStore.isTooSimilar(cohort, k: k, on: connection, logger: logger) {
+                reason = .cohortTooSimilar
+            } else {
+                reason = nil
+            }
+            let request = try await GroupRequestStore.insert(
+                valid, thirdPartyID: principal.accountID, status: reason == nil ? .accepted : .refused, reason: reason,
+                cohort: reason == nil ? cohort : nil, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                           action: reason == nil ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
+                           requestID: request.id,
+                           details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                                     "reason": .string(reason?.rawValue ?? ""), "cohortSize": .int(reason == nil ? cohort.count : 0)]),
+                on: connection, logger: logger)
+            if reason == nil {
+                _ = try await release(request, cohort: cohort, on: connection, logger: logger)
+            }
+            return request
+        }
+    }
+
+    /// Computes the results, stores them as a release, and records it (audit event, members' access logs).
+    private func release(_ request: GroupRequest, cohort: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
+        let cells = try await cells(of: request, cohort: cohort, logger: logger)
+        let release = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
+        try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
+        try await AuditLog.append(
+            AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                       action: AuditAction.groupResultsReleased, requestID: request.id,
+                       details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count)]),
+            on: connection, logger: logger)
+        return release
+    }
+
+    /// The results of every requested type, each type computed on a connection of its own so PostgreSQL
+    /// works on them side by side (a release's cost is mostly sorting each type's person-days).
+    private func cells(of request: GroupRequest, cohort: [Int32], logger: Logger) async throws -> [GroupResultCell] {
+        let last = request.lastResultDay(today: .today), k = minimumCohort, client = client
+        let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
+            for type in request.types {
+                group.addTask {
+                    try await client.withTransaction(logger: logger) { connection in
+                        try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                        return try await GroupRequestStore.results(
+                            cohort: cohort, types: [type], bucket: request.bucket, from: request.windowFrom, to: last, k: k,
+                            on: connection, logger: logger)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        return cells.sorted { ($0.bucketStart, $0.type.code) < ($1.bucketStart, $1.type.code) }
+    }
+
+    // MARK: Reads
+
+    public func request(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRequest {
+        let sender = try senderScope(of: principal)
+        return try await client.withConnection { connection in
+            guard let request = try await GroupRequestStore.request(id: id, sender: sender, on: connection, logger: logger)
+            else { throw GroupRequestError.notFound }
+            return request
+        }
+    }
+
+    /// A third party's own requests; an auditor's view of everyone's.
+    public func list(for principal: Principal, status: GroupRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+        -> Page<GroupRequest>
+    {
+        let sender = try senderScope(of: principal)
+        let rows = try await client.withConnection { connection in
+            try await GroupRequestStore.list(sender: sender, status: status, after: cursor, limit: limit, on: connection, logger: logger)
+        }
+        return Page(rows: rows, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+    }
+
+    /// Nil (everything) for auditors, the account for third parties; people see no group requests.
+    private func senderScope(of principal: Principal) throws -> UUID? {
+        switch principal.role {
+        case .thirdParty: return principal.accountID
+        case .auditor: return nil
+        case .user: throw GroupRequestError.wrongRole("Group requests are for third parties and auditors.")
+        }
+    }
+
+    /// The sender's results: the frozen release of a one-off request; for a subscription, a new release
+    /// whenever the figures changed (buckets up to today while it runs, erased people gone).
+    public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
+        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender reads results here; auditors use /v1/audit.") }
+        return try await client.withTransaction(logger: logger) { connection in
+            guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
+            else { throw GroupRequestError.notFound }
+            guard request.status == .accepted else { throw GroupRequestError.notAccepted }
+            let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
+            guard request.subscription != nil else {
+                guard let latest else { throw GroupRequestError.notReleased }
+                return latest
+            }
+            let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
+            let cells = try await cells(of: request, cohort: cohort, logger: logger)
+            if let latest, latest.cells == cells { return latest }
+            let fresh = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
+            try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                           action: AuditAction.groupResultsReleased, requestID: request.id,
+                           details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count)]),
+                on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: request.thirdParty.id, requestID: request.id, data: [:],
+                                            on: connection, logger: logger)
+            return fresh
+        }
+    }
+
+    /// What was last released, for auditors: the same stored cells the third party received.
+    public func releasedResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
+        guard principal.role == .auditor else { throw GroupRequestError.wrongRole("Only auditors read this.") }
+        return try await client.withConnection { connection in
+            guard try await GroupRequestStore.request(id: id, sender: nil, on: connection, logger: logger) != nil
+            else { throw GroupRequestError.notFound }
+            guard let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
+            else { throw GroupRequestError.notReleased }
+            return latest
+        }
+    }
+
+    public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender ends a group subscription.") }
+        return try await client.withTransaction(logger: logger) { connection in
+            if let ended = try await GroupRequestStore.endSubscription(id: id, sender: principal.accountID, on: connection, logger: logger) {
+                try await AuditLog.append(
+                    AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                               action: AuditAction.subscriptionEnded, requestID: id,
+                               details: ["endedBy": .string("third_party"), "reason": .string("revoked"), "kind": .string("group")]),
+                    on: connection, logger: logger)
+                return ended
+            }
+            guard let current = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
+            else { throw GroupRequestError.notFound }
+            switch (current.status, current.subscription?.status) {
+            case (.refused, _): throw GroupRequestError.noActiveSubscription("The group request was refused.")
+            case (_, nil): throw GroupRequestError.noActiveSubscription("This group request has no subscription.")
+            case (_, .expired): throw GroupRequestError.noActiveSubscription("The subscription has already expired.")
+            default: throw GroupRequestError.noActiveSubscription("The subscription has already ended.")
+            }
+        }
+    }
+}
