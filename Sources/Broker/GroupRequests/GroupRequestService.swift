@@ -91,9 +91,16 @@ public struct GroupRequestService: Sendable {
         }
     }
 
-    /// Computes the results, stores them as a release, and records it (audit event, members' access logs).
+    /// Computes the results, stores them as a release, and records it.
     private func release(_ request: GroupRequest, cohort: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
-        let cells = try await cells(of: request, cohort: cohort, logger: logger)
+        try await record(try await cells(of: request, cohort: cohort, logger: logger), of: request, on: connection, logger: logger)
+    }
+
+    /// Stores cells as a new release and records it: an audit event, and an access-log entry for each
+    /// remaining cohort member saying their data contributed to an anonymised aggregate.
+    private func record(_ cells: [GroupResultCell], of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws
+        -> GroupRelease
+    {
         let release = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
         try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
         try await AuditLog.append(
@@ -171,13 +178,7 @@ public struct GroupRequestService: Sendable {
             let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
             let cells = try await cells(of: request, cohort: cohort, logger: logger)
             if let latest, latest.cells == cells { return latest }
-            let fresh = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
-            try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
-            try await AuditLog.append(
-                AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                           action: AuditAction.groupResultsReleased, requestID: request.id,
-                           details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count)]),
-                on: connection, logger: logger)
+            let fresh = try await record(cells, of: request, on: connection, logger: logger)
             try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: request.thirdParty.id, requestID: request.id, data: [:],
                                             on: connection, logger: logger)
             return fresh

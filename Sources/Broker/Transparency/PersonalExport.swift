@@ -9,6 +9,9 @@ public struct PersonalExport: Sendable {
 
     public init(client: PostgresClient) { self.client = client }
 
+    /// Rows read per query for the requests and the access log.
+    static let page = 1000
+
     /// Writes `{exportedAt, profile, requests, accessLog, samples}`; the JSON pieces of the profile, the
     /// requests and the access log come already encoded from the HTTP layer's types.
     public func stream(
@@ -28,41 +31,40 @@ public struct PersonalExport: Sendable {
             Timestamp.appendRFC3339(Date(), to: &out)
             out += Array(#"","profile":"#.utf8) + profileJSON + Array(#","requests":["#.utf8)
 
-            var cursor: PageCursor?
-            var first = true
-            repeat {
-                let page = try await SingleRequestStore.list(
-                    accountID: principal.accountID, asSender: principal.role == .thirdParty, status: nil, after: cursor,
-                    limit: 1000, on: connection, logger: logger)
-                for request in page.prefix(1000) {
-                    if !first { out.append(UInt8(ascii: ",")) }
-                    out += try requestsJSON(request)
-                    first = false
-                    await flushIfFull()
-                }
-                cursor = page.count > 1000 ? page.prefix(1000).last.map { PageCursor(time: $0.createdAt, id: $0.id) } : nil
-            } while cursor != nil
-
-            out += Array(#"],"accessLog":["#.utf8)
-            if principal.role == .user {
-                first = true
+            /// Writes every row of a paged list, page by page, separated by commas.
+            func writeAll<Row>(
+                page: (PageCursor?) async throws -> [Row], cursor: (Row) -> PageCursor, json: (Row) throws -> [UInt8]
+            ) async throws {
+                var after: PageCursor?
+                var first = true
                 repeat {
-                    let page = try await AccessLogStore.list(userID: principal.accountID, after: cursor, limit: 1000, on: connection, logger: logger)
-                    for entry in page.prefix(1000) {
+                    let rows = try await page(after)
+                    for row in rows.prefix(Self.page) {
                         if !first { out.append(UInt8(ascii: ",")) }
-                        out += try accessLogJSON(entry)
+                        out += try json(row)
                         first = false
                         await flushIfFull()
                     }
-                    cursor = page.count > 1000 ? page.prefix(1000).last.map { PageCursor(time: $0.at, id: $0.id) } : nil
-                } while cursor != nil
+                    after = rows.count > Self.page ? rows.prefix(Self.page).last.map(cursor) : nil
+                } while after != nil
+            }
+            try await writeAll(
+                page: { try await SingleRequestStore.list(
+                    accountID: principal.accountID, asSender: principal.role == .thirdParty, status: nil, after: $0,
+                    limit: Self.page, on: connection, logger: logger) },
+                cursor: { PageCursor(time: $0.createdAt, id: $0.id) }, json: requestsJSON)
+            out += Array(#"],"accessLog":["#.utf8)
+            if principal.role == .user {
+                try await writeAll(
+                    page: { try await AccessLogStore.list(userID: principal.accountID, after: $0, limit: Self.page, on: connection, logger: logger) },
+                    cursor: { PageCursor(time: $0.at, id: $0.id) }, json: accessLogJSON)
             }
 
             out += Array(#"],"samples":["#.utf8)
             if principal.role == .user {
                 let rows = try await connection.query(
                     "SELECT type, at, value FROM samples WHERE user_id = \(principal.accountID) ORDER BY at, type", logger: logger)
-                first = true
+                var first = true
                 for try await (code, at, value) in rows.decode((Int16, Date, Double).self) {
                     guard let type = SampleType(code: code) else { continue }
                     out += Array((first ? #"{"type":""# : #",{"type":""#).utf8) + Array(type.rawValue.utf8)
