@@ -180,6 +180,29 @@ struct GroupRequestTests {
         }
     }
 
+    @Test("week buckets average each person's samples of the week first, then across people")
+    func weekBuckets() async throws {
+        try await TestHarness.run(configure: Self.smallK) { harness in
+            // 2026-03-02 is a Monday: days 2–4 fall in one ISO week, day 9 in the next.
+            let members: [Member] = (0..<5).map { index in
+                Member(heartRate: [2: [60 + Double(index)], 3: [70, 80], 9: [90]])
+            }
+            _ = try await Self.populate(harness, members)
+            let company = try await harness.activeCompany()
+            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Weekly"}"#
+            let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
+            let id = try #require(try harness.object(created)["id"] as? String)
+            let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+            let items = try #require(results["items"] as? [[String: Any]])
+            #expect(items.map { $0["bucketStart"] as? String } == ["2026-03-02", "2026-03-09"])
+            // Person i's first week: (60 + i + 70 + 80) / 3; their means are spread evenly, so p50 is the middle one.
+            let firstWeek = (0..<5).map { (60 + Double($0) + 150) / 3 }
+            #expect(abs((items[0]["p50"] as? Double ?? 0) - firstWeek[2]) < 1e-9)
+            #expect(abs((items[0]["mean"] as? Double ?? 0) - firstWeek.reduce(0, +) / 5) < 1e-9)
+            #expect(items[1]["p90"] as? Double == 90)
+        }
+    }
+
     /// percentile_cont: linear interpolation between the closest ranks.
     static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
         let position = fraction * Double(sorted.count - 1)
