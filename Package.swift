@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "d4h", targets: ["d4h"]),
         .library(name: "Broker", targets: ["Broker"]),
         .library(name: "Data4HelpClient", targets: ["Data4HelpClient"]),
+        .library(name: "AutomatedSOS", targets: ["AutomatedSOS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -58,9 +59,12 @@ let package = Package(
             resources: [.copy("openapi.yaml"), .copy("Schema")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // Runs on the person's device: Foundation only, never the network or server code.
+        .target(name: "AutomatedSOS"),
         .target(
             name: "Data4HelpClient",
             dependencies: [
+                "AutomatedSOS",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ],
@@ -70,6 +74,7 @@ let package = Package(
             name: "d4h",
             dependencies: [
                 "Broker",
+                "AutomatedSOS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // The webhook benchmark's receiver and client.
@@ -87,6 +92,8 @@ let package = Package(
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ]
         ),
+        .testTarget(name: "AutomatedSOSTests", dependencies: ["AutomatedSOS"]),
+        .testTarget(name: "Data4HelpClientTests", dependencies: ["Data4HelpClient", "AutomatedSOS"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,30 @@
+import Foundation
+
+/// The table of rules a monitor evaluates; data, so it can be stored, shipped and tested as such.
+public struct SOSPolicy: Sendable, Hashable, Codable {
+    public var rules: [SOSRule]
+    public var activity: SOSActivity
+
+    public init(rules: [SOSRule], activity: SOSActivity = .default) {
+        self.rules = rules
+        self.activity = activity
+    }
+
+    /// The original system's thresholds, plus low oxygen saturation.
+    ///
+    /// - heart rate below or above the age-dependent bounds of `HeartRateBounds` (the high bound is
+    ///   ignored during activity);
+    /// - stage 2 hypertension as the original specification states it: systolic above 140 or diastolic
+    ///   above 90 mmHg (two rules, so either alone alerts);
+    /// - hypotension: systolic below 90 or diastolic below 60 mmHg;
+    /// - oxygen saturation below 90 % (hypoxaemia; an addition to the original specification).
+    public static let `default` = SOSPolicy(rules: [
+        SOSRule(id: "heart_rate_low", type: .heartRate, comparison: .below, threshold: .heartRateLow),
+        SOSRule(id: "heart_rate_high", type: .heartRate, comparison: .above, threshold: .heartRateHigh, suppressedWhileActive: true),
+        SOSRule(id: "hypertension_systolic", type: .systolicPressure, comparison: .above, threshold: .constant(140)),
+        SOSRule(id: "hypertension_diastolic", type: .diastolicPressure, comparison: .above, threshold: .constant(90)),
+        SOSRule(id: "hypotension_systolic", type: .systolicPressure, comparison: .below, threshold: .constant(90)),
+        SOSRule(id: "hypotension_diastolic", type: .diastolicPressure, comparison: .below, threshold: .constant(60)),
+        SOSRule(id: "oxygen_saturation_low", type: .oxygenSaturation, comparison: .below, threshold: .constant(90)),
+    ])
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// One line of `d4h sos` output: an alert, or an action of the responder.
+public struct SOSReplayEvent: Sendable, Hashable, Codable {
+    /// `alert`, or a responder action: `prompted`, `dismissed`, `confirmed`, `countdown_ended`, `dialed`, `dial_failed`.
+    public var event: String
+    public var rule: String
+    public var type: SOSSampleType?
+    public var comparison: SOSComparison?
+    public var value: Double?
+    public var threshold: Double?
+    /// For an alert, the reading's time; for an action, the (replay) clock's time.
+    public var at: Date
+    public var deadline: Date?
+    public var detail: String?
+
+    /// The line as JSON, keys sorted, times as RFC 3339.
+    public func jsonLine() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(SOSTrace.format(date))
+        }
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}
+
+/// Replays a trace through a monitor and a responder, as on the device but on the trace's own time: the
+/// code path behind `d4h sos` and the fixture tests. Nobody answers a replay, so every prompt runs to the
+/// end of its countdown (and calls, unless the configuration is prompt-only).
+public struct SOSReplay: Sendable {
+    public var policy: SOSPolicy
+    public var age: Int
+    public var responder: SOSResponderConfiguration
+    /// Trace seconds per real second; nil replays at once.
+    public var speed: Double?
+
+    public init(policy: SOSPolicy = .default, age: Int, responder: SOSResponderConfiguration = .init(), speed: Double? = nil) {
+        self.policy = policy
+        self.age = age
+        self.responder = responder
+        self.speed = speed
+    }
+
+    /// Feeds `samples` in order and reports every alert and responder action to `emit`; returns the alerts.
+    @discardableResult
+    public func run(_ samples: [SOSSample], dialer: any SOSDialer, emit: @escaping @Sendable (SOSReplayEvent) -> Void) async -> [SOSAlert] {
+        var monitor = SOSMonitor(policy: policy, age: age)
+        let clock = ReplayClock(start: samples.first?.at ?? Date(timeIntervalSinceReferenceDate: 0), speed: speed)
+        let responder = SOSResponder(configuration: responder, clock: clock, prompter: SilentPrompter(), dialer: dialer)
+        var alerts: [SOSAlert] = []
+        for sample in samples {
+            try? await clock.sleep(until: sample.at)
+            for alert in monitor.ingest(sample) {
+                alerts.append(alert)
+                emit(SOSReplayEvent(
+                    event: "alert", rule: alert.rule, type: alert.type, comparison: alert.comparison, value: alert.value, threshold: alert.threshold, at: alert.at))
+                let rule = alert.rule
+                _ = await responder.respond(to: alert) { action, at in
+                    var event = SOSReplayEvent(event: action.name, rule: rule, at: at)
+                    if case .prompted(let deadline) = action { event.deadline = deadline }
+                    if case .dialFailed(let reason) = action { event.detail = reason }
+                    emit(event)
+                }
+            }
+        }
+        return alerts
+    }
+}
+
+/// The trace's time: it only moves forward (a late sample does not turn it back), jumping at once, or
+/// sleeping `1 / speed` of each gap in real time.
+final class ReplayClock: SOSClock {
+    private let current: Mutex<Date>
+    private let speed: Double?
+
+    init(start: Date, speed: Double?) {
+        current = Mutex(start)
+        self.speed = speed
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func sleep(until deadline: Date) async throws {
+        let gap = deadline.timeIntervalSince(now)
+        guard gap > 0 else { return }
+        if let speed, speed > 0 { try await Task.sleep(for: .seconds(gap / speed)) }
+        current.withLock { $0 = max($0, deadline) }
+    }
+}
+
+/// Nobody is there to answer: waits until the countdown cancels it.
+struct SilentPrompter: SOSPrompter {
+    func ask(_ alert: SOSAlert, deadline: Date) async throws -> SOSAnswer {
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
