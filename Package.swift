@@ -88,6 +88,7 @@ let package = Package(
             dependencies: [
                 "Broker",
                 "Data4HelpClient",
+                "AutomatedSOS",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ]
