@@ -29,7 +29,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Today in UTC: the server's clock zone, so a birth date "today" is judged the same on every host.
     public static var today: CalendarDate {
-        CalendarDate(Date(), in: TimeZone(secondsFromGMT: 0)!)
+        CalendarDate(Date(), in: .utc)
     }
 
     /// Parses exactly `YYYY-MM-DD` (ASCII digits, zero-padded); anything else, or a day that does not exist, is nil.
@@ -79,4 +79,9 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         let digits = String(number)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
+}
+
+extension TimeZone {
+    /// Days of samples, rollups and windows are UTC days.
+    static let utc = TimeZone(secondsFromGMT: 0)!
 }

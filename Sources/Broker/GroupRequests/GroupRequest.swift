@@ -53,8 +53,8 @@ public struct GroupRequest: Sendable, Equatable {
         let stop: CalendarDate
         switch subscription.status {
         case .active: stop = today
-        case .ended: stop = subscription.endedAt.map(CalendarDate.utcDay) ?? today
-        case .expired: stop = subscription.endsAt.map(CalendarDate.utcDay) ?? today
+        case .ended: stop = subscription.endedAt.map { CalendarDate($0, in: .utc) } ?? today
+        case .expired: stop = subscription.endsAt.map { CalendarDate($0, in: .utc) } ?? today
         }
         return max(windowTo, stop)
     }
@@ -82,12 +82,4 @@ public struct GroupResultCell: Sendable, Equatable, Codable {
 public struct GroupRelease: Sendable, Equatable {
     public var releasedAt: Date
     public var cells: [GroupResultCell]
-}
-
-extension CalendarDate {
-    /// The UTC calendar day of an instant.
-    static func utcDay(_ date: Date) -> CalendarDate {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        return CalendarDate(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)!
-    }
 }

@@ -15,7 +15,7 @@ extension BrokerAPI {
         -> Operations.AuditGetGroupRequestResults.Output
     {
         let principal = try await caller(.auditor)
-        let format = try resultsFormat(input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await groupRequests.releasedResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
         case .json: return .ok(.init(body: .json(.init(release))))
@@ -29,7 +29,7 @@ extension BrokerAPI {
         let from = input.query.from.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "from", message: "must be an RFC 3339 time")); return nil }() }
         let to = input.query.to.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "to", message: "must be an RFC 3339 time")); return nil }() }
         let page = PageRequest.read(limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &errors)
-        let format = try resultsFormat(input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {

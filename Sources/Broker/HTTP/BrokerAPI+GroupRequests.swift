@@ -33,7 +33,7 @@ extension BrokerAPI {
 
     func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
         let principal = try await caller()
-        let format = try resultsFormat(input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await groupRequests.results(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
         case .json: return .ok(.init(body: .json(.init(release))))
@@ -53,21 +53,6 @@ extension BrokerAPI {
     func groupRequestID(_ text: String) throws -> UUID {
         guard let id = UUID(uuidString: text) else { throw GroupRequestError.notFound }
         return id
-    }
-
-    enum ResultsFormat { case json, csv }
-
-    /// `?format=csv|json` wins; otherwise an Accept header naming CSV but not JSON asks for CSV; JSON is the default.
-    func resultsFormat(_ format: String?, accept: [String]?) throws -> ResultsFormat {
-        switch format {
-        case "csv": return .csv
-        case "json": return .json
-        case nil:
-            // Without an Accept header the generated parser lists every type the operation offers.
-            let types = (accept ?? []).map { $0.lowercased() }
-            return types.contains { $0.hasPrefix("text/csv") } && !types.contains { $0.hasPrefix("application/json") } ? .csv : .json
-        default: throw Problem.validationFailed([FieldError(field: "format", message: "must be json or csv")])
-        }
     }
 }
 

@@ -24,7 +24,8 @@ struct StreamingEndpoints: Sendable {
         let principal = try await api.caller()
         let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
         let query = Self.query(of: request)
-        let format = try Self.format(query: query, accept: request.headerFields[.accept])
+        let format = try ResponseFormat.negotiate(
+            format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
         let plan = try await api.singleRequests.prepareDownload(id: id, cursor: query["cursor"], by: principal, logger: api.logger)
         let service = api.singleRequests, logger = api.logger
         var response = HTTPResponse(status: .ok)
@@ -70,15 +71,5 @@ struct StreamingEndpoints: Sendable {
     static func query(of request: HTTPRequest) -> [String: String] {
         let items = URLComponents(string: request.path ?? "")?.queryItems ?? []
         return Dictionary(items.compactMap { item in item.value.map { (item.name, $0) } }, uniquingKeysWith: { first, _ in first })
-    }
-
-    /// `?format=csv|json` wins; otherwise `Accept: text/csv` asks for CSV; JSON is the default.
-    static func format(query: [String: String], accept: String?) throws -> ReleasedSampleEncoder.Format {
-        switch query["format"] {
-        case "csv": return .csv
-        case "json": return .json
-        case nil: return (accept ?? "").lowercased().contains("text/csv") ? .csv : .json
-        default: throw Problem.validationFailed([FieldError(field: "format", message: "must be json or csv")])
-        }
     }
 }

@@ -5,16 +5,14 @@ import Foundation
 /// second), so it writes bytes directly: the type's name and unit are precomputed, a day's date is
 /// formatted once per day, and numbers with few decimals are written without `Double.description`.
 public struct ReleasedSampleEncoder {
-    public enum Format: Sendable { case json, csv }
-
-    let format: Format
+    let format: ResponseFormat
     private(set) var bytes: [UInt8] = []
     private var first = true
     private var cachedDay = Int.min
     private var cachedDayBytes: [UInt8] = []
     static let chunkSize = 64 * 1024
 
-    init(format: Format) {
+    init(format: ResponseFormat) {
         self.format = format
         bytes.reserveCapacity(Self.chunkSize + 256)
         switch format {

@@ -32,7 +32,7 @@ extension SingleRequestService {
     /// the person's access log) in the same transaction as the read. When the receiver goes away midway,
     /// what was sent so far is still recorded.
     public func streamDownload(
-        _ plan: DownloadPlan, format: ReleasedSampleEncoder.Format, logger: Logger,
+        _ plan: DownloadPlan, format: ResponseFormat, logger: Logger,
         send: @Sendable ([UInt8]) async -> Void
     ) async throws {
         try await client.withTransaction(logger: logger) { connection in

@@ -12,6 +12,11 @@ public enum SingleRequestStore {
                r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, now() AS now
         """
 
+    /// Inside an UPDATE of `single_requests`: how far the person's data had arrived at this moment (what a
+    /// one-off acceptance or a subscription's end releases up to).
+    static let personsLastArrival =
+        "coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0)"
+
     static func request(from row: PostgresRow) throws -> SingleRequest {
         let columns = row.makeRandomAccess()
         let status = SingleRequest.Status(rawValue: try columns["status"].decode(String.self)) ?? .pending
@@ -139,7 +144,7 @@ public enum SingleRequestStore {
                     status = \(decision.rawValue),
                     decided_at = now(),
                     accepted_arrival = CASE WHEN \(decision.rawValue) = 'accepted' THEN
-                        coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0) END,
+                        \(unescaped: personsLastArrival) END,
                     ends_at = CASE WHEN \(decision.rawValue) = 'accepted' AND subscription_days IS NOT NULL
                         THEN now() + make_interval(days => subscription_days) END
                 WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending'
@@ -162,7 +167,7 @@ public enum SingleRequestStore {
             WITH changed AS (
                 UPDATE single_requests SET
                     ended_at = now(), ended_by = \(party.rawValue),
-                    ended_arrival = coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0)
+                    ended_arrival = \(unescaped: personsLastArrival)
                 WHERE id = \(requestID) AND \(unescaped: column) = \(accountID) AND status = 'accepted'
                   AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
                 RETURNING *
@@ -192,7 +197,7 @@ public enum SingleRequestStore {
             """
             WITH changed AS (
                 UPDATE single_requests SET ended_at = now(), ended_by = 'user',
-                    ended_arrival = coalesce((SELECT last_arrival FROM sample_arrivals a WHERE a.user_id = single_requests.user_id), 0)
+                    ended_arrival = \(unescaped: personsLastArrival)
                 WHERE user_id = \(userID) AND status = 'accepted' AND subscription_days IS NOT NULL
                   AND ended_at IS NULL AND ends_at > now()
                 RETURNING *
