@@ -24,6 +24,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
         sessionTTL: configuration.sessionTTL)
     let registry = PrometheusCollectorRegistry()
+    let availability = DatabaseAvailability()
     let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
     let api = BrokerAPI(
         accounts: accountService,
@@ -33,7 +34,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         groupRequests: GroupRequestService(client: client, minimumCohort: configuration.groupMinCohort),
         auditTrail: AuditTrail(client: client),
         imports: AppleHealthImport(client: client),
-        readiness: Readiness(client: client, migrations: try Migration.bundled()),
+        readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
         webhooks: WebhookService(client: client, policy: webhookPolicy))
 
@@ -42,6 +43,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(SecurityHeadersMiddleware())
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
+    router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
     router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
     let transport = RouteRecordingTransport(router: router, replacements: StreamingEndpoints(api: api).handlers)
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
@@ -52,6 +54,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
         services: [
             client, SamplePartitionMaintenance(client: client, logger: logger),
+            DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
         ],

@@ -39,6 +39,30 @@ struct OperationsTests {
         }
     }
 
+    @Test("with the database unreachable, API calls answer 503 problem+json with Retry-After within seconds; readiness 503, liveness 200")
+    func databaseUnreachable() async throws {
+        // Nothing listens on port 1: every connection attempt is refused, as while PostgreSQL restarts.
+        let nowhere = try DatabaseURL("postgres://d4h:d4h@127.0.0.1:1/d4h?sslmode=disable")
+        try await TestHarness.run(databaseURL: nowhere) { harness in
+            let clock = ContinuousClock()
+            var statuses: [HTTPResponse.Status] = []
+            let elapsed = try await clock.measure {
+                for path in ["/v1/me", "/v1/me/samples?type=heart_rate"] {
+                    let response = try await harness.request(.get, path, token: "any-token")
+                    statuses.append(response.status)
+                    #expect(response.headers[.contentType] == "application/problem+json")
+                    #expect(response.headers[.retryAfter] == "5")
+                    #expect(String(buffer: response.body).contains("database-unavailable"))
+                }
+            }
+            #expect(statuses == [.serviceUnavailable, .serviceUnavailable])
+            // The pool alone would queue these until its circuit breaker trips (about a minute).
+            #expect(elapsed < .seconds(15), "took \(elapsed)")
+            #expect(try await harness.request(.get, "/health/ready").status == .serviceUnavailable)
+            #expect(try await harness.request(.get, "/health/live").status == .ok)
+        }
+    }
+
     /// The value of the sample line that starts with `series` (name and labels), if any.
     private func sample(_ metrics: String, _ series: String) -> Double? {
         metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }

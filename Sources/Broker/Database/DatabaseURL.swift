@@ -69,4 +69,18 @@ public struct DatabaseURL: Sendable, Equatable {
         configuration.options.connectTimeout = .seconds(5)
         return configuration
     }
+
+    /// One connection outside the pool (the `DatabaseWatchdog`'s probe).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        switch sslMode {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(try .init(configuration: .makeClientConfiguration()))
+        case .require: tls = .require(try .init(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(3)
+        return configuration
+    }
 }

@@ -8,6 +8,18 @@ enum PostgresErrors {
         return psql.serverInfo?[.constraintName] ?? ""
     }
 
+    /// The database could not be reached or dropped the connection (as opposed to rejecting a statement):
+    /// the request can be retried once it is back.
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        if let psql = psqlError(in: error) {
+            return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+                .contains(psql.code)
+        }
+        // The pool's own errors (its circuit breaker tripped, the lease was cancelled) live in a module
+        // PostgresNIO does not export.
+        return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
+    }
+
     static func psqlError(in error: any Error) -> PSQLError? {
         if let psql = error as? PSQLError { return psql }
         if let transaction = error as? PostgresTransactionError {

@@ -74,7 +74,7 @@ struct ProblemMiddleware: RouterMiddleware {
         switch PostgresErrors.unwrapTransaction(error) {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)
-        default: dataException(in: error)
+        default: PostgresErrors.isConnectionFailure(error) ? Problem.databaseUnavailable : dataException(in: error)
         }
     }
 

@@ -5,6 +5,9 @@ import PostgresNIO
 struct Readiness: Sendable {
     let client: PostgresClient
     let migrations: [Migration]
+    /// The watchdog's view: when it already knows the database is down, say so at once instead of
+    /// waiting out the probe's timeout on the pool.
+    let availability: DatabaseAvailability
 
     enum State: Sendable, Equatable {
         case ready(schemaVersion: Int)
@@ -13,6 +16,7 @@ struct Readiness: Sendable {
     }
 
     func check(logger: Logger) async -> State {
+        guard availability.isReachable else { return .databaseUnreachable }
         let migrator = Migrator(client: client, migrations: migrations, logger: logger)
         do {
             // Bounded: a database that does not answer must not hang the probe.

@@ -62,9 +62,13 @@ struct WebhookDelivery: Service {
                 if moreDue, free > 0 {
                     finishedSinceClaim = 0
                     do {
-                        let claimed = try await queue.claim(
-                            limit: free, perThirdParty: configuration.maxInFlightPerThirdParty, inFlight: inFlight,
-                            lease: configuration.lease, logger: logger)
+                        // While the database is down a claim waits for a pool connection until the pool gives
+                        // up (about a minute); shutting down must not wait for that.
+                        let claimed = try await cancelWhenGracefulShutdown { [inFlight] in
+                            try await queue.claim(
+                                limit: free, perThirdParty: configuration.maxInFlightPerThirdParty, inFlight: inFlight,
+                                lease: configuration.lease, logger: logger)
+                        }
                         for event in claimed {
                             inFlight[event.thirdPartyID, default: 0] += 1
                             total += 1

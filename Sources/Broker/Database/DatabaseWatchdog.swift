@@ -1,0 +1,52 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// Probes the database once a second over a connection of its own (not the pool's, whose queue is exactly
+/// what hangs when the database is down) and keeps `DatabaseAvailability` current.
+///
+/// A refused or broken connection marks the database unreachable at once; a probe that merely times out
+/// must do so twice in a row, so one slow answer under heavy load does not turn clients away.
+struct DatabaseWatchdog: Service {
+    let configuration: PostgresConnection.Configuration
+    let availability: DatabaseAvailability
+    let logger: Logger
+    var interval: Duration = .seconds(1)
+    var probeTimeout: Double = 3
+
+    func run() async throws {
+        var connection: PostgresConnection?
+        var timeoutsInARow = 0
+        var connectionID = 0
+        defer { if let connection { Task { try? await connection.close() } } }
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                if connection == nil || connection?.isClosed == true {
+                    connectionID += 1
+                    connection = try await withTimeout(seconds: probeTimeout) { [configuration, logger, connectionID] in
+                        try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    }
+                }
+                try await withTimeout(seconds: probeTimeout) { [connection, logger] in
+                    _ = try await connection!.query("SELECT 1", logger: logger).collect()
+                }
+                timeoutsInARow = 0
+                if !availability.isReachable { logger.notice("database reachable again") }
+                availability.markReachable()
+            } catch is TimedOut {
+                timeoutsInARow += 1
+                if timeoutsInARow >= 2 { unreachable(because: "probe timed out twice") }
+            } catch {
+                if let stale = connection { Task { try? await stale.close() } }
+                connection = nil
+                unreachable(because: String(reflecting: error))
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    private func unreachable(because reason: String) {
+        if availability.isReachable { logger.error("database unreachable", metadata: ["reason": "\(reason)"]) }
+        availability.markUnreachable()
+    }
+}
