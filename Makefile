@@ -62,7 +62,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test bench format fuzz psql \
+.PHONY: help deps build run test bench loadtest faults format fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -121,6 +121,15 @@ bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABAS
 	else \
 	    echo "bench: bench/run does not exist yet"; \
 	fi
+
+# Release build: the figures are meant for an operator, and debug Swift is several times slower.
+loadtest: ## ~2 min mixed load on a release server: per-endpoint throughput, p50/p99/max, errors, RSS
+	$(MAKE) build CONFIG=release
+	D4H='$(CURDIR)/.build/release/d4h' bash scripts/loadtest.sh
+
+faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients
+	$(MAKE) build CONFIG=release
+	D4H='$(CURDIR)/.build/release/d4h' bash scripts/faults.sh
 
 format: ## swift format --in-place the sources and tests
 	@if $(SWIFT) format --help >/dev/null 2>&1; then \

@@ -51,6 +51,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
 
     return Application(
         router: router,
+        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
         services: [
             client, SamplePartitionMaintenance(client: client, logger: logger),

@@ -48,8 +48,27 @@ struct Serve: AsyncParsableCommand {
         } catch {
             fail("refusing to start: cannot check the database schema: \(String(reflecting: error))")
         }
+        raiseOpenFileLimit(logger: logger)
         let app = try await buildApplication(configuration: configuration, logger: logger)
         logger.info("serving", metadata: ["url": "http://\(configuration.httpHost):\(configuration.httpPort)"])
         try await app.runService()
     }
 }
+
+/// Every connection is a file descriptor, and the usual soft limit (1,024) would turn clients away long
+/// before memory or CPU run short: take the hard limit the system allows this process.
+func raiseOpenFileLimit(logger: Logger) {
+    var limit = rlimit()
+    guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    let before = limit.rlim_cur
+    limit.rlim_cur = limit.rlim_max
+    if setrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 {
+        logger.info("raised the open-file limit", metadata: ["from": "\(before)", "to": "\(limit.rlim_max)"])
+    }
+}
+
+#if canImport(Glibc)
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#else
+private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+#endif

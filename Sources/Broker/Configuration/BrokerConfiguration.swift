@@ -17,6 +17,9 @@ public struct BrokerConfiguration: Sendable {
     /// Delivery loop tuning; production defaults (tests shorten the intervals).
     public var webhookDelivery = WebhookDeliveryConfiguration()
     public var logLevel: Logger.Level
+    /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
+    /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.
+    public var httpIdleTimeout = 60
 
     public init(
         databaseURL: String,
@@ -78,6 +81,9 @@ public struct BrokerConfiguration: Sendable {
             webhookAllowPrivate: reader.bool(forKey: "webhook.allow.private", default: false),
             logLevel: level
         )
+        let idle = reader.int(forKey: "http.idle.timeout", default: 60)
+        guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
+        self.httpIdleTimeout = idle
     }
 }
 

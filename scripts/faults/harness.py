@@ -1,0 +1,194 @@
+"""What every fault scenario shares: the PostgreSQL cluster, d4h servers as child processes, plain HTTP
+calls, accounts, and the PASS/FAIL report. Standard library only, so `make faults` needs nothing from PyPI.
+"""
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(REPO, "var", "faults")
+
+
+@dataclass
+class Cluster:
+    """The project-local PostgreSQL the faults run on (scripts/pg-cluster.sh, durable: fsync on)."""
+
+    name: str
+    port: int
+    password: str
+    database: str = "d4h_faults"
+
+    @property
+    def admin_env(self):
+        return dict(os.environ, PGPASSWORD=self.password)
+
+    @property
+    def database_url(self):
+        return f"postgres://postgres:{self.password}@127.0.0.1:{self.port}/{self.database}?sslmode=disable"
+
+    def cluster_script(self, *args):
+        return subprocess.run(["bash", os.path.join(REPO, "scripts", "pg-cluster.sh"), *args],
+                              check=True, capture_output=True, text=True)
+
+    def stop(self):
+        """pg_ctl stop -m fast: disconnects every client and rolls back open transactions."""
+        self.cluster_script("stop", self.name)
+
+    def start(self):
+        self.cluster_script("start", self.name, str(self.port))
+
+    def psql(self, sql, database=None):
+        """Runs `sql`; returns the rows as lists of strings (unaligned, tab-separated)."""
+        result = subprocess.run(
+            [os.environ.get("PSQL", "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
+             "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database or self.database, "-c", sql],
+            check=True, capture_output=True, text=True, env=self.admin_env)
+        return [line.split("\t") for line in result.stdout.splitlines() if line]
+
+    def fresh_database(self, d4h):
+        self.psql(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)", database="postgres")
+        self.psql(f"CREATE DATABASE {self.database}", database="postgres")
+        subprocess.run([d4h, "migrate"], check=True, capture_output=True, env=dict(os.environ, DATABASE_URL=self.database_url))
+
+
+class Server:
+    """One `d4h serve` child process on a loopback port."""
+
+    def __init__(self, d4h, cluster, port, **environment):
+        self.d4h, self.cluster, self.port = d4h, cluster, port
+        self.environment = {"DATABASE_URL": cluster.database_url, "MAIL_TRANSPORT": "log", "LOG_LEVEL": "warning",
+                            "HTTP_HOST": "127.0.0.1", **{k: str(v) for k, v in environment.items()}}
+        self.process = None
+        self.log_path = os.path.join(OUT, f"server-{port}.log")
+
+    def start(self, ready_within=60):
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([self.d4h, "serve", "--http-port", str(self.port)], stdout=log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        env=dict(os.environ, **self.environment))
+        deadline = time.monotonic() + ready_within
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"d4h serve on :{self.port} exited with {self.process.returncode}; see {self.log_path}")
+            try:
+                if call("GET", self.url("/health/ready"), timeout=2).status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"d4h serve on :{self.port} not ready within {ready_within} s")
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    @property
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self):
+        """SIGKILL: no graceful shutdown, no flushing, as in a power cut or the OOM killer."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.alive:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict
+    body: bytes
+    seconds: float
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def call(method, url, token=None, body=None, content_type="application/json", timeout=30, headers=None):
+    """One request on a fresh connection. Raises OSError (connection refused/reset, timeout) when no
+    response arrives: the caller must treat that as "not acknowledged"."""
+    parsed = url.split("/", 3)
+    host, port = parsed[2].split(":")
+    path = "/" + parsed[3]
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    sent_headers = dict(headers or {})
+    if token:
+        sent_headers["Authorization"] = f"Bearer {token}"
+    if body is not None:
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        sent_headers["Content-Type"] = content_type
+    started = time.monotonic()
+    try:
+        connection.request(method, path, body=body, headers=sent_headers)
+        response = connection.getresponse()
+        data = response.read()
+        return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, data, time.monotonic() - started)
+    except http.client.HTTPException as error:  # e.g. the connection died halfway through the response
+        raise ConnectionError(f"{type(error).__name__}: {error}") from error
+    finally:
+        connection.close()
+
+
+def create_accounts(d4h, cluster, users, companies=0):
+    """Activated accounts through the real registration path (`d4h bench accounts`)."""
+    result = subprocess.run([d4h, "bench", "accounts", "--database-url", cluster.database_url, "--users", str(users),
+                             "--companies", str(companies)], check=True, capture_output=True, text=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def log_in(server, account):
+    reply = call("POST", server.url("/v1/sessions"), body={"email": account["email"], "password": account["password"]})
+    if reply.status != 201:
+        raise RuntimeError(f"login of {account['email']} answered {reply.status}: {reply.body[:200]!r}")
+    return reply.json()["token"]
+
+
+def heart_rate_batch(start_epoch, count, step=1):
+    """`count` heart-rate samples `step` seconds apart from `start_epoch` (UTC); values identify the position."""
+    samples = []
+    for index in range(count):
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start_epoch + index * step))
+        samples.append({"type": "heart_rate", "value": 40 + index % 150, "at": at})
+    return {"samples": samples}
+
+
+@dataclass
+class Verdict:
+    name: str
+    passed: bool = True
+    figures: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+    def figure(self, text):
+        self.figures.append(text)
+
+    def require(self, condition, problem):
+        if not condition:
+            self.passed = False
+            self.problems.append(problem)
+        return condition
+
+    def print(self):
+        print(f"{'PASS' if self.passed else 'FAIL'}  {self.name}")
+        for line in self.figures:
+            print(f"      {line}")
+        for line in self.problems:
+            print(f"      ✗ {line}")
+        sys.stdout.flush()
+
+
+def unique_suffix():
+    return uuid.uuid4().hex[:8]
