@@ -51,7 +51,7 @@ struct BodyTooSlow: Error, ProblemConvertible {
 struct BodyPace: Sendable {
     static let graceSeconds = 30
     static let minimumBytesPerSecond = 1024
-    let started = ContinuousClock.now
+    var started = ContinuousClock.now
 
     /// Whether `bytes` received by now keep the pace.
     func allows(_ bytes: Int) -> Bool {
