@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Tests only: the authorisation matrix reads the operations from openapi.yaml (already in the graph through the generator).
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -91,6 +93,7 @@ let package = Package(
                 "AutomatedSOS",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(name: "AutomatedSOSTests", dependencies: ["AutomatedSOS"]),

@@ -20,6 +20,7 @@ struct BrokerAPI: APIProtocol {
 
     /// The authenticated caller, or 401.
     func caller() async throws -> Principal {
+        if let principal = RequestScope.current.principal { return principal }
         guard let token = RequestScope.current.bearerToken,
             let principal = try await accounts.principal(bearer: token, logger: logger)
         else { throw AccountError.unauthenticated }

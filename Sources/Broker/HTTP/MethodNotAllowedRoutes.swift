@@ -13,9 +13,13 @@ final class RouteRecordingTransport: ServerTransport {
     /// Hand-written handlers that replace the generated ones for the same `METHOD path` (streamed bodies).
     private let replacements: [String: StreamingEndpoints.Handler]
 
-    init(router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:]) {
+    /// Checks the bearer token before a handler decodes anything.
+    private let gate: AuthenticationGate
+
+    init(router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:], gate: AuthenticationGate) {
         self.router = router
         self.replacements = replacements
+        self.gate = gate
     }
 
     func register(
@@ -23,7 +27,8 @@ final class RouteRecordingTransport: ServerTransport {
         method: HTTPRequest.Method,
         path: String
     ) throws {
-        let handler = replacements["\(method.rawValue) \(path)"] ?? generated
+        let unguarded = replacements["\(method.rawValue) \(path)"] ?? generated
+        let handler = gate.guarding(unguarded, method: method, path: path)
         try router.register(handler, method: method, path: path)
         if method == .get {
             // HEAD is GET without the body (RFC 9110 §9.3.2).

@@ -7,6 +7,8 @@ public struct RequestScope: Sendable {
     public var bearerToken: String?
     public var clientAddress: String
     public var logger: Logger
+    /// The caller, once `AuthenticationGate` has authenticated the bearer token.
+    public var principal: Principal? = nil
 
     @TaskLocal public static var current = RequestScope(
         bearerToken: nil, clientAddress: "unknown", logger: Logger(label: "data4help.unscoped"))
