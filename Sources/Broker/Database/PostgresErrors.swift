@@ -12,6 +12,10 @@ enum PostgresErrors {
     /// the request can be retried once it is back.
     static func isConnectionFailure(_ error: any Error) -> Bool {
         if let psql = psqlError(in: error) {
+            if let state = psql.serverInfo?[.sqlState] {
+                // 08: connection exception; 57P01–57P03: the server is shutting down, crashed or starting.
+                return state.hasPrefix("08") || state.hasPrefix("57P")
+            }
             return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
                 .contains(psql.code)
         }
