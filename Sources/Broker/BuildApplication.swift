@@ -1,6 +1,8 @@
 import Configuration
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import OpenAPIHummingbird
 import PostgresNIO
@@ -36,11 +38,12 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
-        webhooks: WebhookService(client: client, policy: webhookPolicy))
+        webhooks: WebhookService(client: client, policy: webhookPolicy),
+        rateLimiter: RateLimiter(limits: configuration.rateLimits))
 
     let router = Router(context: BrokerRequestContext.self)
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))
-    router.middlewares.add(SecurityHeadersMiddleware())
+    router.middlewares.add(SecurityHeadersMiddleware(servesTLS: configuration.tls != nil))
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
@@ -50,9 +53,14 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
 
+    // Read now, so a wrong path or a mismatched key stops the start with a message naming the variable.
+    let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))
+    let server: HTTPServerBuilder = try configuration.tls.map {
+        try .tls(.http1(configuration: http1), tlsConfiguration: $0.serverConfiguration())
+    } ?? .http1(configuration: http1)
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))),
+        server: server,
         configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: nil),
         services: [
             client, SamplePartitionMaintenance(client: client, logger: logger),

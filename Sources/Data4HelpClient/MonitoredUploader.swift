@@ -94,11 +94,16 @@ public actor MonitoredUploader {
             samples: try batch.map { .init(_type: $0.type.rawValue, value: $0.value, at: try transcoder.encode($0.at)) })
         var backoff = options.initialBackoff
         for attempt in 1...max(1, options.attempts) {
+            // How long the server asked us to wait (a 429's Retry-After), if longer than the backoff.
+            var serverDelay: Duration = .zero
             do {
                 switch try await client.uploadSamples(body: .json(body)) {
                 case .ok(let ok):
                     return try ok.body.json.accepted
-                case .default(let status, _) where status >= 500 || status == 429:
+                case .tooManyRequests(let limited):
+                    // The account's upload budget is spent for now; the batch is fine, so wait and resend it.
+                    serverDelay = .seconds(limited.headers.retryAfter)
+                case .default(let status, _) where status >= 500:
                     break  // The server is busy or broken: worth another try.
                 case .default(let status, _): throw UploadError.rejected(status: status)
                 case .badRequest: throw UploadError.rejected(status: 400)
@@ -116,7 +121,7 @@ public actor MonitoredUploader {
                 // A network error, or a server error the client surfaced as one: retry.
             }
             if attempt < options.attempts {
-                try await sleep(backoff)
+                try await sleep(max(backoff, serverDelay))
                 backoff = min(backoff * 2, options.maximumBackoff)
             }
         }

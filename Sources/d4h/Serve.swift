@@ -19,6 +19,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "SESSION_TTL in seconds (default 86400)") var sessionTTL: Int?
     @Option(help: "WEBHOOK_ALLOW_PRIVATE (default false)") var webhookAllowPrivate: Bool?
     @Option(help: "LOG_LEVEL (default info)") var logLevel: String?
+    @Option(help: "TLS_CERTIFICATE: PEM certificate chain; serve HTTPS (TLS 1.2+) without a proxy (needs --tls-key)")
+    var tlsCertificate: String?
+    @Option(help: "TLS_KEY: the certificate's PEM private key (needs --tls-certificate)") var tlsKey: String?
+    @Option(help: "RATE_LIMIT_UPLOADS_PER_MINUTE per account (default 120, 0 = off)") var rateLimitUploadsPerMinute: Int?
+    @Option(help: "RATE_LIMIT_IMPORTS_PER_HOUR per account (default 10, 0 = off)") var rateLimitImportsPerHour: Int?
+    @Option(help: "RATE_LIMIT_DOWNLOADS_PER_MINUTE per account (default 120, 0 = off)") var rateLimitDownloadsPerMinute: Int?
+    @Option(help: "RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE per account (default 30, 0 = off)") var rateLimitGroupRequestsPerMinute: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -27,6 +34,11 @@ struct Serve: AsyncParsableCommand {
             ("PUBLIC_URL", publicURL), ("MAIL_TRANSPORT", mailTransport), ("MAIL_DIRECTORY", mailDirectory),
             ("GROUP_MIN_COHORT", groupMinCohort.map(String.init)), ("SESSION_TTL", sessionTTL.map(String.init)),
             ("WEBHOOK_ALLOW_PRIVATE", webhookAllowPrivate.map(String.init)), ("LOG_LEVEL", logLevel),
+            ("TLS_CERTIFICATE", tlsCertificate), ("TLS_KEY", tlsKey),
+            ("RATE_LIMIT_UPLOADS_PER_MINUTE", rateLimitUploadsPerMinute.map(String.init)),
+            ("RATE_LIMIT_IMPORTS_PER_HOUR", rateLimitImportsPerHour.map(String.init)),
+            ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", rateLimitDownloadsPerMinute.map(String.init)),
+            ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", rateLimitGroupRequestsPerMinute.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }
@@ -49,8 +61,13 @@ struct Serve: AsyncParsableCommand {
             fail("refusing to start: cannot check the database schema: \(String(reflecting: error))")
         }
         raiseOpenFileLimit(logger: logger)
-        let app = try await buildApplication(configuration: configuration, logger: logger)
-        logger.info("serving", metadata: ["url": "http://\(configuration.httpHost):\(configuration.httpPort)"])
+        let app: any ApplicationProtocol
+        do {
+            app = try await buildApplication(configuration: configuration, logger: logger)
+        } catch let error as ConfigurationError {
+            fail("\(error)")  // an unreadable TLS file, named by its variable
+        }
+        logger.info("serving", metadata: ["url": "\(configuration.scheme)://\(configuration.httpHost):\(configuration.httpPort)"])
         try await app.runService()
     }
 }

@@ -15,6 +15,8 @@ final class FakeSampleServer: ClientTransport {
         /// Store the batch, then fail as if the connection dropped before the answer arrived.
         var loseNextAnswer = false
         var status503 = false
+        /// Answer this many requests with 429 and `Retry-After: 30` (storing nothing) first.
+        var rateLimitedBeforeSuccess = 0
     }
 
     let state = Mutex(State())
@@ -30,9 +32,13 @@ final class FakeSampleServer: ClientTransport {
         let data = try await Data(collecting: try #require(body), upTo: 10_000_000)
         let upload = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         let samples = upload["samples"] as! [[String: Any]]
-        enum Next { case fail, drop, answer(accepted: Int, duplicates: Int) }
+        enum Next { case fail, rateLimited, drop, answer(accepted: Int, duplicates: Int) }
         let next: Next = state.withLock { state in
             state.requests += 1
+            if state.rateLimitedBeforeSuccess > 0 {
+                state.rateLimitedBeforeSuccess -= 1
+                return .rateLimited
+            }
             if state.failuresBeforeSuccess > 0 {
                 state.failuresBeforeSuccess -= 1
                 return .fail
@@ -55,6 +61,9 @@ final class FakeSampleServer: ClientTransport {
         case .fail:
             return (HTTPResponse(status: .serviceUnavailable, headerFields: [.contentType: "application/problem+json"]),
                     HTTPBody(#"{"type":"about:blank","title":"Service Unavailable","status":503}"#))
+        case .rateLimited:
+            return (HTTPResponse(status: .tooManyRequests, headerFields: [.contentType: "application/problem+json", .retryAfter: "30"]),
+                    HTTPBody(#"{"type":"https://data4help.example/problems/rate-limited","title":"Too many requests","status":429}"#))
         case .drop:
             throw Dropped()
         case .answer(let accepted, let duplicates):
@@ -170,6 +179,19 @@ final class Waits: Sendable {
         for sample in readings(2) { try await device.record(sample) }
         #expect(try await device.flush() == 2)
         #expect(waits.recorded.withLock { $0 } == [.seconds(1), .seconds(2), .seconds(4)])
+    }
+
+    @Test func aRateLimitedBatchWaitsForRetryAfterThenIsResent() async throws {
+        let server = FakeSampleServer()
+        server.state.withLock { $0.rateLimitedBeforeSuccess = 1 }
+        let waits = Waits()
+        let device = try uploader(try directory(), server, waits: waits)
+        for sample in readings(2) { try await device.record(sample) }
+        #expect(try await device.flush() == 2)
+        // The server's 30 s, not the 1 s first backoff.
+        #expect(waits.recorded.withLock { $0 } == [.seconds(30)])
+        #expect(server.requests == 2)
+        #expect(await device.pendingCount == 0)
     }
 
     @Test func givingUpKeepsTheBatchForLater() async throws {

@@ -20,6 +20,10 @@ public struct BrokerConfiguration: Sendable {
     /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
     /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.
     public var httpIdleTimeout = 60
+    /// Serve HTTPS with these files (`TLS_CERTIFICATE`, `TLS_KEY`); nil serves plain HTTP (behind a proxy).
+    public var tls: TLSFiles?
+    /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
+    public var rateLimits = RateLimits()
 
     public init(
         databaseURL: String,
@@ -31,18 +35,20 @@ public struct BrokerConfiguration: Sendable {
         groupMinCohort: Int = 1000,
         sessionTTL: Int = 86_400,
         webhookAllowPrivate: Bool = false,
-        logLevel: Logger.Level = .info
+        logLevel: Logger.Level = .info,
+        tls: TLSFiles? = nil
     ) {
         self.databaseURL = databaseURL
         self.httpHost = httpHost
         self.httpPort = httpPort
-        self.publicURL = publicURL ?? "http://\(httpHost):\(httpPort)"
+        self.publicURL = publicURL ?? "\(tls == nil ? "http" : "https")://\(httpHost):\(httpPort)"
         self.mailTransport = mailTransport
         self.mailDirectory = mailDirectory
         self.groupMinCohort = groupMinCohort
         self.sessionTTL = sessionTTL
         self.webhookAllowPrivate = webhookAllowPrivate
         self.logLevel = logLevel
+        self.tls = tls
     }
 
     /// Reads the configuration; keys are the documented variable names (`database.url` is `DATABASE_URL`).
@@ -79,12 +85,17 @@ public struct BrokerConfiguration: Sendable {
             groupMinCohort: cohort,
             sessionTTL: ttl,
             webhookAllowPrivate: reader.bool(forKey: "webhook.allow.private", default: false),
-            logLevel: level
+            logLevel: level,
+            tls: try TLSFiles.read(from: reader)
         )
         let idle = reader.int(forKey: "http.idle.timeout", default: 60)
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
+        self.rateLimits = try RateLimits(reader: reader)
     }
+
+    /// `http`, or `https` when the server terminates TLS itself.
+    public var scheme: String { tls == nil ? "http" : "https" }
 }
 
 /// A configuration value that is missing or malformed; the message names the variable.

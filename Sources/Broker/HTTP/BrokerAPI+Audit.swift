@@ -24,7 +24,7 @@ extension BrokerAPI {
     }
 
     func auditListEvents(_ input: Operations.AuditListEvents.Input) async throws -> Operations.AuditListEvents.Output {
-        _ = try await caller(.auditor)
+        let principal = try await caller(.auditor)
         var errors: [FieldError] = []
         let from = input.query.from.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "from", message: "must be an RFC 3339 time")); return nil }() }
         let to = input.query.to.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "to", message: "must be an RFC 3339 time")); return nil }() }
@@ -33,6 +33,8 @@ extension BrokerAPI {
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {
+            // The whole log in one response is a download; a JSON page of at most 1000 events is not.
+            try charge(principal, for: .downloads)
             let trail = auditTrail, logger = logger
             let body = ProducedByteStream { send in
                 var after: Int64 = 0

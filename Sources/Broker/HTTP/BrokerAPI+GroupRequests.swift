@@ -3,7 +3,7 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func createGroupRequest(_ input: Operations.CreateGroupRequest.Input) async throws -> Operations.CreateGroupRequest.Output {
-        let principal = try await caller()
+        let principal = try await caller(rateLimited: .groupRequests)
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let request = try await groupRequests.create(
             .init(
@@ -32,7 +32,7 @@ extension BrokerAPI {
     }
 
     func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
-        let principal = try await caller()
+        let principal = try await caller(rateLimited: .downloads)
         let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await groupRequests.results(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {

@@ -3,7 +3,7 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func importAppleHealth(_ input: Operations.ImportAppleHealth.Input) async throws -> Operations.ImportAppleHealth.Output {
-        let principal = try await caller()
+        let principal = try await caller(rateLimited: .imports)
         guard principal.role == .user else { throw SampleError.notAUser }
         let (body, format): (HTTPBody, AppleHealthExportReader.Format) = switch input.body {
         case .xml(let body): (body, .xml)

@@ -3,7 +3,7 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func uploadSamples(_ input: Operations.UploadSamples.Input) async throws -> Operations.UploadSamples.Output {
-        let principal = try await caller()
+        let principal = try await caller(rateLimited: .uploads)
         let entries: [SampleBatch.Entry]
         switch input.body {
         case .json(let upload):

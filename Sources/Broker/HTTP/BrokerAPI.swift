@@ -15,6 +15,7 @@ struct BrokerAPI: APIProtocol {
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
     let webhooks: WebhookService
+    let rateLimiter: RateLimiter
 
     var logger: Logger { RequestScope.current.logger }
 
@@ -32,6 +33,29 @@ struct BrokerAPI: APIProtocol {
         let principal = try await caller()
         guard roles.contains(principal.role) else { throw AccountError.wrongRole }
         return principal
+    }
+
+    /// The authenticated caller, charged one request of `operation`'s per-account budget: 401 without a valid
+    /// token, 429 with `Retry-After` when the budget is spent. Expensive handlers call it first, before any work
+    /// (a streamed body — CSV, an import — is not read yet; a JSON body the generated code has decoded already).
+    /// A wrong role is not charged: the services' own role checks answer it 403 (`RateLimitedOperation.chargedRoles`).
+    func caller(rateLimited operation: RateLimitedOperation) async throws -> Principal {
+        let principal = try await caller()
+        try charge(principal, for: operation)
+        return principal
+    }
+
+    /// The one place the rate limits are applied; for handlers that know only later whether a request is
+    /// expensive (the audit log as CSV).
+    func charge(_ principal: Principal, for operation: RateLimitedOperation) throws {
+        do {
+            try rateLimiter.admit(principal, to: operation)
+        } catch {
+            logger.info("rate limited", metadata: [
+                "account.id": "\(principal.accountID.uuidString.lowercased())", "rate_limit.operation": "\(operation.rawValue)",
+            ])
+            throw error
+        }
     }
 
     /// `?limit=&cursor=` of a list ordered by (time, id).

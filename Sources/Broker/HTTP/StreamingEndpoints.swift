@@ -5,7 +5,8 @@ import OpenAPIRuntime
 
 /// The operations whose bodies stream from PostgreSQL to the socket. The generated handlers would need the
 /// whole body as one value, so the transport registers these instead, for the same method and path;
-/// they still go through every router middleware (auth scope, problems, metrics, security headers).
+/// they still go through every router middleware (auth scope, problems, metrics, security headers), and
+/// draw on the account's download budget like the generated download handlers.
 struct StreamingEndpoints: Sendable {
     typealias Handler = @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
 
@@ -21,7 +22,7 @@ struct StreamingEndpoints: Sendable {
 
     /// `GET /v1/single-requests/{id}/data?cursor=&format=`
     func download(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let principal = try await api.caller()
+        let principal = try await api.caller(rateLimited: .downloads)
         let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
         let query = Self.query(of: request)
         let format = try ResponseFormat.negotiate(
@@ -43,7 +44,7 @@ struct StreamingEndpoints: Sendable {
 
     /// `GET /v1/me/export`
     func export(_ request: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let principal = try await api.caller()
+        let principal = try await api.caller(rateLimited: .downloads)
         let account = try await api.accounts.account(of: principal, logger: api.logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in

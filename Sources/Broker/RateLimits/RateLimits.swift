@@ -1,0 +1,67 @@
+import Configuration
+
+/// The per-account budgets of the expensive endpoints (`RATE_LIMIT_*`); nil turns one off. The defaults are
+/// far above what a phone or a company's integration sends, so only a runaway or abusive client meets them.
+public struct RateLimits: Sendable {
+    public var uploads: RateLimit? = .perMinute(120)
+    public var imports: RateLimit? = .perHour(10)
+    public var downloads: RateLimit? = .perMinute(120)
+    public var groupRequests: RateLimit? = .perMinute(30)
+    /// The most buckets held at once (about 100 bytes each), whatever the number of accounts.
+    public var maximumBuckets = 100_000
+    /// The time the buckets refill by; tests pass a clock they move by hand instead of sleeping.
+    public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+
+    public init() {}
+
+    public subscript(operation: RateLimitedOperation) -> RateLimit? {
+        get {
+            switch operation {
+            case .uploads: uploads
+            case .imports: imports
+            case .downloads: downloads
+            case .groupRequests: groupRequests
+            }
+        }
+        set {
+            switch operation {
+            case .uploads: uploads = newValue
+            case .imports: imports = newValue
+            case .downloads: downloads = newValue
+            case .groupRequests: groupRequests = newValue
+            }
+        }
+    }
+
+    /// Every limit switched off.
+    public static var unlimited: RateLimits {
+        var limits = RateLimits()
+        for operation in RateLimitedOperation.allCases { limits[operation] = nil }
+        return limits
+    }
+
+    /// The variable that sets `operation`'s limit, and the period its number counts.
+    public static func setting(for operation: RateLimitedOperation) -> (variable: String, period: Duration) {
+        switch operation {
+        case .uploads: ("RATE_LIMIT_UPLOADS_PER_MINUTE", .seconds(60))
+        case .imports: ("RATE_LIMIT_IMPORTS_PER_HOUR", .seconds(3600))
+        case .downloads: ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", .seconds(60))
+        case .groupRequests: ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", .seconds(60))
+        }
+    }
+
+    /// Reads `RATE_LIMIT_*`: a whole number of requests per period, `0` for no limit. Anything else is a
+    /// configuration error (the reader's own `int` would silently fall back to the default).
+    public init(reader: ConfigReader) throws {
+        self.init()
+        for operation in RateLimitedOperation.allCases {
+            let (variable, period) = Self.setting(for: operation)
+            let key = ConfigKey(variable.lowercased().split(separator: "_").map(String.init))
+            guard let text = reader.string(forKey: key) else { continue }
+            guard let count = Int(text.trimmingCharacters(in: .whitespaces)), (0...1_000_000).contains(count) else {
+                throw ConfigurationError.invalid(variable, "must be a whole number from 0 (no limit) to 1000000, not \"\(text)\"")
+            }
+            self[operation] = count == 0 ? nil : RateLimit(capacity: count, period: period)
+        }
+    }
+}
