@@ -5,8 +5,9 @@ import ServiceLifecycle
 /// Probes the database once a second over a connection of its own (not the pool's, whose queue is exactly
 /// what hangs when the database is down) and keeps `DatabaseAvailability` current.
 ///
-/// A refused or broken connection marks the database unreachable at once; a probe that merely times out
-/// must do so twice in a row, so one slow answer under heavy load does not turn clients away.
+/// A refused or broken connection (or a server shutting down) marks the database unreachable at once; a
+/// probe that merely times out must do so twice in a row, so one slow answer under heavy load does not
+/// turn clients away; any other error (the server answered, but refused the probe) changes nothing.
 struct DatabaseWatchdog: Service {
     let configuration: PostgresConnection.Configuration
     let availability: DatabaseAvailability
@@ -39,7 +40,13 @@ struct DatabaseWatchdog: Service {
             } catch {
                 if let stale = connection { Task { try? await stale.close() } }
                 connection = nil
-                unreachable(because: String(reflecting: error))
+                // Only an outage counts: a database that answers "too many clients" (53300) or rejects the
+                // probe's login is up, and turning every client away with 503 would make that worse.
+                if PostgresErrors.isConnectionFailure(error) {
+                    unreachable(because: String(reflecting: error))
+                } else {
+                    logger.warning("database probe failed", metadata: ["error": "\(String(reflecting: error))"])
+                }
             }
             try? await Task.sleep(for: interval)
         }
