@@ -49,7 +49,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
     router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
     let transport = RouteRecordingTransport(
-        router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: accountService))
+        router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: accountService),
+        outageGuard: OutageGuard(availability: availability))
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
 

@@ -99,7 +99,8 @@ def run(d4h, cluster, port):
     verdict.require(all(e[2] in (200, 503) for e in answered),
                     f"unexpected statuses while down: {sorted({e[2] for e in answered})}")
     verdict.require(all(e[4] == "application/problem+json" for e in unavailable), "a 503 was not problem+json")
-    verdict.require(not [e for e in during if e[2] is None], f"requests without an answer: {[e[4] for e in during if e[2] is None][:3]}")
+    unanswered = [f"{e[1]} sent {e[0] - e[3] - down_at:+.1f} s after the stop: {e[4]}" for e in during if e[2] is None]
+    verdict.require(not unanswered, f"requests without an answer: {unanswered[:3]}")
     slowest = max((e[3] for e in during), default=0.0)
     verdict.require(slowest <= HANG_LIMIT, f"a request waited {slowest:.1f} s for its answer (limit {HANG_LIMIT} s)")
     verdict.figure(f"{len(during)} requests sent while down: {len(unavailable)} × 503 problem+json, "

@@ -62,10 +62,12 @@ class Server:
 
     def __init__(self, d4h, cluster, port, **environment):
         self.d4h, self.cluster, self.port = d4h, cluster, port
-        self.environment = {"DATABASE_URL": cluster.database_url, "MAIL_TRANSPORT": "log", "LOG_LEVEL": "warning",
+        self.environment = {"DATABASE_URL": cluster.database_url, "MAIL_TRANSPORT": "log", "LOG_LEVEL": os.environ.get("FAULTS_LOG_LEVEL", "warning"),
                             "HTTP_HOST": "127.0.0.1", **{k: str(v) for k, v in environment.items()}}
         self.process = None
         self.log_path = os.path.join(OUT, f"server-{port}.log")
+        if os.path.exists(self.log_path):
+            os.remove(self.log_path)  # one log per scenario run; a restart appends to it
 
     def start(self, ready_within=60):
         log = open(self.log_path, "ab")

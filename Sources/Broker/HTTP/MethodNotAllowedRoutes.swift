@@ -15,11 +15,17 @@ final class RouteRecordingTransport: ServerTransport {
 
     /// Checks the bearer token before a handler decodes anything.
     private let gate: AuthenticationGate
+    /// Cuts short operations under way when the database goes away.
+    private let outageGuard: OutageGuard
 
-    init(router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:], gate: AuthenticationGate) {
+    init(
+        router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:],
+        gate: AuthenticationGate, outageGuard: OutageGuard
+    ) {
         self.router = router
         self.replacements = replacements
         self.gate = gate
+        self.outageGuard = outageGuard
     }
 
     func register(
@@ -28,7 +34,8 @@ final class RouteRecordingTransport: ServerTransport {
         path: String
     ) throws {
         let unguarded = replacements["\(method.rawValue) \(path)"] ?? generated
-        let handler = gate.guarding(unguarded, method: method, path: path)
+        let authenticated = gate.guarding(unguarded, method: method, path: path)
+        let handler = path.hasPrefix("/v1/") ? outageGuard.guarding(authenticated) : authenticated
         try router.register(handler, method: method, path: path)
         if method == .get {
             // HEAD is GET without the body (RFC 9110 §9.3.2).
