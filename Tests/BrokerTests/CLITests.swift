@@ -19,31 +19,12 @@ struct CLITests {
         }
     }
 
-    struct Run {
-        var status: Int32
-        var output: String
-    }
+    typealias Run = ChildProcess.Run
 
     /// Runs d4h with `arguments` and `environment`, giving up after 60 s.
     static func d4h(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        let process = Process()
-        process.executableURL = try executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                throw TestSetupError("d4h \(arguments.joined(separator: " ")) did not finish within 60 s")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return Run(status: process.terminationStatus, output: text)
+        try await ChildProcess.run(
+            try executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }
 
     @Test("`d4h serve` refuses to start on a database whose schema is behind, saying what to do")

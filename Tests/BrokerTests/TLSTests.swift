@@ -22,10 +22,10 @@ struct TLSTests {
     }
 
     /// A self-signed P-256 certificate for `localhost` and 127.0.0.1, valid for a day.
-    static func makeCertificate() throws -> CertificateFiles {
+    static func makeCertificate() async throws -> CertificateFiles {
         let files = CertificateFiles(directory: FileManager.default.temporaryDirectory.appendingPathComponent("d4h-tls-\(UUID().uuidString)"))
         try FileManager.default.createDirectory(at: files.directory, withIntermediateDirectories: true)
-        try openssl([
+        try await openssl([
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost",
             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-days", "1",
             "-keyout", files.key.path, "-out", files.certificate.path,
@@ -33,17 +33,9 @@ struct TLSTests {
         return files
     }
 
-    static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestSetupError("openssl \(arguments.first ?? "") failed: \(text)") }
+    static func openssl(_ arguments: [String]) async throws {
+        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["openssl"] + arguments)
+        guard run.status == 0 else { throw TestSetupError("openssl \(arguments.first ?? "") failed: \(run.output)") }
     }
 
     /// Runs the application over TLS with `files` on a fresh database; `body` gets the port.
@@ -84,7 +76,7 @@ struct TLSTests {
 
     @Test("over TLS 1.2 (and newer) the API answers, verified against its certificate, and every answer carries HSTS")
     func servesTLSWithHSTS() async throws {
-        let files = try Self.makeCertificate()
+        let files = try await Self.makeCertificate()
         defer { files.remove() }
         try await Self.serveTLS(files) { (port: Int) async throws in
             let live = try await Self.get("/health/live", port: port, trusting: files, minimum: .tlsv12, maximum: .tlsv12)
@@ -99,7 +91,7 @@ struct TLSTests {
 
     @Test("a client that speaks at most TLS 1.1 cannot complete the handshake")
     func refusesTLS11() async throws {
-        let files = try Self.makeCertificate()
+        let files = try await Self.makeCertificate()
         defer { files.remove() }
         try await Self.serveTLS(files) { (port: Int) async throws in
             // The same server answers a TLS 1.2 client, so the refusal below is the version, not the setup.
@@ -141,8 +133,8 @@ struct TLSTests {
     }
 
     @Test("an unreadable certificate or a key of another certificate is refused at start, naming the variable")
-    func badFiles() throws {
-        let files = try Self.makeCertificate()
+    func badFiles() async throws {
+        let files = try await Self.makeCertificate()
         defer { files.remove() }
         #expect(try files.files.serverConfiguration().minimumTLSVersion == .tlsv12)
 
@@ -150,7 +142,7 @@ struct TLSTests {
         let unreadable = #expect(throws: ConfigurationError.self) { try missing.serverConfiguration() }
         #expect(unreadable.map { "\($0)".hasPrefix("TLS_CERTIFICATE cannot be read") } == true, "\(String(describing: unreadable))")
 
-        let other = try Self.makeCertificate()
+        let other = try await Self.makeCertificate()
         defer { other.remove() }
         let mismatched = TLSFiles(certificatePath: files.certificate.path, keyPath: other.key.path)
         let error = #expect(throws: ConfigurationError.self) { try mismatched.serverConfiguration() }
@@ -159,7 +151,7 @@ struct TLSTests {
 
     @Test("`d4h serve --tls-certificate` without `--tls-key` refuses to start with a message saying so")
     func cliNeedsBoth() async throws {
-        let files = try Self.makeCertificate()
+        let files = try await Self.makeCertificate()
         defer { files.remove() }
         let run = try await CLITests.d4h(
             ["serve", "--http-port", "0", "--tls-certificate", files.certificate.path],

@@ -23,18 +23,17 @@ struct DatabaseWatchdog: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 if connection == nil || connection?.isClosed == true {
+                    // Bounded by the configuration's connect timeout. (Not by `withTimeout`: a connection that
+                    // completes after the timer would be dropped unclosed.)
                     connectionID += 1
-                    connection = try await withTimeout(seconds: probeTimeout) { [configuration, logger, connectionID] in
-                        try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
-                    }
+                    connection = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
                 }
-                try await withTimeout(seconds: probeTimeout) { [connection, logger] in
-                    _ = try await connection!.query("SELECT 1", logger: logger).collect()
-                }
+                try await probe(connection!)
                 timeoutsInARow = 0
                 if !availability.isReachable { logger.notice("database reachable again") }
                 availability.markReachable()
             } catch is TimedOut {
+                connection = nil  // `probe` closed it
                 timeoutsInARow += 1
                 if timeoutsInARow >= 2 { unreachable(because: "probe timed out twice") }
             } catch {
@@ -50,6 +49,26 @@ struct DatabaseWatchdog: Service {
             }
             try? await Task.sleep(for: interval)
         }
+    }
+
+    /// `SELECT 1`, given `probeTimeout` seconds. A query cannot be cancelled, so on timeout the connection is
+    /// closed, which fails the query and lets the probe return.
+    private func probe(_ connection: PostgresConnection) async throws {
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try await connection.query("SELECT 1", logger: logger).collect()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(probeTimeout))
+                return false
+            }
+            defer { group.cancelAll() }
+            let answered = try await group.next() ?? false
+            if !answered { try? await connection.close() }
+            return answered
+        }
+        if !answered { throw TimedOut() }
     }
 
     private func unreachable(because reason: String) {
