@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// The SQL of samples: ingest in one statement per batch, reads in time order, and the rollups both maintain.
+/// The SQL of samples: ingest through COPY, reads in time order, and the rollups both maintain.
 public struct SampleStore: Sendable {
     public let client: PostgresClient
 
@@ -33,18 +33,30 @@ public struct SampleStore: Sendable {
         let base = try await connection.query(
             "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
         ).collect().first?.decode(Int64.self) ?? 0
-        // The batch travels as three arrays bound in one statement. (It went through COPY into a temporary
-        // table until the database-restart fault test caught PostgresNIO 1.33's `copyFrom` leaking its
-        // continuation when the connection dies mid-copy: the upload then hung forever, uncancellable.)
-        // Times go as exact microsecond text, as everywhere else: binding a Date truncates.
-        let typeCodes = samples.map(\.type.code), times = samples.map { Timestamp.postgresText($0.at) }, values = samples.map(\.value)
+        try await connection.query(
+            """
+            CREATE TEMP TABLE IF NOT EXISTS staged_samples (
+                ordinal integer NOT NULL, type smallint NOT NULL, at timestamptz NOT NULL, value double precision NOT NULL
+            ) ON COMMIT DELETE ROWS
+            """, logger: logger)
+        try await connection.query("TRUNCATE staged_samples", logger: logger)
+        try await connection.copyFrom(table: "staged_samples", columns: ["ordinal", "type", "at", "value"], logger: logger) {
+            writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(256 * 1024)
+            for (ordinal, sample) in samples.enumerated() {
+                buffer.writeString("\(ordinal)\t\(sample.type.code)\t\(Timestamp.postgresText(sample.at))\t\(sample.value)\n")
+                if buffer.readableBytes > 200 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
         let rows = try await connection.query(
             """
-            WITH staged AS (
-                SELECT ordinal, type, at::timestamptz AS at, value
-                FROM unnest(\(typeCodes)::int2[], \(times)::text[], \(values)::float8[]) WITH ORDINALITY AS s(type, at, value, ordinal)
-            ), batch AS (
-                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged ORDER BY type, at, ordinal
+            WITH batch AS (
+                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged_samples ORDER BY type, at, ordinal
             ), inserted AS (
                 INSERT INTO samples (user_id, type, at, value, arrival)
                 SELECT \(userID), type, at, value, \(base) + row_number() OVER (ORDER BY ordinal) FROM batch
