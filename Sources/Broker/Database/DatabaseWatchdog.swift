@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 
@@ -6,14 +7,18 @@ import ServiceLifecycle
 /// what hangs when the database is down) and keeps `DatabaseAvailability` current.
 ///
 /// A refused or broken connection (or a server shutting down) marks the database unreachable at once; a
-/// probe that merely times out must do so twice in a row, so one slow answer under heavy load does not
-/// turn clients away; any other error (the server answered, but refused the probe) changes nothing.
+/// probe that merely times out (connecting or querying) must do so `timeoutsForOutage` times in a row, so
+/// slow answers under heavy load do not turn clients away; any other error (the server answered, but
+/// refused the probe) changes nothing.
 struct DatabaseWatchdog: Service {
     let configuration: PostgresConnection.Configuration
     let availability: DatabaseAvailability
     let logger: Logger
     var interval: Duration = .seconds(1)
     var probeTimeout: Double = 3
+    /// A database that is merely slow (a loaded machine: the full test suite creates dozens of databases
+    /// at once) must not be taken for one that is down.
+    var timeoutsForOutage = 3
 
     func run() async throws {
         var connection: PostgresConnection?
@@ -32,11 +37,15 @@ struct DatabaseWatchdog: Service {
                 timeoutsInARow = 0
                 if !availability.isReachable { logger.notice("database reachable again") }
                 availability.markReachable()
-            } catch is TimedOut {
-                connection = nil  // `probe` closed it
+            } catch where Self.isTimeout(error) {
+                if let stale = connection { Task { try? await stale.close() } }
+                connection = nil
                 timeoutsInARow += 1
-                if timeoutsInARow >= 2 { unreachable(because: "probe timed out twice") }
+                if timeoutsInARow >= timeoutsForOutage {
+                    unreachable(because: "\(timeoutsInARow) probes in a row timed out")
+                }
             } catch {
+                timeoutsInARow = 0
                 if let stale = connection { Task { try? await stale.close() } }
                 connection = nil
                 // Only an outage counts: a database that answers "too many clients" (53300) or rejects the
@@ -49,6 +58,17 @@ struct DatabaseWatchdog: Service {
             }
             try? await Task.sleep(for: interval)
         }
+    }
+
+    /// Our probe's timeout, or the connection's connect timeout.
+    static func isTimeout(_ error: any Error) -> Bool {
+        if error is TimedOut { return true }
+        if let psql = error as? PSQLError, psql.code == .connectionError, let channel = psql.underlying as? ChannelError,
+            case .connectTimeout = channel
+        {
+            return true
+        }
+        return false
     }
 
     /// `SELECT 1`, given `probeTimeout` seconds. A query cannot be cancelled, so on timeout the connection is
