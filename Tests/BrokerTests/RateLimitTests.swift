@@ -149,6 +149,19 @@ struct RateLimitTests {
         }
     }
 
+    @Test("downloads: a person whose download budget is spent still gets 403 from the company-only download endpoints")
+    func wrongRoleDownloadIsNotCharged() async throws {
+        let clock = ManualClock()
+        try await TestHarness.run(configure: Self.configure(clock, [.downloads: .perMinute(1)])) { harness in
+            let person = try await harness.activeUser()
+            #expect(try await harness.request(.get, "/v1/me/export", token: person).status == .ok)  // spends the budget
+            #expect(try await harness.request(.get, "/v1/me/export", token: person).status == .tooManyRequests)
+            let unknown = UUID().uuidString.lowercased()
+            #expect(try await harness.request(.get, "/v1/single-requests/\(unknown)/data", token: person).status == .forbidden)
+            #expect(try await harness.request(.get, "/v1/group-requests/\(unknown)/results", token: person).status == .forbidden)
+        }
+    }
+
     @Test("0 turns a limit off")
     func zeroDisables() async throws {
         let configuration = try BrokerConfiguration(reader: ConfigReaderForTests.environment(["RATE_LIMIT_UPLOADS_PER_MINUTE": "0"]))

@@ -44,7 +44,7 @@ def run(d4h, cluster, port):
                 return
             index += 1
 
-    threads = [threading.Thread(target=upload, args=(client,)) for client in range(CLIENTS)]
+    threads = [threading.Thread(target=upload, args=(client,), daemon=True) for client in range(CLIENTS)]
     for thread in threads:
         thread.start()
     time.sleep(RUN_BEFORE_KILL)

@@ -61,8 +61,8 @@ def run(d4h, cluster, port):
                 record("read", error=error, seconds=time.monotonic() - started)
             time.sleep(0.1)
 
-    threads = [threading.Thread(target=upload, args=(c,)) for c in range(UPLOADERS)]
-    threads += [threading.Thread(target=read, args=(r,)) for r in range(READERS)]
+    threads = [threading.Thread(target=upload, args=(c,), daemon=True) for c in range(UPLOADERS)]
+    threads += [threading.Thread(target=read, args=(r,), daemon=True) for r in range(READERS)]
     for thread in threads:
         thread.start()
     time.sleep(3)

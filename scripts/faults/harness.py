@@ -58,22 +58,31 @@ class Cluster:
 
 
 class Server:
-    """One `d4h serve` child process on a loopback port."""
+    """One `d4h serve` child process on a loopback port. Every one started is in `Server.started`, so a
+    scenario that fails midway cannot leave servers behind (run.py stops them all)."""
+
+    started = []
 
     def __init__(self, d4h, cluster, port, **environment):
         self.d4h, self.cluster, self.port = d4h, cluster, port
-        self.environment = {"DATABASE_URL": cluster.database_url, "MAIL_TRANSPORT": "log", "LOG_LEVEL": os.environ.get("FAULTS_LOG_LEVEL", "warning"),
-                            "HTTP_HOST": "127.0.0.1", **{k: str(v) for k, v in environment.items()}}
+        # Rate limits off: the scenarios upload and download as fast as they can on purpose (make test
+        # covers the limits themselves).
+        self.environment = {"DATABASE_URL": cluster.database_url, "MAIL_TRANSPORT": "log",
+                            "LOG_LEVEL": os.environ.get("FAULTS_LOG_LEVEL", "warning"), "HTTP_HOST": "127.0.0.1",
+                            "RATE_LIMIT_UPLOADS_PER_MINUTE": "0", "RATE_LIMIT_DOWNLOADS_PER_MINUTE": "0",
+                            "RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE": "0", "RATE_LIMIT_IMPORTS_PER_HOUR": "0",
+                            **{k: str(v) for k, v in environment.items()}}
         self.process = None
         self.log_path = os.path.join(OUT, f"server-{port}.log")
         if os.path.exists(self.log_path):
             os.remove(self.log_path)  # one log per scenario run; a restart appends to it
 
     def start(self, ready_within=60):
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([self.d4h, "serve", "--http-port", str(self.port)], stdout=log,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        env=dict(os.environ, **self.environment))
+        Server.started.append(self)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen([self.d4h, "serve", "--http-port", str(self.port)], stdout=log,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            env=dict(os.environ, **self.environment))
         deadline = time.monotonic() + ready_within
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -4,7 +4,7 @@ getting answers, and each attack must meet its documented limit:
 
 - idle connections are closed after HTTP_IDLE_TIMEOUT (set to 5 s here; 60 s by default);
 - a body that arrives slower than 1 KiB/s after 30 s is refused with 408 and the connection closed;
-- request headers over 80 KiB are refused (431) before any handler runs;
+- request headers over 80 KiB are refused (400) by the HTTP parser before any handler runs;
 - JSON nested deeper than the decoder's limit is refused with 400, quickly.
 """
 import resource
@@ -43,7 +43,7 @@ def run(d4h, cluster, port):
                 failures.append(str(error))
             time.sleep(0.1)
 
-    good = threading.Thread(target=behave)
+    good = threading.Thread(target=behave, daemon=True)
     good.start()
 
     # 1. Idle connections: opened, never written to.
@@ -85,7 +85,7 @@ def run(d4h, cluster, port):
         connection.close()
 
     for _ in range(SLOW_DRIPPERS):
-        thread = threading.Thread(target=drip)
+        thread = threading.Thread(target=drip, daemon=True)
         thread.start()
         drips.append(thread)
 

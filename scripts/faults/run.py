@@ -15,7 +15,7 @@ import crash_ingest  # noqa: E402
 import database_restart  # noqa: E402
 import hostile_clients  # noqa: E402
 import two_instances  # noqa: E402
-from harness import OUT, Cluster, Verdict  # noqa: E402
+from harness import OUT, Cluster, Server, Verdict  # noqa: E402
 
 SCENARIOS = {
     "crash": lambda d4h, cluster: crash_ingest.run(d4h, cluster, 18201),
@@ -43,7 +43,12 @@ def main():
             verdict = SCENARIOS[name](d4h, cluster)
         except Exception as error:  # a scenario that crashes is a FAIL with its traceback, not a stack dump
             verdict = Verdict(name, passed=False, problems=[f"{type(error).__name__}: {error}"])
-            traceback.print_exc(file=open(os.path.join(OUT, f"{name}.traceback.txt"), "w"))
+            with open(os.path.join(OUT, f"{name}.traceback.txt"), "w") as file:
+                traceback.print_exc(file=file)
+        finally:
+            for server in Server.started:
+                server.stop()
+            Server.started.clear()
         verdict.figure(f"({time.monotonic() - started:.0f} s)")
         verdict.print()
         verdicts.append(verdict)

@@ -102,8 +102,8 @@ def run(d4h, cluster, ports):
             quiet_after_done = quiet_after_done + 1 if finished and not items else 0
             time.sleep(0.05)
 
-    followers = [threading.Thread(target=follow, args=(i,)) for i in range(PEOPLE)]
-    uploaders = [threading.Thread(target=upload, args=(i,)) for i in range(PEOPLE)]
+    followers = [threading.Thread(target=follow, args=(i,), daemon=True) for i in range(PEOPLE)]
+    uploaders = [threading.Thread(target=upload, args=(i,), daemon=True) for i in range(PEOPLE)]
     for thread in followers + uploaders:
         thread.start()
     for thread in uploaders:

@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// PostgresNIO's pool queues a request for a connection until its circuit breaker trips, which took about
 /// a minute in the database-restart fault test: clients hung, then got a 500. With this, requests that
-/// arrive while the database is down answer 503 at once, and requests already waiting are cut short
-/// within a probe interval (`DatabaseAvailabilityMiddleware`).
+/// arrive while the database is down answer 503 at once (`DatabaseAvailabilityMiddleware`), and requests
+/// already under way are cut short within a probe interval (`OutageGuard`).
 public final class DatabaseAvailability: Sendable {
     private struct State {
         var reachable = true

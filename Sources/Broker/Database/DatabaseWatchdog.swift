@@ -71,24 +71,27 @@ struct DatabaseWatchdog: Service {
         return false
     }
 
-    /// `SELECT 1`, given `probeTimeout` seconds. A query cannot be cancelled, so on timeout the connection is
-    /// closed, which fails the query and lets the probe return.
+    /// `SELECT 1`, given `probeTimeout` seconds. The query runs in a task of its own and is abandoned on
+    /// timeout (the caller then closes the connection): PostgresNIO can strand a query on a connection the
+    /// server killed, and a probe that waited for it would stop watching altogether.
     private func probe(_ connection: PostgresConnection) async throws {
-        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = try await connection.query("SELECT 1", logger: logger).collect()
-                return true
+        let first = FirstOutcome<Void>()
+        let logger = logger, probeTimeout = probeTimeout
+        try await withCheckedThrowingContinuation { continuation in
+            first.install(continuation)
+            Task {
+                do {
+                    _ = try await connection.query("SELECT 1", logger: logger).collect()
+                    first.resume(with: .success(()))
+                } catch {
+                    first.resume(with: .failure(error))
+                }
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(probeTimeout))
-                return false
+            Task {
+                try? await Task.sleep(for: .seconds(probeTimeout))
+                first.resume(with: .failure(TimedOut()))
             }
-            defer { group.cancelAll() }
-            let answered = try await group.next() ?? false
-            if !answered { try? await connection.close() }
-            return answered
         }
-        if !answered { throw TimedOut() }
     }
 
     private func unreachable(because reason: String) {

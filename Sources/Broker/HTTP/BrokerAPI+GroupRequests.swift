@@ -32,7 +32,7 @@ extension BrokerAPI {
     }
 
     func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
-        let principal = try await caller(rateLimited: .downloads)
+        let principal = try await caller(rateLimited: .downloads, roles: [.thirdParty])
         let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await groupRequests.results(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import Synchronization
 
 /// Answers 503 for an operation that was under way when the database went away, instead of waiting for it.
 ///
@@ -9,8 +8,8 @@ import Synchronization
 /// fast shutdown (seen in `make faults`: an upload whose statement was in flight never returned, nor could
 /// it be cancelled). So the operation runs in a task of its own and the request waits for whichever comes
 /// first, its result or the watchdog's verdict; a stranded operation is abandoned (cancelled, and left to
-/// end whenever PostgresNIO lets it). A write cut short this way was not acknowledged, and retrying it is safe
-/// (uploads are idempotent on `(type, at)`).
+/// end whenever PostgresNIO lets it). A write cut short this way was not acknowledged, but it may still
+/// commit: the 503 means "outcome unknown" (uploads are idempotent on `(type, at)`, so re-sending is safe).
 ///
 /// Operations that arrive while the database is already down never get here: `DatabaseAvailabilityMiddleware`
 /// answers them at once.
@@ -42,24 +41,5 @@ struct OutageGuard: Sendable {
                 operation.cancel()
             }
         }
-    }
-}
-
-/// Resumes a continuation once, with the first outcome offered.
-private final class FirstOutcome<Value: Sendable>: Sendable {
-    private let state = Mutex<(continuation: CheckedContinuation<Value, any Error>?, done: Bool)>((nil, false))
-
-    func install(_ continuation: CheckedContinuation<Value, any Error>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func resume(with outcome: Result<Value, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-            guard !state.done else { return nil }
-            state.done = true
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: outcome)
     }
 }

@@ -22,7 +22,7 @@ struct StreamingEndpoints: Sendable {
 
     /// `GET /v1/single-requests/{id}/data?cursor=&format=`
     func download(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let principal = try await api.caller(rateLimited: .downloads)
+        let principal = try await api.caller(rateLimited: .downloads, roles: [.thirdParty])
         let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
         let query = Self.query(of: request)
         let format = try ResponseFormat.negotiate(
