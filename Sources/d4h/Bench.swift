@@ -68,11 +68,13 @@ struct Bench: AsyncParsableCommand {
             return times
         }
 
-        func percentile(_ values: [Double], _ fraction: Double) -> Double {
-            let sorted = values.sorted()
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
-        }
 
         func format(_ milliseconds: Double) -> String { String(format: "%.2f", milliseconds) }
     }
+}
+
+/// The value at `fraction` (0–1) of `values`, nearest rank; the benches' one percentile.
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
 }

@@ -259,9 +259,7 @@ final class LoadRecorder: Sendable {
             var errors = 0
             for (name, endpoint) in state.endpoints.sorted(by: { $0.key < $1.key }) {
                 let sorted = endpoint.milliseconds.sorted()
-                func percentile(_ fraction: Double) -> String {
-                    String(format: "%.1f", sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction))])
-                }
+                func percentile(_ fraction: Double) -> String { String(format: "%.1f", d4h.percentile(sorted, fraction)) }
                 requests += sorted.count
                 errors += endpoint.errors
                 lines.append("| \(name) | \(sorted.count) | \(String(format: "%.1f", Double(sorted.count) / seconds)) | \(percentile(0.5)) | \(percentile(0.99)) | \(String(format: "%.1f", sorted.last ?? 0)) | \(endpoint.errors) |")
