@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The web console's server-rendered pages.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Tests only: the authorisation matrix reads the operations from openapi.yaml (already in the graph through the generator).
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
@@ -58,8 +60,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("openapi.yaml"), .copy("Schema")],
+            resources: [.copy("openapi.yaml"), .copy("Schema"), .copy("Console/Templates"), .copy("Console/Assets")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // Runs on the person's device: Foundation only, never the network or server code.

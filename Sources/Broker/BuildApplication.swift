@@ -47,12 +47,14 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
-    router.middlewares.add(RequestBodyLimitMiddleware(defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit]))
+    router.middlewares.add(RequestBodyLimitMiddleware(
+        defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit]))
     let transport = RouteRecordingTransport(
         router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: accountService),
         outageGuard: OutageGuard(availability: availability))
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
+    try await Console.load(api: api, servesTLS: configuration.tls != nil, sessionTTL: configuration.sessionTTL).register(on: router)
 
     // Read now, so a wrong path or a mismatched key stops the start with a message naming the variable.
     let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))

@@ -40,9 +40,10 @@ public struct DemoSeed: Decodable, Sendable {
 
         func seed(role: Role, email: String, password: String, register: () async throws -> Account) async throws {
             do {
-                _ = try await register()
+                let account = try await register()
                 guard let token = mailer.activationToken(for: email) else { throw AccountStoreError.noRow }
                 _ = try await service.activate(token: token, password: role == .auditor ? password : nil, logger: logger)
+                if role == .user { try await storeDemoSamples(forUser: account.id, client: client, logger: logger) }
                 outcomes.append(Outcome(role: role, email: email, password: password, created: true))
             } catch AccountError.emailTaken {
                 outcomes.append(Outcome(role: role, email: email, password: password, created: false))

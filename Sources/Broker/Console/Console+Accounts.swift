@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OpenAPIRuntime
+
+/// Pages for everyone: the front door, registration, activation, signing in and out, the account itself.
+extension Console {
+    func registerAccountPages(on router: Router<BrokerRequestContext>) {
+        get("/", .anyone, on: router) { request in
+            guard let principal = request.principal else { return .redirect(to: "/login", type: .normal) }
+            return .redirect(to: Self.home(of: principal.role), type: .normal)
+        }
+
+        get("/login", .anyone, on: router) { request in
+            if let principal = request.principal { return .redirect(to: Self.home(of: principal.role), type: .normal) }
+            return request.page("login", title: "Sign in")
+        }
+        post("/login", .anyone, on: router) { request in
+            try await request.submitting("login", title: "Sign in", fieldNames: ["email": "email", "password": "password"]) {
+                let session = try await request.api.accounts.logIn(
+                    email: request.form["email"] ?? "", password: request.form.raw("password"),
+                    clientAddress: request.context.remoteAddress?.ipAddress ?? "unknown", logger: request.logger)
+                var response = request.redirect(Self.home(of: session.role), notice: "signed-in")
+                response.setCookie(cookie(Self.sessionCookie, session.token.text, maxAge: sessionTTL))
+                return response
+            }
+        }
+        post("/logout", .signedIn, on: router) { request in
+            try await request.api.accounts.logOut(try request.caller, logger: request.logger)
+            var response = request.redirect("/login", notice: "signed-out")
+            response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
+            return response
+        }
+
+        get("/register", .anyone, on: router) { request in request.page("register", title: "Create an account") }
+        get("/register/person", .anyone, on: router) { request in
+            request.page("register-person", title: "Create an account to share your data")
+        }
+        post("/register/person", .anyone, on: router) { request in
+            let fields = ["email", "password", "fiscalCode", "fullName", "birthDate", "sex"]
+            return try await request.submitting(
+                "register-person", title: "Create an account to share your data", fieldNames: Dictionary(uniqueKeysWithValues: fields.map { ($0, $0) })
+            ) {
+                let form = request.form
+                let account = try await request.api.accounts.register(
+                    AccountService.UserRegistration(
+                        email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
+                        fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: form["sex"] ?? ""),
+                    logger: request.logger)
+                return request.page("registered", title: "Check your mail", values: ["email": account.email])
+            }
+        }
+        get("/register/company", .anyone, on: router) { request in
+            request.page("register-company", title: "Create a company account")
+        }
+        post("/register/company", .anyone, on: router) { request in
+            let fields = ["email", "password", "vatNumber", "companyName", "description"]
+            return try await request.submitting(
+                "register-company", title: "Create a company account", fieldNames: Dictionary(uniqueKeysWithValues: fields.map { ($0, $0) })
+            ) {
+                let form = request.form
+                let account = try await request.api.accounts.register(
+                    AccountService.ThirdPartyRegistration(
+                        email: form["email"] ?? "", password: form.raw("password"), vatNumber: form["vatNumber"] ?? "",
+                        companyName: form["companyName"] ?? "", description: form["description"]),
+                    logger: request.logger)
+                return request.page("registered", title: "Check your mail", values: ["email": account.email])
+            }
+        }
+
+        // The mail's link opens a form rather than activating at once: a GET must not change anything (mail
+        // scanners follow links), and an account created without a password sets one here.
+        get("/activate", .anyone, on: router) { request in
+            request.page("activate", title: "Activate your account", values: ["token": request.query["token"] ?? ""])
+        }
+        post("/activate", .anyone, on: router) { request in
+            let token = request.form["token"] ?? ""
+            return try await request.submitting(
+                "activate", title: "Activate your account", values: ["token": token], fieldNames: ["password": "password"]
+            ) {
+                let password = request.form.raw("password")
+                _ = try await request.api.accounts.activate(token: token, password: password.isEmpty ? nil : password, logger: request.logger)
+                return request.page("activated", title: "Your account is active")
+            }
+        }
+
+        get("/account", .signedIn, on: router) { request in
+            let account = try await request.api.accounts.account(of: try request.caller, logger: request.logger)
+            return request.page("account", title: "Your account", values: Self.accountValues(account))
+        }
+        get("/account/password", .signedIn, on: router) { request in request.page("password", title: "Change your password") }
+        post("/account/password", .signedIn, on: router) { request in
+            try await request.submitting(
+                "password", title: "Change your password", fieldNames: ["currentPassword": "currentPassword", "newPassword": "newPassword"]
+            ) {
+                _ = try await request.api.accounts.update(
+                    try request.caller,
+                    with: .init(currentPassword: request.form.raw("currentPassword"), newPassword: request.form.raw("newPassword")),
+                    logger: request.logger)
+                return request.redirect("/account", notice: "password-changed")
+            }
+        }
+
+        get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: "Delete your account") }
+        post("/account/delete", .role(.user), on: router) { request in
+            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ["password": "password", "confirm": "confirm"]) {
+                guard request.form["confirm"] == "yes" else {
+                    throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
+                }
+                try await request.api.accounts.erase(try request.caller, password: request.form.raw("password"), logger: request.logger)
+                var signedOut = request
+                signedOut.principal = nil
+                var response = signedOut.page("deleted", title: "Your account is deleted")
+                response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
+                return response
+            }
+        }
+
+        // The API's own streamed export, as a download.
+        get("/export", .role(.user), on: router) { request in
+            let (head, body) = try await request.asCaller {
+                try await StreamingEndpoints(api: request.api).export(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me/export"), nil, ServerRequestMetadata())
+            }
+            var response = Response(openAPI: head, body: body)
+            response.headers[.contentDisposition] = #"attachment; filename="data4help-export.json""#
+            return response
+        }
+    }
+
+    static func home(of role: Role) -> String {
+        switch role {
+        case .user: "/inbox"
+        case .thirdParty: "/company"
+        case .auditor: "/audit"
+        }
+    }
+
+    static func accountValues(_ account: Account) -> [String: Any] {
+        var values: [String: Any] = ["email": account.email, "createdAt": Wording.time(account.createdAt)]
+        switch account.profile {
+        case .user(let fullName, let fiscalCode, let birthDate, let sex):
+            values["person"] = ["fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex]
+        case .thirdParty(let companyName, let vatNumber, let description):
+            values["company"] = ["companyName": companyName, "vatNumber": vatNumber, "description": description ?? ""]
+        case .auditor:
+            values["auditor"] = true
+        }
+        return values
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import OpenAPIRuntime
+
+/// Pages for auditors: released group requests and their results, the audit log, the chain's verification.
+/// Nothing here names a person: the services give auditors pseudonyms and aggregates only.
+extension Console {
+    func registerAuditorPages(on router: Router<BrokerRequestContext>) {
+        get("/audit", .role(.auditor), on: router) { request in
+            let requests = try await request.api.groupRequests.list(
+                for: try request.caller, status: nil, cursor: nil, limit: 500, logger: request.logger
+            ).rows
+            return request.page("audit-group-requests", title: "Group requests", values: [
+                "groupRequests": requests.map(Self.groupItem), "hasGroupRequests": !requests.isEmpty,
+            ])
+        }
+        get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
+            let id = try request.id(orElse: GroupRequestError.notFound)
+            let release = try await request.api.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
+            return request.page("audit-group-request", title: "Released results", values: [
+                "id": id.uuidString.lowercased(), "releasedAt": Wording.time(release.releasedAt), "results": Self.resultRows(release),
+                "csvLink": "/audit/group-requests/\(id.uuidString.lowercased())/results.csv",
+            ])
+        }
+        get("/audit/group-requests/:id/results.csv", .role(.auditor), on: router) { request in
+            let id = try request.id(orElse: GroupRequestError.notFound).uuidString.lowercased()
+            let output = try await request.asCaller {
+                try await request.api.auditGetGroupRequestResults(.init(path: .init(id: id), query: .init(format: .csv)))
+            }
+            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
+            return Self.csvDownload(body, filename: "group-request-\(id).csv")
+        }
+
+        get("/audit/events", .role(.auditor), on: router) { request in
+            let filter = try Self.auditFilter(request.query)
+            let after = request.query["after"].flatMap { Int64($0) } ?? 0
+            let events = try await request.api.auditTrail.events(filter.query, afterSeq: after, limit: 201, logger: request.logger)
+            let shown = events.prefix(200)
+            var values: [String: Any] = [
+                "events": shown.map {
+                    ["seq": String($0.seq), "at": Wording.time($0.at), "actor": [$0.actorRole, $0.actorID ?? ""].joined(separator: " "),
+                     "action": $0.action, "requestID": $0.requestID?.uuidString.lowercased() ?? "", "subject": $0.subject ?? "",
+                     "details": $0.details]
+                },
+                "hasEvents": !shown.isEmpty,
+                "form": filter.echo,
+                "csvLink": "/audit/events.csv" + filter.queryString,
+            ]
+            if events.count > 200, let last = shown.last {
+                values["nextLink"] = "/audit/events" + filter.queryString + (filter.queryString.isEmpty ? "?" : "&") + "after=\(last.seq)"
+            }
+            return request.page("audit-events", title: "Audit log", values: values)
+        }
+        // The API's own CSV export of the log (streamed, charged to the download budget).
+        get("/audit/events.csv", .role(.auditor), on: router) { request in
+            let filter = try Self.auditFilter(request.query)
+            let output = try await request.asCaller {
+                try await request.api.auditListEvents(.init(query: .init(
+                    from: filter.query.from.map(Timestamp.rfc3339), to: filter.query.to.map(Timestamp.rfc3339),
+                    action: filter.query.action, format: .csv)))
+            }
+            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
+            return Self.csvDownload(body, filename: "audit-events.csv")
+        }
+
+        get("/audit/verification", .role(.auditor), on: router) { request in
+            _ = try request.caller
+            let values: [String: Any] = switch try await request.api.auditTrail.verify(logger: request.logger) {
+            case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
+            case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
+            }
+            return request.page("audit-verification", title: "Audit chain verification", values: values)
+        }
+    }
+
+    /// The audit log filter of `?from=&to=&action=` (days, inclusive), for the page and its CSV link.
+    struct AuditFilter {
+        var query: AuditTrail.Query
+        var echo: [String: String]
+        var queryString: String
+    }
+
+    static func auditFilter(_ fields: FormFields) throws -> AuditFilter {
+        var errors: [FieldError] = []
+        func day(_ name: String, plusDays: Int) -> Date? {
+            guard let text = fields[name] else { return nil }
+            guard let day = CalendarDate(iso: text), let date = Timestamp.parse(day.adding(days: plusDays).description + "T00:00:00Z") else {
+                errors.append(FieldError(field: name, message: "must be a date (YYYY-MM-DD)")); return nil
+            }
+            return date
+        }
+        let from = day("from", plusDays: 0), to = day("to", plusDays: 1)
+        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+        var echo: [String: String] = [:]
+        var items: [URLQueryItem] = []
+        for name in ["from", "to", "action"] {
+            if let value = fields[name] { echo[name] = value; items.append(URLQueryItem(name: name, value: value)) }
+        }
+        var components = URLComponents()
+        components.queryItems = items
+        return AuditFilter(
+            query: AuditTrail.Query(from: from, to: to, action: fields["action"]), echo: echo,
+            queryString: items.isEmpty ? "" : "?" + (components.percentEncodedQuery ?? ""))
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OpenAPIRuntime
+
+/// Pages for companies: their requests, composing single and group requests, results, settings.
+extension Console {
+    func registerCompanyPages(on router: Router<BrokerRequestContext>) {
+        get("/company", .role(.thirdParty), on: router) { request in
+            let principal = try request.caller
+            let single = try await request.api.singleRequests.list(for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger).rows
+            let group = try await request.api.groupRequests.list(for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger).rows
+            return request.page("company", title: "Your requests", values: [
+                "singleRequests": single.map(Self.sentItem), "hasSingleRequests": !single.isEmpty,
+                "groupRequests": group.map(Self.groupItem), "hasGroupRequests": !group.isEmpty,
+            ])
+        }
+
+        get("/company/requests/new", .role(.thirdParty), on: router) { request in
+            request.page("single-request-new", title: "Ask a person for their data", values: ["typeOptions": Wording.typeOptions(selected: [])])
+        }
+        post("/company/requests/new", .role(.thirdParty), on: router) { request in
+            let form = request.form
+            return try await request.submitting(
+                "single-request-new", title: "Ask a person for their data",
+                values: ["typeOptions": Wording.typeOptions(selected: form.values("types"))], fieldNames: Self.requestFieldNames
+            ) {
+                var errors: [FieldError] = []
+                let days = Self.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+                _ = try await request.api.singleRequests.create(
+                    .init(email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
+                          purpose: form["purpose"] ?? "", windowFrom: form["windowFrom"].map { Self.startOfDay($0) },
+                          windowTo: form["windowTo"].map { Self.startOfDay($0, plusDays: 1) }, subscriptionDays: days),
+                    by: try request.caller, logger: request.logger)
+                return request.redirect("/company", notice: "request-sent")
+            }
+        }
+        post("/company/requests/:id/cancel", .role(.thirdParty), on: router) { request in
+            _ = try await request.api.singleRequests.cancel(
+                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/company", notice: "cancelled")
+        }
+        post("/company/requests/:id/stop", .role(.thirdParty), on: router) { request in
+            _ = try await request.api.singleRequests.endSubscription(
+                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/company", notice: "subscription-ended")
+        }
+        // The API's own streamed download, as CSV.
+        get("/company/requests/:id/data.csv", .role(.thirdParty), on: router) { request in
+            let id = try request.id(orElse: SingleRequestError.notFound).uuidString.lowercased()
+            let (head, body) = try await request.asCaller {
+                try await StreamingEndpoints(api: request.api).download(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/single-requests/\(id)/data?format=csv"), nil,
+                    ServerRequestMetadata(pathParameters: ["id": Substring(id)]))
+            }
+            return Response(openAPI: head, body: body)
+        }
+
+        get("/company/group-requests/new", .role(.thirdParty), on: router) { request in
+            request.page("group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(FormFields()))
+        }
+        post("/company/group-requests/new", .role(.thirdParty), on: router) { request in
+            let form = request.form
+            return try await request.submitting(
+                "group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(form),
+                fieldNames: Self.requestFieldNames
+            ) {
+                var errors: [FieldError] = []
+                var filters: [GroupRequestService.Creation.Filter] = []
+                for row in 1...3 {
+                    guard let type = form["filterType\(row)"] else { continue }
+                    let min = Self.decimal(form["filterMin\(row)"], field: "filterMin\(row)", into: &errors)
+                    let max = Self.decimal(form["filterMax\(row)"], field: "filterMax\(row)", into: &errors)
+                    filters.append(.init(type: type, min: min, max: max))
+                }
+                let ageMin = Self.integer(form["ageMin"], field: "ageMin", into: &errors)
+                let ageMax = Self.integer(form["ageMax"], field: "ageMax", into: &errors)
+                let days = Self.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+                let principal = try request.caller
+                try request.api.charge(principal, for: .groupRequests)
+                let created = try await request.api.groupRequests.create(
+                    .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: form["sex"],
+                          windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
+                          purpose: form["purpose"] ?? "", subscriptionDays: days),
+                    by: principal, logger: request.logger)
+                return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
+            }
+        }
+        get("/company/group-requests/:id", .role(.thirdParty), on: router) { request in
+            let principal = try request.caller
+            let id = try request.id(orElse: GroupRequestError.notFound)
+            let group = try await request.api.groupRequests.request(id: id, for: principal, logger: request.logger)
+            var values = Self.groupItem(group)
+            if group.status == .accepted {
+                let release = try await request.api.groupRequests.results(id: id, for: principal, logger: request.logger)
+                values["results"] = Self.resultRows(release)
+                values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
+            }
+            return request.page("group-request", title: "Group request", values: values)
+        }
+        post("/company/group-requests/:id/stop", .role(.thirdParty), on: router) { request in
+            let id = try request.id(orElse: GroupRequestError.notFound)
+            _ = try await request.api.groupRequests.endSubscription(id: id, by: try request.caller, logger: request.logger)
+            return request.redirect("/company/group-requests/\(id.uuidString.lowercased())", notice: "subscription-ended")
+        }
+        get("/company/group-requests/:id/results.csv", .role(.thirdParty), on: router) { request in
+            let id = try request.id(orElse: GroupRequestError.notFound).uuidString.lowercased()
+            let output = try await request.asCaller {
+                try await request.api.getGroupRequestResults(.init(path: .init(id: id), query: .init(format: .csv)))
+            }
+            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
+            return Self.csvDownload(body, filename: "group-request-\(id).csv")
+        }
+
+        get("/company/settings", .role(.thirdParty), on: router) { request in
+            try await request.page("company-settings", title: "Webhook and API keys", values: Self.settingsValues(request))
+        }
+        post("/company/webhook", .role(.thirdParty), on: router) { request in
+            let current = try await Self.settingsValues(request)
+            return try await request.submitting(
+                "company-settings", title: "Webhook and API keys", values: current,
+                fieldNames: ["url": "url", "secret": "secret"]
+            ) {
+                _ = try await request.api.webhooks.register(
+                    try request.caller, url: request.form["url"] ?? "", secret: request.form.raw("secret"), logger: request.logger)
+                return request.redirect("/company/settings", notice: "webhook-saved")
+            }
+        }
+        post("/company/webhook/delete", .role(.thirdParty), on: router) { request in
+            try await request.api.webhooks.remove(try request.caller, logger: request.logger)
+            return request.redirect("/company/settings", notice: "webhook-removed")
+        }
+        post("/company/api-keys", .role(.thirdParty), on: router) { request in
+            let (key, secret) = try await request.api.accounts.createAPIKey(
+                try request.caller, name: request.form["name"], logger: request.logger)
+            var values = try await Self.settingsValues(request)
+            // Shown once, on this response only: it is stored as a hash.
+            values["newKey"] = ["name": key.name, "secret": secret.text]
+            return request.page("company-settings", title: "Webhook and API keys", values: values)
+        }
+        post("/company/api-keys/:id/delete", .role(.thirdParty), on: router) { request in
+            try await request.api.accounts.revokeAPIKey(
+                try request.caller, id: try request.id(orElse: AccountError.apiKeyNotFound), logger: request.logger)
+            return request.redirect("/company/settings", notice: "api-key-revoked")
+        }
+    }
+
+    // MARK: Values
+
+    /// The API's field names (`window.from`, `filters[0].min` …) mapped to the forms' (`windowFrom`, `filterMin1` …).
+    static let requestFieldNames: [String: String] = {
+        var names = [
+            "subject": "subjectEmail", "subject.email": "subjectEmail", "subject.fiscalCode": "subjectFiscalCode",
+            "types": "types", "purpose": "purpose", "window.from": "windowFrom", "window.to": "windowTo",
+            "subscription.days": "subscriptionDays", "subscriptionDays": "subscriptionDays", "bucket": "bucket",
+            "demographics.ageMin": "ageMin", "demographics.ageMax": "ageMax", "demographics.sex": "sex",
+            "ageMin": "ageMin", "ageMax": "ageMax", "filters": "filterType1",
+        ]
+        for index in 0..<SampleType.allCases.count { names["types[\(index)]"] = "types" }
+        for index in 0..<3 {
+            for (api, form) in [("type", "filterType"), ("min", "filterMin"), ("max", "filterMax")] {
+                names["filters[\(index)].\(api)"] = "\(form)\(index + 1)"
+                names["\(form)\(index + 1)"] = "\(form)\(index + 1)"
+            }
+        }
+        return names
+    }()
+
+    static func groupFormValues(_ form: FormFields) -> [String: Any] {
+        let today = CalendarDate.today
+        var echoed = form.echo()
+        echoed["windowFrom"] = echoed["windowFrom"] ?? today.adding(days: -6).description
+        echoed["windowTo"] = echoed["windowTo"] ?? today.description
+        return [
+            "typeOptions": Wording.typeOptions(selected: form.values("types")),
+            "filterRows": (1...3).map { row in
+                ["row": row, "min": form["filterMin\(row)"] ?? "", "max": form["filterMax\(row)"] ?? "", "options": SampleType.allCases.map {
+                    ["value": $0.rawValue, "label": Wording.typeWithUnit($0), "selected": form["filterType\(row)"] == $0.rawValue]
+                }] as [String: Any]
+            },
+            "bucketOptions": Statistics.Bucket.allCases.map { ["value": $0.rawValue, "selected": (form["bucket"] ?? "day") == $0.rawValue] },
+            "sexOptions": [("", "Anyone"), ("female", "Women"), ("male", "Men")].map {
+                ["value": $0.0, "label": $0.1, "selected": (form["sex"] ?? "") == $0.0]
+            },
+            "form": echoed,
+        ]
+    }
+
+    static func settingsValues(_ request: ConsoleRequest) async throws -> [String: Any] {
+        let principal = try request.caller
+        var values: [String: Any] = [:]
+        do {
+            let webhook = try await request.api.webhooks.webhook(of: principal, logger: request.logger)
+            values["webhook"] = ["url": webhook.url, "updatedAt": Wording.time(webhook.updatedAt)]
+        } catch WebhookError.notFound {}
+        let keys = try await request.api.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
+        values["apiKeys"] = keys.map {
+            ["id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix, "createdAt": Wording.time($0.createdAt),
+             "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never"]
+        }
+        values["hasAPIKeys"] = !keys.isEmpty
+        return values
+    }
+
+    static func sentItem(_ request: SingleRequest) -> [String: Any] {
+        [
+            "id": request.id.uuidString.lowercased(),
+            "subject": request.subject.email ?? request.subject.fiscalCode ?? "",
+            "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
+            "purpose": request.purpose,
+            "status": request.status.rawValue,
+            "subscription": request.subscription.map { "\($0.days) days, \($0.status.rawValue)" } ?? "once",
+            "createdAt": Wording.time(request.createdAt),
+            "isPending": request.status == .pending,
+            "isAccepted": request.status == .accepted,
+            "canStop": request.subscription?.status == .active,
+        ]
+    }
+
+    static func groupItem(_ request: GroupRequest) -> [String: Any] {
+        // Mustache treats an empty string as true: absent keys, not empty values, hide a section.
+        var item: [String: Any] = [
+            "id": request.id.uuidString.lowercased(),
+            "purpose": request.purpose,
+            "companyName": request.thirdParty.companyName,
+            "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
+            "demographics": [
+                request.demographics.sex.map { $0 == .female ? "women" : "men" } ?? "everyone",
+                request.demographics.ageMin.map { "from \($0)" }, request.demographics.ageMax.map { "to \($0) years" },
+            ].compactMap { $0 }.joined(separator: " "),
+            "window": "\(request.windowFrom) to \(request.windowTo), by \(request.bucket.rawValue)",
+            "status": request.status.rawValue,
+            "isAccepted": request.status == .accepted,
+            "refusalReason": Wording.refusalReason(request.refusalReason),
+            "cohortSize": request.cohortSize.map(String.init) ?? "",
+            "createdAt": Wording.time(request.createdAt),
+            "canStop": request.subscription?.status == .active,
+        ]
+        if !request.filters.isEmpty {
+            item["filters"] = request.filters.map { filter in
+                [Wording.typeName(filter.type), filter.min.map { "≥ \(HealthChart.number($0))" }, filter.max.map { "≤ \(HealthChart.number($0))" }]
+                    .compactMap { $0 }.joined(separator: " ") + " \(filter.type.unit)"
+            }.joined(separator: "; ")
+        }
+        return item
+    }
+
+    static func resultRows(_ release: GroupRelease) -> [[String: Any]] {
+        release.cells.map { cell in
+            ["bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
+             "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
+             "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
+             "p90": cell.p90.map(HealthChart.number) ?? ""]
+        }
+    }
+
+    static func csvDownload(_ body: HTTPBody, filename: String) -> Response {
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "text/csv; charset=utf-8"
+        head.headerFields[.contentDisposition] = #"attachment; filename="\#(filename)""#
+        return Response(openAPI: head, body: body)
+    }
+
+    // MARK: Form values
+
+    /// A date input's day as the API's RFC 3339 time at 00:00 UTC (`plusDays` 1: the end of that day).
+    /// Anything else goes through unchanged, for the service to report against its field.
+    static func startOfDay(_ text: String, plusDays: Int = 0) -> String {
+        guard let day = CalendarDate(iso: text) else { return text }
+        return day.adding(days: plusDays).description + "T00:00:00Z"
+    }
+
+    static func integer(_ text: String?, field: String, into errors: inout [FieldError]) -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text) else { errors.append(FieldError(field: field, message: "must be a whole number")); return nil }
+        return value
+    }
+
+    static func decimal(_ text: String?, field: String, into errors: inout [FieldError]) -> Double? {
+        guard let text else { return nil }
+        guard let value = Double(text.replacingOccurrences(of: ",", with: ".")), value.isFinite else {
+            errors.append(FieldError(field: field, message: "must be a number")); return nil
+        }
+        return value
+    }
+}

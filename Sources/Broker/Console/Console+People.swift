@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import OpenAPIRuntime
+
+/// Pages for people: the inbox of requests, their data, who saw it, blocked companies.
+extension Console {
+    func registerPersonPages(on router: Router<BrokerRequestContext>) {
+        get("/inbox", .role(.user), on: router) { request in
+            let requests = try await request.api.singleRequests.list(
+                for: try request.caller, status: nil, cursor: nil, limit: 200, logger: request.logger
+            ).rows
+            let pending = requests.filter { $0.status == .pending }
+            let sharing = requests.filter { $0.subscription?.status == .active }
+            let history = requests.filter { $0.status != .pending && $0.subscription?.status != .active }
+            return request.page("inbox", title: "Requests for your data", values: [
+                "pending": pending.map(Self.inboxItem), "hasPending": !pending.isEmpty,
+                "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
+                "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
+            ])
+        }
+        post("/requests/:id/accept", .role(.user), on: router) { request in
+            _ = try await request.api.singleRequests.accept(
+                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/inbox", notice: "accepted")
+        }
+        post("/requests/:id/refuse", .role(.user), on: router) { request in
+            _ = try await request.api.singleRequests.refuse(
+                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/inbox", notice: "refused")
+        }
+        post("/requests/:id/stop", .role(.user), on: router) { request in
+            _ = try await request.api.singleRequests.endSubscription(
+                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/inbox", notice: "stopped")
+        }
+
+        get("/blocks", .role(.user), on: router) { request in
+            let blocks = try await request.api.transparency.blocks(of: try request.caller, logger: request.logger)
+            return request.page("blocks", title: "Blocked companies", values: [
+                "blocks": blocks.map {
+                    ["id": $0.thirdParty.id.uuidString.lowercased(), "companyName": $0.thirdParty.companyName,
+                     "vatNumber": $0.thirdParty.vatNumber, "blockedAt": Wording.time($0.blockedAt)]
+                },
+                "hasBlocks": !blocks.isEmpty,
+            ])
+        }
+        post("/blocks/:id", .role(.user), on: router) { request in
+            _ = try await request.api.transparency.block(
+                try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller,
+                requests: request.api.singleRequests, logger: request.logger)
+            return request.redirect("/blocks", notice: "blocked")
+        }
+        post("/blocks/:id/delete", .role(.user), on: router) { request in
+            try await request.api.transparency.unblock(
+                try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/blocks", notice: "unblocked")
+        }
+
+        get("/access-log", .role(.user), on: router) { request in
+            let entries = try await request.api.transparency.accessLog(
+                for: try request.caller, cursor: nil, limit: 500, logger: request.logger
+            ).rows
+            return request.page("access-log", title: "Who saw your data", values: [
+                "entries": entries.map {
+                    ["at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
+                     "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
+                     "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", ")]
+                },
+                "hasEntries": !entries.isEmpty,
+            ])
+        }
+
+        get("/data", .role(.user), on: router) { request in
+            let principal = try request.caller
+            var charts: [[String: Any]] = []
+            for type in SampleType.allCases {
+                let statistics = try await request.api.samples.statistics(
+                    principal, type: type, from: nil, to: nil, bucket: .day, logger: request.logger)
+                guard !statistics.own.isEmpty else { continue }
+                charts.append(HealthChart(statistics: statistics).values)
+            }
+            return request.page("my-data", title: "Your data", values: ["charts": charts, "hasCharts": !charts.isEmpty])
+        }
+        // Called by /console.js with the file as the body; answers JSON for the script (problem+json on failure).
+        post("/data/upload", .role(.user), body: .upload, on: router) { request in
+            let principal = try request.caller
+            let kind = request.query["kind"] ?? "csv"
+            let result: (accepted: Int, duplicates: Int)
+            switch kind {
+            case "csv":
+                try request.api.charge(principal, for: .uploads)
+                var body = try await request.request.body.collect(upTo: jsonBodyLimit)
+                let text = body.readString(length: body.readableBytes) ?? ""
+                let entries = try SampleCSV.entries(from: text).get()
+                let stored = try await request.api.samples.upload(entries, by: principal, logger: request.logger)
+                result = (stored.accepted, stored.duplicates)
+            case "apple-health-xml", "apple-health-zip":
+                try request.api.charge(principal, for: .imports)
+                let body = HTTPBody(
+                    request.request.body.map { ArraySlice($0.readableBytesView) }, length: .unknown, iterationBehavior: .single)
+                let file = try await TemporaryUpload.write(body)
+                defer { file.remove() }
+                let imported = try await request.api.imports.run(
+                    file: file.url, format: kind == "apple-health-zip" ? .zip : .xml, userID: principal.accountID, logger: request.logger)
+                result = (imported.accepted, imported.duplicates)
+            default:
+                throw Problem.validationFailed([FieldError(field: "kind", message: "must be csv, apple-health-xml or apple-health-zip")])
+            }
+            let json = #"{"accepted":\#(result.accepted),"duplicates":\#(result.duplicates)}"#
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+        }
+    }
+
+    /// One request as the inbox shows it: who, what, why, for how long.
+    static func inboxItem(_ request: SingleRequest) -> [String: Any] {
+        [
+            "id": request.id.uuidString.lowercased(),
+            "companyName": request.thirdParty.companyName,
+            "companyID": request.thirdParty.id.uuidString.lowercased(),
+            "vatNumber": request.thirdParty.vatNumber,
+            "types": request.types.map(Wording.typeWithUnit),
+            "purpose": request.purpose,
+            "window": Wording.window(from: request.windowFrom, to: request.windowTo),
+            "duration": Wording.duration(subscriptionDays: request.subscription?.days),
+            "status": request.subscription.map { "\(request.status.rawValue), subscription \($0.status.rawValue)" } ?? request.status.rawValue,
+            "createdAt": Wording.time(request.createdAt),
+            "endsAt": Wording.time(request.subscription?.endsAt),
+        ]
+    }
+}

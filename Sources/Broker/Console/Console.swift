@@ -1,0 +1,155 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Mustache
+
+/// The web console: server-rendered pages for people, companies and auditors, served next to the API by
+/// the same process. Every action goes through the API's own services (`api.accounts`, `api.singleRequests`,
+/// …) and, for downloads, through the API's own handlers, so the console cannot drift from the API's rules.
+/// Routes live in the `Console+<area>.swift` files; this file holds what every page shares.
+struct Console: Sendable {
+    let api: BrokerAPI
+    let templates: MustacheLibrary
+    let assets: ConsoleAssets
+    let csrf: CSRFTokens
+    /// `Secure` on the cookies when this server terminates TLS.
+    let servesTLS: Bool
+    /// A session cookie lives as long as the session it carries.
+    let sessionTTL: Int
+
+    static let sessionCookie = "d4h_session"
+    static let visitorCookie = "d4h_csrf"
+    static let csrfField = "_csrf"
+    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+    /// Inline styles and scripts are refused: everything comes from /console.css and /console.js.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// Forms are small; only the upload endpoint reads a larger body, and it does so itself.
+    static let formBodyLimit = 256 * 1024
+
+    static func load(api: BrokerAPI, servesTLS: Bool, sessionTTL: Int) async throws -> Console {
+        guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
+            let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
+        else { throw ConsoleResourcesMissing() }
+        return Console(
+            api: api, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
+            csrf: CSRFTokens(client: api.singleRequests.client), servesTLS: servesTLS, sessionTTL: sessionTTL)
+    }
+
+    func register(on router: Router<BrokerRequestContext>) {
+        assets.register(on: router)
+        registerAccountPages(on: router)
+        registerPersonPages(on: router)
+        registerCompanyPages(on: router)
+        registerAuditorPages(on: router)
+    }
+
+    // MARK: Routing
+
+    /// Who may open a page.
+    enum Access: Sendable, Equatable {
+        case anyone
+        case signedIn
+        case role(Role)
+    }
+
+    /// How a POST proves it comes from one of our own pages.
+    enum PostBody: Sendable {
+        /// A form: the token is its `_csrf` field.
+        case form
+        /// A raw upload (script): the token is the `X-CSRF-Token` header and the handler reads the body.
+        case upload
+    }
+
+    typealias Handler = @Sendable (ConsoleRequest) async throws -> Response
+
+    func get(_ path: RouterPath, _ access: Access, on router: Router<BrokerRequestContext>, _ handler: @escaping Handler) {
+        router.get(path) { request, context in
+            try await self.serve(request, context: context, access: access, post: nil, handler: handler)
+        }
+    }
+
+    func post(
+        _ path: RouterPath, _ access: Access, body: PostBody = .form, on router: Router<BrokerRequestContext>,
+        _ handler: @escaping Handler
+    ) {
+        router.post(path) { request, context in
+            try await self.serve(request, context: context, access: access, post: body, handler: handler)
+        }
+    }
+
+    /// Resolves the visitor, checks access and (for a POST) the CSRF token, runs the page, and adds the
+    /// page headers. Errors become an HTML page with the problem's status, title and detail.
+    private func serve(
+        _ request: Request, context: BrokerRequestContext, access: Access, post: PostBody?, handler: Handler
+    ) async throws -> Response {
+        let logger = context.logger
+        let visitor = try await Visitor.resolve(request.cookies, accounts: api.accounts, logger: logger)
+        let csrfToken = try await csrf.token(for: visitor.binding, logger: logger)
+        var consoleRequest = ConsoleRequest(
+            console: self, request: request, context: context, principal: visitor.principal, sessionToken: visitor.sessionToken,
+            csrfToken: csrfToken)
+        var response: Response
+        do {
+            response = try await authorised(&consoleRequest, access: access, post: post, visitor: visitor, handler: handler)
+        } catch let error as any ProblemConvertible {
+            // The upload script reads problem+json, which ProblemMiddleware writes; a person reads a page.
+            if case .upload = post { throw error }
+            // A session that expired (or was revoked) while the page was open: sign in again.
+            response = error.problem.slug == "unauthenticated"
+                ? .redirect(to: "/login", type: .normal) : consoleRequest.errorPage(error.problem)
+        }
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        if let fresh = visitor.newVisitorCookie {
+            response.setCookie(cookie(Self.visitorCookie, fresh, maxAge: nil))
+        }
+        return response
+    }
+
+    private func authorised(
+        _ request: inout ConsoleRequest, access: Access, post: PostBody?, visitor: Visitor, handler: Handler
+    ) async throws -> Response {
+        switch access {
+        case .anyone: break
+        case .signedIn, .role:
+            guard let principal = request.principal else { return .redirect(to: "/login", type: .normal) }
+            if case .role(let role) = access, principal.role != role {
+                return request.errorPage(Problem(
+                    status: .forbidden, slug: "wrong-role", title: "Not for your account",
+                    detail: "This page is for \(Wording.roleNamePlural(role)); you are signed in as \(Wording.roleName(principal.role))."))
+            }
+        }
+        if let post {
+            let submitted: String?
+            switch post {
+            case .form:
+                let body = try await request.request.body.collect(upTo: Self.formBodyLimit)
+                request.form = FormFields(urlEncoded: String(buffer: body))
+                submitted = request.form.raw(Self.csrfField)
+            case .upload:
+                submitted = request.request.headers[Self.csrfHeader]
+            }
+            // A visitor who arrives without the cookie cannot have been shown a form bound to it.
+            guard visitor.newVisitorCookie == nil,
+                try await csrf.accepts(submitted, for: visitor.binding, logger: request.logger)
+            else {
+                request.logger.notice("console form refused: missing or wrong CSRF token", metadata: ["http.path": "\(request.request.uri.path)"])
+                throw Problem(
+                    status: .forbidden, slug: "csrf-token-invalid", title: "This form has expired",
+                    detail: "The form was not sent from this page, or it is too old. Reload the page and try again.")
+            }
+        }
+        return try await handler(request)
+    }
+
+    func cookie(_ name: String, _ value: String, maxAge: Int?) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: servesTLS, httpOnly: true, sameSite: .strict)
+    }
+}
+
+struct ConsoleResourcesMissing: Error, CustomStringConvertible {
+    var description: String { "the console's templates or assets are missing from the bundle" }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// One request to a console page: the visitor, the submitted form, and the helpers that render pages.
+struct ConsoleRequest: Sendable {
+    let console: Console
+    let request: Request
+    let context: BrokerRequestContext
+    var principal: Principal?
+    let sessionToken: String?
+    let csrfToken: String
+    var form = FormFields()
+
+    var api: BrokerAPI { console.api }
+    var logger: Logger { context.logger }
+
+    /// The signed-in caller; pages that reach this were declared `.signedIn` or `.role`.
+    var caller: Principal {
+        get throws {
+            guard let principal else { throw AccountError.unauthenticated }
+            return principal
+        }
+    }
+
+    var query: FormFields { FormFields(urlEncoded: request.uri.query ?? "") }
+
+    /// A path parameter as an id; a malformed one names nothing, so it is the caller's "not found".
+    func id(_ name: String = "id", orElse notFound: any Error) throws -> UUID {
+        guard let text = context.parameters.get(name), let id = UUID(uuidString: text) else { throw notFound }
+        return id
+    }
+
+    // MARK: Pages
+
+    /// Renders `template` inside the layout. `values` are the page's own; the layout adds the visitor's role,
+    /// the CSRF token, the notice named by `?notice=` and, after a failed form, the problem and field errors.
+    func page(
+        _ template: String, title: String, status: HTTPResponse.Status = .ok, values: [String: Any] = [:],
+        problem: Problem? = nil, fieldNames: [String: String] = [:]
+    ) -> Response {
+        var context = values
+        context["title"] = title
+        context["csrf"] = csrfToken
+        context["signedIn"] = principal != nil
+        context["isPerson"] = principal?.role == .user
+        context["isCompany"] = principal?.role == .thirdParty
+        context["isAuditor"] = principal?.role == .auditor
+        context["roleName"] = principal.map { Wording.roleName($0.role) } ?? ""
+        if let key = query["notice"], let notice = Wording.notices[key] { context["notice"] = notice }
+        if let problem {
+            // Field errors next to their field when the form has it, in the banner otherwise.
+            var fieldErrors: [String: String] = [:]
+            var otherErrors: [String] = []
+            for error in problem.errors {
+                if let field = fieldNames[error.field] ?? (fieldNames.values.contains(error.field) ? error.field : nil) {
+                    fieldErrors[field] = fieldErrors[field].map { $0 + "; " + error.message } ?? error.message
+                } else {
+                    otherErrors.append("\(error.field) \(error.message)")
+                }
+            }
+            context["problem"] = ["title": problem.title, "detail": problem.detail, "errors": otherErrors, "hasErrors": !otherErrors.isEmpty] as [String: Any]
+            context["errors"] = fieldErrors
+            if context["form"] == nil { context["form"] = form.echo() }
+        }
+        // `{{#selected.sex_female}}selected{{/selected.sex_female}}`: a choice the re-rendered form keeps.
+        if let echoed = context["form"] as? [String: String] {
+            context["selected"] = Dictionary(uniqueKeysWithValues: echoed.map { ("\($0.key)_\($0.value)", true) })
+        }
+        let html = console.templates.render(context, withTemplate: template) ?? "template \(template) is missing"
+        var response = Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+        if problem?.status == .tooManyRequests, let retry = problem?.headers[.retryAfter] { response.headers[.retryAfter] = retry }
+        return response
+    }
+
+    /// An error page for a problem that no form can show next to a field.
+    func errorPage(_ problem: Problem) -> Response {
+        page("error", title: problem.title, status: problem.status, problem: problem)
+    }
+
+    /// Runs a form's action; when the services refuse it, the same form again, with the problem's status, the
+    /// message next to each field (`fieldNames` maps the API's field names to the form's) and what was typed.
+    func submitting(
+        _ template: String, title: String, values: @autoclosure () -> [String: Any] = [:], fieldNames: [String: String],
+        _ action: () async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await action()
+        } catch let error as any ProblemConvertible {
+            let problem = error.problem
+            guard problem.slug != "unauthenticated" else { throw error }
+            return page(template, title: title, status: problem.status, values: values(), problem: problem, fieldNames: fieldNames)
+        }
+    }
+
+    /// 303 to a page that shows what happened, so a reload never repeats the action.
+    func redirect(_ path: String, notice: String? = nil) -> Response {
+        .redirect(to: notice.map { path + (path.contains("?") ? "&" : "?") + "notice=" + $0 } ?? path, type: .normal)
+    }
+
+    // MARK: The API's own handlers
+
+    /// Runs an API handler as the signed-in caller (its `caller()` reads `RequestScope`), so a console
+    /// download is exactly the API's download: same checks, same audit events, same rate limits, same bytes.
+    func asCaller<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        var scope = RequestScope.current
+        scope.principal = try caller
+        return try await RequestScope.$current.withValue(scope) { try await body() }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A server-rendered SVG chart of one data type: the person's daily mean as a line over the band between
+/// their daily minimum and maximum, and the median of their peers' daily means (dashed) where enough peers
+/// contribute. Only numbers and fixed words go into the SVG; it is built here, not from user text.
+struct HealthChart {
+    let statistics: Statistics
+
+    static let width = 640.0, height = 240.0
+    static let left = 52.0, right = 12.0, top = 12.0, bottom = 28.0
+
+    var values: [String: Any] {
+        let type = statistics.type
+        return [
+            "type": type.rawValue,
+            "title": Wording.typeWithUnit(type),
+            "svg": svg,
+            "peerGroup": statistics.group.name,
+            "peersAvailable": statistics.peersAvailable && !statistics.peerBuckets.isEmpty,
+            "rows": statistics.own.map { bucket -> [String: String] in
+                let peer = statistics.peerBuckets.first { $0.start == bucket.start }
+                return ["day": bucket.start.description, "mean": Self.number(bucket.mean), "min": Self.number(bucket.min),
+                        "max": Self.number(bucket.max), "count": String(bucket.count), "peerMedian": peer.map { Self.number($0.p50) } ?? "–"]
+            },
+        ]
+    }
+
+    var svg: String {
+        let own = statistics.own
+        guard let firstDay = own.first?.start.dayNumber, let lastDay = own.last?.start.dayNumber else { return "" }
+        let peers = statistics.peersAvailable ? statistics.peerBuckets : []
+        let values = own.flatMap { [$0.min, $0.max] } + peers.map(\.p50)
+        var low = values.min() ?? 0, high = values.max() ?? 1
+        if high - low < 1e-9 { low -= 1; high += 1 }
+        let padding = (high - low) * 0.08
+        low -= padding; high += padding
+        let span = Double(max(lastDay - firstDay, 1))
+        let plotWidth = Self.width - Self.left - Self.right, plotHeight = Self.height - Self.top - Self.bottom
+        func x(_ day: Int) -> Double { own.count == 1 ? Self.left + plotWidth / 2 : Self.left + Double(day - firstDay) / span * plotWidth }
+        func y(_ value: Double) -> Double { Self.top + (high - value) / (high - low) * plotHeight }
+        func point(_ day: Int, _ value: Double) -> String { "\(Self.coordinate(x(day))),\(Self.coordinate(y(value)))" }
+
+        let band = (own.map { point($0.start.dayNumber, $0.max) } + own.reversed().map { point($0.start.dayNumber, $0.min) })
+            .joined(separator: " ")
+        let meanLine = own.map { point($0.start.dayNumber, $0.mean) }.joined(separator: " ")
+        let peerLine = peers.map { point($0.start.dayNumber, $0.p50) }.joined(separator: " ")
+        let description = "Daily mean of \(Wording.typeName(statistics.type).lowercased()) from \(own.first!.start) to \(own.last!.start)"
+            + ", between \(Self.number(low + padding)) and \(Self.number(high - padding)) \(statistics.type.unit)."
+
+        var svg = #"<svg class="chart-svg" viewBox="0 0 \#(Int(Self.width)) \#(Int(Self.height))" role="img" aria-label="\#(description)" xmlns="http://www.w3.org/2000/svg">"#
+        // Axes and labels: the value range on the left, the first and last day below.
+        svg += #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.top)" x2="\#(Self.left)" y2="\#(Self.height - Self.bottom)"/>"#
+        svg += #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.height - Self.bottom)" x2="\#(Self.width - Self.right)" y2="\#(Self.height - Self.bottom)"/>"#
+        for value in [high - padding, (high + low) / 2, low + padding] {
+            svg += #"<text class="label" x="\#(Self.left - 6)" y="\#(Self.coordinate(y(value) + 4))" text-anchor="end">\#(Self.number(value))</text>"#
+            svg += #"<line class="grid" x1="\#(Self.left)" y1="\#(Self.coordinate(y(value)))" x2="\#(Self.width - Self.right)" y2="\#(Self.coordinate(y(value)))"/>"#
+        }
+        svg += #"<text class="label" x="\#(Self.left)" y="\#(Self.height - 8)">\#(own.first!.start)</text>"#
+        svg += #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(own.last!.start)</text>"#
+        svg += #"<polygon class="band" points="\#(band)"/>"#
+        if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
+        svg += #"<polyline class="mean" points="\#(meanLine)"/>"#
+        for bucket in own {
+            svg += #"<circle class="dot" cx="\#(Self.coordinate(x(bucket.start.dayNumber)))" cy="\#(Self.coordinate(y(bucket.mean)))" r="2.5"/>"#
+        }
+        return svg + "</svg>"
+    }
+
+    static func coordinate(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    /// Up to one decimal, without a trailing ".0".
+    static func number(_ value: Double) -> String {
+        let rounded = (value * 10).rounded() / 10
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(format: "%.1f", rounded)
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension DemoSeed {
+    /// Two weeks of readings for a demo person, ending yesterday, so *My data* has charts from the first
+    /// start: hourly heart rate, a morning blood pressure and oxygen saturation, daily steps and sleep.
+    /// Deterministic (a daily rhythm plus a fixed wobble), and stored through the same validated upload as
+    /// the API's, so seeding twice stores nothing twice.
+    static func demoSamples(days: Int = 14, endingOn lastDay: CalendarDate = CalendarDate.today.adding(days: -1)) -> [SampleBatch.Entry] {
+        var entries: [SampleBatch.Entry] = []
+        func add(_ type: SampleType, _ value: Double, day: CalendarDate, hour: Int) {
+            let at = day.description + "T" + (hour < 10 ? "0" : "") + "\(hour):00:00Z"
+            entries.append(SampleBatch.Entry(type: type.rawValue, value: (value * 10).rounded() / 10, at: at))
+        }
+        for offset in 0..<days {
+            let day = lastDay.adding(days: offset - days + 1)
+            let wobble = sin(Double(day.dayNumber) * 1.7)
+            for hour in 0..<24 {
+                // Lower at night, higher in the afternoon, with an evening walk.
+                let rhythm = -8 * cos(Double(hour - 3) / 24 * 2 * .pi)
+                add(.heartRate, 68 + rhythm + 3 * wobble + (hour == 18 ? 25 : 0), day: day, hour: hour)
+            }
+            add(.systolicPressure, 124 + 6 * wobble, day: day, hour: 7)
+            add(.diastolicPressure, 81 + 4 * wobble, day: day, hour: 7)
+            add(.oxygenSaturation, 97 + wobble, day: day, hour: 7)
+            add(.stepCount, (7_500 + 2_500 * wobble).rounded(), day: day, hour: 21)
+            add(.sleepingHours, 7.2 + 0.6 * wobble, day: day, hour: 6)
+        }
+        return entries
+    }
+
+    func storeDemoSamples(forUser id: UUID, client: PostgresClient, logger: Logger) async throws {
+        let principal = Principal(accountID: id, role: .user, credential: .apiKey(id: UUID()))
+        _ = try await SampleService(client: client, groupMinCohort: 1000).upload(Self.demoSamples(), by: principal, logger: logger)
+    }
+}
