@@ -62,7 +62,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test bench loadtest faults format fuzz psql \
+.PHONY: help deps build run test browser-test bench loadtest faults format fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -110,8 +110,13 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@echo
 	@exec env $(RUN_ENV) '$(D4H)' serve
 
-test: deps test-db-start ## swift test against the test PostgreSQL (TEST_FILTER=regex to narrow)
+# With TEST_FILTER only the matching swift tests run; without it, the browser tests follow.
+test: deps test-db-start ## swift test against the test PostgreSQL, then the browser tests (TEST_FILTER=regex: swift tests only)
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test $(if $(TEST_FILTER),--filter '$(TEST_FILTER)')
+	$(if $(TEST_FILTER),,@$(MAKE) --no-print-directory browser-test)
+
+browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots
+	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh
 
 bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABASE_URL)
 	@if [ -x bench/run ]; then \

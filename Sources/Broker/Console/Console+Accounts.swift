@@ -45,7 +45,7 @@ extension Console {
                 let account = try await request.api.accounts.register(
                     AccountService.UserRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
-                        fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: form["sex"] ?? ""),
+                        fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
                     logger: request.logger)
                 return request.page("registered", title: "Check your mail", values: ["email": account.email])
             }
@@ -140,7 +140,7 @@ extension Console {
         var values: [String: Any] = ["email": account.email, "createdAt": Wording.time(account.createdAt)]
         switch account.profile {
         case .user(let fullName, let fiscalCode, let birthDate, let sex):
-            values["person"] = ["fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex]
+            values["person"] = ["fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex == "F" ? "Female" : "Male"]
         case .thirdParty(let companyName, let vatNumber, let description):
             values["company"] = ["companyName": companyName, "vatNumber": vatNumber, "description": description ?? ""]
         case .auditor:

@@ -81,7 +81,7 @@ extension Console {
                 let principal = try request.caller
                 try request.api.charge(principal, for: .groupRequests)
                 let created = try await request.api.groupRequests.create(
-                    .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: form["sex"],
+                    .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
                           windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
                           purpose: form["purpose"] ?? "", subscriptionDays: days),
                     by: principal, logger: request.logger)
@@ -181,8 +181,8 @@ extension Console {
                 }] as [String: Any]
             },
             "bucketOptions": Statistics.Bucket.allCases.map { ["value": $0.rawValue, "selected": (form["bucket"] ?? "day") == $0.rawValue] },
-            "sexOptions": [("", "Anyone"), ("female", "Women"), ("male", "Men")].map {
-                ["value": $0.0, "label": $0.1, "selected": (form["sex"] ?? "") == $0.0]
+            "sexOptions": [("", "Anyone"), ("F", "Women"), ("M", "Men")].map {
+                ["value": $0.0, "label": $0.1, "selected": (Wording.sexCode(form["sex"]) ?? "") == $0.0]
             },
             "form": echoed,
         ]

@@ -146,7 +146,12 @@ struct Console: Sendable {
     }
 
     func cookie(_ name: String, _ value: String, maxAge: Int?) -> Cookie {
-        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: servesTLS, httpOnly: true, sameSite: .strict)
+        Self.cookie(name, value, maxAge: maxAge, secure: servesTLS)
+    }
+
+    /// Every console cookie: unreadable by scripts, never sent by another site's request, `Secure` under TLS.
+    static func cookie(_ name: String, _ value: String, maxAge: Int?, secure: Bool) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secure, httpOnly: true, sameSite: .strict)
     }
 }
 

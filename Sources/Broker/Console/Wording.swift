@@ -28,6 +28,15 @@ enum Wording {
         }
     }
 
+    /// The API's `F`/`M`; the words too, for a form filled in by a script or an older page.
+    static func sexCode(_ text: String?) -> String? {
+        switch text?.lowercased() {
+        case "female"?, "f"?: "F"
+        case "male"?, "m"?: "M"
+        default: text
+        }
+    }
+
     static func roleName(_ role: Role) -> String {
         switch role {
         case .user: "a person"

@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import Broker
+
+/// The web console's sessions, CSRF defence and role walls, over real HTTP and PostgreSQL. The browser tests
+/// (`scripts/browser-tests.sh`) drive the same pages through Chromium; these pin the security rules exactly.
+@Suite("Web console", .serialized)
+struct ConsoleTests {
+    static let personPassword = TestHarness.Person().password
+
+    @Test("a form post without the CSRF token, or with another session's, is refused with 403 and changes nothing")
+    func csrf() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let id = try await harness.sentRequestID(parties)
+            let person = ConsoleBrowser(harness)
+            #expect(try await person.logIn(parties.personEmail, Self.personPassword).status == .seeOther)
+            try await person.get("/inbox")
+            #expect(person.lastPage.contains(#"data-request-id="\#(id)""#))
+
+            // Another visitor's valid token (bound to their own session) is as good as none.
+            let other = ConsoleBrowser(harness)
+            try await other.get("/login")
+            let foreign = try #require(other.csrfToken)
+            for csrf in [ConsoleBrowser.CSRF.none, .value(foreign), .value("")] {
+                let refused = try await person.post("/requests/\(id)/accept", [], csrf: csrf)
+                #expect(refused.status == .forbidden)
+                #expect(person.lastPage.contains("This form has expired"))
+            }
+            let still = try await harness.request(.get, "/v1/single-requests/\(id)", token: parties.person)
+            #expect(try harness.object(still)["status"] as? String == "pending")
+
+            try await person.get("/inbox")
+            let accepted = try await person.post("/requests/\(id)/accept", [])
+            #expect(accepted.status == .seeOther)
+            #expect(accepted.headers[.location] == "/inbox?notice=accepted")
+            let now = try await harness.request(.get, "/v1/single-requests/\(id)", token: parties.person)
+            #expect(try harness.object(now)["status"] as? String == "accepted")
+        }
+    }
+
+    @Test("the session cookie is HttpOnly and SameSite=Strict; signing out revokes the session itself")
+    func sessionCookie() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let browser = ConsoleBrowser(harness)
+            let login = try await browser.logIn(parties.personEmail, Self.personPassword)
+            let setCookie = try #require(login.headers[values: .setCookie].first { $0.hasPrefix("d4h_session=") })
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Path=/"))
+            #expect(!setCookie.contains("Secure"), "plain HTTP: a Secure cookie would never come back")
+            #expect(Console.cookie("d4h_session", "x", maxAge: 60, secure: true).description.contains("Secure"))
+            let token = try #require(browser.cookies["d4h_session"])
+
+            try await browser.get("/inbox")
+            #expect(try await browser.post("/logout", []).headers[.location] == "/login?notice=signed-out")
+            #expect(browser.cookies["d4h_session"] == nil)
+            // The old value, replayed, is no session any more: not for the console, not for the API.
+            let replay = ConsoleBrowser(harness)
+            let page = try await replay.send(.get, "/inbox", body: nil, headers: [.cookie: "d4h_session=\(token)"])
+            #expect(page.status == .seeOther && page.headers[.location] == "/login")
+            #expect(try await harness.request(.get, "/v1/me", token: token).status == .unauthorized)
+        }
+    }
+
+    @Test("the cookie never authenticates the API, and an API key in the cookie is not a console session")
+    func cookieIsNotABearer() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(parties.personEmail, Self.personPassword)
+            let session = try #require(browser.cookies["d4h_session"])
+            let api = try await harness.request(.get, "/v1/me", headers: [.cookie: "d4h_session=\(session)"])
+            #expect(api.status == .unauthorized)
+
+            let created = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"ci"}"#, token: parties.company)
+            let key = try #require(try harness.object(created)["secret"] as? String)
+            let withKey = try await ConsoleBrowser(harness).send(.get, "/company", body: nil, headers: [.cookie: "d4h_session=\(key)"])
+            #expect(withKey.status == .seeOther && withKey.headers[.location] == "/login")
+        }
+    }
+
+    @Test("pages send the page CSP and no-store; another role's page is 403; without a session, /login")
+    func pagesAndRoles() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let anonymous = try await ConsoleBrowser(harness).get("/inbox")
+            #expect(anonymous.status == .seeOther && anonymous.headers[.location] == "/login")
+
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(parties.personEmail, Self.personPassword)
+            for path in ["/inbox", "/data", "/access-log", "/blocks", "/account", "/account/password", "/account/delete"] {
+                let page = try await browser.get(path)
+                #expect(page.status == .ok, "\(path)")
+                #expect(page.headers[.contentSecurityPolicy] == Console.contentSecurityPolicy, "\(path)")
+                #expect(page.headers[.cacheControl] == "no-store", "\(path)")
+                #expect(!browser.lastPage.contains("<script>"), "\(path): inline scripts are refused by the CSP")
+            }
+            for path in ["/company", "/company/settings", "/audit", "/audit/events"] {
+                #expect(try await browser.get(path).status == .forbidden, "\(path)")
+            }
+            // A malformed id names nothing: the same 404 page as someone else's request.
+            try await browser.get("/inbox")
+            #expect(try await browser.post("/requests/not-a-uuid/accept", []).status == .notFound)
+        }
+    }
+
+    @Test("an invalid registration re-renders the form with 422, the error next to its field, the password not echoed")
+    func invalidForm() async throws {
+        try await TestHarness.run { harness in
+            let browser = ConsoleBrowser(harness)
+            try await browser.get("/register/person")
+            let response = try await browser.post("/register/person", [
+                ("fullName", "Laura Bianchi"), ("email", "laura@example.com"), ("password", "correct-horse-battery"),
+                ("fiscalCode", "NOTAFISCALCODE00"), ("birthDate", "1990-01-01"), ("sex", "F"),
+            ])
+            #expect(response.status == .unprocessableContent)
+            #expect(browser.lastPage.contains(#"id="fiscalCode-error""#))
+            #expect(browser.lastPage.contains(#"value="laura@example.com""#))
+            #expect(!browser.lastPage.contains("correct-horse-battery"))
+            #expect(try harness.mails().isEmpty, "nothing registered")
+        }
+    }
+
+    @Test("an upload through the console takes the CSRF header and the API's validation; problems come back as problem+json")
+    func upload() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(parties.personEmail, Self.personPassword)
+            try await browser.get("/data")
+            let token = try #require(browser.lastPage.range(of: #"data-csrf=""#).map {
+                String(browser.lastPage[$0.upperBound...].prefix { $0 != "\"" })
+            })
+            let csv = "type,value,at\nheart_rate,71,2026-03-01T08:00:00Z\nheart_rate,74,2026-03-01T09:00:00Z\n"
+            let withoutToken = try await browser.send(.post, "/data/upload?kind=csv", body: ByteBuffer(string: csv), headers: [:])
+            #expect(withoutToken.status == .forbidden)
+            let stored = try await browser.send(
+                .post, "/data/upload?kind=csv", body: ByteBuffer(string: csv), headers: [Console.csrfHeader: token])
+            #expect(stored.status == .ok)
+            #expect(try harness.object(stored)["accepted"] as? Int == 2)
+            let invalid = try await browser.send(
+                .post, "/data/upload?kind=csv", body: ByteBuffer(string: "type,value,at\nheart_rate,9999,2026-03-01T10:00:00Z\n"),
+                headers: [Console.csrfHeader: token])
+            #expect(invalid.status == .unprocessableContent)
+            #expect(invalid.headers[.contentType]?.hasPrefix("application/problem+json") == true)
+            let listed = try await harness.request(.get, "/v1/me/samples", token: parties.person)
+            #expect((try harness.object(listed)["items"] as? [Any])?.count == 2)
+        }
+    }
+
+    @Test("the chart draws the min–max band, the mean line and, when available, the peer median, from numbers only")
+    func chart() throws {
+        let day = CalendarDate(iso: "2026-03-01")!
+        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, mean: 70 + Double($0), min: 55, max: 110) }
+        let peers = (0..<3).map { Statistics.PeerBucket(start: day.adding(days: $0), people: 1200, mean: 72, p10: 60, p50: 71, p90: 85) }
+        let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
+        let withPeers = HealthChart(statistics: Statistics(
+            type: .heartRate, bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)).svg
+        #expect(withPeers.contains(#"<polygon class="band""#))
+        #expect(withPeers.contains(#"<polyline class="mean""#))
+        #expect(withPeers.contains(#"<polyline class="peer""#))
+        #expect(!withPeers.contains("nan") && !withPeers.contains("inf"))
+        let alone = HealthChart(statistics: Statistics(
+            type: .heartRate, bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false, peerBuckets: [])).svg
+        #expect(!alone.contains("peer") && alone.contains(#"<polyline class="mean""#))
+    }
+}
