@@ -51,49 +51,12 @@ DEMO_PASSWORD=demo-user-password
 
 OUT=$REPO_ROOT/var/fuzz
 SERVER_LOG=$OUT/server.log
-SERVER_PID=
+TOOL=fuzz
+# shellcheck source=lib/served-d4h.sh
+source "$REPO_ROOT/scripts/lib/served-d4h.sh"
+check_served_preconditions
 
-log() { echo "fuzz: $*"; }
-die() { echo "fuzz: $*" >&2; exit 1; }
-
-show_server_log() {
-    if [[ -s $SERVER_LOG ]]; then
-        echo "---- last 60 lines of $SERVER_LOG ----" >&2
-        tail -n 60 "$SERVER_LOG" >&2
-        echo "---- end of server log ----" >&2
-    fi
-}
-
-cleanup() {
-    local rc=$?
-    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        # Give it a moment to shut down gracefully, then insist.
-        for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if (( rc != 0 )); then
-        show_server_log
-        echo "fuzz: FAILED (exit $rc); server log, mails and report are in ${OUT#"$REPO_ROOT"/}/" >&2
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# ---- preconditions ------------------------------------------------------------------------
-
-[[ -x $D4H ]] || die "$D4H is not built (run 'make build')"
-command -v curl >/dev/null || die "curl is not installed"
-command -v python3 >/dev/null || die "python3 is not installed"
-PSQL=$PG_BIN/psql
-[[ -x $PSQL ]] || PSQL=$(command -v psql) || die "psql is not installed (run 'make deps')"
-if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
-    die "port $PORT is already in use (a server left over from an earlier run?)"
-fi
-
-# ---- schemathesis in a project venv ---------------------------------------------------------
+# ---- schemathesis in the project venv ---------------------------------------------------------
 
 schemathesis_ok() {
     [[ -x $VENV/bin/schemathesis ]] &&
@@ -101,19 +64,7 @@ schemathesis_ok() {
             2>/dev/null
 }
 if ! schemathesis_ok; then
-    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-        if [[ $(id -u) -eq 0 ]]; then
-            log "installing python3-venv"
-            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv </dev/null >/dev/null ||
-                { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv </dev/null >/dev/null; }
-        else
-            die "python3 cannot create a venv: run 'sudo apt-get install -y python3-venv'"
-        fi
-    fi
-    log "installing $SCHEMATHESIS_SPEC into ${VENV#"$REPO_ROOT"/}"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$SCHEMATHESIS_SPEC"
+    venv_install "$SCHEMATHESIS_SPEC"
     schemathesis_ok || die "schemathesis did not install"
 fi
 log "using $("$VENV/bin/schemathesis" --version)"
@@ -123,12 +74,7 @@ log "using $("$VENV/bin/schemathesis" --version)"
 rm -rf "$OUT"
 mkdir -p "$OUT/mail"
 
-log "recreating database $FUZZ_DB on 127.0.0.1:$PG_PORT"
-PGPASSWORD=$PG_SUPERUSER_PASSWORD "$PSQL" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
-    -v ON_ERROR_STOP=1 <<SQL
-DROP DATABASE IF EXISTS $FUZZ_DB WITH (FORCE);
-CREATE DATABASE $FUZZ_DB OWNER d4h;
-SQL
+recreate_database "$FUZZ_DB"
 
 # The server's settings (API.md "Operations"); migrate and seed get the same.
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \
@@ -139,25 +85,7 @@ log "d4h migrate"
 
 # ---- server ---------------------------------------------------------------------------------
 
-log "starting d4h serve on $BASE_URL (log: ${SERVER_LOG#"$REPO_ROOT"/})"
-"$D4H" serve >"$SERVER_LOG" 2>&1 </dev/null &
-SERVER_PID=$!
-
-ready=no
-for _ in $(seq 1 120); do   # 120 × 0.5 s = 60 s
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        wait "$SERVER_PID" && rc=0 || rc=$?
-        SERVER_PID=
-        die "d4h serve exited (status $rc) before it was ready"
-    fi
-    if curl -fsS --max-time 2 -o /dev/null "$BASE_URL/health/ready" 2>/dev/null; then
-        ready=yes
-        break
-    fi
-    sleep 0.5
-done
-[[ $ready == yes ]] || die "server not ready after 60 s (GET $BASE_URL/health/ready)"
-log "server is ready"
+start_server
 
 # ---- an authenticated session for the demo user ------------------------------------------
 

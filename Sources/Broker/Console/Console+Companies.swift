@@ -239,10 +239,7 @@ extension Console {
             "canStop": request.subscription?.status == .active,
         ]
         if !request.filters.isEmpty {
-            item["filters"] = request.filters.map { filter in
-                [Wording.typeName(filter.type), filter.min.map { "≥ \(HealthChart.number($0))" }, filter.max.map { "≤ \(HealthChart.number($0))" }]
-                    .compactMap { $0 }.joined(separator: " ") + " \(filter.type.unit)"
-            }.joined(separator: "; ")
+            item["filters"] = request.filters.map(Wording.filter).joined(separator: "; ")
         }
         return item
     }

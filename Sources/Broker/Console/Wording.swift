@@ -77,6 +77,17 @@ enum Wording {
         return "For \(days) day\(days == 1 ? "" : "s"): new data keeps being shared until you stop it or it ends."
     }
 
+    /// "heart rate 60–100 beats/min on average"; a filter without bounds only asks for data of that type.
+    static func filter(_ filter: GroupRequest.Filter) -> String {
+        let name = typeName(filter.type).lowercased(), unit = filter.type.unit
+        switch (filter.min, filter.max) {
+        case (nil, nil): return "with \(name) data"
+        case (let min?, nil): return "\(name) at least \(HealthChart.number(min)) \(unit) on average"
+        case (nil, let max?): return "\(name) at most \(HealthChart.number(max)) \(unit) on average"
+        case (let min?, let max?): return "\(name) \(HealthChart.number(min))–\(HealthChart.number(max)) \(unit) on average"
+        }
+    }
+
     static func refusalReason(_ reason: GroupRequest.RefusalReason?) -> String {
         switch reason {
         case .cohortBelowThreshold?: "Too few people match these criteria for an anonymous answer (the threshold is not disclosed per request)."

@@ -1,0 +1,108 @@
+# Shared by scripts/api-fuzz.sh and scripts/browser-tests.sh: a `d4h serve` on a fresh database of the
+# test cluster, stopped whatever happens, and the project's Python venv (var/venv) for the test tools.
+#
+# The including script sets, before sourcing: TOOL (the log prefix), REPO_ROOT, D4H, PG_PORT, PSQL (or
+# PG_BIN), PG_SUPERUSER_PASSWORD, HOST, PORT, BASE_URL, OUT (its output directory), SERVER_LOG, VENV.
+# Sourcing installs an EXIT trap that stops the server and, on failure, prints the server log's tail.
+
+SERVER_PID=
+
+log() { echo "$TOOL: $*"; }
+die() { echo "$TOOL: $*" >&2; exit 1; }
+
+show_server_log() {
+    if [[ -s $SERVER_LOG ]]; then
+        echo "---- last 60 lines of $SERVER_LOG ----" >&2
+        tail -n 60 "$SERVER_LOG" >&2
+        echo "---- end of server log ----" >&2
+    fi
+}
+
+stop_server_on_exit() {
+    local rc=$?
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        # Give it a moment to shut down gracefully, then insist.
+        for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if (( rc != 0 )); then
+        show_server_log
+        echo "$TOOL: FAILED (exit $rc); the server log and mails are in ${OUT#"$REPO_ROOT"/}/" >&2
+    fi
+    exit "$rc"
+}
+trap stop_server_on_exit EXIT
+trap 'exit 130' INT TERM
+
+# Debian packages, running `apt-get update` only when the install fails without it.
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null ||
+        { apt-get update >/dev/null &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null; }
+}
+
+# The preconditions every served run has: the binary, curl, psql, and a free port.
+check_served_preconditions() {
+    [[ -x $D4H ]] || die "$D4H is not built (run 'make build')"
+    command -v curl >/dev/null || die "curl is not installed"
+    command -v python3 >/dev/null || die "python3 is not installed"
+    PSQL=${PG_BIN:-/usr/lib/postgresql/15/bin}/psql
+    [[ -x $PSQL ]] || PSQL=$(command -v psql) || die "psql is not installed (run 'make deps')"
+    if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+        die "port $PORT is already in use (a server left over from an earlier run?)"
+    fi
+}
+
+# `pip install SPEC` into var/venv, creating the venv (and installing python3-venv as root) when needed.
+# One venv holds every test tool; a tool is added to it, never by recreating it.
+venv_install() {
+    local spec=$1
+    if [[ ! -x $VENV/bin/python ]]; then
+        if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+            if [[ $(id -u) -eq 0 ]]; then
+                log "installing python3-venv"
+                apt_install python3-venv || die "could not install python3-venv"
+            else
+                die "python3 cannot create a venv: run 'sudo apt-get install -y python3-venv'"
+            fi
+        fi
+        log "creating ${VENV#"$REPO_ROOT"/}"
+        rm -rf "$VENV"
+        python3 -m venv "$VENV"
+    fi
+    log "installing $spec into ${VENV#"$REPO_ROOT"/}"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
+}
+
+# Drops and creates database NAME on the test cluster, owned by the application's role.
+recreate_database() {
+    log "recreating database $1 on 127.0.0.1:$PG_PORT"
+    PGPASSWORD=$PG_SUPERUSER_PASSWORD "$PSQL" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
+        -v ON_ERROR_STOP=1 <<SQL
+DROP DATABASE IF EXISTS $1 WITH (FORCE);
+CREATE DATABASE $1 OWNER d4h;
+SQL
+}
+
+# Starts `d4h serve` (environment already exported) and waits up to 60 s for /health/ready.
+start_server() {
+    log "starting d4h serve on $BASE_URL (log: ${SERVER_LOG#"$REPO_ROOT"/})"
+    "$D4H" serve >"$SERVER_LOG" 2>&1 </dev/null &
+    SERVER_PID=$!
+    local rc
+    for _ in $(seq 1 120); do   # 120 × 0.5 s = 60 s
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            wait "$SERVER_PID" && rc=0 || rc=$?
+            SERVER_PID=
+            die "d4h serve exited (status $rc) before it was ready"
+        fi
+        if curl -fsS --max-time 2 -o /dev/null "$BASE_URL/health/ready" 2>/dev/null; then
+            log "server is ready"
+            return 0
+        fi
+        sleep 0.5
+    done
+    die "server not ready after 60 s (GET $BASE_URL/health/ready)"
+}
