@@ -54,7 +54,9 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         outageGuard: OutageGuard(availability: availability))
     try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
     transport.registerMethodNotAllowed()
-    try await Console.load(api: api, servesTLS: configuration.tls != nil, sessionTTL: configuration.sessionTTL).register(on: router)
+    try await Console.load(
+        api: api, servesTLS: configuration.tls != nil, publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL
+    ).register(on: router)
 
     // Read now, so a wrong path or a mismatched key stops the start with a message naming the variable.
     let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))

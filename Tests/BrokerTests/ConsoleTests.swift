@@ -102,7 +102,7 @@ struct ConsoleTests {
             for path in ["/company", "/company/settings", "/audit", "/audit/events"] {
                 #expect(try await browser.get(path).status == .forbidden, "\(path)")
             }
-            // A malformed id names nothing: the same 404 page as someone else's request.
+            // A malformed id names nothing: a 404 page (someone else's request: `errorsArePages`).
             try await browser.get("/inbox")
             #expect(try await browser.post("/requests/not-a-uuid/accept", []).status == .notFound)
         }
@@ -150,6 +150,100 @@ struct ConsoleTests {
             let listed = try await harness.request(.get, "/v1/me/samples", token: parties.person)
             #expect((try harness.object(listed)["items"] as? [Any])?.count == 2)
         }
+    }
+
+    @Test("a failed action is a page, not JSON: accepting twice is 409, someone else's request 404, input PostgreSQL refuses 422")
+    func errorsArePages() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let id = try await harness.sentRequestID(parties)
+            let person = ConsoleBrowser(harness)
+            _ = try await person.logIn(parties.personEmail, Self.personPassword)
+            try await person.get("/inbox")
+            let token = try #require(person.csrfToken)
+            #expect(try await person.post("/requests/\(id)/accept", []).status == .seeOther)
+            // The same form sent again (a second tab, a double click): the token is still good, the action is not.
+            let twice = try await person.post("/requests/\(id)/accept", [], csrf: .value(token))
+            #expect(twice.status == .conflict)
+            #expect(twice.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(person.lastPage.contains(#"id="error""#))
+
+            let stranger = try await harness.requestParties(companyName: "Other S.p.A.")
+            let theirs = try await harness.sentRequestID(stranger)
+            try await person.get("/inbox")
+            let notYours = try await person.post("/requests/\(theirs)/refuse", [])
+            #expect(notYours.status == .notFound && notYours.headers[.contentType] == "text/html; charset=utf-8")
+
+            let company = ConsoleBrowser(harness)
+            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            try await company.get("/company/requests/new")
+            let nul = try await company.post("/company/requests/new", [
+                ("subjectEmail", parties.personEmail), ("types", "heart_rate"), ("purpose", "a\u{0}b"),
+            ])
+            #expect(nul.status == .unprocessableContent)
+            #expect(company.lastPage.contains(#"id="single-request-form""#), "the form again, with what was typed")
+        }
+    }
+
+    @Test("a form posted from another site (Fetch Metadata) is refused even with a valid token; an upload without a session is a 401 for the script")
+    func crossSiteAndExpiredUpload() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let id = try await harness.sentRequestID(parties)
+            let person = ConsoleBrowser(harness)
+            _ = try await person.logIn(parties.personEmail, Self.personPassword)
+            try await person.get("/inbox")
+            let token = try #require(person.csrfToken)
+            let body = ByteBuffer(string: "_csrf=\(ConsoleBrowser.encode(token))")
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            var crossSite = form
+            crossSite[Console.secFetchSite] = "cross-site"
+            #expect(try await person.send(.post, "/requests/\(id)/accept", body: body, headers: crossSite).status == .forbidden)
+            var sameOrigin = form
+            sameOrigin[Console.secFetchSite] = "same-origin"
+            #expect(try await person.send(.post, "/requests/\(id)/accept", body: body, headers: sameOrigin).status == .seeOther)
+
+            let anonymous = ConsoleBrowser(harness)
+            let upload = try await anonymous.send(
+                .post, "/data/upload?kind=csv", body: ByteBuffer(string: "type,value,at\n"), headers: [Console.csrfHeader: "x"])
+            #expect(upload.status == .unauthorized)
+            #expect(upload.headers[.contentType]?.hasPrefix("application/problem+json") == true)
+        }
+    }
+
+    @Test("group request form: bounds without a type are an error on that row; a later row's error stays on its row; a huge bound renders")
+    func groupRequestRows() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let company = ConsoleBrowser(harness)
+            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            let common = [("purpose", "Study"), ("types", "heart_rate"), ("windowFrom", "2026-03-01"), ("windowTo", "2026-03-02"), ("bucket", "day")]
+            try await company.get("/company/group-requests/new")
+            let untyped = try await company.post("/company/group-requests/new", common + [("filterMin1", "60"), ("ageMin", "20")])
+            #expect(untyped.status == .unprocessableContent)
+            #expect(company.lastPage.contains(#"id="filterType1-error""#))
+
+            // Row 1 left empty: the API's filters[0] is row 2, and its error is shown there.
+            try await company.get("/company/group-requests/new")
+            let inverted = try await company.post(
+                "/company/group-requests/new", common + [("filterType2", "heart_rate"), ("filterMin2", "90"), ("filterMax2", "60")])
+            #expect(inverted.status == .unprocessableContent)
+            #expect(company.lastPage.contains(#"id="filterMin2-error""#))
+            #expect(!company.lastPage.contains(#"id="filterMin1-error""#))
+
+            // Stored (refused: nobody matches), then listed: a bound of 1e19 must print, not trap.
+            let huge = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":1e19}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Huge"}"#
+            #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: parties.company).status == .created)
+            #expect(try await company.get("/company").status == .ok)
+            #expect(company.lastPage.contains("10000000000000000000"))
+            #expect(HealthChart.number(1e300).hasPrefix("1000"))
+            #expect(HealthChart.number(71.25) == "71.2" || HealthChart.number(71.25) == "71.3")
+            #expect(HealthChart.number(72) == "72")
+        }
+    }
+
+    static func companyEmail(_ harness: TestHarness, _ parties: RequestParties) async throws -> String {
+        try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
     }
 
     @Test("the chart draws the min–max band, the mean line and, when available, the peer median, from numbers only")

@@ -26,12 +26,13 @@ extension Console {
                 values: ["typeOptions": Wording.typeOptions(selected: form.values("types"))], fieldNames: Self.requestFieldNames
             ) {
                 var errors: [FieldError] = []
-                let days = Self.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                let from = FormValues.startOfDay(form["windowFrom"], field: "windowFrom", into: &errors)
+                let to = FormValues.startOfDay(form["windowTo"], plusDays: 1, field: "windowTo", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 _ = try await request.api.singleRequests.create(
                     .init(email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
-                          purpose: form["purpose"] ?? "", windowFrom: form["windowFrom"].map { Self.startOfDay($0) },
-                          windowTo: form["windowTo"].map { Self.startOfDay($0, plusDays: 1) }, subscriptionDays: days),
+                          purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days),
                     by: try request.caller, logger: request.logger)
                 return request.redirect("/company", notice: "request-sent")
             }
@@ -62,21 +63,34 @@ extension Console {
         }
         post("/company/group-requests/new", .role(.thirdParty), on: router) { request in
             let form = request.form
+            // The filter rows the company filled in, in order: the API's `filters[i]` is row `rows[i]`.
+            let rows = (1...3).filter { form["filterType\($0)"] != nil }
+            var fieldNames = Self.requestFieldNames
+            for (index, row) in rows.enumerated() {
+                for (api, name) in [("type", "filterType"), ("min", "filterMin"), ("max", "filterMax")] {
+                    fieldNames["filters[\(index)].\(api)"] = "\(name)\(row)"
+                }
+            }
             return try await request.submitting(
-                "group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(form),
-                fieldNames: Self.requestFieldNames
+                "group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(form), fieldNames: fieldNames
             ) {
                 var errors: [FieldError] = []
                 var filters: [GroupRequestService.Creation.Filter] = []
                 for row in 1...3 {
-                    guard let type = form["filterType\(row)"] else { continue }
-                    let min = Self.decimal(form["filterMin\(row)"], field: "filterMin\(row)", into: &errors)
-                    let max = Self.decimal(form["filterMax\(row)"], field: "filterMax\(row)", into: &errors)
+                    let min = FormValues.decimal(form["filterMin\(row)"], field: "filterMin\(row)", into: &errors)
+                    let max = FormValues.decimal(form["filterMax\(row)"], field: "filterMax\(row)", into: &errors)
+                    guard let type = form["filterType\(row)"] else {
+                        // Bounds without a type would silently widen the cohort the company meant.
+                        if form["filterMin\(row)"] != nil || form["filterMax\(row)"] != nil {
+                            errors.append(FieldError(field: "filterType\(row)", message: "choose the data type these bounds apply to"))
+                        }
+                        continue
+                    }
                     filters.append(.init(type: type, min: min, max: max))
                 }
-                let ageMin = Self.integer(form["ageMin"], field: "ageMin", into: &errors)
-                let ageMax = Self.integer(form["ageMax"], field: "ageMax", into: &errors)
-                let days = Self.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                let ageMin = FormValues.integer(form["ageMin"], field: "ageMin", into: &errors)
+                let ageMax = FormValues.integer(form["ageMax"], field: "ageMax", into: &errors)
+                let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 let principal = try request.caller
                 try request.api.charge(principal, for: .groupRequests)
@@ -94,6 +108,8 @@ extension Console {
             let group = try await request.api.groupRequests.request(id: id, for: principal, logger: request.logger)
             var values = Self.groupItem(group)
             if group.status == .accepted {
+                // A release, as `GET /v1/group-requests/{id}/results` is: the same download budget.
+                try request.api.charge(principal, for: .downloads)
                 let release = try await request.api.groupRequests.results(id: id, for: principal, logger: request.logger)
                 values["results"] = Self.resultRows(release)
                 values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
@@ -219,67 +235,4 @@ extension Console {
         ]
     }
 
-    static func groupItem(_ request: GroupRequest) -> [String: Any] {
-        // Mustache treats an empty string as true: absent keys, not empty values, hide a section.
-        var item: [String: Any] = [
-            "id": request.id.uuidString.lowercased(),
-            "purpose": request.purpose,
-            "companyName": request.thirdParty.companyName,
-            "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
-            "demographics": [
-                request.demographics.sex.map { $0 == .female ? "women" : "men" } ?? "everyone",
-                request.demographics.ageMin.map { "from \($0)" }, request.demographics.ageMax.map { "to \($0) years" },
-            ].compactMap { $0 }.joined(separator: " "),
-            "window": "\(request.windowFrom) to \(request.windowTo), by \(request.bucket.rawValue)",
-            "status": request.status.rawValue,
-            "isAccepted": request.status == .accepted,
-            "refusalReason": Wording.refusalReason(request.refusalReason),
-            "cohortSize": request.cohortSize.map(String.init) ?? "",
-            "createdAt": Wording.time(request.createdAt),
-            "canStop": request.subscription?.status == .active,
-        ]
-        if !request.filters.isEmpty {
-            item["filters"] = request.filters.map(Wording.filter).joined(separator: "; ")
-        }
-        return item
-    }
-
-    static func resultRows(_ release: GroupRelease) -> [[String: Any]] {
-        release.cells.map { cell in
-            ["bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
-             "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
-             "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
-             "p90": cell.p90.map(HealthChart.number) ?? ""]
-        }
-    }
-
-    static func csvDownload(_ body: HTTPBody, filename: String) -> Response {
-        var head = HTTPResponse(status: .ok)
-        head.headerFields[.contentType] = "text/csv; charset=utf-8"
-        head.headerFields[.contentDisposition] = #"attachment; filename="\#(filename)""#
-        return Response(openAPI: head, body: body)
-    }
-
-    // MARK: Form values
-
-    /// A date input's day as the API's RFC 3339 time at 00:00 UTC (`plusDays` 1: the end of that day).
-    /// Anything else goes through unchanged, for the service to report against its field.
-    static func startOfDay(_ text: String, plusDays: Int = 0) -> String {
-        guard let day = CalendarDate(iso: text) else { return text }
-        return day.adding(days: plusDays).description + "T00:00:00Z"
-    }
-
-    static func integer(_ text: String?, field: String, into errors: inout [FieldError]) -> Int? {
-        guard let text else { return nil }
-        guard let value = Int(text) else { errors.append(FieldError(field: field, message: "must be a whole number")); return nil }
-        return value
-    }
-
-    static func decimal(_ text: String?, field: String, into errors: inout [FieldError]) -> Double? {
-        guard let text else { return nil }
-        guard let value = Double(text.replacingOccurrences(of: ",", with: ".")), value.isFinite else {
-            errors.append(FieldError(field: field, message: "must be a number")); return nil
-        }
-        return value
-    }
 }

@@ -90,7 +90,7 @@ extension Console {
             switch kind {
             case "csv":
                 try request.api.charge(principal, for: .uploads)
-                var body = try await request.request.body.collect(upTo: jsonBodyLimit)
+                var body = try await Console.collect(request.request.body, upTo: jsonBodyLimit)
                 let text = body.readString(length: body.readableBytes) ?? ""
                 let entries = try SampleCSV.entries(from: text).get()
                 let stored = try await request.api.samples.upload(entries, by: principal, logger: request.logger)

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Mustache
+import NIOCore
 
 /// The web console: server-rendered pages for people, companies and auditors, served next to the API by
 /// the same process. Every action goes through the API's own services (`api.accounts`, `api.singleRequests`,
@@ -13,7 +14,7 @@ struct Console: Sendable {
     let templates: MustacheLibrary
     let assets: ConsoleAssets
     let csrf: CSRFTokens
-    /// `Secure` on the cookies when this server terminates TLS.
+    /// `Secure` on the cookies: this server terminates TLS, or `PUBLIC_URL` is https (a TLS proxy in front).
     let servesTLS: Bool
     /// A session cookie lives as long as the session it carries.
     let sessionTTL: Int
@@ -27,15 +28,26 @@ struct Console: Sendable {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     /// Forms are small; only the upload endpoint reads a larger body, and it does so itself.
-    static let formBodyLimit = 256 * 1024
+    static let formBodyLimit = 1024 * 1024
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 
-    static func load(api: BrokerAPI, servesTLS: Bool, sessionTTL: Int) async throws -> Console {
+    /// The whole body, or the API's 413 when it is over `limit`.
+    static func collect(_ body: RequestBody, upTo limit: Int) async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw BodyTooLarge(maxBytes: limit)
+        }
+    }
+
+    static func load(api: BrokerAPI, servesTLS: Bool, publicURL: String, sessionTTL: Int) async throws -> Console {
         guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
             let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
         else { throw ConsoleResourcesMissing() }
         return Console(
             api: api, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
-            csrf: CSRFTokens(client: api.singleRequests.client), servesTLS: servesTLS, sessionTTL: sessionTTL)
+            csrf: CSRFTokens(client: api.singleRequests.client), servesTLS: servesTLS || publicURL.lowercased().hasPrefix("https:"),
+            sessionTTL: sessionTTL)
     }
 
     func register(on router: Router<BrokerRequestContext>) {
@@ -89,17 +101,19 @@ struct Console: Sendable {
         let visitor = try await Visitor.resolve(request.cookies, accounts: api.accounts, logger: logger)
         let csrfToken = try await csrf.token(for: visitor.binding, logger: logger)
         var consoleRequest = ConsoleRequest(
-            console: self, request: request, context: context, principal: visitor.principal, sessionToken: visitor.sessionToken,
+            console: self, request: request, context: context, principal: visitor.principal,
             csrfToken: csrfToken)
         var response: Response
         do {
             response = try await authorised(&consoleRequest, access: access, post: post, visitor: visitor, handler: handler)
-        } catch let error as any ProblemConvertible {
+        } catch {
             // The upload script reads problem+json, which ProblemMiddleware writes; a person reads a page.
             if case .upload = post { throw error }
+            // Domain errors (also when wrapped by a transaction), a database outage, bad input PostgreSQL
+            // refused: the API's own mapping, so a page says what the API would.
+            let problem = ProblemMiddleware.problem(for: error, logger: logger)
             // A session that expired (or was revoked) while the page was open: sign in again.
-            response = error.problem.slug == "unauthenticated"
-                ? .redirect(to: "/login", type: .normal) : consoleRequest.errorPage(error.problem)
+            response = problem.slug == "unauthenticated" ? .redirect(to: "/login", type: .normal) : consoleRequest.errorPage(problem)
         }
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
@@ -115,7 +129,11 @@ struct Console: Sendable {
         switch access {
         case .anyone: break
         case .signedIn, .role:
-            guard let principal = request.principal else { return .redirect(to: "/login", type: .normal) }
+            guard let principal = request.principal else {
+                // The upload script cannot follow a redirect to a sign-in page; it shows the 401's detail.
+                if case .upload = post { throw AccountError.unauthenticated }
+                return .redirect(to: "/login", type: .normal)
+            }
             if case .role(let role) = access, principal.role != role {
                 return request.errorPage(Problem(
                     status: .forbidden, slug: "wrong-role", title: "Not for your account",
@@ -126,20 +144,22 @@ struct Console: Sendable {
             let submitted: String?
             switch post {
             case .form:
-                let body = try await request.request.body.collect(upTo: Self.formBodyLimit)
+                let body = try await Self.collect(request.request.body, upTo: Self.formBodyLimit)
                 request.form = FormFields(urlEncoded: String(buffer: body))
                 submitted = request.form.raw(Self.csrfField)
             case .upload:
                 submitted = request.request.headers[Self.csrfHeader]
             }
-            // A visitor who arrives without the cookie cannot have been shown a form bound to it.
-            guard visitor.newVisitorCookie == nil,
+            // A visitor who arrives without the cookie cannot have been shown a form bound to it; and a browser
+            // that says the request comes from another site (Fetch Metadata) is not posting one of our forms.
+            let site = request.request.headers[Self.secFetchSite]
+            guard visitor.newVisitorCookie == nil, site == nil || site == "same-origin" || site == "none",
                 try await csrf.accepts(submitted, for: visitor.binding, logger: request.logger)
             else {
                 request.logger.notice("console form refused: missing or wrong CSRF token", metadata: ["http.path": "\(request.request.uri.path)"])
                 throw Problem(
                     status: .forbidden, slug: "csrf-token-invalid", title: "This form has expired",
-                    detail: "The form was not sent from this page, or it is too old. Reload the page and try again.")
+                    detail: "The form was not sent from one of our pages, or you signed in or out since it was shown. Reload the page and try again.")
             }
         }
         return try await handler(request)

@@ -10,7 +10,6 @@ struct ConsoleRequest: Sendable {
     let request: Request
     let context: BrokerRequestContext
     var principal: Principal?
-    let sessionToken: String?
     let csrfToken: String
     var form = FormFields()
 
@@ -48,7 +47,6 @@ struct ConsoleRequest: Sendable {
         context["isPerson"] = principal?.role == .user
         context["isCompany"] = principal?.role == .thirdParty
         context["isAuditor"] = principal?.role == .auditor
-        context["roleName"] = principal.map { Wording.roleName($0.role) } ?? ""
         if let key = query["notice"], let notice = Wording.notices[key] { context["notice"] = notice }
         if let problem {
             // Field errors next to their field when the form has it, in the banner otherwise.
@@ -69,11 +67,14 @@ struct ConsoleRequest: Sendable {
         if let echoed = context["form"] as? [String: String] {
             context["selected"] = Dictionary(uniqueKeysWithValues: echoed.map { ("\($0.key)_\($0.value)", true) })
         }
-        let html = console.templates.render(context, withTemplate: template) ?? "template \(template) is missing"
-        var response = Response(
-            status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
-        if problem?.status == .tooManyRequests, let retry = problem?.headers[.retryAfter] { response.headers[.retryAfter] = retry }
-        return response
+        guard let html = console.templates.render(context, withTemplate: template) else {
+            logger.error("console template missing", metadata: ["template": "\(template)"])
+            return Response(status: .internalServerError)
+        }
+        // The problem's own headers too: Retry-After of a 429 or a 503.
+        var headers = problem?.headers ?? [:]
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     /// An error page for a problem that no form can show next to a field.
@@ -89,8 +90,8 @@ struct ConsoleRequest: Sendable {
     ) async throws -> Response {
         do {
             return try await action()
-        } catch let error as any ProblemConvertible {
-            let problem = error.problem
+        } catch {
+            let problem = ProblemMiddleware.problem(for: error, logger: logger)
             guard problem.slug != "unauthenticated" else { throw error }
             return page(template, title: title, status: problem.status, values: values(), problem: problem, fieldNames: fieldNames)
         }

@@ -31,10 +31,16 @@ struct FormFields: Sendable {
     /// The submitted values to show again in a re-rendered form; passwords and the CSRF token never are.
     func echo(except hidden: Set<String> = []) -> [String: String] {
         var echoed: [String: String] = [:]
-        for (name, value) in pairs where !hidden.contains(name) && name != "_csrf" && !name.lowercased().contains("password") {
+        for (name, value) in pairs where !hidden.contains(name) && name != "_csrf" && !Self.isSecret(name) {
             echoed[name] = echoed[name] ?? value
         }
         return echoed
+    }
+
+    /// Passwords and the webhook's signing secret: never written back into a page.
+    static func isSecret(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return lowered.contains("password") || lowered.contains("secret")
     }
 
     private static func decode(_ text: Substring) -> String {

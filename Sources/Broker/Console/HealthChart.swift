@@ -69,8 +69,9 @@ struct HealthChart {
     static func coordinate(_ value: Double) -> String { String(format: "%.1f", value) }
 
     /// Up to one decimal, without a trailing ".0".
+    /// Formatted, never converted to an integer type: a filter bound of 1e19 must print, not trap.
     static func number(_ value: Double) -> String {
-        let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(format: "%.1f", rounded)
+        let text = String(format: "%.1f", value)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 }

@@ -6,7 +6,6 @@ import Logging
 /// their CSRF tokens are bound to.
 struct Visitor: Sendable {
     var principal: Principal?
-    var sessionToken: String?
     var binding: CSRFTokens.Binding
     /// A `d4h_csrf` value to set, when the visitor has neither a session nor that cookie yet.
     var newVisitorCookie: String?
@@ -17,7 +16,7 @@ struct Visitor: Sendable {
             // An API key pasted into the cookie is not a browser session.
             case .session = principal.credential
         {
-            return Visitor(principal: principal, sessionToken: token, binding: .session(token: token))
+            return Visitor(principal: principal, binding: .session(token: token))
         }
         if let cookie = cookies[Console.visitorCookie]?.value, cookie.count >= 32, cookie.count <= 64 {
             return Visitor(binding: .visitor(cookie: cookie))

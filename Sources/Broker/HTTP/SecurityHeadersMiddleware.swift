@@ -6,11 +6,12 @@ import Hummingbird
 ///
 /// - `X-Content-Type-Options: nosniff`: a browser never guesses a type (a CSV of stored text is not HTML).
 /// - `X-Frame-Options: DENY` (and CSP `frame-ancestors 'none'` for current browsers): nothing can be framed.
-/// - `Content-Security-Policy`: one strict policy on every response, not only on HTML. The server sends no
-///   HTML at all (JSON, problem+json, CSV, YAML, Prometheus text), so no response ever needs to load a
-///   script, style, image, base URL or form target; should a browser be led to render one as a document
-///   anyway, it can run nothing. One policy everywhere is simpler than choosing by Content-Type and fails
-///   closed: a future HTML page has to set its own, looser policy on purpose (a handler's own is kept).
+/// - `Content-Security-Policy`: one strict policy on every response, not only on HTML. The API sends no
+///   HTML (JSON, problem+json, CSV, YAML, Prometheus text), so none of its responses needs to load a script,
+///   style, image, base URL or form target; should a browser be led to render one as a document anyway, it
+///   can run nothing. One policy everywhere is simpler than choosing by Content-Type and fails closed: the
+///   web console's pages set their own, looser policy on purpose (`Console.contentSecurityPolicy`; a
+///   handler's own is kept).
 /// - `Referrer-Policy: no-referrer`.
 /// - `Cache-Control: no-store` under `/v1/`, whose answers hold personal data (a handler's own is kept).
 /// - `Strict-Transport-Security` only when this server itself terminates TLS: browsers ignore it over plain

@@ -31,7 +31,9 @@ extension DemoSeed {
     }
 
     func storeDemoSamples(forUser id: UUID, client: PostgresClient, logger: Logger) async throws {
-        let principal = Principal(accountID: id, role: .user, credential: .apiKey(id: UUID()))
-        _ = try await SampleService(client: client, groupMinCohort: 1000).upload(Self.demoSamples(), by: principal, logger: logger)
+        // The seed acts as the person, who has just been created; no session exists, and `upload` reads only
+        // the account id and role. The peer threshold plays no part in an upload.
+        let principal = Principal(accountID: id, role: .user, credential: .session(tokenHash: Data()))
+        _ = try await SampleService(client: client, groupMinCohort: 1).upload(Self.demoSamples(), by: principal, logger: logger)
     }
 }

@@ -153,7 +153,9 @@ struct TestHarness: Sendable {
         _ method: HTTPRequest.Method, _ path: String, json: String? = nil, token: String? = nil
     ) async throws -> (status: HTTPResponse.Status, body: String) {
         let port = try #require(client.port)
-        return try await TestClient.withClient(host: "127.0.0.1", port: port) { connection in
+        // A generous read timeout: under the whole suite on two cores, a burst of Argon2id hashes (concurrent
+        // registrations) can keep the server busy for longer than the client's default 15 s.
+        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120))) { connection in
             var headers: HTTPFields = [:]
             if json != nil { headers[.contentType] = "application/json" }
             if let token { headers[.authorization] = "Bearer \(token)" }

@@ -35,13 +35,17 @@ document.addEventListener("DOMContentLoaded", function () {
     request.addEventListener("load", function () {
       button.disabled = false;
       var body = {};
-      try { body = JSON.parse(request.responseText); } catch (e) { /* not JSON: use the status below */ }
-      if (request.status === 200) {
+      var type = request.getResponseHeader("Content-Type") || "";
+      if (type.indexOf("json") >= 0) {
+        try { body = JSON.parse(request.responseText); } catch (e) { /* unreadable: use the status below */ }
+      }
+      if (request.status === 200 && typeof body.accepted === "number") {
         result.textContent = "Stored " + body.accepted + " new sample" + (body.accepted === 1 ? "" : "s") +
           (body.duplicates ? " (" + body.duplicates + " you had already uploaded)" : "") + ". Reload the page to see them in the charts.";
         result.className = "ok";
       } else {
-        var detail = body.detail || ("The upload failed (HTTP " + request.status + ").");
+        var detail = request.status === 401 ? "Your session has ended: sign in again, then upload the file once more."
+          : body.detail || ("The upload failed (HTTP " + request.status + ").");
         if (body.errors && body.errors.length) {
           detail += " " + body.errors.slice(0, 5).map(function (e) { return e.field + ": " + e.message; }).join("; ");
         }
