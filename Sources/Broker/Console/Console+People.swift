@@ -7,12 +7,16 @@ import OpenAPIRuntime
 extension Console {
     func registerPersonPages(on router: Router<BrokerRequestContext>) {
         get("/inbox", .role(.user), on: router) { request in
-            let requests = try await request.api.singleRequests.list(
-                for: try request.caller, status: nil, cursor: nil, limit: 200, logger: request.logger
+            let principal = try request.caller
+            // Every pending request, however many: each must be answerable. The rest: the latest 200.
+            let pending = try await request.api.singleRequests.list(
+                for: principal, status: .pending, cursor: nil, limit: 1000, logger: request.logger
             ).rows
-            let pending = requests.filter { $0.status == .pending }
-            let sharing = requests.filter { $0.subscription?.status == .active }
-            let history = requests.filter { $0.status != .pending && $0.subscription?.status != .active }
+            let decided = try await request.api.singleRequests.list(
+                for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger
+            ).rows.filter { $0.status != .pending }
+            let sharing = decided.filter { $0.subscription?.status == .active }
+            let history = decided.filter { $0.subscription?.status != .active }
             return request.page("inbox", title: "Requests for your data", values: [
                 "pending": pending.map(Self.inboxItem), "hasPending": !pending.isEmpty,
                 "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
@@ -86,7 +90,7 @@ extension Console {
         post("/data/upload", .role(.user), body: .upload, on: router) { request in
             let principal = try request.caller
             let kind = request.query["kind"] ?? "csv"
-            let result: (accepted: Int, duplicates: Int)
+            let result: (accepted: Int, duplicates: Int, skipped: Int)
             switch kind {
             case "csv":
                 try request.api.charge(principal, for: .uploads)
@@ -94,7 +98,7 @@ extension Console {
                 let text = body.readString(length: body.readableBytes) ?? ""
                 let entries = try SampleCSV.entries(from: text).get()
                 let stored = try await request.api.samples.upload(entries, by: principal, logger: request.logger)
-                result = (stored.accepted, stored.duplicates)
+                result = (stored.accepted, stored.duplicates, 0)
             case "apple-health-xml", "apple-health-zip":
                 try request.api.charge(principal, for: .imports)
                 let body = HTTPBody(
@@ -103,11 +107,11 @@ extension Console {
                 defer { file.remove() }
                 let imported = try await request.api.imports.run(
                     file: file.url, format: kind == "apple-health-zip" ? .zip : .xml, userID: principal.accountID, logger: request.logger)
-                result = (imported.accepted, imported.duplicates)
+                result = (imported.accepted, imported.duplicates, imported.skipped.values.reduce(0, +))
             default:
                 throw Problem.validationFailed([FieldError(field: "kind", message: "must be csv, apple-health-xml or apple-health-zip")])
             }
-            let json = #"{"accepted":\#(result.accepted),"duplicates":\#(result.duplicates)}"#
+            let json = #"{"accepted":\#(result.accepted),"duplicates":\#(result.duplicates),"skipped":\#(result.skipped)}"#
             return Response(
                 status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
         }

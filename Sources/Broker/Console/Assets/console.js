@@ -41,7 +41,9 @@ document.addEventListener("DOMContentLoaded", function () {
       }
       if (request.status === 200 && typeof body.accepted === "number") {
         result.textContent = "Stored " + body.accepted + " new sample" + (body.accepted === 1 ? "" : "s") +
-          (body.duplicates ? " (" + body.duplicates + " you had already uploaded)" : "") + ". Reload the page to see them in the charts.";
+          (body.duplicates ? " (" + body.duplicates + " you had already uploaded)" : "") +
+          (body.skipped ? "; " + body.skipped + " records were skipped (kinds Data4Help does not keep, or values out of range)" : "") +
+          ". Reload the page to see them in the charts.";
         result.className = "ok";
       } else {
         var detail = request.status === 401 ? "Your session has ended: sign in again, then upload the file once more."
