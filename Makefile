@@ -106,7 +106,8 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.
 	$(RUN_ENV) '$(D4H)' seed --people 20000 --days 7
 	@echo
-	@echo "Data4Help is at $(PUBLIC_URL) — activation mails go to $(MAIL_DIR)"
+	@echo "Data4Help is at $(PUBLIC_URL) — open it in a browser for the web console (demo accounts above);"
+	@echo "the API is under $(PUBLIC_URL)/v1 (openapi.yaml at $(PUBLIC_URL)/openapi.yaml); activation mails go to $(MAIL_DIR)"
 	@echo
 	@exec env $(RUN_ENV) '$(D4H)' serve
 

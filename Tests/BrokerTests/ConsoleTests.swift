@@ -149,6 +149,15 @@ struct ConsoleTests {
             #expect(invalid.headers[.contentType]?.hasPrefix("application/problem+json") == true)
             let listed = try await harness.request(.get, "/v1/me/samples", token: parties.person)
             #expect((try harness.object(listed)["items"] as? [Any])?.count == 2)
+
+            // My data draws a chart for each type with readings in the last 30 days, and only for those.
+            let recent = "type,value,at\nheart_rate,68,\(Timestamp.rfc3339(Date().addingTimeInterval(-60)))\n"
+            #expect(try await browser.send(
+                .post, "/data/upload?kind=csv", body: ByteBuffer(string: recent), headers: [Console.csrfHeader: token]).status == .ok)
+            try await browser.get("/data")
+            #expect(browser.lastPage.contains(#"data-type="heart_rate""#))
+            #expect(!browser.lastPage.contains(#"data-type="step_count""#))
+            #expect(browser.lastPage.contains("<svg"))
         }
     }
 

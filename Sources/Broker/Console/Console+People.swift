@@ -78,7 +78,7 @@ extension Console {
         get("/data", .role(.user), on: router) { request in
             let principal = try request.caller
             var charts: [[String: Any]] = []
-            for type in SampleType.allCases {
+            for type in try await request.api.samples.typesWithData(principal, logger: request.logger) {
                 let statistics = try await request.api.samples.statistics(
                     principal, type: type, from: nil, to: nil, bucket: .day, logger: request.logger)
                 guard !statistics.own.isEmpty else { continue }

@@ -40,6 +40,13 @@ public struct SampleService: Sendable {
             userID: principal.accountID, type: type, from: from, to: to, after: page.cursor, limit: page.limit, logger: logger)
     }
 
+    /// The types the person has readings of in the default statistics window (the last 30 days).
+    public func typesWithData(_ principal: Principal, logger: Logger) async throws -> [SampleType] {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        let today = CalendarDate.today
+        return try await statistics.types(userID: principal.accountID, from: today.adding(days: -29), to: today, logger: logger)
+    }
+
     public func statistics(
         _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> Statistics {

@@ -8,6 +8,19 @@ public struct StatisticsStore: Sendable {
 
     public init(client: PostgresClient) { self.client = client }
 
+    /// The types of which the person has readings between `from` and `to`: one index range scan, so a page
+    /// of charts computes statistics (and peer percentiles) only for the types it will draw.
+    public func types(userID: UUID, from: CalendarDate, to: CalendarDate, logger: Logger) async throws -> [SampleType] {
+        let rows = try await client.query(
+            """
+            SELECT DISTINCT type FROM daily_rollups
+            WHERE user_id = \(userID) AND day BETWEEN \(from.description)::date AND \(to.description)::date
+            """, logger: logger)
+        var types: [SampleType] = []
+        for try await code in rows.decode(Int16.self) { if let type = SampleType(code: code) { types.append(type) } }
+        return SampleType.allCases.filter(types.contains)
+    }
+
     public func own(
         userID: UUID, type: SampleType, from: CalendarDate, to: CalendarDate, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> [Statistics.OwnBucket] {
