@@ -251,6 +251,27 @@ struct ConsoleTests {
         }
     }
 
+    @Test("long lists are paged: 100 rows, then a link to the older ones")
+    func paging() async throws {
+        try await TestHarness.run(configure: { $0.rateLimits = .unlimited }) { harness in
+            let parties = try await harness.requestParties()
+            let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Paging"}"#
+            for _ in 0..<101 {
+                #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: parties.company).status == .created)
+            }
+            let company = ConsoleBrowser(harness)
+            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            try await company.get("/company")
+            #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 100)
+            let older = try #require(company.lastPage.range(of: #"href="/company?groups="#).map {
+                "/company?groups=" + company.lastPage[$0.upperBound...].prefix { $0 != "\"" }
+            })
+            try await company.get(older)
+            #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 1)
+            #expect(!company.lastPage.contains("/company?groups="))
+        }
+    }
+
     static func companyEmail(_ harness: TestHarness, _ parties: RequestParties) async throws -> String {
         try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
     }

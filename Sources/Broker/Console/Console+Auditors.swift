@@ -7,12 +7,11 @@ import OpenAPIRuntime
 extension Console {
     func registerAuditorPages(on router: Router<BrokerRequestContext>) {
         get("/audit", .role(.auditor), on: router) { request in
-            let requests = try await request.api.groupRequests.list(
-                for: try request.caller, status: nil, cursor: nil, limit: 500, logger: request.logger
-            ).rows
-            return request.page("audit-group-requests", title: "Group requests", values: [
-                "groupRequests": requests.map(Self.groupItem), "hasGroupRequests": !requests.isEmpty,
-            ])
+            let page = try await request.api.groupRequests.list(
+                for: try request.caller, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
+            var values: [String: Any] = ["groupRequests": page.rows.map(Self.groupItem), "hasGroupRequests": !page.rows.isEmpty]
+            ConsoleRequest.addPageLink("/audit", next: page.nextCursor, as: "olderLink", to: &values)
+            return request.page("audit-group-requests", title: "Group requests", values: values)
         }
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)

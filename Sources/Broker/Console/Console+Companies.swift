@@ -8,12 +8,17 @@ extension Console {
     func registerCompanyPages(on router: Router<BrokerRequestContext>) {
         get("/company", .role(.thirdParty), on: router) { request in
             let principal = try request.caller
-            let single = try await request.api.singleRequests.list(for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger).rows
-            let group = try await request.api.groupRequests.list(for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger).rows
-            return request.page("company", title: "Your requests", values: [
-                "singleRequests": single.map(Self.sentItem), "hasSingleRequests": !single.isEmpty,
-                "groupRequests": group.map(Self.groupItem), "hasGroupRequests": !group.isEmpty,
-            ])
+            let single = try await request.api.singleRequests.list(
+                for: principal, status: nil, cursor: request.cursor("requests"), limit: 100, logger: request.logger)
+            let group = try await request.api.groupRequests.list(
+                for: principal, status: nil, cursor: request.cursor("groups"), limit: 100, logger: request.logger)
+            var values: [String: Any] = [
+                "singleRequests": single.rows.map(Self.sentItem), "hasSingleRequests": !single.rows.isEmpty,
+                "groupRequests": group.rows.map(Self.groupItem), "hasGroupRequests": !group.rows.isEmpty,
+            ]
+            ConsoleRequest.addPageLink("/company", parameter: "requests", next: single.nextCursor, as: "olderRequestsLink", to: &values)
+            ConsoleRequest.addPageLink("/company", parameter: "groups", next: group.nextCursor, as: "olderGroupsLink", to: &values)
+            return request.page("company", title: "Your requests", values: values)
         }
 
         get("/company/requests/new", .role(.thirdParty), on: router) { request in

@@ -8,20 +8,22 @@ extension Console {
     func registerPersonPages(on router: Router<BrokerRequestContext>) {
         get("/inbox", .role(.user), on: router) { request in
             let principal = try request.caller
-            // Every pending request, however many: each must be answerable. The rest: the latest 200.
+            // Every pending request, however many: each must be answerable. The rest: 100 a page.
             let pending = try await request.api.singleRequests.list(
                 for: principal, status: .pending, cursor: nil, limit: 1000, logger: request.logger
             ).rows
-            let decided = try await request.api.singleRequests.list(
-                for: principal, status: nil, cursor: nil, limit: 200, logger: request.logger
-            ).rows.filter { $0.status != .pending }
+            let page = try await request.api.singleRequests.list(
+                for: principal, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
+            let decided = page.rows.filter { $0.status != .pending }
             let sharing = decided.filter { $0.subscription?.status == .active }
             let history = decided.filter { $0.subscription?.status != .active }
-            return request.page("inbox", title: "Requests for your data", values: [
+            var values: [String: Any] = [
                 "pending": pending.map(Self.inboxItem), "hasPending": !pending.isEmpty,
                 "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
                 "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
-            ])
+            ]
+            ConsoleRequest.addPageLink("/inbox", next: page.nextCursor, as: "olderLink", to: &values)
+            return request.page("inbox", title: "Requests for your data", values: values)
         }
         post("/requests/:id/accept", .role(.user), on: router) { request in
             _ = try await request.api.singleRequests.accept(
@@ -62,17 +64,19 @@ extension Console {
         }
 
         get("/access-log", .role(.user), on: router) { request in
-            let entries = try await request.api.transparency.accessLog(
-                for: try request.caller, cursor: nil, limit: 500, logger: request.logger
-            ).rows
-            return request.page("access-log", title: "Who saw your data", values: [
+            let page = try await request.api.transparency.accessLog(
+                for: try request.caller, cursor: request.cursor(), limit: 100, logger: request.logger)
+            let entries = page.rows
+            var values: [String: Any] = [
                 "entries": entries.map {
                     ["at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
                      "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
                      "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", ")]
                 },
                 "hasEntries": !entries.isEmpty,
-            ])
+            ]
+            ConsoleRequest.addPageLink("/access-log", next: page.nextCursor, as: "olderLink", to: &values)
+            return request.page("access-log", title: "Who saw your data", values: values)
         }
 
         get("/data", .role(.user), on: router) { request in

@@ -26,6 +26,18 @@ struct ConsoleRequest: Sendable {
 
     var query: FormFields { FormFields(urlEncoded: request.uri.query ?? "") }
 
+    /// The page of a long list that `?name=` asks for; a cursor this server did not give out is the first page.
+    func cursor(_ name: String = "cursor") -> PageCursor? {
+        query[name].flatMap(PageCursor.init(text:))
+    }
+
+    /// Sets `values[key]` to the link of the next (older) page when there is one. Only then: Mustache treats
+    /// an empty string as true.
+    static func addPageLink(_ path: String, parameter: String = "cursor", next: String?, as key: String, to values: inout [String: Any]) {
+        guard let next else { return }
+        values[key] = path + "?" + parameter + "=" + next
+    }
+
     /// A path parameter as an id; a malformed one names nothing, so it is the caller's "not found".
     func id(_ name: String = "id", orElse notFound: any Error) throws -> UUID {
         guard let text = context.parameters.get(name), let id = UUID(uuidString: text) else { throw notFound }
