@@ -83,9 +83,11 @@ struct HTTPErrorTests {
             var body = ByteBuffer(string: #"{"email":"a@example.com","password":""#)
             body.writeRepeatingByte(UInt8(ascii: "x"), count: 16 * 1024 * 1024)
             body.writeString(#""}"#)
-            let response = try await harness.client.execute(
-                uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"], body: body)
-            try expectProblem(response, .contentTooLarge, harness)
+            let response = try await harness.sendOnNewConnection(.post, "/v1/sessions", headers: [.contentType: "application/json"], body: body)
+            #expect(response.status == .contentTooLarge)
+            #expect(response.headers[.contentType] == "application/problem+json")
+            let problem = try JSONSerialization.jsonObject(with: Data(buffer: try #require(response.body))) as? [String: Any]
+            #expect(problem?["status"] as? Int == 413)
             #expect(try await harness.int("SELECT count(*) FROM failed_logins") == 0)
         }
     }
@@ -98,8 +100,7 @@ struct HTTPErrorTests {
             body.writeRepeatingByte(UInt8(ascii: "x"), count: 16 * 1024 * 1024 - prefix.utf8.count - suffix.utf8.count)
             body.writeString(suffix)
             #expect(body.readableBytes == 16 * 1024 * 1024)
-            let response = try await harness.client.execute(
-                uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"], body: body)
+            let response = try await harness.sendOnNewConnection(.post, "/v1/sessions", headers: [.contentType: "application/json"], body: body)
             #expect(response.status == .unauthorized)
         }
     }

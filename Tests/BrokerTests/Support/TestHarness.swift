@@ -152,17 +152,22 @@ struct TestHarness: Sendable {
     func requestOnNewConnection(
         _ method: HTTPRequest.Method, _ path: String, json: String? = nil, token: String? = nil
     ) async throws -> (status: HTTPResponse.Status, body: String) {
+        var headers: HTTPFields = [:]
+        if json != nil { headers[.contentType] = "application/json" }
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let response = try await sendOnNewConnection(method, path, headers: headers, body: json.map { ByteBuffer(string: $0) })
+        return (response.status, response.body.map { String(buffer: $0) } ?? "")
+    }
+
+    /// One request on a connection of its own, with a generous read timeout: under the whole suite on two
+    /// cores, a burst of Argon2id hashes (concurrent registrations) or a 16 MiB body can keep the server
+    /// busy for longer than the test client's default 15 s, which is not what these tests are about.
+    func sendOnNewConnection(
+        _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: ByteBuffer? = nil
+    ) async throws -> TestClient.Response {
         let port = try #require(client.port)
-        // A generous read timeout: under the whole suite on two cores, a burst of Argon2id hashes (concurrent
-        // registrations) can keep the server busy for longer than the client's default 15 s.
         return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120))) { connection in
-            var headers: HTTPFields = [:]
-            if json != nil { headers[.contentType] = "application/json" }
-            if let token { headers[.authorization] = "Bearer \(token)" }
-            let response = try await connection.execute(
-                TestClient.Request(path, method: method, authority: "localhost", headers: headers,
-                                   body: json.map { ByteBuffer(string: $0) }))
-            return (response.status, response.body.map { String(buffer: $0) } ?? "")
+            try await connection.execute(TestClient.Request(path, method: method, authority: "localhost", headers: headers, body: body))
         }
     }
 
