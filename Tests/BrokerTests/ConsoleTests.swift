@@ -166,9 +166,7 @@ struct ConsoleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let id = try await harness.sentRequestID(parties)
-            let person = ConsoleBrowser(harness)
-            _ = try await person.logIn(parties.personEmail, Self.personPassword)
-            try await person.get("/inbox")
+            let person = try await ConsoleBrowser.person(harness, parties)
             let token = try #require(person.csrfToken)
             #expect(try await person.post("/requests/\(id)/accept", []).status == .seeOther)
             // The same form sent again (a second tab, a double click): the token is still good, the action is not.
@@ -183,8 +181,7 @@ struct ConsoleTests {
             let notYours = try await person.post("/requests/\(theirs)/refuse", [])
             #expect(notYours.status == .notFound && notYours.headers[.contentType] == "text/html; charset=utf-8")
 
-            let company = ConsoleBrowser(harness)
-            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            let company = try await ConsoleBrowser.company(harness, parties)
             try await company.get("/company/requests/new")
             let nul = try await company.post("/company/requests/new", [
                 ("subjectEmail", parties.personEmail), ("types", "heart_rate"), ("purpose", "a\u{0}b"),
@@ -199,9 +196,7 @@ struct ConsoleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let id = try await harness.sentRequestID(parties)
-            let person = ConsoleBrowser(harness)
-            _ = try await person.logIn(parties.personEmail, Self.personPassword)
-            try await person.get("/inbox")
+            let person = try await ConsoleBrowser.person(harness, parties)
             let token = try #require(person.csrfToken)
             let body = ByteBuffer(string: "_csrf=\(ConsoleBrowser.encode(token))")
             let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
@@ -224,8 +219,7 @@ struct ConsoleTests {
     func groupRequestRows() async throws {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
-            let company = ConsoleBrowser(harness)
-            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            let company = try await ConsoleBrowser.company(harness, parties)
             let common = [("purpose", "Study"), ("types", "heart_rate"), ("windowFrom", "2026-03-01"), ("windowTo", "2026-03-02"), ("bucket", "day")]
             try await company.get("/company/group-requests/new")
             let untyped = try await company.post("/company/group-requests/new", common + [("filterMin1", "60"), ("ageMin", "20")])
@@ -259,8 +253,7 @@ struct ConsoleTests {
             for _ in 0..<101 {
                 #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: parties.company).status == .created)
             }
-            let company = ConsoleBrowser(harness)
-            _ = try await company.logIn(try await Self.companyEmail(harness, parties), TestHarness.Company().password)
+            let company = try await ConsoleBrowser.company(harness, parties)
             try await company.get("/company")
             #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 100)
             let older = try #require(company.lastPage.range(of: #"href="/company?groups="#).map {
@@ -270,10 +263,6 @@ struct ConsoleTests {
             #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 1)
             #expect(!company.lastPage.contains("/company?groups="))
         }
-    }
-
-    static func companyEmail(_ harness: TestHarness, _ parties: RequestParties) async throws -> String {
-        try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
     }
 
     @Test("the chart draws the min–max band, the mean line and, when available, the peer median, from numbers only")

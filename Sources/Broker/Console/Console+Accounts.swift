@@ -16,7 +16,7 @@ extension Console {
             return request.page("login", title: "Sign in")
         }
         post("/login", .anyone, on: router) { request in
-            try await request.submitting("login", title: "Sign in", fieldNames: ["email": "email", "password": "password"]) {
+            try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {
                 let session = try await request.api.accounts.logIn(
                     email: request.form["email"] ?? "", password: request.form.raw("password"),
                     clientAddress: request.context.remoteAddress?.ipAddress ?? "unknown", logger: request.logger)
@@ -37,9 +37,9 @@ extension Console {
             request.page("register-person", title: "Create an account to share your data")
         }
         post("/register/person", .anyone, on: router) { request in
-            let fields = ["email", "password", "fiscalCode", "fullName", "birthDate", "sex"]
-            return try await request.submitting(
-                "register-person", title: "Create an account to share your data", fieldNames: Dictionary(uniqueKeysWithValues: fields.map { ($0, $0) })
+            try await request.submitting(
+                "register-person", title: "Create an account to share your data",
+                fieldNames: ConsoleRequest.sameNames("email", "password", "fiscalCode", "fullName", "birthDate", "sex")
             ) {
                 let form = request.form
                 let account = try await request.api.accounts.register(
@@ -54,9 +54,9 @@ extension Console {
             request.page("register-company", title: "Create a company account")
         }
         post("/register/company", .anyone, on: router) { request in
-            let fields = ["email", "password", "vatNumber", "companyName", "description"]
-            return try await request.submitting(
-                "register-company", title: "Create a company account", fieldNames: Dictionary(uniqueKeysWithValues: fields.map { ($0, $0) })
+            try await request.submitting(
+                "register-company", title: "Create a company account",
+                fieldNames: ConsoleRequest.sameNames("email", "password", "vatNumber", "companyName", "description")
             ) {
                 let form = request.form
                 let account = try await request.api.accounts.register(
@@ -76,7 +76,7 @@ extension Console {
         post("/activate", .anyone, on: router) { request in
             let token = request.form["token"] ?? ""
             return try await request.submitting(
-                "activate", title: "Activate your account", values: ["token": token], fieldNames: ["password": "password"]
+                "activate", title: "Activate your account", values: ["token": token], fieldNames: ConsoleRequest.sameNames("password")
             ) {
                 let password = request.form.raw("password")
                 _ = try await request.api.accounts.activate(token: token, password: password.isEmpty ? nil : password, logger: request.logger)
@@ -91,7 +91,7 @@ extension Console {
         get("/account/password", .signedIn, on: router) { request in request.page("password", title: "Change your password") }
         post("/account/password", .signedIn, on: router) { request in
             try await request.submitting(
-                "password", title: "Change your password", fieldNames: ["currentPassword": "currentPassword", "newPassword": "newPassword"]
+                "password", title: "Change your password", fieldNames: ConsoleRequest.sameNames("currentPassword", "newPassword")
             ) {
                 _ = try await request.api.accounts.update(
                     try request.caller,
@@ -103,7 +103,7 @@ extension Console {
 
         get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: "Delete your account") }
         post("/account/delete", .role(.user), on: router) { request in
-            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ["password": "password", "confirm": "confirm"]) {
+            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ConsoleRequest.sameNames("password", "confirm")) {
                 guard request.form["confirm"] == "yes" else {
                     throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
                 }

@@ -42,15 +42,11 @@ extension Console {
                 return request.redirect("/company", notice: "request-sent")
             }
         }
-        post("/company/requests/:id/cancel", .role(.thirdParty), on: router) { request in
-            _ = try await request.api.singleRequests.cancel(
-                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
-            return request.redirect("/company", notice: "cancelled")
+        singleRequestAction("/company/requests/:id/cancel", .thirdParty, on: router, then: "/company", notice: "cancelled") {
+            try await $0.cancel(id: $1, by: $2, logger: $3)
         }
-        post("/company/requests/:id/stop", .role(.thirdParty), on: router) { request in
-            _ = try await request.api.singleRequests.endSubscription(
-                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
-            return request.redirect("/company", notice: "subscription-ended")
+        singleRequestAction("/company/requests/:id/stop", .thirdParty, on: router, then: "/company", notice: "subscription-ended") {
+            try await $0.endSubscription(id: $1, by: $2, logger: $3)
         }
         // The API's own streamed download, as CSV.
         get("/company/requests/:id/data.csv", .role(.thirdParty), on: router) { request in
@@ -142,7 +138,7 @@ extension Console {
             let current = try await Self.settingsValues(request)
             return try await request.submitting(
                 "company-settings", title: "Webhook and API keys", values: current,
-                fieldNames: ["url": "url", "secret": "secret"]
+                fieldNames: ConsoleRequest.sameNames("url", "secret")
             ) {
                 _ = try await request.api.webhooks.register(
                     try request.caller, url: request.form["url"] ?? "", secret: request.form.raw("secret"), logger: request.logger)

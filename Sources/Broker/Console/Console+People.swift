@@ -25,20 +25,14 @@ extension Console {
             ConsoleRequest.addPageLink("/inbox", next: page.nextCursor, as: "olderLink", to: &values)
             return request.page("inbox", title: "Requests for your data", values: values)
         }
-        post("/requests/:id/accept", .role(.user), on: router) { request in
-            _ = try await request.api.singleRequests.accept(
-                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
-            return request.redirect("/inbox", notice: "accepted")
+        singleRequestAction("/requests/:id/accept", .user, on: router, then: "/inbox", notice: "accepted") {
+            try await $0.accept(id: $1, by: $2, logger: $3)
         }
-        post("/requests/:id/refuse", .role(.user), on: router) { request in
-            _ = try await request.api.singleRequests.refuse(
-                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
-            return request.redirect("/inbox", notice: "refused")
+        singleRequestAction("/requests/:id/refuse", .user, on: router, then: "/inbox", notice: "refused") {
+            try await $0.refuse(id: $1, by: $2, logger: $3)
         }
-        post("/requests/:id/stop", .role(.user), on: router) { request in
-            _ = try await request.api.singleRequests.endSubscription(
-                id: try request.id(orElse: SingleRequestError.notFound), by: try request.caller, logger: request.logger)
-            return request.redirect("/inbox", notice: "stopped")
+        singleRequestAction("/requests/:id/stop", .user, on: router, then: "/inbox", notice: "stopped") {
+            try await $0.endSubscription(id: $1, by: $2, logger: $3)
         }
 
         get("/blocks", .role(.user), on: router) { request in

@@ -92,6 +92,19 @@ struct Console: Sendable {
         }
     }
 
+    /// A button on one single request (accept, refuse, cancel, stop): the service's own transition, then back
+    /// to the list with a notice. A malformed id names nothing: the service's "not found".
+    func singleRequestAction(
+        _ path: RouterPath, _ role: Role, on router: Router<BrokerRequestContext>, then list: String, notice: String,
+        _ transition: @escaping @Sendable (SingleRequestService, UUID, Principal, Logger) async throws -> SingleRequest
+    ) {
+        post(path, .role(role), on: router) { request in
+            _ = try await transition(
+                request.api.singleRequests, try request.id(orElse: SingleRequestError.notFound), try request.caller, request.logger)
+            return request.redirect(list, notice: notice)
+        }
+    }
+
     /// Resolves the visitor, checks access and (for a POST) the CSRF token, runs the page, and adds the
     /// page headers. Errors become an HTML page with the problem's status, title and detail.
     private func serve(

@@ -109,6 +109,11 @@ struct ConsoleRequest: Sendable {
         }
     }
 
+    /// `fieldNames` for a form whose fields are named as the API's.
+    static func sameNames(_ fields: String...) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: fields.map { ($0, $0) })
+    }
+
     /// 303 to a page that shows what happened, so a reload never repeats the action.
     func redirect(_ path: String, notice: String? = nil) -> Response {
         .redirect(to: notice.map { path + (path.contains("?") ? "&" : "?") + "notice=" + $0 } ?? path, type: .normal)

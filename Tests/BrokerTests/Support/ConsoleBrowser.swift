@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import Testing
 
 @testable import Broker
 
@@ -59,6 +60,23 @@ final class ConsoleBrowser: @unchecked Sendable {
     func logIn(_ email: String, _ password: String) async throws -> TestResponse {
         try await get("/login")
         return try await post("/login", [("email", email), ("password", password)])
+    }
+
+    /// The person of `parties`, signed in, on their inbox.
+    static func person(_ harness: TestHarness, _ parties: RequestParties) async throws -> ConsoleBrowser {
+        let browser = ConsoleBrowser(harness)
+        _ = try await browser.logIn(parties.personEmail, TestHarness.Person().password)
+        try await browser.get("/inbox")
+        return browser
+    }
+
+    /// The company of `parties`, signed in (its email is read back from the API: `RequestParties` keeps the token only).
+    static func company(_ harness: TestHarness, _ parties: RequestParties) async throws -> ConsoleBrowser {
+        let me = try await harness.request(.get, "/v1/me", token: parties.company)
+        let email = try #require(try harness.object(me)["email"] as? String)
+        let browser = ConsoleBrowser(harness)
+        _ = try await browser.logIn(email, TestHarness.Company().password)
+        return browser
     }
 
     static func encode(_ text: String) -> String {
