@@ -2,7 +2,8 @@
 # API fuzz check (`make fuzz`, run by .ci/run): serve Data4Help on a fresh database and let
 # schemathesis throw generated requests at every operation in the server's own
 # /openapi.yaml, checking that nothing answers 5xx and that every status code, content type,
-# header and body the server sends is one the contract declares.
+# header and body the server sends is one the contract declares. Each operation is called as a
+# role its `x-roles` allows (a demo person, company or auditor), so every handler is reached.
 #
 # Expects the test cluster to be running (`make test-db-start`) and d4h to be built.
 # Everything it leaves behind is under var/fuzz/ (server log, mails, JUnit report).
@@ -45,9 +46,13 @@ DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$FUZZ_DB?sslmode=disable"
 SCHEMATHESIS_SPEC=${SCHEMATHESIS_SPEC:-schemathesis==4.32.5}
 VENV=$REPO_ROOT/var/venv
 
-# Demo account created by `d4h seed`: authenticated operations are fuzzed as this user.
-DEMO_EMAIL=demo.user@data4help.example
-DEMO_PASSWORD=demo-user-password
+# Demo accounts created by `d4h seed`, one per role: each operation is fuzzed as a role that may
+# call it (scripts/lib/fuzz_auth_by_role.py reads `x-roles`).
+DEMO_ACCOUNTS=(
+    "user demo.user@data4help.example demo-user-password"
+    "third_party demo.company@data4help.example demo-company-password"
+    "auditor demo.auditor@data4help.example demo-auditor-password"
+)
 
 OUT=$REPO_ROOT/var/fuzz
 SERVER_LOG=$OUT/server.log
@@ -87,19 +92,26 @@ log "d4h migrate"
 
 start_server
 
-# ---- an authenticated session for the demo user ------------------------------------------
+# ---- a session per role ------------------------------------------------------------------
 
 log "d4h seed"
 "$D4H" seed >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h seed failed"; }
 
-session=$(curl -sS --max-time 10 -X POST "$BASE_URL/v1/sessions" \
-    -H 'content-type: application/json' \
-    -d "{\"email\":\"$DEMO_EMAIL\",\"password\":\"$DEMO_PASSWORD\"}") ||
-    die "POST /v1/sessions failed"
-TOKEN=$(printf '%s' "$session" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])' 2>/dev/null) ||
-    die "could not log in as $DEMO_EMAIL; POST /v1/sessions answered: $session"
-log "logged in as $DEMO_EMAIL"
+sign_in() { # email password → prints the session token
+    local session
+    session=$(curl -sS --max-time 10 -X POST "$BASE_URL/v1/sessions" \
+        -H 'content-type: application/json' \
+        -d "{\"email\":\"$1\",\"password\":\"$2\"}") || die "POST /v1/sessions failed"
+    printf '%s' "$session" | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])' 2>/dev/null ||
+        die "could not log in as $1; POST /v1/sessions answered: $session"
+}
+for account in "${DEMO_ACCOUNTS[@]}"; do
+    read -r role email password <<<"$account"
+    token=$(sign_in "$email" "$password")
+    export "D4H_FUZZ_TOKEN_${role^^}=$token"
+    log "logged in as $email ($role)"
+done
+export SCHEMATHESIS_HOOKS=$REPO_ROOT/scripts/lib/fuzz_auth_by_role.py
 
 # ---- schemathesis ---------------------------------------------------------------------------
 
@@ -113,7 +125,6 @@ args=(
     --checks "$checks"
     --max-examples "$FUZZ_MAX_EXAMPLES"
     --workers "$FUZZ_WORKERS"
-    --header "Authorization: Bearer $TOKEN"
     # Logging out would revoke the token every later request relies on.
     --exclude-path-regex 'sessions/current$'
     # Hypothesis health checks judge the data generation, not the API; don't fail on them.
