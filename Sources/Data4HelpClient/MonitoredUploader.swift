@@ -5,6 +5,11 @@ import OpenAPIRuntime
 
 /// The device's path for new samples: the AutomatedSOS monitor first (an alert never waits for the
 /// network), then the durable outbox, then the server in batches with retries.
+///
+/// A sample the server refuses (a 422 naming it, e.g. `samples[3].at` for a time in the future from a
+/// device with a wrong clock) is moved to the outbox's quarantine with the server's messages
+/// (`rejectedSamples`), and the rest of its batch is sent without it; so one bad reading never holds up the
+/// ones after it, and is never silently dropped either.
 public actor MonitoredUploader {
     public struct Options: Sendable {
         /// Samples per upload request (the server takes up to 10,000).
@@ -18,8 +23,22 @@ public actor MonitoredUploader {
         public init() {}
     }
 
+    /// What one `flush` did.
+    public struct FlushReport: Sendable, Equatable {
+        /// Samples the server stored as new (re-sent ones it already had are not counted).
+        public var stored = 0
+        /// Samples the server refused, now in `rejectedSamples` instead of the queue.
+        public var rejected = 0
+
+        public init(stored: Int = 0, rejected: Int = 0) {
+            self.stored = stored
+            self.rejected = rejected
+        }
+    }
+
     public enum UploadError: Error, Equatable {
-        /// The server refused a batch for a reason retrying will not fix (e.g. 401, 422); it stays queued.
+        /// The server refused a batch for a reason retrying will not fix (e.g. 401, or a 422 that names no
+        /// sample of the batch, so there is no telling which one is wrong); it stays queued.
         case rejected(status: Int)
         /// Every attempt failed with a network error or a server error.
         case gaveUp(attempts: Int)
@@ -51,6 +70,13 @@ public actor MonitoredUploader {
     /// Samples recorded but not yet confirmed by the server.
     public var pendingCount: Int { outbox.pending.count }
 
+    /// Samples the server refused (oldest first), each with its messages: kept on the disk
+    /// (`rejected.jsonl` in the outbox directory) until `discardRejected()`, so that the app can show them.
+    public var rejectedSamples: [RejectedSample] { outbox.rejected }
+
+    /// Forgets the refused samples, on the disk too.
+    public func discardRejected() throws { try outbox.discardRejected() }
+
     /// Checks a new sample for an emergency, then queues it durably. Returns the alerts it raised.
     @discardableResult
     public func record(_ sample: SOSSample) throws -> [SOSAlert] {
@@ -63,11 +89,12 @@ public actor MonitoredUploader {
         return alerts
     }
 
-    /// Uploads every pending batch, oldest first; returns how many samples the server stored as new.
-    /// A call while another flush runs joins it (and gets its count), so two flushes never send the same
-    /// batch side by side: actors are reentrant while the first awaits the network.
+    /// Uploads every pending batch, oldest first; reports how many samples the server stored as new and how
+    /// many it refused (those are in `rejectedSamples`). A call while another flush runs joins it (and gets
+    /// its report), so two flushes never send the same batch side by side: actors are reentrant while the
+    /// first awaits the network.
     @discardableResult
-    public func flush() async throws -> Int {
+    public func flush() async throws -> FlushReport {
         if let running { return try await running.value }
         let task = Task { try await self.uploadPending() }
         running = task
@@ -75,20 +102,67 @@ public actor MonitoredUploader {
         return try await task.value
     }
 
-    private var running: Task<Int, any Error>?
+    private var running: Task<FlushReport, any Error>?
 
-    private func uploadPending() async throws -> Int {
-        var stored = 0
+    /// Each batch is a prefix of the pending log and is acknowledged whole, only once every sample of it is
+    /// either stored by the server or written (fsync'd) to the quarantine. So refusing samples from the
+    /// middle of a batch needs no rewrite of the log: quarantine them, send the rest, then acknowledge. A crash
+    /// anywhere in between leaves the batch pending and its refused samples quarantined too; the next flush
+    /// skips those (`isRejected`) and re-sends the rest, which the server, idempotent on `(type, at)`, counts
+    /// as duplicates. Nothing is lost, nothing is stored twice, and nothing is quarantined twice.
+    private func uploadPending() async throws -> FlushReport {
+        var report = FlushReport()
         while !outbox.pending.isEmpty {
             let start = outbox.firstPendingPosition
             let batch = Array(outbox.pending.prefix(options.batchSize))
-            stored += try await upload(batch)
+            var remaining = batch.filter { !outbox.isRejected($0) }
+            // Each 422 takes at least one sample out, so this ends (the server lists at most 100 per answer).
+            while !remaining.isEmpty {
+                switch try await upload(remaining) {
+                case .stored(let count):
+                    report.stored += count
+                    remaining = []
+                case .refused(let reasons):
+                    let now = Date()
+                    let refused = reasons.keys.sorted().map {
+                        RejectedSample(sample: remaining[$0], messages: reasons[$0]!, rejectedAt: now)
+                    }
+                    report.rejected += try outbox.quarantine(refused)
+                    remaining = remaining.indices.filter { reasons[$0] == nil }.map { remaining[$0] }
+                }
+            }
             try outbox.acknowledge(through: start + batch.count)
         }
-        return stored
+        return report
     }
 
-    private func upload(_ batch: [SOSSample]) async throws -> Int {
+    private enum Outcome {
+        /// How many samples the server stored as new.
+        case stored(Int)
+        /// The server refused these samples of the batch (by index), with its messages for each.
+        case refused([Int: [String]])
+    }
+
+    /// The samples a 422's field errors name, by index in the batch, with the messages for each (led by the
+    /// sample's field: `samples[3].at` + `is more than 5 minutes in the future` gives `at is more than …`).
+    /// Nil when no error names a sample, or one names an index outside the batch: then the answer cannot be
+    /// matched to what was sent. Errors about the whole upload (`samples`, e.g. "and 20 more invalid
+    /// samples") are left out; the samples they stand for are refused by the next answer.
+    static func refusedSamples(_ errors: [Components.Schemas.FieldError], batchCount: Int) -> [Int: [String]]? {
+        var reasons: [Int: [String]] = [:]
+        for error in errors {
+            guard error.field.hasPrefix("samples[") else { continue }
+            let rest = error.field.dropFirst("samples[".count)
+            guard let bracket = rest.firstIndex(of: "]"), let index = Int(rest[..<bracket]) else { continue }
+            guard (0..<batchCount).contains(index) else { return nil }
+            var field = rest[rest.index(after: bracket)...]
+            if field.first == "." { field = field.dropFirst() }
+            reasons[index, default: []].append(field.isEmpty ? error.message : "\(field) \(error.message)")
+        }
+        return reasons.isEmpty ? nil : reasons
+    }
+
+    private func upload(_ batch: [SOSSample]) async throws -> Outcome {
         let transcoder = RFC3339FractionalDateTranscoder()
         let body = Components.Schemas.SampleUpload(
             samples: try batch.map { .init(_type: $0.type.rawValue, value: $0.value, at: try transcoder.encode($0.at)) })
@@ -99,7 +173,7 @@ public actor MonitoredUploader {
             do {
                 switch try await client.uploadSamples(body: .json(body)) {
                 case .ok(let ok):
-                    return try ok.body.json.accepted
+                    return .stored(try ok.body.json.accepted)
                 case .tooManyRequests(let limited):
                     // The account's upload budget is spent for now; the batch is fine, so wait and resend it.
                     serverDelay = .seconds(limited.headers.retryAfter)
@@ -111,7 +185,13 @@ public actor MonitoredUploader {
                 case .forbidden: throw UploadError.rejected(status: 403)
                 case .contentTooLarge: throw UploadError.rejected(status: 413)
                 case .unsupportedMediaType: throw UploadError.rejected(status: 415)
-                case .unprocessableContent: throw UploadError.rejected(status: 422)
+                case .unprocessableContent(let invalid):
+                    // Validation failed and nothing was stored: set aside the samples it names, if it names any.
+                    let errors = (try? invalid.body.applicationProblemJson.errors) ?? []
+                    guard let reasons = Self.refusedSamples(errors, batchCount: batch.count) else {
+                        throw UploadError.rejected(status: 422)
+                    }
+                    return .refused(reasons)
                 }
             } catch let error as UploadError {
                 throw error

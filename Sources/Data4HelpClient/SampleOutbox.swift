@@ -7,27 +7,78 @@ import Glibc
 import Darwin
 #endif
 
+/// A sample the server refused (a 422 naming it), set aside so that it no longer blocks the ones after it.
+public struct RejectedSample: Sendable, Hashable {
+    public var sample: SOSSample
+    /// The server's reasons, each led by the field it is about, e.g. `at is more than 5 minutes in the future`.
+    public var messages: [String]
+    /// When it was set aside (the device's clock).
+    public var rejectedAt: Date
+
+    public init(sample: SOSSample, messages: [String], rejectedAt: Date = Date()) {
+        self.sample = sample
+        self.messages = messages
+        self.rejectedAt = rejectedAt
+    }
+}
+
 /// Samples waiting to be uploaded, on disk so that killing the app never loses one.
 ///
-/// Two files in `directory`: `samples.jsonl`, append-only, one sample per line, flushed to the disk
-/// (`fsync`) before `append` returns; and `acknowledged`, the number of lines the server has confirmed,
-/// replaced atomically. A crash between the upload and the marker re-sends a batch, which is safe because
-/// the server stores a `(type, at)` only once. A torn last line (a crash mid-append) is dropped on open.
+/// Three files in `directory`: `samples.jsonl`, append-only, one sample per line, flushed to the disk
+/// (`fsync`) before `append` returns; `acknowledged`, the number of lines the server has confirmed,
+/// replaced atomically; and `rejected.jsonl`, append-only and fsync'd like the log, the samples the server
+/// refused with their messages (the quarantine). A crash between the upload and the marker re-sends a
+/// batch, which is safe because the server stores a `(type, at)` only once. A torn last line (a crash
+/// mid-append) is dropped on open, in either log.
+///
+/// A sample leaves the pending part only through `acknowledge`, and the uploader acknowledges a batch only
+/// once each of its samples is stored by the server or already written (and fsync'd) to the quarantine;
+/// so at every instant a sample the server has not stored is pending, quarantined, or both (after a crash
+/// in between; `isRejected` lets the uploader skip it then), never neither, until `discardRejected`.
 /// Not thread-safe on its own: `MonitoredUploader` (an actor) owns it.
 public final class SampleOutbox {
     public let directory: URL
     private let logURL: URL
     private let markerURL: URL
+    private let rejectedURL: URL
     private let handle: FileHandle
+    /// Open once the quarantine file exists (it is created by the first `quarantine`).
+    private var rejectedHandle: FileHandle?
     /// Every line of the log (the pending part is `lines[acknowledged...]`).
     private var lines: [SOSSample]
     public private(set) var acknowledged: Int
+    /// The quarantine, oldest first, as on disk.
+    public private(set) var rejected: [RejectedSample]
+    private var rejectedKeys: Set<SampleKey>
 
     /// One line of the log; seconds since 1970 as a JSON number keep `at` exact.
     private struct Line: Codable {
         var type: String
         var value: Double
         var at: Double
+    }
+
+    /// One line of the quarantine: the sample as in the log, plus why and when it was set aside.
+    private struct RejectedLine: Codable {
+        var type: String
+        var value: Double
+        var at: Double
+        var messages: [String]
+        var rejectedAt: Double
+    }
+
+    /// A sample's identity in the quarantine: its type, value and time to the microsecond (a `Date` read back
+    /// from seconds since 1970 can differ from the original in the last bit).
+    private struct SampleKey: Hashable {
+        var type: SOSSampleType
+        var value: Double
+        var microseconds: Int64
+
+        init(_ sample: SOSSample) {
+            type = sample.type
+            value = sample.value
+            microseconds = Int64((sample.at.timeIntervalSince1970 * 1_000_000).rounded())
+        }
     }
 
     public init(directory: URL) throws {
@@ -38,16 +89,10 @@ public final class SampleOutbox {
         if !FileManager.default.fileExists(atPath: logURL.path) {
             FileManager.default.createFile(atPath: logURL.path, contents: nil)
         }
-        var data = try Data(contentsOf: logURL)
-        // A crash mid-append leaves a line without its newline: drop it, so the next append starts clean.
-        if let lastNewline = data.lastIndex(of: UInt8(ascii: "\n")) {
-            if lastNewline != data.index(before: data.endIndex) { data = data[...lastNewline] }
-        } else {
-            data = Data()
-        }
+        let (data, raws) = try Self.completeLines(of: logURL)
         let decoder = JSONDecoder()
         var lines: [SOSSample] = []
-        for raw in data.split(separator: UInt8(ascii: "\n")) {
+        for raw in raws {
             let line = try decoder.decode(Line.self, from: Data(raw))
             guard let type = SOSSampleType(rawValue: line.type) else { continue }
             lines.append(SOSSample(type: type, value: line.value, at: Date(timeIntervalSince1970: line.at)))
@@ -58,9 +103,43 @@ public final class SampleOutbox {
         handle = try FileHandle(forUpdating: logURL)
         try handle.truncate(atOffset: UInt64(data.count))
         try handle.seekToEnd()
+
+        rejectedURL = directory.appendingPathComponent("rejected.jsonl")
+        var rejected: [RejectedSample] = []
+        if FileManager.default.fileExists(atPath: rejectedURL.path) {
+            let (data, raws) = try Self.completeLines(of: rejectedURL)
+            for raw in raws {
+                let line = try decoder.decode(RejectedLine.self, from: Data(raw))
+                guard let type = SOSSampleType(rawValue: line.type) else { continue }
+                rejected.append(RejectedSample(
+                    sample: SOSSample(type: type, value: line.value, at: Date(timeIntervalSince1970: line.at)),
+                    messages: line.messages, rejectedAt: Date(timeIntervalSince1970: line.rejectedAt)))
+            }
+            let rejectedHandle = try FileHandle(forUpdating: rejectedURL)
+            try rejectedHandle.truncate(atOffset: UInt64(data.count))
+            try rejectedHandle.seekToEnd()
+            self.rejectedHandle = rejectedHandle
+        }
+        self.rejected = rejected
+        rejectedKeys = Set(rejected.map { SampleKey($0.sample) })
     }
 
-    deinit { try? handle.close() }
+    /// A file's whole lines: a crash mid-append leaves a line without its newline, which is left out (the
+    /// caller truncates the file to `data`, so the next append starts clean).
+    private static func completeLines(of url: URL) throws -> (data: Data, lines: [Data.SubSequence]) {
+        var data = try Data(contentsOf: url)
+        if let lastNewline = data.lastIndex(of: UInt8(ascii: "\n")) {
+            if lastNewline != data.index(before: data.endIndex) { data = data[...lastNewline] }
+        } else {
+            data = Data()
+        }
+        return (data, data.split(separator: UInt8(ascii: "\n")))
+    }
+
+    deinit {
+        try? handle.close()
+        try? rejectedHandle?.close()
+    }
 
     /// Samples not yet confirmed by the server, oldest first.
     public var pending: ArraySlice<SOSSample> { lines[acknowledged...] }
@@ -99,6 +178,62 @@ public final class SampleOutbox {
             try writeMarker(newValue)
             acknowledged = newValue
         }
+    }
+
+    /// Whether this sample is in the quarantine. A sample can be both pending and quarantined when the
+    /// process stopped after quarantining it but before its batch was acknowledged; it is not to be sent.
+    public func isRejected(_ sample: SOSSample) -> Bool { rejectedKeys.contains(SampleKey(sample)) }
+
+    /// Appends samples to the quarantine (`rejected.jsonl`) and returns once they are on the disk; samples
+    /// already there are skipped, so quarantining again after a crash adds nothing. Returns how many were
+    /// added. This does not touch the pending log: the caller acknowledges the batch once the rest of it is
+    /// stored, and only this order (quarantine fsync'd first, acknowledgement after) keeps every sample on
+    /// the disk somewhere.
+    @discardableResult
+    public func quarantine(_ samples: [RejectedSample]) throws -> Int {
+        let encoder = JSONEncoder()
+        var data = Data()
+        var added: [RejectedSample] = []
+        var keys = rejectedKeys
+        for entry in samples where keys.insert(SampleKey(entry.sample)).inserted {
+            let sample = entry.sample
+            data.append(try encoder.encode(RejectedLine(
+                type: sample.type.rawValue, value: sample.value, at: sample.at.timeIntervalSince1970,
+                messages: entry.messages, rejectedAt: entry.rejectedAt.timeIntervalSince1970)))
+            data.append(UInt8(ascii: "\n"))
+            added.append(entry)
+        }
+        guard !added.isEmpty else { return 0 }
+        let file = try openRejected()
+        try file.write(contentsOf: data)
+        try file.synchronize()
+        rejected.append(contentsOf: added)
+        rejectedKeys = keys
+        return added.count
+    }
+
+    /// Empties the quarantine, on the disk too (the app has shown the samples to the person, or given up on them).
+    public func discardRejected() throws {
+        guard let rejectedHandle else { return }
+        try rejectedHandle.truncate(atOffset: 0)
+        try rejectedHandle.synchronize()
+        rejected.removeAll()
+        rejectedKeys.removeAll()
+    }
+
+    /// The quarantine file, created on first use; the directory is fsync'd after creating it so that the new
+    /// file's name is on the disk before any acknowledgement that relies on its contents.
+    private func openRejected() throws -> FileHandle {
+        if let rejectedHandle { return rejectedHandle }
+        FileManager.default.createFile(atPath: rejectedURL.path, contents: nil)
+        let file = try FileHandle(forUpdating: rejectedURL)
+        try file.seekToEnd()
+        let descriptor = open(directory.path, O_RDONLY)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        rejectedHandle = file
+        return file
     }
 
     /// The absolute position of the first pending sample (for `acknowledge(through:)`).
