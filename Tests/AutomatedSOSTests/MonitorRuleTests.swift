@@ -17,7 +17,7 @@ import Testing
         Case(rule: "heart_rate_low", type: .heartRate, critical: 39, atThreshold: 40),
         Case(rule: "heart_rate_high", type: .heartRate, critical: 176, atThreshold: 175),
         Case(rule: "heart_rate_low", type: .heartRate, critical: 51, atThreshold: 52, age: 9),
-        Case(rule: "heart_rate_high", type: .heartRate, critical: 131, atThreshold: 130, age: 9),
+        Case(rule: "heart_rate_high", type: .heartRate, critical: 116, atThreshold: 115, age: 9),
         Case(rule: "heart_rate_high", type: .heartRate, critical: 141, atThreshold: 140, age: 80),
         Case(rule: "hypertension_systolic", type: .systolicPressure, critical: 141, atThreshold: 140),
         Case(rule: "hypertension_diastolic", type: .diastolicPressure, critical: 91, atThreshold: 90),
@@ -46,8 +46,18 @@ import Testing
         #expect(HeartRateBounds.high(age: 30) == 190)
         #expect(HeartRateBounds.high(age: 70) == 150)
         #expect(HeartRateBounds.low(age: 30) == 40)
-        #expect(HeartRateBounds.low(age: 0) == 90)
-        #expect(HeartRateBounds.high(age: 0) == 180)
+        // Fleming et al. 2011, 1st and 99th centiles; ages 0 and 1 take the widest range of their bands.
+        let fleming: [(ages: ClosedRange<Int>, low: Double, high: Double)] = [
+            (0...0, 90, 181), (1...1, 82, 156), (2...2, 76, 142), (3...3, 70, 136), (4...5, 65, 131),
+            (6...7, 59, 123), (8...11, 52, 115), (12...14, 47, 108), (15...17, 43, 104),
+        ]
+        for band in fleming {
+            for age in band.ages {
+                #expect(HeartRateBounds.low(age: age) == band.low, "low bound at \(age)")
+                #expect(HeartRateBounds.high(age: age) == band.high, "high bound at \(age)")
+            }
+        }
+        #expect(HeartRateBounds.high(age: 18) == 202)
         // Children's bounds narrow with age, and the adult ones never invert.
         for age in 0..<120 {
             #expect(HeartRateBounds.low(age: age) < HeartRateBounds.high(age: age))
