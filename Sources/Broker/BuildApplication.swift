@@ -71,6 +71,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
             client, SamplePartitionMaintenance(client: client, logger: logger),
             DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+            GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
         ],
         logger: logger)

@@ -16,6 +16,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "MAIL_TRANSPORT: file, sendmail or log") var mailTransport: String?
     @Option(help: "MAIL_DIRECTORY for MAIL_TRANSPORT=file") var mailDirectory: String?
     @Option(help: "GROUP_MIN_COHORT (default 1000)") var groupMinCohort: Int?
+    @Option(help: "GROUP_RESULTS_REFRESH_INTERVAL: seconds between recomputations of live group subscriptions (default 3600, 0 = off)")
+    var groupResultsRefreshInterval: Int?
     @Option(help: "SESSION_TTL in seconds (default 86400)") var sessionTTL: Int?
     @Option(help: "WEBHOOK_ALLOW_PRIVATE (default false)") var webhookAllowPrivate: Bool?
     @Option(help: "LOG_LEVEL (default info)") var logLevel: String?
@@ -33,6 +35,7 @@ struct Serve: AsyncParsableCommand {
             ("DATABASE_URL", databaseURL), ("HTTP_HOST", httpHost), ("HTTP_PORT", httpPort.map(String.init)),
             ("PUBLIC_URL", publicURL), ("MAIL_TRANSPORT", mailTransport), ("MAIL_DIRECTORY", mailDirectory),
             ("GROUP_MIN_COHORT", groupMinCohort.map(String.init)), ("SESSION_TTL", sessionTTL.map(String.init)),
+            ("GROUP_RESULTS_REFRESH_INTERVAL", groupResultsRefreshInterval.map(String.init)),
             ("WEBHOOK_ALLOW_PRIVATE", webhookAllowPrivate.map(String.init)), ("LOG_LEVEL", logLevel),
             ("TLS_CERTIFICATE", tlsCertificate), ("TLS_KEY", tlsKey),
             ("RATE_LIMIT_UPLOADS_PER_MINUTE", rateLimitUploadsPerMinute.map(String.init)),

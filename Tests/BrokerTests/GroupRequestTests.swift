@@ -250,6 +250,65 @@ struct GroupRequestTests {
         }
     }
 
+    @Test("a live subscription's new figures become a release and reach the sender's webhook without a read")
+    func backgroundRefreshAnnouncesNewResults() async throws {
+        try await WebhookReceiver.run { receiver in
+            let configure: @Sendable (inout BrokerConfiguration) -> Void = { configuration in
+                Self.smallK(&configuration)
+                WebhookTests.fast(&configuration)
+                configuration.groupResultsRefreshInterval = .seconds(1)
+            }
+            try await TestHarness.run(configure: configure) { harness in
+                let today = CalendarDate.today
+                let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
+                let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
+                let request = try await create(
+                    harness, company, filters: hr(0, 300), subscription: "30",
+                    window: #"{"from":"2026-03-01","to":"\#(today.adding(days: -1))"}"#)
+                let id = try #require(request["id"] as? String)
+                let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
+
+                try await TestDatabase.withClient(harness.databaseURL) { client in
+                    for person in ids {
+                        _ = try await SampleStore(client: client).ingest(
+                            [Sample(type: .heartRate, value: 80, at: Date(timeIntervalSince1970: Double(today.dayNumber * 86_400)))],
+                            for: person, logger: TestDatabase.logger)
+                    }
+                }
+                #expect(await eventually { await receiver.log.delivered("refresh").count == 1 })
+                let delivered = try #require(await receiver.log.delivered("refresh").first)
+                let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
+                #expect(event["type"] as? String == "group_request.results_updated")
+                #expect((event["data"] as? [String: Any])?["requestId"] as? String == id)
+                #expect(try await harness.int(releases) == 2)
+
+                // The company reads the release the refresh stored; nothing new, so no new release.
+                let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+                let cells = try #require(read["items"] as? [[String: Any]])
+                #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
+                #expect(cells.last?["people"] as? Int == 6)
+                // Unchanged figures are checked again each second but are neither released nor announced.
+                try await Task.sleep(for: .milliseconds(2500))
+                #expect(try await harness.int(releases) == 2)
+                #expect(await receiver.log.delivered("refresh").count == 1)
+                #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(id)' AND results_checked_at > now() - interval '2 seconds'") == 1)
+            }
+        }
+    }
+
+    @Test("GROUP_RESULTS_REFRESH_INTERVAL: hourly by default, 0 turns it off, anything else but seconds stops the start")
+    func refreshIntervalSetting() throws {
+        func interval(_ environment: [String: String]) throws -> Duration? {
+            try BrokerConfiguration(reader: ConfigReaderForTests.environment(environment)).groupResultsRefreshInterval
+        }
+        #expect(try interval([:]) == .seconds(3600))
+        #expect(try interval(["GROUP_RESULTS_REFRESH_INTERVAL": "0"]) == nil)
+        #expect(try interval(["GROUP_RESULTS_REFRESH_INTERVAL": "90"]) == .seconds(90))
+        for wrong in ["-1", "ten", "1.5"] {
+            #expect(throws: ConfigurationError.self) { try interval(["GROUP_RESULTS_REFRESH_INTERVAL": wrong]) }
+        }
+    }
+
     @Test("members' access logs show an anonymised contribution; releases are audited")
     func accessLogAndAudit() async throws {
         try await TestHarness.run(configure: Self.smallK) { harness in

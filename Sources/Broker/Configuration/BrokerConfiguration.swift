@@ -11,6 +11,9 @@ public struct BrokerConfiguration: Sendable {
     public var mailTransport: MailTransportKind
     public var mailDirectory: String?
     public var groupMinCohort: Int
+    /// How often a live group subscription's results are recomputed to announce new figures
+    /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
+    public var groupResultsRefreshInterval: Duration? = .seconds(3600)
     /// Lifetime of a session token, in seconds.
     public var sessionTTL: Int
     public var webhookAllowPrivate: Bool
@@ -92,6 +95,12 @@ public struct BrokerConfiguration: Sendable {
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
         self.rateLimits = try RateLimits(reader: reader)
+        if let text = reader.string(forKey: "group.results.refresh.interval") {
+            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
+                throw ConfigurationError.invalid("GROUP_RESULTS_REFRESH_INTERVAL", "must be a whole number of seconds (0 = off), not \"\(text)\"")
+            }
+            self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
     }
 
     /// `http`, or `https` when the server terminates TLS itself.

@@ -86,6 +86,8 @@ public struct GroupRequestService: Sendable {
                 on: connection, logger: logger)
             if reason == nil {
                 _ = try await release(request, cohort: cohort, on: connection, logger: logger)
+                // Just computed: the background refresh need not look at it for a whole interval.
+                try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
             }
             return request
         }
@@ -170,18 +172,44 @@ public struct GroupRequestService: Sendable {
             guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw GroupRequestError.notFound }
             guard request.status == .accepted else { throw GroupRequestError.notAccepted }
-            let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
             guard request.subscription != nil else {
-                guard let latest else { throw GroupRequestError.notReleased }
+                guard let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
+                else { throw GroupRequestError.notReleased }
                 return latest
             }
-            let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
-            let cells = try await cells(of: request, cohort: cohort, logger: logger)
-            if let latest, latest.cells == cells { return latest }
-            let fresh = try await record(cells, of: request, on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: request.thirdParty.id, requestID: request.id, data: [:],
-                                            on: connection, logger: logger)
-            return fresh
+            try await GroupRequestStore.lockForRelease(id, on: connection, logger: logger)
+            return try await refreshRelease(of: request, on: connection, logger: logger).release
+        }
+    }
+
+    /// Recomputes a subscription's results; when they differ from the latest release, stores them as a new
+    /// release and queues `group_request.results_updated` for the sender. The caller holds the request's
+    /// row lock (`lockForRelease` or the refresh's claim), so releases of one request never race.
+    private func refreshRelease(of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws
+        -> (release: GroupRelease, isNew: Bool)
+    {
+        let latest = try await GroupRequestStore.latestRelease(of: request.id, on: connection, logger: logger)
+        let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
+        let cells = try await cells(of: request, cohort: cohort, logger: logger)
+        try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
+        if let latest, latest.cells == cells { return (latest, false) }
+        let fresh = try await record(cells, of: request, on: connection, logger: logger)
+        try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: request.thirdParty.id, requestID: request.id, data: [:],
+                                        on: connection, logger: logger)
+        return (fresh, true)
+    }
+
+    /// Refreshes one live subscription whose results were last compared more than `interval` ago (see
+    /// `GroupResultsRefresh`); false when none is due.
+    func refreshNextDueSubscription(interval: Duration, logger: Logger) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            guard let request = try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
+            else { return false }
+            let refreshed = try await refreshRelease(of: request, on: connection, logger: logger)
+            if refreshed.isNew {
+                logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
+            }
+            return true
         }
     }
 

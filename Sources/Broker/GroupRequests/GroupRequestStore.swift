@@ -196,6 +196,38 @@ public enum GroupRequestStore {
             """, logger: logger)).first
     }
 
+    // MARK: Background refresh of live subscriptions
+
+    /// Claims the live group subscription checked longest ago (never, first), if its last check is older
+    /// than `age`: the row stays locked until the transaction ends, and other instances skip it.
+    static func claimSubscriptionDueForRefresh(checkedBefore age: Duration, on connection: PostgresConnection, logger: Logger) async throws
+        -> GroupRequest?
+    {
+        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+        return try await collect(connection.query(
+            """
+            WITH due AS (
+                SELECT id FROM group_requests
+                WHERE status = 'accepted' AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
+                  AND (results_checked_at IS NULL OR results_checked_at <= now() - make_interval(secs => \(seconds)))
+                ORDER BY results_checked_at NULLS FIRST
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            )
+            \(unescaped: selection) FROM group_requests g JOIN due ON due.id = g.id JOIN third_parties t ON t.account_id = g.third_party_id
+            """, logger: logger)).first
+    }
+
+    /// Locks a request's row until the transaction ends, so its releases are made one at a time (a read
+    /// of the results and the background refresh never both store the same new figures).
+    static func lockForRelease(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT 1 FROM group_requests WHERE id = \(requestID) FOR UPDATE", logger: logger).collect()
+    }
+
+    static func markResultsChecked(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("UPDATE group_requests SET results_checked_at = now() WHERE id = \(requestID)", logger: logger)
+    }
+
     // MARK: Results
 
     /// Per bucket and type: how many of the cohort's (remaining) people contributed, and the mean and
