@@ -37,7 +37,9 @@ struct TestHarness: Sendable {
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration)
         try await app.test(.live) { client in
-            try await body(TestHarness(client: client, databaseURL: url, mailDirectory: mail))
+            try await PatientTestClient.withClient(port: try #require(client.port)) { patient in
+                try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))
+            }
         }
     }
 
@@ -159,9 +161,8 @@ struct TestHarness: Sendable {
         return (response.status, response.body.map { String(buffer: $0) } ?? "")
     }
 
-    /// One request on a connection of its own, with a generous read timeout: under the whole suite on two
-    /// cores, a burst of Argon2id hashes (concurrent registrations) or a 16 MiB body can keep the server
-    /// busy for longer than the test client's default 15 s, which is not what these tests are about.
+    /// One request on a connection of its own (for requests sent side by side, or a body big enough to
+    /// hold up the shared connection), with the same 120 s read timeout as `PatientTestClient`.
     func sendOnNewConnection(
         _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: ByteBuffer? = nil
     ) async throws -> TestClient.Response {

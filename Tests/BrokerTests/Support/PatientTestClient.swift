@@ -1,0 +1,37 @@
+import HTTPTypes
+import NIOCore
+
+// `@testable` for `TestResponse`'s memberwise initialiser, which HummingbirdTesting keeps internal. Debug
+// builds (the only ones `make test` makes) compile every package module with testing enabled.
+@testable import HummingbirdTesting
+
+/// The harness's HTTP client: HummingbirdTesting's own client for a live server, with a 120 s read timeout
+/// instead of the framework's fixed 20 s. Under the whole suite on two cores, a server can take longer than
+/// 20 s to answer (a queue of Argon2id hashes on the shared thread pool, a 16 MiB body); that is load on the
+/// test machine, not what any test is about. A server that never answers still fails the test.
+struct PatientTestClient: TestClientProtocol {
+    let connection: TestClient
+
+    static func withClient<Value: Sendable>(port: Int, _ body: (PatientTestClient) async throws -> Value) async throws -> Value {
+        let connection = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
+        connection.connect()
+        let value: Value
+        do {
+            value = try await body(PatientTestClient(connection: connection))
+        } catch {
+            try? await connection.shutdown()
+            throw error
+        }
+        try await connection.shutdown()
+        return value
+    }
+
+    func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> TestResponse {
+        var headers = headers
+        headers[.connection] = "keep-alive"
+        let response = try await connection.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
+    }
+
+    var port: Int? { connection.port }
+}
