@@ -8,16 +8,22 @@ import Testing
 /// killed with samples queued loses none and stores none twice.
 @Suite("Monitored uploader against the server", .serialized)
 struct MonitoredUploaderServerTests {
+    /// A new active person, and the generated client signed in as them against the harness's server.
+    func personWithClient(_ harness: TestHarness) async throws -> (token: String, client: Client) {
+        var person = TestHarness.Person()
+        person.fiscalCode = TestHarness.uniqueFiscalCode()
+        let token = try await harness.activeUser(person)
+        let port = try #require(harness.client.port)
+        let client = Client(
+            serverURL: try #require(URL(string: "http://127.0.0.1:\(port)")), configuration: .data4Help,
+            transport: URLSessionTransport(), middlewares: [BearerTokenMiddleware { token }])
+        return (token, client)
+    }
+
     @Test("alerts first, uploads later; a restart on the same outbox sends what was left, each sample stored once")
     func uploadsThroughTheRealServer() async throws {
         try await TestHarness.run { harness in
-            var person = TestHarness.Person()
-            person.fiscalCode = TestHarness.uniqueFiscalCode()
-            let token = try await harness.activeUser(person)
-            let port = try #require(harness.client.port)
-            let client = Client(
-                serverURL: try #require(URL(string: "http://127.0.0.1:\(port)")), configuration: .data4Help,
-                transport: URLSessionTransport(), middlewares: [BearerTokenMiddleware { token }])
+            let (token, client) = try await personWithClient(harness)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-outbox-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
             let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60 - 3600)
@@ -52,13 +58,7 @@ struct MonitoredUploaderServerTests {
     @Test("a sample the server refuses (from the future: a wrong device clock) is quarantined; the rest is stored once")
     func aRefusedSampleDoesNotBlockTheOutbox() async throws {
         try await TestHarness.run { harness in
-            var person = TestHarness.Person()
-            person.fiscalCode = TestHarness.uniqueFiscalCode()
-            let token = try await harness.activeUser(person)
-            let port = try #require(harness.client.port)
-            let client = Client(
-                serverURL: try #require(URL(string: "http://127.0.0.1:\(port)")), configuration: .data4Help,
-                transport: URLSessionTransport(), middlewares: [BearerTokenMiddleware { token }])
+            let (token, client) = try await personWithClient(harness)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-outbox-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
             let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))

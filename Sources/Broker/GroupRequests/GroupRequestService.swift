@@ -202,14 +202,25 @@ public struct GroupRequestService: Sendable {
     /// Refreshes one live subscription whose results were last compared more than `interval` ago (see
     /// `GroupResultsRefresh`); false when none is due.
     func refreshNextDueSubscription(interval: Duration, logger: Logger) async throws -> Bool {
-        try await client.withTransaction(logger: logger) { connection in
-            guard let request = try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
-            else { return false }
-            let refreshed = try await refreshRelease(of: request, on: connection, logger: logger)
-            if refreshed.isNew {
-                logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
+        var claimed: UUID?
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                guard let request = try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
+                else { return false }
+                claimed = request.id
+                let refreshed = try await refreshRelease(of: request, on: connection, logger: logger)
+                if refreshed.isNew {
+                    logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
+                }
+                return true
             }
-            return true
+        } catch {
+            // The failed transaction left it due first in line: mark it checked, so one request that cannot
+            // be refreshed waits its turn again instead of stopping the refresh of every other one.
+            if let claimed {
+                try? await client.withConnection { try await GroupRequestStore.markResultsChecked(claimed, on: $0, logger: logger) }
+            }
+            throw error
         }
     }
 
