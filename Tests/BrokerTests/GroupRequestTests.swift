@@ -64,6 +64,11 @@ struct GroupRequestTests {
         return try harness.object(response)
     }
 
+    /// The cells of a results answer that carry figures (not suppressed).
+    static func released(_ results: [String: Any]) -> [[String: Any]] {
+        (results["items"] as? [[String: Any]] ?? []).filter { $0["suppressed"] as? Bool == false }
+    }
+
     func hr(_ min: Double, _ max: Double) -> String { #"[{"type":"heart_rate","min":\#(min),"max":\#(max)}]"# }
 
     @Test("the count gate: k − 1 people refused without the count, exactly k accepted, inclusive bounds")
@@ -222,7 +227,12 @@ struct GroupRequestTests {
             let id = try #require(request["id"] as? String)
             #expect((request["subscription"] as? [String: Any])?["status"] as? String == "active")
             let first = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            #expect((first["items"] as? [[String: Any]])?.count == 1)
+            // Every day from the window's start to today is a cell; the days nobody contributed to are
+            // suppressed like any other small cell, so "no one" and "a few" look the same.
+            let days = today.dayNumber - (try #require(CalendarDate(year: 2026, month: 3, day: 1))).dayNumber + 1
+            #expect((first["items"] as? [[String: Any]])?.count == days)
+            #expect(Self.released(first).map { $0["bucketStart"] as? String } == ["2026-03-01"])
+            #expect((first["items"] as? [[String: Any]])?.dropFirst().allSatisfy { $0["suppressed"] as? Bool == true && $0["people"] as? Int == nil && $0["mean"] as? Double == nil } == true)
 
             try await TestDatabase.withClient(harness.databaseURL) { client in
                 for id in ids {
@@ -232,13 +242,13 @@ struct GroupRequestTests {
                 }
             }
             let second = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            let cells = try #require(second["items"] as? [[String: Any]])
+            let cells = Self.released(second)
             #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
             #expect(cells.last?["people"] as? Int == 6)
 
             _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[0])'")  // as an erasure leaves it
             let third = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            #expect((third["items"] as? [[String: Any]])?.map { $0["people"] as? Int } == [5, 5])
+            #expect(Self.released(third).map { $0["people"] as? Int } == [5, 5])
             #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 3)
             // An unchanged answer is not a new release.
             _ = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
@@ -284,7 +294,7 @@ struct GroupRequestTests {
 
                 // The company reads the release the refresh stored; nothing new, so no new release.
                 let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-                let cells = try #require(read["items"] as? [[String: Any]])
+                let cells = Self.released(read)
                 #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
                 #expect(cells.last?["people"] as? Int == 6)
                 // Unchanged figures are checked again each second but are neither released nor announced.
@@ -292,6 +302,65 @@ struct GroupRequestTests {
                 #expect(try await harness.int(releases) == 2)
                 #expect(await receiver.log.delivered("refresh").count == 1)
                 #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(id)' AND results_checked_at > now() - interval '2 seconds'") == 1)
+            }
+        }
+    }
+
+    @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads store new figures once; one access-log entry a day")
+    func refreshScopeAndConcurrentReads() async throws {
+        try await WebhookReceiver.run { receiver in
+            let configure: @Sendable (inout BrokerConfiguration) -> Void = { configuration in
+                Self.smallK(&configuration)
+                WebhookTests.fast(&configuration)
+                configuration.groupResultsRefreshInterval = .seconds(1)
+            }
+            try await TestHarness.run(configure: configure) { harness in
+                let today = CalendarDate.today
+                let window = #"{"from":"2026-03-01","to":"\#(today.adding(days: -1))"}"#
+                let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
+                let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
+                func releases(_ id: String) async throws -> Int {
+                    try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'")
+                }
+                // The same cohort each time (identical cohorts pass the differencing defence).
+                let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
+                let ended = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
+                #expect(try await harness.request(.delete, "/v1/group-requests/\(ended)/subscription", token: company).status == .ok)
+                let refused = try #require(try await create(harness, company, filters: hr(250, 300), subscription: "30", window: window)["id"] as? String)
+                let live = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
+                // Only the live subscription takes part in the refresh from now on.
+                _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
+
+                try await TestDatabase.withClient(harness.databaseURL) { client in
+                    for person in ids {
+                        _ = try await SampleStore(client: client).ingest(
+                            [Sample(type: .heartRate, value: 80, at: Date(timeIntervalSince1970: Double(today.dayNumber * 86_400)))],
+                            for: person, logger: TestDatabase.logger)
+                    }
+                }
+                // Six reads at once: the new figures are stored and announced once.
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask { try await harness.sendOnNewConnection(.get, "/v1/group-requests/\(live)/results",
+                                                                              headers: [.authorization: "Bearer \(company)"]).status.code }
+                    }
+                    for try await status in group { #expect(status == 200) }
+                }
+                #expect(try await releases(live) == 2)
+                #expect(await eventually { await receiver.log.delivered("scope").count == 1 })
+
+                // Let the refresh run a few times over everything: nothing else changes.
+                _ = try await harness.sql("UPDATE group_requests SET results_checked_at = NULL WHERE id = '\(live)'")
+                try await Task.sleep(for: .milliseconds(2500))
+                #expect(try await releases(oneOff) == 1)
+                #expect(try await releases(ended) == 1)
+                #expect(try await releases(refused) == 0)
+                #expect(try await releases(live) == 2)
+                #expect(await receiver.log.delivered("scope").count == 1)
+                #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE results_checked_at IS NULL") == 1)  // the refused one
+
+                // Two releases of the live subscription today, one entry in each member's access log for it.
+                #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(live)'") == 6)
             }
         }
     }
@@ -304,7 +373,7 @@ struct GroupRequestTests {
         #expect(try interval([:]) == .seconds(3600))
         #expect(try interval(["GROUP_RESULTS_REFRESH_INTERVAL": "0"]) == nil)
         #expect(try interval(["GROUP_RESULTS_REFRESH_INTERVAL": "90"]) == .seconds(90))
-        for wrong in ["-1", "ten", "1.5"] {
+        for wrong in ["-1", "ten", "1.5", "99999999"] {
             #expect(throws: ConfigurationError.self) { try interval(["GROUP_RESULTS_REFRESH_INTERVAL": wrong]) }
         }
     }

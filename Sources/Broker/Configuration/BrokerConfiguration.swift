@@ -95,10 +95,8 @@ public struct BrokerConfiguration: Sendable {
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
         self.rateLimits = try RateLimits(reader: reader)
-        if let text = reader.string(forKey: "group.results.refresh.interval") {
-            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
-                throw ConfigurationError.invalid("GROUP_RESULTS_REFRESH_INTERVAL", "must be a whole number of seconds (0 = off), not \"\(text)\"")
-            }
+        // At most 31 days: a subscription's figures change every day.
+        if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
             self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
         }
     }

@@ -78,6 +78,25 @@ public struct GroupResultCell: Sendable, Equatable, Codable {
     }
 }
 
+extension [GroupResultCell] {
+    /// The same cells with the same figures, up to floating-point noise: PostgreSQL may sum a bucket's
+    /// means in another order from one computation to the next, and a change in the last bits is not new
+    /// results (it would be a release, a webhook and access-log entries for nothing).
+    func hasSameFigures(as other: [GroupResultCell]) -> Bool {
+        func close(_ a: Double?, _ b: Double?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): true
+            case let (a?, b?): abs(a - b) <= 1e-9 * Swift.max(1, abs(a), abs(b))
+            default: false
+            }
+        }
+        return count == other.count && zip(self, other).allSatisfy { a, b in
+            a.bucketStart == b.bucketStart && a.type == b.type && a.people == b.people && a.suppressed == b.suppressed
+                && close(a.mean, b.mean) && close(a.p10, b.p10) && close(a.p50, b.p50) && close(a.p90, b.p90)
+        }
+    }
+}
+
 /// What was released, when.
 public struct GroupRelease: Sendable, Equatable {
     public var releasedAt: Date

@@ -115,8 +115,10 @@ public struct GroupRequestService: Sendable {
 
     /// The results of every requested type, each type computed on a connection of its own so PostgreSQL
     /// works on them side by side (a release's cost is mostly sorting each type's person-days).
-    private func cells(of request: GroupRequest, cohort: [Int32], logger: Logger) async throws -> [GroupResultCell] {
-        let last = request.lastResultDay(today: .today), k = minimumCohort, client = client
+    private func cells(of request: GroupRequest, cohort: [Int32], today: CalendarDate = .today, logger: Logger) async throws
+        -> [GroupResultCell]
+    {
+        let last = request.lastResultDay(today: today), k = minimumCohort, client = client
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
             for type in request.types {
                 group.addTask {
@@ -168,60 +170,73 @@ public struct GroupRequestService: Sendable {
     /// whenever the figures changed (buckets up to today while it runs, erased people gone).
     public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender reads results here; auditors use /v1/audit.") }
-        return try await client.withTransaction(logger: logger) { connection in
-            guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
-            else { throw GroupRequestError.notFound }
-            guard request.status == .accepted else { throw GroupRequestError.notAccepted }
-            guard request.subscription != nil else {
-                guard let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
-                else { throw GroupRequestError.notReleased }
-                return latest
+        let request = try await client.withConnection { connection in
+            try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
+        }
+        guard let request else { throw GroupRequestError.notFound }
+        guard request.status == .accepted else { throw GroupRequestError.notAccepted }
+        guard request.subscription != nil else {
+            let latest = try await client.withConnection { try await GroupRequestStore.latestRelease(of: id, on: $0, logger: logger) }
+            guard let latest else { throw GroupRequestError.notReleased }
+            return latest
+        }
+        return try await refreshRelease(of: request, logger: logger).release
+    }
+
+    /// Recomputes a subscription's results and, when they differ from the latest release, stores them as a
+    /// new release and queues `group_request.results_updated` for the sender.
+    ///
+    /// The computation (on connections of its own, one per type) holds no lock; only the comparison and the
+    /// store run under the request's row lock, so concurrent reads and the refresh never store the same new
+    /// figures twice, and a reader waiting for the lock never holds a connection another needs to finish.
+    /// If the subscription ended or expired while the figures were computed, they are computed again for
+    /// the range it now has.
+    private enum RefreshOutcome {
+        case unchanged(GroupRelease)
+        case released(GroupRelease)
+        /// The subscription ended or expired meanwhile: its results now stop earlier.
+        case rangeChanged(GroupRequest)
+    }
+
+    private func refreshRelease(of request: GroupRequest, logger: Logger) async throws -> (release: GroupRelease, isNew: Bool) {
+        var request = request
+        while true {
+            let today = CalendarDate.today
+            let cohort = try await client.withConnection { try await GroupRequestStore.cohort(of: request.id, on: $0, logger: logger) }
+            let cells = try await cells(of: request, cohort: cohort, today: today, logger: logger)
+            let outcome: RefreshOutcome = try await client.withTransaction(logger: logger) { connection in
+                guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger)
+                else { throw GroupRequestError.notFound }
+                guard current.lastResultDay(today: today) == request.lastResultDay(today: today) else { return .rangeChanged(current) }
+                let latest = try await GroupRequestStore.latestRelease(of: request.id, on: connection, logger: logger)
+                if let latest, latest.cells.hasSameFigures(as: cells) { return .unchanged(latest) }
+                let fresh = try await record(cells, of: current, on: connection, logger: logger)
+                try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
+                                                on: connection, logger: logger)
+                return .released(fresh)
             }
-            try await GroupRequestStore.lockForRelease(id, on: connection, logger: logger)
-            return try await refreshRelease(of: request, on: connection, logger: logger).release
+            switch outcome {
+            case .unchanged(let latest): return (latest, false)
+            case .released(let fresh): return (fresh, true)
+            case .rangeChanged(let current): request = current
+            }
         }
     }
 
-    /// Recomputes a subscription's results; when they differ from the latest release, stores them as a new
-    /// release and queues `group_request.results_updated` for the sender. The caller holds the request's
-    /// row lock (`lockForRelease` or the refresh's claim), so releases of one request never race.
-    private func refreshRelease(of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws
-        -> (release: GroupRelease, isNew: Bool)
-    {
-        let latest = try await GroupRequestStore.latestRelease(of: request.id, on: connection, logger: logger)
-        let cohort = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
-        let cells = try await cells(of: request, cohort: cohort, logger: logger)
-        try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
-        if let latest, latest.cells == cells { return (latest, false) }
-        let fresh = try await record(cells, of: request, on: connection, logger: logger)
-        try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: request.thirdParty.id, requestID: request.id, data: [:],
-                                        on: connection, logger: logger)
-        return (fresh, true)
-    }
-
-    /// Refreshes one live subscription whose results were last compared more than `interval` ago (see
-    /// `GroupResultsRefresh`); false when none is due.
+    /// Refreshes the live subscription compared longest ago, if its last comparison is more than `interval`
+    /// old (see `GroupResultsRefresh`); false when none is due. The claim marks it compared, so one that
+    /// fails to refresh waits its turn again rather than holding up the others.
     func refreshNextDueSubscription(interval: Duration, logger: Logger) async throws -> Bool {
-        var claimed: UUID?
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                guard let request = try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
-                else { return false }
-                claimed = request.id
-                let refreshed = try await refreshRelease(of: request, on: connection, logger: logger)
-                if refreshed.isNew {
-                    logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
-                }
-                return true
-            }
-        } catch {
-            // The failed transaction left it due first in line: mark it checked, so one request that cannot
-            // be refreshed waits its turn again instead of stopping the refresh of every other one.
-            if let claimed {
-                try? await client.withConnection { try await GroupRequestStore.markResultsChecked(claimed, on: $0, logger: logger) }
-            }
-            throw error
+        let claimed = try await client.withConnection { connection in
+            try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
         }
+        guard let claimed else { return false }
+        let request = try await client.withConnection { try await GroupRequestStore.request(id: claimed, sender: nil, on: $0, logger: logger) }
+        guard let request else { return true }  // erased together with its company since the claim
+        if try await refreshRelease(of: request, logger: logger).isNew {
+            logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
+        }
+        return true
     }
 
     /// What was last released, for auditors: the same stored cells the third party received.

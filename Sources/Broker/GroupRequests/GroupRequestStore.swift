@@ -198,30 +198,38 @@ public enum GroupRequestStore {
 
     // MARK: Background refresh of live subscriptions
 
-    /// Claims the live group subscription checked longest ago (never, first), if its last check is older
-    /// than `age`: the row stays locked until the transaction ends, and other instances skip it.
+    /// Takes the group subscription compared longest ago (never, first) whose last comparison is older than
+    /// `age`, and marks it compared now, all in one statement: the mark is the claim, so another instance
+    /// (`SKIP LOCKED`) takes the next one, and the computation that follows holds no lock. A subscription
+    /// that has expired gets this one last refresh and `infinity`, which takes it out of the queue for good.
     static func claimSubscriptionDueForRefresh(checkedBefore age: Duration, on connection: PostgresConnection, logger: Logger) async throws
-        -> GroupRequest?
+        -> UUID?
     {
         let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-        return try await collect(connection.query(
+        return try await connection.query(
             """
-            WITH due AS (
+            UPDATE group_requests SET results_checked_at = CASE WHEN ends_at <= now() THEN 'infinity' ELSE now() END
+            WHERE id = (
                 SELECT id FROM group_requests
-                WHERE status = 'accepted' AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
+                WHERE status = 'accepted' AND subscription_days IS NOT NULL AND ended_at IS NULL
                   AND (results_checked_at IS NULL OR results_checked_at <= now() - make_interval(secs => \(seconds)))
                 ORDER BY results_checked_at NULLS FIRST
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
-            \(unescaped: selection) FROM group_requests g JOIN due ON due.id = g.id JOIN third_parties t ON t.account_id = g.third_party_id
-            """, logger: logger)).first
+            RETURNING id
+            """, logger: logger).collect().first?.decode(UUID.self)
     }
 
-    /// Locks a request's row until the transaction ends, so its releases are made one at a time (a read
-    /// of the results and the background refresh never both store the same new figures).
-    static func lockForRelease(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT 1 FROM group_requests WHERE id = \(requestID) FOR UPDATE", logger: logger).collect()
+    /// The request, read again and locked until the transaction ends, so its releases are stored one at a
+    /// time (a read of the results and the background refresh never both store the same new figures).
+    /// `NO KEY UPDATE`: the lock need not block rows that only reference this one.
+    static func requestLockedForRelease(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
+        try await collect(connection.query(
+            """
+            \(unescaped: selection) FROM group_requests g JOIN third_parties t ON t.account_id = g.third_party_id
+            WHERE g.id = \(requestID) FOR NO KEY UPDATE OF g
+            """, logger: logger)).first
     }
 
     static func markResultsChecked(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
@@ -241,27 +249,41 @@ public enum GroupRequestStore {
             ? "SELECT r.type, r.day AS start, r.sum / r.count AS mean"
             : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, sum(r.sum) / sum(r.count) AS mean"
         let grouping = bucket == .day ? "" : "GROUP BY r.type, 2, r.user_id"
+        let codes = types.map(\.code)
         let rows = try await connection.query(
             """
             WITH per_person AS (
                 \(unescaped: perPerson)
                 FROM daily_rollups r
-                WHERE r.type = ANY(\(types.map(\.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                WHERE r.type = ANY(\(codes)::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
                   AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
                 \(unescaped: grouping)
+            ), figures AS (
+                SELECT type, start, count(*)::int8 AS people, avg(mean) AS mean,
+                       percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY mean) AS percentiles
+                FROM per_person GROUP BY type, start
+            ), buckets AS (
+                -- Every bucket of the range for every type: a bucket nobody contributed to is a suppressed cell
+                -- like any other under k, so the release never tells "no one" from "a few".
+                SELECT b::date AS start, t.type
+                FROM generate_series(date_trunc('\(unescaped: bucket.rawValue)', \(from.description)::timestamp),
+                                     \(to.description)::timestamp, interval '1 \(unescaped: bucket.rawValue)') AS b,
+                     unnest(\(codes)::int2[]) AS t(type)
             )
-            SELECT type, to_char(start, 'YYYY-MM-DD'), count(*)::int8, avg(mean),
-                   percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY mean)
-            FROM per_person GROUP BY type, start ORDER BY start, type
+            SELECT b.type, to_char(b.start, 'YYYY-MM-DD'), coalesce(f.people, 0), f.mean, f.percentiles
+            FROM buckets b LEFT JOIN figures f ON f.type = b.type AND f.start = b.start
+            ORDER BY b.start, b.type
             """, logger: logger)
         var cells: [GroupResultCell] = []
-        for try await (code, start, people, mean, percentiles) in rows.decode((Int16, String, Int64, Double, [Double]).self) {
+        for try await (code, start, people, mean, percentiles) in rows.decode((Int16, String, Int64, Double?, [Double]?).self) {
             guard let type = SampleType(code: code) else { continue }
             // The figures of a small cell never leave this function.
-            cells.append(people >= k && percentiles.count == 3
-                ? GroupResultCell(bucketStart: start, type: type, people: Int(people), mean: mean, p10: percentiles[0],
-                                  p50: percentiles[1], p90: percentiles[2], suppressed: false)
-                : GroupResultCell(bucketStart: start, type: type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true))
+            if people >= k, let mean, let percentiles, percentiles.count == 3 {
+                cells.append(GroupResultCell(bucketStart: start, type: type, people: Int(people), mean: mean, p10: percentiles[0],
+                                             p50: percentiles[1], p90: percentiles[2], suppressed: false))
+            } else {
+                cells.append(GroupResultCell(bucketStart: start, type: type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true))
+            }
         }
         return cells
     }
@@ -294,7 +316,9 @@ public enum GroupRequestStore {
         return GroupRelease(releasedAt: at, cells: try JSONDecoder().decode([GroupResultCell].self, from: Data(cells.utf8)))
     }
 
-    /// Tells each of the cohort's remaining people that their data contributed to an anonymised aggregate.
+    /// Tells each of the cohort's remaining people that their data contributed to an anonymised aggregate:
+    /// once a UTC day per request, however often a subscription's figures change that day (the releases
+    /// are serialised by the request's row lock, so two cannot both find the day's entry missing).
     static func recordContributions(of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
@@ -304,6 +328,10 @@ public enum GroupRequestStore {
             FROM group_requests g, unnest(g.cohort) AS n(person_number)
             JOIN users u ON u.person_number = n.person_number
             WHERE g.id = \(request.id)
+              AND NOT EXISTS (
+                  SELECT 1 FROM access_log a
+                  WHERE a.user_id = u.account_id AND a.request_id = g.id AND a.kind = 'group'
+                    AND a.at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
             """, logger: logger)
     }
 }

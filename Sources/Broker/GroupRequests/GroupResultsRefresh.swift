@@ -16,20 +16,10 @@ struct GroupResultsRefresh: Service {
 
     func run() async throws {
         guard let interval else { return }
-        // Shutdown cancels the sleep, so the server never waits for it.
-        await cancelWhenGracefulShutdown { await refreshRepeatedly(every: interval) }
-    }
-
-    private func refreshRepeatedly(every interval: Duration) async {
+        let groupRequests = groupRequests, logger = logger
         // Look for due subscriptions often enough that none waits much longer than `interval`.
-        let pause = min(interval, .seconds(60))
-        while !Task.isCancelled {
-            do {
-                while !Task.isCancelled, try await groupRequests.refreshNextDueSubscription(interval: interval, logger: logger) {}
-            } catch {
-                logger.warning("refreshing group subscriptions failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            try? await Task.sleep(for: pause)
+        await repeatUntilShutdown(every: min(interval, .seconds(60)), logger: logger, failure: "refreshing group subscriptions failed; will retry") {
+            try await groupRequests.refreshNextDueSubscription(interval: interval, logger: logger)
         }
     }
 }

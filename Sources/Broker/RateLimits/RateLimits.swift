@@ -51,16 +51,12 @@ public struct RateLimits: Sendable {
     }
 
     /// Reads `RATE_LIMIT_*`: a whole number of requests per period, `0` for no limit. Anything else is a
-    /// configuration error (the reader's own `int` would silently fall back to the default).
+    /// configuration error.
     public init(reader: ConfigReader) throws {
         self.init()
         for operation in RateLimitedOperation.allCases {
             let (variable, period) = Self.setting(for: operation)
-            let key = ConfigKey(variable.lowercased().split(separator: "_").map(String.init))
-            guard let text = reader.string(forKey: key) else { continue }
-            guard let count = Int(text.trimmingCharacters(in: .whitespaces)), (0...1_000_000).contains(count) else {
-                throw ConfigurationError.invalid(variable, "must be a whole number from 0 (no limit) to 1000000, not \"\(text)\"")
-            }
+            guard let count = try reader.wholeNumber(variable, in: 0...1_000_000, zeroMeans: "no limit") else { continue }
             self[operation] = count == 0 ? nil : RateLimit(capacity: count, period: period)
         }
     }

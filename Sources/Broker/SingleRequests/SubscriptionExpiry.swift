@@ -9,18 +9,9 @@ struct SubscriptionExpiry: Service {
     var interval: Duration = .seconds(30)
 
     func run() async throws {
-        // Shutdown cancels the sleep, so the server never waits for it.
-        await cancelWhenGracefulShutdown { await announceRepeatedly() }
-    }
-
-    private func announceRepeatedly() async {
-        while !Task.isCancelled {
-            do {
-                while try await requests.announceExpiries(logger: logger) > 0 {}
-            } catch {
-                logger.warning("announcing expired subscriptions failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            try? await Task.sleep(for: interval)
+        let requests = requests, logger = logger
+        await repeatUntilShutdown(every: interval, logger: logger, failure: "announcing expired subscriptions failed; will retry") {
+            try await requests.announceExpiries(logger: logger) > 0
         }
     }
 }

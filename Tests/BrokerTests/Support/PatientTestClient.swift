@@ -10,10 +10,13 @@ import NIOCore
 /// 20 s to answer (a queue of Argon2id hashes on the shared thread pool, a 16 MiB body); that is load on the
 /// test machine, not what any test is about. A server that never answers still fails the test.
 struct PatientTestClient: TestClientProtocol {
+    /// How long a test waits for an answer, here and in `TestHarness.sendOnNewConnection`.
+    static let readTimeout: Duration = .seconds(120)
+
     let connection: TestClient
 
     static func withClient<Value: Sendable>(port: Int, _ body: (PatientTestClient) async throws -> Value) async throws -> Value {
-        let connection = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
+        let connection = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: readTimeout))
         connection.connect()
         let value: Value
         do {

@@ -167,7 +167,7 @@ struct TestHarness: Sendable {
         _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: ByteBuffer? = nil
     ) async throws -> TestClient.Response {
         let port = try #require(client.port)
-        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120))) { connection in
+        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: PatientTestClient.readTimeout)) { connection in
             try await connection.execute(TestClient.Request(path, method: method, authority: "localhost", headers: headers, body: body))
         }
     }
