@@ -9,7 +9,8 @@ import OpenAPIRuntime
 /// A sample the server refuses (a 422 naming it, e.g. `samples[3].at` for a time in the future from a
 /// device with a wrong clock) is moved to the outbox's quarantine with the server's messages
 /// (`rejectedSamples`), and the rest of its batch is sent without it; so one bad reading never holds up the
-/// ones after it, and is never silently dropped either.
+/// ones after it, and is never silently dropped either. Once the cause is gone (the clock fixed, the server
+/// upgraded), `requeueRejected()` queues the refused samples again.
 public actor MonitoredUploader {
     public struct Options: Sendable {
         /// Samples per upload request (the server takes up to 10,000).
@@ -77,6 +78,13 @@ public actor MonitoredUploader {
     /// Forgets the refused samples, on the disk too.
     public func discardRejected() throws { try outbox.discardRejected() }
 
+    /// Puts every refused sample back in the queue, so that the next `flush()` sends it again (for a refusal
+    /// that can go away: a time in the future before the device's clock was fixed, a type the server did not
+    /// know yet); one refused again goes back to `rejectedSamples`. Returns how many were requeued. Safe
+    /// against a crash at any point, and while a flush is running (see `SampleOutbox.requeueRejected()`).
+    @discardableResult
+    public func requeueRejected() throws -> Int { try outbox.requeueRejected() }
+
     /// Checks a new sample for an emergency, then queues it durably. Returns the alerts it raised.
     @discardableResult
     public func record(_ sample: SOSSample) throws -> [SOSAlert] {
@@ -110,26 +118,35 @@ public actor MonitoredUploader {
     /// anywhere in between leaves the batch pending and its refused samples quarantined too; the next flush
     /// skips those (`isRejected`) and re-sends the rest, which the server, idempotent on `(type, at)`, counts
     /// as duplicates. Nothing is lost, nothing is stored twice, and nothing is quarantined twice.
+    ///
+    /// What is left to send is worked out again after every request, from the quarantine as it is then, and
+    /// the batch is acknowledged with no suspension after that: `requeueRejected()` can run while a request
+    /// is in flight (the actor is reentrant) and take a sample of this batch out of the quarantine without
+    /// appending it again (it is still pending), so that sample is sent in this batch rather than acknowledged
+    /// unsent.
     private func uploadPending() async throws -> FlushReport {
         var report = FlushReport()
         while !outbox.pending.isEmpty {
             let start = outbox.firstPendingPosition
             let batch = Array(outbox.pending.prefix(options.batchSize))
-            var remaining = batch.filter { !outbox.isRejected($0) }
+            var stored = [Bool](repeating: false, count: batch.count)
+            // Positions in `batch` neither stored by the server nor in the quarantine now.
+            func unsent() -> [Int] { batch.indices.filter { !stored[$0] && !outbox.isRejected(batch[$0]) } }
+            var remaining = unsent()
             // Each 422 takes at least one sample out, so this ends (the server lists at most 100 per answer).
             while !remaining.isEmpty {
-                switch try await upload(remaining) {
+                switch try await upload(remaining.map { batch[$0] }) {
                 case .stored(let count):
                     report.stored += count
-                    remaining = []
+                    for position in remaining { stored[position] = true }
                 case .refused(let reasons):
                     let now = Date()
                     let refused = reasons.keys.sorted().map {
-                        RejectedSample(sample: remaining[$0], messages: reasons[$0]!, rejectedAt: now)
+                        RejectedSample(sample: batch[remaining[$0]], messages: reasons[$0]!, rejectedAt: now)
                     }
                     report.rejected += try outbox.quarantine(refused)
-                    remaining = remaining.indices.filter { reasons[$0] == nil }.map { remaining[$0] }
                 }
+                remaining = unsent()
             }
             try outbox.acknowledge(through: start + batch.count)
         }

@@ -35,6 +35,7 @@ public struct RejectedSample: Sendable, Hashable {
 /// once each of its samples is stored by the server or already written (and fsync'd) to the quarantine;
 /// so at every instant a sample the server has not stored is pending, quarantined, or both (after a crash
 /// in between; `isRejected` lets the uploader skip it then), never neither, until `discardRejected`.
+/// `requeueRejected` keeps the same rule in the other direction: pending first, then out of the quarantine.
 /// Not thread-safe on its own: `MonitoredUploader` (an actor) owns it.
 public final class SampleOutbox {
     public let directory: URL
@@ -212,6 +213,34 @@ public final class SampleOutbox {
         return added.count
     }
 
+    /// Puts every quarantined sample back in the pending log, so that the next upload sends it again: for
+    /// refusals that can go away (a time in the future before the device's clock was fixed, a type the
+    /// server did not know yet). Returns how many samples left the quarantine (all of them).
+    ///
+    /// Crash safety, in the same order as a refusal but the other way round: the samples are appended to the
+    /// log and fsync'd first, and only then is the quarantine emptied (fsync'd). A crash in between leaves a
+    /// sample both pending and quarantined, the state a crash mid-refusal leaves too: the uploader skips it
+    /// (`isRejected`) and it stays in the quarantine, so it is not lost. Calling this again then finishes the
+    /// job without a second copy: a sample already pending is not appended again (it would only be sent
+    /// twice, which the server, idempotent on `(type, at)`, would take as a duplicate, but there is no need),
+    /// and one the uploader acknowledged in between (skipped as quarantined) is appended again. Either way it
+    /// ends up pending once and not quarantined.
+    ///
+    /// Not appending an already-pending sample relies on the uploader never acknowledging a batch holding a
+    /// sample that is neither stored nor quarantined at that moment (see `MonitoredUploader`), which holds even
+    /// if this runs while a batch holding it is in flight.
+    @discardableResult
+    public func requeueRejected() throws -> Int {
+        guard !rejected.isEmpty else { return 0 }
+        let count = rejected.count
+        var pendingKeys = Set(pending.map(SampleKey.init))
+        let missing = rejected.map(\.sample).filter { pendingKeys.insert(SampleKey($0)).inserted }
+        try append(missing)
+        // Crash here: each sample is pending and still quarantined (skipped by the uploader), never neither.
+        try discardRejected()
+        return count
+    }
+
     /// Empties the quarantine, on the disk too (the app has shown the samples to the person, or given up on them).
     public func discardRejected() throws {
         guard let rejectedHandle else { return }
@@ -228,12 +257,18 @@ public final class SampleOutbox {
         FileManager.default.createFile(atPath: rejectedURL.path, contents: nil)
         let file = try FileHandle(forUpdating: rejectedURL)
         try file.seekToEnd()
+        try synchronizeDirectory()
+        rejectedHandle = file
+        return file
+    }
+
+    /// Flushes the directory itself to the disk, so that a file created or renamed in it keeps its name after
+    /// a power loss (fsync of the file alone does not cover its directory entry).
+    private func synchronizeDirectory() throws {
         let descriptor = open(directory.path, O_RDONLY)
         guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
         defer { close(descriptor) }
         guard fsync(descriptor) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        rejectedHandle = file
-        return file
     }
 
     /// The absolute position of the first pending sample (for `acknowledge(through:)`).
@@ -246,5 +281,9 @@ public final class SampleOutbox {
         try file.synchronize()
         try file.close()
         guard rename(temporary.path, markerURL.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        // The rename is durable only once the directory is. Without this, a power loss after `acknowledge`
+        // emptied the log (fsync'd) could bring back the old, larger marker, which would then count samples
+        // appended later as acknowledged.
+        try synchronizeDirectory()
     }
 }

@@ -28,6 +28,8 @@ final class FakeSampleServer: ClientTransport {
         var failRequests: Set<Int> = []
         /// Called with each request's number before it is handled (to copy the outbox mid-flush).
         var beforeRequest: (@Sendable (Int) -> Void)?
+        /// Awaited with each request's number before it is handled (to call the uploader while a request is in flight).
+        var whileInFlight: (@Sendable (Int) async -> Void)?
         /// The values of each request's samples, in order.
         var sentValues: [[Double]] = []
     }
@@ -47,12 +49,13 @@ final class FakeSampleServer: ClientTransport {
         let upload = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         let samples = upload["samples"] as! [[String: Any]]
         enum Next { case fail, rateLimited, drop, answer(accepted: Int, duplicates: Int), invalid([(String, String)]) }
-        let (number, hook) = state.withLock { state in
+        let (number, hook, asyncHook) = state.withLock { state in
             state.requests += 1
             state.sentValues.append(samples.map { $0["value"] as! Double })
-            return (state.requests, state.beforeRequest)
+            return (state.requests, state.beforeRequest, state.whileInFlight)
         }
         hook?(number)
+        await asyncHook?(number)
         let next: Next = state.withLock { state in
             if state.failRequests.contains(number) { return .fail }
             if state.rateLimitedBeforeSuccess > 0 {
@@ -461,5 +464,135 @@ final class Waits: Sendable {
         #expect(server.stored.values.allSatisfy { $0 == 1 })
         #expect(await restarted.pendingCount == 0)
         #expect(try quarantineLines(crashed).count == 1)
+    }
+
+    // MARK: Requeueing refused samples
+
+    @Test func requeueingSendsARefusedSampleAgainOnceTheServerTakesIt() async throws {
+        let dir = try directory()
+        let server = FakeSampleServer()
+        server.state.withLock { $0.maximumValue = 250 }
+        let device = try uploader(dir, server)
+        for sample in series([70, 400, 72]) { try await device.record(sample) }
+        #expect(try await device.flush() == .init(stored: 2, rejected: 1))
+
+        // Still refused: requeued, re-sent, and back in the quarantine once (the emptied file takes it cleanly).
+        #expect(try await device.requeueRejected() == 1)
+        #expect(await device.rejectedSamples.isEmpty)
+        #expect(try quarantineLines(dir).isEmpty)
+        #expect(await device.pendingCount == 1)
+        #expect(try await device.flush() == .init(stored: 0, rejected: 1))
+        #expect(server.sentValues.last == [400])
+        #expect(try quarantineLines(dir).count == 1)
+        #expect(try quarantineLines(dir).first?.hasPrefix("{") == true)  // written from the start, no hole
+
+        // The cause is gone: the next flush sends it and the quarantine is left empty.
+        server.state.withLock { $0.maximumValue = nil }
+        #expect(try await device.requeueRejected() == 1)
+        #expect(try await device.flush() == .init(stored: 1, rejected: 0))
+        #expect(server.sentValues == [[70, 400, 72], [70, 72], [400], [400]])
+        #expect(server.stored.count == 3)
+        #expect(server.stored.values.allSatisfy { $0 == 1 })
+        #expect(await device.pendingCount == 0)
+        #expect(await device.rejectedSamples.isEmpty)
+        #expect(try quarantineLines(dir).isEmpty)
+        // Nothing left to requeue or send.
+        #expect(try await device.requeueRejected() == 0)
+        #expect(try await device.flush() == .init())
+        #expect(server.requests == 4)
+    }
+
+    @Test func aRequeueSurvivesARestart() async throws {
+        let dir = try directory()
+        let server = FakeSampleServer()
+        server.state.withLock { $0.maximumValue = 250 }
+        do {
+            let first = try uploader(dir, server)
+            for sample in series([70, 300, 400]) { try await first.record(sample) }
+            #expect(try await first.flush() == .init(stored: 1, rejected: 2))
+            #expect(try await first.requeueRejected() == 2)
+            // Killed here, before any flush.
+        }
+        let second = try uploader(dir, server)
+        #expect(await second.pendingCount == 2)
+        #expect(await second.rejectedSamples.isEmpty)
+        server.state.withLock { $0.maximumValue = nil }
+        #expect(try await second.flush() == .init(stored: 2, rejected: 0))
+        #expect(server.sentValues.last == [300, 400])
+        #expect(server.stored.count == 3)
+        let third = try uploader(dir, server)
+        #expect(await third.pendingCount == 0)
+        #expect(await third.rejectedSamples.isEmpty)
+    }
+
+    /// The disk a crash inside `requeueRejected` leaves, after the append to the log and before the quarantine
+    /// is emptied: the refused sample both pending and quarantined.
+    @Test func aCrashInsideARequeueLosesNothingAndTheNextRequeueSendsTheSampleOnce() async throws {
+        let dir = try directory()
+        let server = FakeSampleServer()
+        server.state.withLock { $0.maximumValue = 250 }
+        do {
+            let first = try uploader(dir, server)
+            for sample in series([70, 400]) { try await first.record(sample) }
+            #expect(try await first.flush() == .init(stored: 1, rejected: 1))
+            #expect(await first.pendingCount == 0)
+        }
+        do {
+            let outbox = try SampleOutbox(directory: dir)
+            try outbox.append(outbox.rejected.map(\.sample))
+        }
+        // Two devices from that disk: one requeues right away, the other flushes first (which acknowledges the
+        // pending copy unsent, since it is quarantined) and requeues after.
+        let crashed = try directory().appendingPathComponent("crashed")
+        try FileManager.default.copyItem(at: dir, to: crashed)
+        server.state.withLock { $0.maximumValue = nil }
+
+        let restarted = try uploader(dir, server)
+        #expect(await restarted.pendingCount == 1)
+        #expect(await restarted.rejectedSamples.map(\.sample.value) == [400])
+        #expect(try await restarted.requeueRejected() == 1)
+        #expect(await restarted.pendingCount == 1)  // not a second copy
+        #expect(await restarted.rejectedSamples.isEmpty)
+        #expect(try await restarted.flush() == .init(stored: 1, rejected: 0))
+        #expect(server.sentValues == [[70, 400], [70], [400]])
+        #expect(await restarted.rejectedSamples.isEmpty)
+        #expect(try quarantineLines(dir).isEmpty)
+        #expect(try await uploader(dir, server).pendingCount == 0)
+
+        let other = FakeSampleServer()
+        let flushedFirst = try uploader(crashed, other)
+        #expect(try await flushedFirst.flush() == .init())
+        #expect(other.requests == 0)
+        #expect(await flushedFirst.pendingCount == 0)
+        #expect(await flushedFirst.rejectedSamples.map(\.sample.value) == [400])
+        #expect(try await flushedFirst.requeueRejected() == 1)
+        #expect(await flushedFirst.pendingCount == 1)
+        #expect(try await flushedFirst.flush() == .init(stored: 1, rejected: 0))
+        #expect(other.sentValues == [[400]])
+        #expect(await flushedFirst.rejectedSamples.isEmpty)
+        #expect(try quarantineLines(crashed).isEmpty)
+    }
+
+    /// A requeue while the rest of the batch is in flight takes the refused sample out of the quarantine
+    /// without appending it (it is still pending in that batch): the batch must send it before it is
+    /// acknowledged, not drop it.
+    @Test func aRequeueWhileTheBatchIsInFlightSendsTheSampleInThatBatch() async throws {
+        let server = FakeSampleServer()
+        server.state.withLock { $0.maximumValue = 250 }
+        let device = try uploader(try directory(), server)
+        server.state.withLock {
+            $0.whileInFlight = { number in
+                guard number == 2 else { return }
+                server.state.withLock { $0.maximumValue = nil }
+                let requeued = try? await device.requeueRejected()
+                #expect(requeued == 1)
+            }
+        }
+        for sample in series([70, 400, 72]) { try await device.record(sample) }
+        #expect(try await device.flush() == .init(stored: 3, rejected: 1))
+        #expect(server.sentValues == [[70, 400, 72], [70, 72], [400]])
+        #expect(server.stored.count == 3)
+        #expect(await device.pendingCount == 0)
+        #expect(await device.rejectedSamples.isEmpty)
     }
 }
