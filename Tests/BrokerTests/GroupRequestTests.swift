@@ -64,6 +64,24 @@ struct GroupRequestTests {
         return try harness.object(response)
     }
 
+    /// k = 5, local webhook receivers, and live group subscriptions recomputed every second.
+    static func refreshEverySecond(_ configuration: inout BrokerConfiguration) {
+        smallK(&configuration)
+        WebhookTests.fast(&configuration)
+        configuration.groupResultsRefreshInterval = .seconds(1)
+    }
+
+    /// One heart-rate reading at today's midnight (UTC) for each person, through the real ingest.
+    static func uploadToday(_ harness: TestHarness, _ people: [UUID], heartRate: Double) async throws {
+        let midnight = Date(timeIntervalSince1970: Double(CalendarDate.today.dayNumber * 86_400))
+        try await TestDatabase.withClient(harness.databaseURL) { client in
+            for person in people {
+                _ = try await SampleStore(client: client).ingest(
+                    [Sample(type: .heartRate, value: heartRate, at: midnight)], for: person, logger: TestDatabase.logger)
+            }
+        }
+    }
+
     /// The cells of a results answer that carry figures (not suppressed).
     static func released(_ results: [String: Any]) -> [[String: Any]] {
         (results["items"] as? [[String: Any]] ?? []).filter { $0["suppressed"] as? Bool == false }
@@ -234,13 +252,7 @@ struct GroupRequestTests {
             #expect(Self.released(first).map { $0["bucketStart"] as? String } == ["2026-03-01"])
             #expect((first["items"] as? [[String: Any]])?.dropFirst().allSatisfy { $0["suppressed"] as? Bool == true && $0["people"] as? Int == nil && $0["mean"] as? Double == nil } == true)
 
-            try await TestDatabase.withClient(harness.databaseURL) { client in
-                for id in ids {
-                    _ = try await SampleStore(client: client).ingest(
-                        [Sample(type: .heartRate, value: 80, at: Date(timeIntervalSince1970: Double(today.dayNumber * 86_400)))],
-                        for: id, logger: TestDatabase.logger)
-                }
-            }
+            try await Self.uploadToday(harness, ids, heartRate: 80)
             let second = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
             let cells = Self.released(second)
             #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
@@ -263,12 +275,7 @@ struct GroupRequestTests {
     @Test("a live subscription's new figures become a release and reach the sender's webhook without a read")
     func backgroundRefreshAnnouncesNewResults() async throws {
         try await WebhookReceiver.run { receiver in
-            let configure: @Sendable (inout BrokerConfiguration) -> Void = { configuration in
-                Self.smallK(&configuration)
-                WebhookTests.fast(&configuration)
-                configuration.groupResultsRefreshInterval = .seconds(1)
-            }
-            try await TestHarness.run(configure: configure) { harness in
+            try await TestHarness.run(configure: Self.refreshEverySecond) { harness in
                 let today = CalendarDate.today
                 let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
                 let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
@@ -278,13 +285,7 @@ struct GroupRequestTests {
                 let id = try #require(request["id"] as? String)
                 let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
 
-                try await TestDatabase.withClient(harness.databaseURL) { client in
-                    for person in ids {
-                        _ = try await SampleStore(client: client).ingest(
-                            [Sample(type: .heartRate, value: 80, at: Date(timeIntervalSince1970: Double(today.dayNumber * 86_400)))],
-                            for: person, logger: TestDatabase.logger)
-                    }
-                }
+                try await Self.uploadToday(harness, ids, heartRate: 80)
                 #expect(await eventually { await receiver.log.delivered("refresh").count == 1 })
                 let delivered = try #require(await receiver.log.delivered("refresh").first)
                 let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
@@ -309,12 +310,7 @@ struct GroupRequestTests {
     @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads store new figures once; one access-log entry a day")
     func refreshScopeAndConcurrentReads() async throws {
         try await WebhookReceiver.run { receiver in
-            let configure: @Sendable (inout BrokerConfiguration) -> Void = { configuration in
-                Self.smallK(&configuration)
-                WebhookTests.fast(&configuration)
-                configuration.groupResultsRefreshInterval = .seconds(1)
-            }
-            try await TestHarness.run(configure: configure) { harness in
+            try await TestHarness.run(configure: Self.refreshEverySecond) { harness in
                 let today = CalendarDate.today
                 let window = #"{"from":"2026-03-01","to":"\#(today.adding(days: -1))"}"#
                 let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
@@ -331,13 +327,7 @@ struct GroupRequestTests {
                 // Only the live subscription takes part in the refresh from now on.
                 _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
 
-                try await TestDatabase.withClient(harness.databaseURL) { client in
-                    for person in ids {
-                        _ = try await SampleStore(client: client).ingest(
-                            [Sample(type: .heartRate, value: 80, at: Date(timeIntervalSince1970: Double(today.dayNumber * 86_400)))],
-                            for: person, logger: TestDatabase.logger)
-                    }
-                }
+                try await Self.uploadToday(harness, ids, heartRate: 80)
                 // Six reads at once: the new figures are stored and announced once.
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<6 {
