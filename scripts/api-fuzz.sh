@@ -21,10 +21,6 @@ set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO_ROOT"
 
-D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
-PG_PORT=${TEST_DB_PORT:-54339}
-PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 FUZZ_MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-100}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-300}
 # One worker: CPython before 3.11.8 / 3.12.1 keeps the AST validator's recursion depth in
@@ -35,16 +31,12 @@ FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-300}
 FUZZ_WORKERS=${FUZZ_WORKERS:-1}
 FUZZ_SEED=${FUZZ_SEED:-}
 
-FUZZ_DB=d4h_fuzz
-HOST=127.0.0.1
+SERVED_DB=d4h_fuzz
 PORT=18080
-BASE_URL=http://$HOST:$PORT
-DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$FUZZ_DB?sslmode=disable"
 
 # Pinned so a new schemathesis release cannot change CI's verdict by surprise. The v4 CLI
 # differs from v3 (e.g. no --hypothesis-* flags, --url instead of --base-url).
 SCHEMATHESIS_SPEC=${SCHEMATHESIS_SPEC:-schemathesis==4.32.5}
-VENV=$REPO_ROOT/var/venv
 
 # Demo accounts created by `d4h seed`, one per role: each operation is fuzzed as a role that may
 # call it (scripts/lib/fuzz_auth_by_role.py reads `x-roles`).
@@ -55,7 +47,6 @@ DEMO_ACCOUNTS=(
 )
 
 OUT=$REPO_ROOT/var/fuzz
-SERVER_LOG=$OUT/server.log
 TOOL=fuzz
 # shellcheck source=lib/served-d4h.sh
 source "$REPO_ROOT/scripts/lib/served-d4h.sh"
@@ -79,7 +70,7 @@ log "using $("$VENV/bin/schemathesis" --version)"
 rm -rf "$OUT"
 mkdir -p "$OUT/mail"
 
-recreate_database "$FUZZ_DB"
+recreate_database "$SERVED_DB"
 
 # The server's settings (API.md "Operations"); migrate and seed get the same.
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \

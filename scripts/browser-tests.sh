@@ -19,27 +19,18 @@ set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO_ROOT"
 
-D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
-PG_PORT=${TEST_DB_PORT:-54339}
-PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 BROWSER_TIMEOUT=${BROWSER_TIMEOUT:-600}
 BROWSER_TEST_PATTERN=${BROWSER_TEST_PATTERN:-}
 
-BROWSER_DB=d4h_browser
-HOST=127.0.0.1
+SERVED_DB=d4h_browser
 PORT=18230
-BASE_URL=http://$HOST:$PORT
-DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$BROWSER_DB?sslmode=disable"
 
 # Pinned so a new Selenium release cannot change the verdict by surprise.
 SELENIUM_SPEC=${SELENIUM_SPEC:-selenium==4.51.0}
-VENV=$REPO_ROOT/var/venv
 CHROMIUM=/usr/bin/chromium
 CHROMEDRIVER=/usr/bin/chromedriver
 
 OUT=$REPO_ROOT/var/browser
-SERVER_LOG=$OUT/server.log
 SCREENSHOT_DIR=$REPO_ROOT/docs/screenshots
 TOOL=browser
 # shellcheck source=lib/served-d4h.sh
@@ -79,7 +70,7 @@ log "using selenium $("$VENV/bin/python" -c 'import selenium; print(selenium.__v
 rm -rf "$OUT"
 mkdir -p "$OUT/mail" "$SCREENSHOT_DIR"
 
-recreate_database "$BROWSER_DB"
+recreate_database "$SERVED_DB"
 
 # The server's settings (API.md "Operations"); migrate and seed get the same.
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \

@@ -1,9 +1,23 @@
 # Shared by scripts/api-fuzz.sh and scripts/browser-tests.sh: a `d4h serve` on a fresh database of the
 # test cluster, stopped whatever happens, and the project's Python venv (var/venv) for the test tools.
 #
-# The including script sets, before sourcing: TOOL (the log prefix), REPO_ROOT, D4H, PG_PORT, PSQL (or
-# PG_BIN), PG_SUPERUSER_PASSWORD, HOST, PORT, BASE_URL, OUT (its output directory), SERVER_LOG, VENV.
-# Sourcing installs an EXIT trap that stops the server and, on failure, prints the server log's tail.
+# The including script sets, before sourcing: TOOL (the log prefix), REPO_ROOT, PORT (where its server
+# listens), SERVED_DB (the database it recreates) and OUT (its output directory). Sourcing sets the
+# settings both share (below) and installs an EXIT trap that stops the server and, on failure, prints
+# the server log's tail.
+
+# Environment, with the Makefile's values as defaults: D4H (the executable), TEST_DB_PORT,
+# PG_SUPERUSER_PASSWORD and PG_BIN (the test cluster).
+D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
+PG_PORT=${TEST_DB_PORT:-54339}
+PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+HOST=127.0.0.1
+BASE_URL=http://$HOST:$PORT
+DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$SERVED_DB?sslmode=disable"
+SERVER_LOG=$OUT/server.log
+# One venv holds every test tool (see venv_install).
+VENV=$REPO_ROOT/var/venv
 
 SERVER_PID=
 
