@@ -133,7 +133,7 @@ loadtest: ## ~2 min mixed load on a release server: per-endpoint throughput, p50
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' bash scripts/loadtest.sh
 
-faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients
+faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients, group burst
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' bash scripts/faults.sh
 

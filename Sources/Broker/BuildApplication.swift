@@ -20,7 +20,9 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     var logger = baseLogger ?? Logger(label: "data4help")
     logger.logLevel = configuration.logLevel
     let databaseURL = try DatabaseURL(configuration.databaseURL)
-    let client = PostgresClient(configuration: databaseURL.clientConfiguration, backgroundLogger: logger)
+    let client = DatabasePool(
+        client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
+        leaseTimeout: configuration.database.leaseTimeout, logger: logger)
     let mailer = try makeMailer(configuration: configuration, logger: logger)
     let accountService = try await AccountService(
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
@@ -33,13 +35,15 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
         singleRequests: accountService.singleRequests,
         transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
-        groupRequests: GroupRequestService(client: client, minimumCohort: configuration.groupMinCohort),
+        groupRequests: GroupRequestService(
+            client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots),
         auditTrail: AuditTrail(client: client),
         imports: AppleHealthImport(client: client),
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
         webhooks: WebhookService(client: client, policy: webhookPolicy),
-        rateLimiter: RateLimiter(limits: configuration.rateLimits))
+        rateLimiter: RateLimiter(limits: configuration.rateLimits),
+        streamStallTimeout: .seconds(configuration.httpIdleTimeout))
 
     let router = Router(context: BrokerRequestContext.self)
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))

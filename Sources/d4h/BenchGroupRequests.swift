@@ -26,7 +26,7 @@ extension Bench {
                     RETURNING account_id
                     """, logger: logger).collect().first!.decode(UUID.self)
                 let principal = Principal(accountID: company, role: .thirdParty, credential: .apiKey(id: UUID()))
-                let service = GroupRequestService(client: client, minimumCohort: k)
+                let service = GroupRequestService(client: client, minimumCohort: k, evaluations: EvaluationSlots(slots: 2, timeout: .seconds(600)))
                 let last = CalendarDate.today.adding(days: -1), first = last.adding(days: -89)
                 let creation = GroupRequestService.Creation(
                     types: ["heart_rate", "systolic_pressure"],
@@ -111,7 +111,7 @@ extension Bench {
             }
         }
 
-        func naive(client: PostgresClient, first: CalendarDate, last: CalendarDate, logger: Logger) async throws -> [GroupResultCell] {
+        func naive(client: DatabasePool, first: CalendarDate, last: CalendarDate, logger: Logger) async throws -> [GroupResultCell] {
             let from = first.description + "T00:00:00Z", to = last.adding(days: 1).description + "T00:00:00Z"
             let rows = try await client.query(
                 """
@@ -157,7 +157,7 @@ extension Bench {
             return worst
         }
 
-        func population(_ client: PostgresClient, _ logger: Logger) async throws -> String {
+        func population(_ client: DatabasePool, _ logger: Logger) async throws -> String {
             let (people, days) = try await client.query(
                 "SELECT (SELECT count(*) FROM users), (SELECT count(DISTINCT day) FROM daily_rollups WHERE type = 1)", logger: logger
             ).collect().first!.decode((Int64, Int64).self)

@@ -131,7 +131,7 @@ enum BenchPeople {
         var password: String
     }
 
-    static func create(count: Int, client: PostgresClient, logger: Logger, prefix: String = "bench") async throws -> [Person] {
+    static func create(count: Int, client: DatabasePool, logger: Logger, prefix: String = "bench") async throws -> [Person] {
         let mailer = CapturingMailer()
         let service = try await AccountService(
             client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1", sessionTTL: 3600)

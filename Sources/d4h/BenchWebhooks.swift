@@ -186,7 +186,7 @@ enum BenchCompany {
         var password: String
     }
 
-    static func create(client: PostgresClient, logger: Logger) async throws -> Company {
+    static func create(client: DatabasePool, logger: Logger) async throws -> Company {
         let mailer = CapturingMailer()
         let service = try await AccountService(
             client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1", sessionTTL: 3600)

@@ -4,6 +4,8 @@ import Configuration
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import Dispatch
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -71,8 +73,47 @@ struct Serve: AsyncParsableCommand {
             fail("\(error)")  // an unreadable TLS file, named by its variable
         }
         logger.info("serving", metadata: ["url": "\(configuration.scheme)://\(configuration.httpHost):\(configuration.httpPort)"])
-        try await app.runService()
+        try await runWithBoundedShutdown(app, logger: logger)
     }
+}
+
+/// Runs the server until SIGTERM or SIGINT, then stops it within `ShutdownDeadline.total` whatever is stuck.
+///
+/// First a graceful shutdown: no new connections, requests under way finish, background loops stop, and the
+/// pool closes last. After `graceful` the work still under way is cancelled (waits for a connection, a slot
+/// or a timer end at once). A statement PostgresNIO has stranded cannot be cancelled, so at `total` the
+/// process exits anyway: PostgreSQL rolls back every transaction it had open, so nothing half-written stays.
+func runWithBoundedShutdown(_ app: some ApplicationProtocol, logger: Logger) async throws {
+    ShutdownDeadline.arm(logger: logger)
+    var configuration = ServiceGroupConfiguration(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    configuration.maximumGracefulShutdownDuration = ShutdownDeadline.graceful
+    let group = ServiceGroup(configuration: configuration)
+    try await group.run()
+}
+
+enum ShutdownDeadline {
+    static let graceful: Duration = .seconds(10)
+    static let total: Duration = .seconds(14)
+
+    /// On the first SIGTERM or SIGINT, starts the clock that ends the process at `total`.
+    static func arm(logger: Logger) {
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)  // delivered to the dispatch sources (ServiceLifecycle's and this one) instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(total.components.seconds))) {
+                    logger.error("shutdown deadline passed: exiting with work still under way (its transactions roll back)")
+                    fflush(nil)  // every open output stream, so the line above is not lost
+                    _exit(1)
+                }
+            }
+            source.resume()
+            armed.append(source)
+        }
+    }
+
+    /// Kept alive for the life of the process.
+    nonisolated(unsafe) private static var armed: [any DispatchSourceSignal] = []
 }
 
 /// Every connection is a file descriptor, and the usual soft limit (1,024) would turn clients away long

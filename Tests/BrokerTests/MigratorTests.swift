@@ -17,11 +17,11 @@ struct MigratorTests {
         func migrations() throws -> [Migration] { try Migration.load(from: url) }
     }
 
-    func migrator(_ client: PostgresClient, _ migrations: [Migration]) -> Migrator {
+    func migrator(_ client: DatabasePool, _ migrations: [Migration]) -> Migrator {
         Migrator(client: client, migrations: migrations, logger: TestDatabase.logger)
     }
 
-    func versions(_ client: PostgresClient) async throws -> [Int] {
+    func versions(_ client: DatabasePool) async throws -> [Int] {
         try await client.query("SELECT version FROM schema_migrations ORDER BY applied_at, version", logger: TestDatabase.logger)
             .collect().map { try $0.decode(Int.self) }
     }

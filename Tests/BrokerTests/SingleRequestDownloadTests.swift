@@ -220,13 +220,7 @@ struct SingleRequestDisconnectTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let rows = 150_000
-            _ = try await harness.sql(
-                """
-                INSERT INTO samples (user_id, type, at, value, arrival)
-                SELECT '\(parties.personID)', 1, timestamptz '2026-01-01 00:00:00+00' + g * interval '10 seconds', 70, g
-                FROM generate_series(1, \(rows)) g
-                """)
-            _ = try await harness.sql("INSERT INTO sample_arrivals (user_id, last_arrival) VALUES ('\(parties.personID)', \(rows))")
+            try await Self.largeRelease(harness, parties, rows: rows)
             let id = try await harness.acceptedRequestID(parties)
             let port = try #require(harness.client.port)
             let received = try await Task.detached {
@@ -234,15 +228,7 @@ struct SingleRequestDisconnectTests {
             }.value
             #expect(received >= 64 * 1024)
 
-            var recorded: (String, Int)?
-            // Up to a minute: under a full parallel test run the server may take a while to notice the hang-up.
-            for _ in 0..<600 where recorded == nil {
-                let found = try await harness.sql(
-                    "SELECT details->>'complete', (details->>'rows')::int FROM audit_events WHERE action = 'single_request.data_released'")
-                recorded = try found.first?.decode((String, Int).self)
-                if recorded == nil { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            let (complete, released) = try #require(recorded)
+            let (complete, released) = try #require(try await Self.releaseRecord(harness))
             #expect(complete == "false")
             #expect(released > 0 && released < rows)
             // The connection the abandoned download used went back to the pool in working order.
@@ -251,11 +237,85 @@ struct SingleRequestDisconnectTests {
         }
     }
 
+    /// 150,000 heart-rate samples of the request's person, stored directly (arrival order = time order).
+    static func largeRelease(_ harness: TestHarness, _ parties: RequestParties, rows: Int) async throws {
+        _ = try await harness.sql(
+            """
+            INSERT INTO samples (user_id, type, at, value, arrival)
+            SELECT '\(parties.personID)', 1, timestamptz '2026-01-01 00:00:00+00' + g * interval '10 seconds', 70, g
+            FROM generate_series(1, \(rows)) g
+            """)
+        _ = try await harness.sql("INSERT INTO sample_arrivals (user_id, last_arrival) VALUES ('\(parties.personID)', \(rows))")
+    }
+
+    /// The download's audit record once it appears: (complete, rows).
+    static func releaseRecord(_ harness: TestHarness) async throws -> (String, Int)? {
+        var recorded: (String, Int)?
+        for _ in 0..<600 where recorded == nil {
+            let found = try await harness.sql(
+                "SELECT details->>'complete', (details->>'rows')::int FROM audit_events WHERE action = 'single_request.data_released'")
+            recorded = try found.first?.decode((String, Int).self)
+            if recorded == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        return recorded
+    }
+
+    @Test("a client that stops reading without hanging up is dropped after the idle timeout, and what was sent is recorded")
+    func stalledReader() async throws {
+        try await TestHarness.run(configure: { $0.httpIdleTimeout = 2 }) { harness in
+            let parties = try await harness.requestParties()
+            let rows = 150_000
+            try await Self.largeRelease(harness, parties, rows: rows)
+            let id = try await harness.acceptedRequestID(parties)
+            let port = try #require(harness.client.port)
+            let socket = try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024)
+            defer { close(socket) }
+            let (complete, released) = try #require(try await Self.releaseRecord(harness))
+            #expect(complete == "false")
+            #expect(released > 0 && released < rows)
+        }
+    }
+
+    @Test("downloads whose clients stop reading hold no pooled connection: with a pool of 2, three of them leave the API answering")
+    func stalledReadersHoldNoConnection() async throws {
+        try await TestHarness.run(configure: { $0.database.poolSize = 2; $0.database.leaseTimeout = .seconds(5) }) { harness in
+            let parties = try await harness.requestParties()
+            try await Self.largeRelease(harness, parties, rows: 150_000)
+            let id = try await harness.acceptedRequestID(parties)
+            let port = try #require(harness.client.port)
+            var sockets: [Int32] = []
+            defer { sockets.forEach { close($0) } }
+            for _ in 0..<3 {
+                sockets.append(try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024))
+            }
+            let me = try await harness.requestOnNewConnection(.get, "/v1/me", token: parties.company)
+            #expect(me.status == .ok)
+        }
+    }
+
+    /// Sends a GET and reads at least `bytes` bytes of the answer with a small receive buffer, then leaves
+    /// the socket open and unread (the caller closes it).
+    static func openAndRead(port: Int, path: String, token: String, bytes: Int) throws -> Int32 {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw POSIXError(.EIO) }
+        do {
+            _ = try exchange(socketFD, port: port, path: path, token: token, bytes: bytes)
+        } catch {
+            close(socketFD)
+            throw error
+        }
+        return socketFD
+    }
+
     /// Sends a GET, reads at least `bytes` bytes of the answer with a small receive buffer, and closes.
     static func readAndHangUp(port: Int, path: String, token: String, bytes: Int) throws -> Int {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw POSIXError(.EIO) }
         defer { close(socketFD) }
+        return try exchange(socketFD, port: port, path: path, token: token, bytes: bytes)
+    }
+
+    private static func exchange(_ socketFD: Int32, port: Int, path: String, token: String, bytes: Int) throws -> Int {
         var small: Int32 = 4096
         setsockopt(socketFD, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()

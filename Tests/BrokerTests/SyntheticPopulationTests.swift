@@ -15,7 +15,7 @@ struct SyntheticPopulationTests {
 
     /// Seeds `population` into a fresh database and runs `body` on it.
     static func withPopulation<T: Sendable>(
-        _ population: SyntheticPopulation, _ body: @escaping @Sendable (PostgresClient, SyntheticPopulation.Summary) async throws -> T
+        _ population: SyntheticPopulation, _ body: @escaping @Sendable (DatabasePool, SyntheticPopulation.Summary) async throws -> T
     ) async throws -> T {
         try await TestDatabase.withMigratedDatabase { url in
             try await TestDatabase.withClient(url) { client in
@@ -35,7 +35,7 @@ struct SyntheticPopulationTests {
         var rollupsDigest: String
     }
 
-    static func fingerprint(_ client: PostgresClient) async throws -> Fingerprint {
+    static func fingerprint(_ client: DatabasePool) async throws -> Fingerprint {
         let samples = try await client.query(
             """
             SELECT count(*), coalesce(round(sum(value)::numeric, 6)::float8, 0),
@@ -61,7 +61,7 @@ struct SyntheticPopulationTests {
             rollupsDigest: try #require(try await rollups.collect().first?.decode(String.self)))
     }
 
-    static func count(_ client: PostgresClient, _ query: PostgresQuery) async throws -> Int64 {
+    static func count(_ client: DatabasePool, _ query: PostgresQuery) async throws -> Int64 {
         let rows = try await client.query(query, logger: TestDatabase.logger)
         return try #require(try await rows.collect().first?.decode(Int64.self))
     }

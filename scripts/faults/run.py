@@ -1,6 +1,6 @@
 """`make faults`: runs each fault scenario on a fresh database and prints PASS/FAIL with its figures.
 
-    python3 scripts/faults/run.py D4H [scenario …]     (scenarios: crash, database, instances, hostile)
+    python3 scripts/faults/run.py D4H [scenario …]     (scenarios: crash, database, instances, hostile, burst)
 
 The cluster comes from FAULTS_CLUSTER / FAULTS_DB_PORT / PG_SUPERUSER_PASSWORD (the Makefile sets them).
 """
@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import crash_ingest  # noqa: E402
 import database_restart  # noqa: E402
+import group_burst  # noqa: E402
 import hostile_clients  # noqa: E402
 import two_instances  # noqa: E402
 from harness import OUT, Cluster, Server, Verdict  # noqa: E402
@@ -22,6 +23,7 @@ SCENARIOS = {
     "database": lambda d4h, cluster: database_restart.run(d4h, cluster, 18202),
     "instances": lambda d4h, cluster: two_instances.run(d4h, cluster, (18203, 18204)),
     "hostile": lambda d4h, cluster: hostile_clients.run(d4h, cluster, 18205),
+    "burst": lambda d4h, cluster: group_burst.run(d4h, cluster, (18206, 18207)),
 }
 
 

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// The rules of accounts, sessions and API keys; handlers and the CLI call these, never the stores directly.
 public struct AccountService: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public let accounts: AccountStore
     public let sessions: SessionStore
     public let apiKeys: APIKeyStore
@@ -22,7 +22,7 @@ public struct AccountService: Sendable {
     public static let activationValidity = 24 * 60 * 60
 
     public init(
-        client: PostgresClient, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int
+        client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int
     ) async throws {
         self.client = client
         self.accounts = AccountStore(client: client)
@@ -134,7 +134,7 @@ public struct AccountService: Sendable {
                 try await insertProfile(id, connection)
                 try await AccountStore.insertActivationToken(
                     token, accountID: id, validFor: Self.activationValidity, on: connection, logger: logger)
-                let pseudonym = try await pseudonymizer.pseudonym(for: id, logger: logger)
+                let pseudonym = try await pseudonymizer.pseudonym(for: id, on: connection, logger: logger)
                 let isAuditor = role == .auditor
                 try await AuditLog.append(
                     AuditEvent(
@@ -175,7 +175,7 @@ public struct AccountService: Sendable {
                 }
                 try await AccountStore.activate(
                     accountID: record.accountID, tokenHash: token.hash, newPasswordHash: newHash, on: connection, logger: logger)
-                let pseudonym = try await pseudonymizer.pseudonym(for: record.accountID, logger: logger)
+                let pseudonym = try await pseudonymizer.pseudonym(for: record.accountID, on: connection, logger: logger)
                 try await AuditLog.append(
                     AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountActivated, subject: pseudonym),
                     on: connection, logger: logger)

@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// The SQL of accounts and their profiles.
 public struct AccountStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// What logging in needs to know about an email.
     public struct LoginRecord: Sendable {
@@ -61,17 +61,11 @@ public struct AccountStore: Sendable {
     }
 
     public func account(id: UUID, logger: Logger) async throws -> Account? {
-        try await Self.account(id: id, query: { try await client.query($0, logger: logger) })
+        try await client.withConnection { try await Self.account(id: id, on: $0, logger: logger) }
     }
 
     static func account(id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Account? {
-        try await account(id: id, query: { try await connection.query($0, logger: logger) })
-    }
-
-    private static func account(
-        id: UUID, query: (PostgresQuery) async throws -> PostgresRowSequence
-    ) async throws -> Account? {
-        let rows = try await query(
+        let rows = try await connection.query(
             """
             SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at,
                    u.full_name, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text,
@@ -80,7 +74,7 @@ public struct AccountStore: Sendable {
             LEFT JOIN users u ON u.account_id = a.id
             LEFT JOIN third_parties t ON t.account_id = a.id
             WHERE a.id = \(id)
-            """)
+            """, logger: logger)
         for try await row in rows.decode(
             (UUID, String, String, String, Date, Date?, String?, String?, String?, String?, String?, String?, String?).self)
         {

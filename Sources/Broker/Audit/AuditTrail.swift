@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Reading and verifying the audit log (auditors and `d4h audit verify`).
 public struct AuditTrail: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// One stored event as auditors see it; `details` is the stored JSON text.
     public struct Entry: Sendable, Equatable {

@@ -8,10 +8,18 @@ import PostgresNIO
 public final class Pseudonymizer: Sendable {
     private let secret: ServerSecret
 
-    public init(client: PostgresClient) { self.secret = ServerSecret("audit_pseudonym_key", client: client) }
+    public init(client: DatabasePool) { self.secret = ServerSecret("audit_pseudonym_key", client: client) }
 
     public func pseudonym(for accountID: UUID, logger: Logger) async throws -> String {
-        let key = try await secret.key(logger: logger)
+        Self.pseudonym(for: accountID, key: try await secret.key(logger: logger))
+    }
+
+    /// The same, for a caller that holds `connection` (it must not ask the pool for another).
+    public func pseudonym(for accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> String {
+        Self.pseudonym(for: accountID, key: try await secret.key(on: connection, logger: logger))
+    }
+
+    private static func pseudonym(for accountID: UUID, key: SymmetricKey) -> String {
         let code = HMAC<SHA256>.authenticationCode(for: Data(accountID.uuidString.lowercased().utf8), using: key)
         return "p_" + code.prefix(16).map { String(format: "%02x", $0) }.joined()
     }

@@ -27,6 +27,13 @@ public struct BrokerConfiguration: Sendable {
     public var tls: TLSFiles?
     /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
     public var rateLimits = RateLimits()
+    /// `GROUP_EVALUATION_CONCURRENCY`: group evaluation steps (a cohort, or one type's cells) run at once;
+    /// at most half the pool, so a burst of group requests leaves connections for everything else.
+    public var groupEvaluationConcurrency = 2
+    /// `GROUP_EVALUATION_QUEUE_TIMEOUT`: how long a group request waits for an evaluation slot before a 503.
+    public var groupEvaluationQueueTimeout: Duration = .seconds(30)
+    /// The pool's size and the bounds on every database wait (`DATABASE_POOL_*`, `DATABASE_*_TIMEOUT`).
+    public var database = DatabaseLimits()
 
     public init(
         databaseURL: String,
@@ -95,10 +102,20 @@ public struct BrokerConfiguration: Sendable {
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
         self.rateLimits = try RateLimits(reader: reader)
+        self.database = try DatabaseLimits(reader: reader)
+        if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }
+        if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
+            self.groupEvaluationQueueTimeout = .seconds(seconds)
+        }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
             self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
         }
+    }
+
+    /// The evaluation slots the configuration asks for, capped at half the pool (at least one).
+    var evaluationSlots: EvaluationSlots {
+        EvaluationSlots(slots: max(1, min(groupEvaluationConcurrency, database.poolSize / 2)), timeout: groupEvaluationQueueTimeout)
     }
 
     /// `http`, or `https` when the server terminates TLS itself.

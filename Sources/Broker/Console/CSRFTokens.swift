@@ -10,7 +10,7 @@ import PostgresNIO
 struct CSRFTokens: Sendable {
     let secret: ServerSecret
 
-    init(client: PostgresClient) { self.secret = ServerSecret("console_csrf_key", client: client) }
+    init(client: DatabasePool) { self.secret = ServerSecret("console_csrf_key", client: client) }
 
     func token(for binding: Binding, logger: Logger) async throws -> String {
         let key = try await secret.key(logger: logger)

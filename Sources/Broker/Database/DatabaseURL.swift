@@ -56,7 +56,8 @@ public struct DatabaseURL: Sendable, Equatable {
         return components.string ?? ""
     }
 
-    public var clientConfiguration: PostgresClient.Configuration {
+    /// The pool's configuration, with `limits` as its size and each connection's session bounds.
+    public func clientConfiguration(limits: DatabaseLimits) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case .disable: tls = .disable
@@ -67,6 +68,8 @@ public struct DatabaseURL: Sendable, Equatable {
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         // Fail fast when the database is down instead of queueing requests for long.
         configuration.options.connectTimeout = .seconds(5)
+        configuration.options.maximumConnections = limits.poolSize
+        configuration.options.additionalStartupParameters = limits.startupParameters
         return configuration
     }
 

@@ -3,11 +3,11 @@ import PostgresNIO
 
 /// Applies schema files in order and records each one's version and checksum.
 public struct Migrator: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public let migrations: [Migration]
     public let logger: Logger
 
-    public init(client: PostgresClient, migrations: [Migration], logger: Logger) {
+    public init(client: DatabasePool, migrations: [Migration], logger: Logger) {
         self.client = client
         self.migrations = migrations
         self.logger = logger

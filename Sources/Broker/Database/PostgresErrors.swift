@@ -24,6 +24,19 @@ enum PostgresErrors {
         return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
     }
 
+    /// A bound of the server's was hit (issue 14): no pooled connection or evaluation slot in time, or
+    /// PostgreSQL ended a statement that waited too long for a lock (55P03), ran too long (57014, also
+    /// what a cancelled statement reports) or sat idle in a transaction (25P03). Nothing was written: the
+    /// request can be sent again.
+    static func isOverload(_ error: any Error) -> Bool {
+        switch unwrapTransaction(error) {
+        case is DatabaseBusy, is EvaluationsBusy: return true
+        default: break
+        }
+        guard let state = psqlError(in: error)?.serverInfo?[.sqlState] else { return false }
+        return ["55P03", "57014", "25P03"].contains(state)
+    }
+
     static func psqlError(in error: any Error) -> PSQLError? {
         if let psql = error as? PSQLError { return psql }
         if let transaction = error as? PostgresTransactionError {

@@ -5,13 +5,16 @@ import PostgresNIO
 /// The rules of group requests: validation, evaluation (cohort, count gate, similarity check), releases of
 /// results (each audited and shown in the members' access logs), and the auditors' view.
 public struct GroupRequestService: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     /// `GROUP_MIN_COHORT`: the fewest people a cohort, and every released cell, may describe.
     public let minimumCohort: Int
+    /// How many evaluation steps (a cohort, or one type's cells) run at once, server-wide.
+    public let evaluations: EvaluationSlots
 
-    public init(client: PostgresClient, minimumCohort: Int) {
+    public init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots) {
         self.client = client
         self.minimumCohort = minimumCohort
+        self.evaluations = evaluations
     }
 
     public struct Creation: Sendable {
@@ -56,36 +59,47 @@ public struct GroupRequestService: Sendable {
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused. The
     /// refusal never tells how many people matched.
+    ///
+    /// The expensive part (the cohort, then the cells) runs first, in evaluation slots and without any
+    /// lock, each step on a connection of its own that it gives back before the next. Only the check
+    /// against earlier releases and the writes run serialised (`lockEvaluation`), and only for a cohort
+    /// that may be released: one company's large request never queues another's behind a lock.
     public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
         guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation)
-        let k = minimumCohort
+        let company = principal.accountID
+        let cohort = try await evaluations.withSlot(for: company) {
+            try await client.withTransaction(logger: logger) { connection in
+                try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                return try await GroupRequestStore.cohort(
+                    filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                    on: connection, logger: logger)
+            }
+        }
+        var reason: GroupRequest.RefusalReason? = cohort.count < minimumCohort ? .cohortBelowThreshold : nil
+        if reason == nil, try await isTooSimilar(cohort, logger: logger) { reason = .cohortTooSimilar }
+        // Computed before the lock; a request refused under it has spent the work, but held up nobody.
+        let cells = reason != nil ? nil : try await cells(
+            types: valid.types, bucket: valid.bucket, from: valid.windowFrom,
+            to: valid.subscriptionDays == nil ? valid.windowTo : max(valid.windowTo, .today), cohort: cohort, company: company, logger: logger)
         return try await client.withTransaction(logger: logger) { connection in
-            try await GroupRequestStore.lockEvaluation(on: connection, logger: logger)
-            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-            let cohort = try await GroupRequestStore.cohort(
-                filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                on: connection, logger: logger)
-            let reason: GroupRequest.RefusalReason?
-            if cohort.count < k {
-                reason = .cohortBelowThreshold
-            } else if try await GroupRequestStore.isTooSimilar(cohort, k: k, on: connection, logger: logger) {
-                reason = .cohortTooSimilar
-            } else {
-                reason = nil
+            if cells != nil {
+                // Another request may have been released since the check above: it counts only under the lock.
+                try await GroupRequestStore.lockEvaluation(on: connection, logger: logger)
+                if try await GroupRequestStore.isTooSimilar(cohort, k: minimumCohort, on: connection, logger: logger) { reason = .cohortTooSimilar }
             }
             let request = try await GroupRequestStore.insert(
-                valid, thirdPartyID: principal.accountID, status: reason == nil ? .accepted : .refused, reason: reason,
+                valid, thirdPartyID: company, status: reason == nil ? .accepted : .refused, reason: reason,
                 cohort: reason == nil ? cohort : nil, on: connection, logger: logger)
             try await AuditLog.append(
-                AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                AuditEvent(actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
                            action: reason == nil ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
                            requestID: request.id,
                            details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
                                      "reason": .string(reason?.rawValue ?? ""), "cohortSize": .int(reason == nil ? cohort.count : 0)]),
                 on: connection, logger: logger)
-            if reason == nil {
-                _ = try await release(request, cohort: cohort, on: connection, logger: logger)
+            if reason == nil, let cells {
+                _ = try await record(cells, of: request, on: connection, logger: logger)
                 // Just computed: the background refresh need not look at it for a whole interval.
                 try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
             }
@@ -93,9 +107,9 @@ public struct GroupRequestService: Sendable {
         }
     }
 
-    /// Computes the results, stores them as a release, and records it.
-    private func release(_ request: GroupRequest, cohort: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
-        try await record(try await cells(of: request, cohort: cohort, logger: logger), of: request, on: connection, logger: logger)
+    /// The similarity check outside the lock: a cohort it refuses is refused without computing its cells.
+    private func isTooSimilar(_ cohort: [Int32], logger: Logger) async throws -> Bool {
+        try await client.withConnection { try await GroupRequestStore.isTooSimilar(cohort, k: minimumCohort, on: $0, logger: logger) }
     }
 
     /// Stores cells as a new release and records it: an audit event, and an access-log entry for each
@@ -113,20 +127,30 @@ public struct GroupRequestService: Sendable {
         return release
     }
 
-    /// The results of every requested type, each type computed on a connection of its own so PostgreSQL
-    /// works on them side by side (a release's cost is mostly sorting each type's person-days).
-    private func cells(of request: GroupRequest, cohort: [Int32], today: CalendarDate = .today, logger: Logger) async throws
-        -> [GroupResultCell]
-    {
-        let last = request.lastResultDay(today: today), k = minimumCohort, client = client
+    /// The results of a stored request up to its last result day (today, for a live subscription).
+    private func cells(of request: GroupRequest, cohort: [Int32], today: CalendarDate, logger: Logger) async throws -> [GroupResultCell] {
+        try await cells(
+            types: request.types, bucket: request.bucket, from: request.windowFrom, to: request.lastResultDay(today: today), cohort: cohort,
+            company: request.thirdParty.id, logger: logger)
+    }
+
+    /// The results of every requested type, each type computed on a connection of its own in an evaluation
+    /// slot of the company's, so PostgreSQL works on them side by side when slots are free (a release's cost
+    /// is mostly sorting each type's person-days) and they take their turn with other companies' when not.
+    private func cells(
+        types: [SampleType], bucket: Statistics.Bucket, from: CalendarDate, to last: CalendarDate, cohort: [Int32], company: UUID,
+        logger: Logger
+    ) async throws -> [GroupResultCell] {
+        let k = minimumCohort, client = client, evaluations = evaluations
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
-            for type in request.types {
+            for type in types {
                 group.addTask {
-                    try await client.withTransaction(logger: logger) { connection in
-                        try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-                        return try await GroupRequestStore.results(
-                            cohort: cohort, types: [type], bucket: request.bucket, from: request.windowFrom, to: last, k: k,
-                            on: connection, logger: logger)
+                    try await evaluations.withSlot(for: company) {
+                        try await client.withTransaction(logger: logger) { connection in
+                            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                            return try await GroupRequestStore.results(
+                                cohort: cohort, types: [type], bucket: bucket, from: from, to: last, k: k, on: connection, logger: logger)
+                        }
                     }
                 }
             }

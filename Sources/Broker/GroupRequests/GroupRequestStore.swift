@@ -127,9 +127,12 @@ public enum GroupRequestStore {
         return String(decoding: bits, as: UTF8.self)
     }
 
-    /// One evaluation at a time: two requests evaluated side by side would each miss the other's cohort.
+    /// One release decision at a time: two side by side would each miss the other's cohort. Bounded by the
+    /// session's `lock_timeout` (55P03, a 503). The row is read so that a time-out is thrown here: an
+    /// unread result would leave it for the next statement to meet as "transaction aborted".
     static func lockEvaluation(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtext('data4help.group_request_evaluation'))", logger: logger)
+        _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext('data4help.group_request_evaluation'))", logger: logger)
+            .collect()
     }
 
     static func insert(

@@ -36,13 +36,12 @@ extension BrokerAPI {
             // The whole log in one response is a download; a JSON page of at most 1000 events is not.
             try charge(principal, for: .downloads)
             let trail = auditTrail, logger = logger
-            let body = ProducedByteStream { send in
+            let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
                 var after: Int64 = 0
-                await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8))
+                guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
                 while true {
                     let entries = try await trail.events(query, afterSeq: after, limit: 1000, logger: logger)
-                    guard let last = entries.last else { break }
-                    await send(Array(entries.map(AuditCSV.line).joined().utf8))
+                    guard let last = entries.last, await send(Array(entries.map(AuditCSV.line).joined().utf8)) else { break }
                     after = last.seq
                 }
             }

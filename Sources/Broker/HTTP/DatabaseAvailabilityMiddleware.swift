@@ -28,3 +28,15 @@ extension Problem {
         return problem
     }
 }
+
+extension Problem {
+    /// A bound on waiting was hit (a pooled connection, an evaluation slot, a lock, a statement's time):
+    /// the server is too busy right now, nothing was changed, and the same request can be sent again.
+    static var serverBusy: Problem {
+        var problem = Problem(
+            status: .serviceUnavailable, slug: "server-busy", title: "Service busy",
+            detail: "The server is too busy to answer this request right now; nothing was changed. Try again in a few seconds.")
+        problem.headers[.retryAfter] = "5"
+        return problem
+    }
+}

@@ -74,7 +74,10 @@ struct ProblemMiddleware: RouterMiddleware {
         switch PostgresErrors.unwrapTransaction(error) {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)
-        default: PostgresErrors.isConnectionFailure(error) ? Problem.databaseUnavailable : dataException(in: error)
+        default:
+            if PostgresErrors.isOverload(error) { Problem.serverBusy }
+            else if PostgresErrors.isConnectionFailure(error) { Problem.databaseUnavailable }
+            else { dataException(in: error) }
         }
     }
 

@@ -5,33 +5,44 @@ import OpenAPIRuntime
 /// previous chunk was taken by the socket writer, so memory holds about one chunk whatever the size.
 /// The producer starts on the first read (a HEAD request never starts it) and is cancelled when the
 /// reader goes away, e.g. when the client disconnects.
+///
+/// `send` answers whether the chunk was taken: false once the reader is gone, or when the socket has not
+/// taken the chunk within `stallTimeout` (a client that neither reads nor hangs up). The producer then
+/// stops, so a stalled client holds nothing for longer than that.
 struct ProducedByteStream: AsyncSequence, Sendable {
     typealias Element = ArraySlice<UInt8>
-    typealias Producer = @Sendable (_ send: @escaping @Sendable ([UInt8]) async -> Void) async throws -> Void
+    typealias Send = @Sendable ([UInt8]) async -> Bool
+    typealias Producer = @Sendable (_ send: @escaping Send) async throws -> Void
 
     let produce: Producer
+    let stallTimeout: Duration
 
-    init(_ produce: @escaping Producer) { self.produce = produce }
+    init(stallTimeout: Duration, _ produce: @escaping Producer) {
+        self.produce = produce
+        self.stallTimeout = stallTimeout
+    }
 
-    func makeAsyncIterator() -> Iterator { Iterator(produce: produce) }
+    func makeAsyncIterator() -> Iterator { Iterator(produce: produce, stallTimeout: stallTimeout) }
 
     final class Iterator: AsyncIteratorProtocol {
         private let produce: Producer
+        private let stallTimeout: Duration
         private let channel = AsyncThrowingChannel<[UInt8], any Error>()
         private var chunks: AsyncThrowingChannel<[UInt8], any Error>.AsyncIterator
         private var producer: Task<Void, Never>?
 
-        init(produce: @escaping Producer) {
+        init(produce: @escaping Producer, stallTimeout: Duration) {
             self.produce = produce
+            self.stallTimeout = stallTimeout
             self.chunks = channel.makeAsyncIterator()
         }
 
         func next() async throws -> ArraySlice<UInt8>? {
             if producer == nil {
-                let channel = self.channel, produce = self.produce
+                let channel = self.channel, produce = self.produce, stallTimeout = self.stallTimeout
                 producer = Task {
                     do {
-                        try await produce { chunk in await channel.send(chunk) }
+                        try await produce { chunk in await offer(chunk, to: channel, within: stallTimeout) }
                         channel.finish()
                     } catch {
                         channel.fail(error)
@@ -46,4 +57,22 @@ struct ProducedByteStream: AsyncSequence, Sendable {
 
     /// The body for a generated or hand-registered OpenAPI handler.
     var body: HTTPBody { HTTPBody(self, length: .unknown, iterationBehavior: .single) }
+}
+
+/// Offers the chunk to the socket writer until it takes it, the producer is cancelled, or the stall
+/// timeout passes (the channel withdraws an offer whose task is cancelled).
+private func offer(_ chunk: [UInt8], to channel: AsyncThrowingChannel<[UInt8], any Error>, within stallTimeout: Duration) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            await channel.send(chunk)
+            return !Task.isCancelled
+        }
+        group.addTask {
+            try? await Task.sleep(for: stallTimeout)
+            return false
+        }
+        let taken = await group.next() ?? false
+        group.cancelAll()
+        return taken && !Task.isCancelled
+    }
 }

@@ -36,7 +36,7 @@ struct StreamingEndpoints: Sendable {
         if format == .csv {
             response.headerFields[.contentDisposition] = #"attachment; filename="request-\#(id.uuidString.lowercased()).csv""#
         }
-        let body = ProducedByteStream { send in
+        let body = ProducedByteStream(stallTimeout: api.streamStallTimeout) { send in
             try await service.streamDownload(plan, format: format, logger: logger, send: send)
         }
         return (response, body.body)
@@ -57,7 +57,7 @@ struct StreamingEndpoints: Sendable {
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = "application/json; charset=utf-8"
         response.headerFields[.cacheControl] = "no-store"
-        let body = ProducedByteStream { send in
+        let body = ProducedByteStream(stallTimeout: api.streamStallTimeout) { send in
             try await exporter.stream(
                 for: principal, profileJSON: profile,
                 requestsJSON: { Array(try encoder.encode(Components.Schemas.SingleRequest($0))) },

@@ -30,7 +30,7 @@ extension DemoSeed {
         return entries
     }
 
-    func storeDemoSamples(forUser id: UUID, client: PostgresClient, logger: Logger) async throws {
+    func storeDemoSamples(forUser id: UUID, client: DatabasePool, logger: Logger) async throws {
         // The seed acts as the person, who has just been created; no session exists, and `upload` reads only
         // the account id and role. The peer threshold plays no part in an upload.
         let principal = Principal(accountID: id, role: .user, credential: .session(tokenHash: Data()))

@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// Whether this instance can serve: the database answers and its schema is what this build expects.
 struct Readiness: Sendable {
-    let client: PostgresClient
+    let client: DatabasePool
     let migrations: [Migration]
     /// The watchdog's view: when it already knows the database is down, say so at once instead of
     /// waiting out the probe's timeout on the pool.

@@ -72,7 +72,7 @@ public struct SyntheticPopulation: Sendable {
 
     /// Writes every person of `0..<people` that is not in the database yet, one transaction per batch.
     public func write(
-        client: PostgresClient, progress: @escaping @Sendable (Progress) -> Void = { _ in }, logger: Logger
+        client: DatabasePool, progress: @escaping @Sendable (Progress) -> Void = { _ in }, logger: Logger
     ) async throws -> Summary {
         try validate()
         let clock = ContinuousClock()
@@ -135,7 +135,7 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// Deletes every person of this seed's population (whatever their number), with all their data; returns how many.
-    public func delete(client: PostgresClient, logger: Logger) async throws -> Int {
+    public func delete(client: DatabasePool, logger: Logger) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 "DELETE FROM accounts WHERE email LIKE \(SyntheticPerson.emailPattern(seed: seed)) RETURNING 1",
@@ -166,7 +166,7 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// Numbers of the people of this seed already in the database.
-    private func presentPeople(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+    private func presentPeople(client: DatabasePool, logger: Logger) async throws -> Set<Int> {
         let rows = try await client.query(
             "SELECT email FROM accounts WHERE email LIKE \(SyntheticPerson.emailPattern(seed: seed))", logger: logger)
         var numbers = Set<Int>()
@@ -177,7 +177,7 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// Monthly partitions for the window, so the samples land in them rather than in the default partition.
-    private func ensurePartitions(client: PostgresClient, logger: Logger) async throws {
+    private func ensurePartitions(client: DatabasePool, logger: Logger) async throws {
         let first = firstDay.description
         let last = endDay.description
         try await client.query(
@@ -232,7 +232,7 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// One transaction per batch: a batch's people appear with all their data, or not at all.
-    private func store(_ batch: SyntheticBatch, client: PostgresClient, logger: Logger) async throws {
+    private func store(_ batch: SyntheticBatch, client: DatabasePool, logger: Logger) async throws {
         try await client.withTransaction(logger: logger) { connection in
             // Losing the last commits in a crash is harmless here (a rerun writes whoever is missing), and not
             // waiting for each WAL flush keeps batches back to back.

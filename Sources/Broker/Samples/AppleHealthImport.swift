@@ -6,9 +6,9 @@ import PostgresNIO
 /// chunks (constant memory whatever its size), parsed incrementally, and stored in one transaction that
 /// commits only when the whole file was read — a truncated or foreign file stores nothing.
 public struct AppleHealthImport: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     public struct Result: Sendable, Equatable {
         public var accepted: Int

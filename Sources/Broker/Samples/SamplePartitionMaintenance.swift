@@ -5,7 +5,7 @@ import ServiceLifecycle
 /// Keeps monthly `samples` partitions ready for the past two years and the next three months: at start,
 /// then daily. Idempotent SQL, so several server instances can all run it.
 struct SamplePartitionMaintenance: Service {
-    let client: PostgresClient
+    let client: DatabasePool
     let logger: Logger
 
     func run() async throws {

@@ -9,7 +9,7 @@ public struct SampleService: Sendable {
     public let accounts: AccountStore
     public let groupMinCohort: Int
 
-    public init(client: PostgresClient, groupMinCohort: Int) {
+    public init(client: DatabasePool, groupMinCohort: Int) {
         self.samples = SampleStore(client: client)
         self.statistics = StatisticsStore(client: client)
         self.accounts = AccountStore(client: client)

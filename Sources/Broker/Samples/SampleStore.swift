@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// The SQL of samples: ingest through COPY, reads in time order, and the rollups both maintain.
 public struct SampleStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// How many samples were new, and how many were already stored (or repeated within the batch).
     public struct IngestResult: Sendable, Equatable {
@@ -129,6 +129,41 @@ public struct SampleStore: Sendable {
         guard samples.count > limit else { return (samples, nil) }
         samples.removeLast()
         return (samples, samples.last.map { SampleCursor(at: $0.at, type: $0.type) })
+    }
+}
+
+extension SampleStore {
+    /// The next `limit` of a person's samples in time order (then type) after `cursor`, for the export.
+    ///
+    /// Each type is read along the primary key (user, type, time) from the cursor on, at most `limit` rows
+    /// of it, and only those are merged and sorted: a page costs the same for a person with a thousand
+    /// samples as for one with ten million, so the export reads page by page on short leases instead of
+    /// one statement held open while the client reads.
+    static func exportPage(userID: UUID, after cursor: SampleCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+        async throws -> [Sample]
+    {
+        let after = cursor.map { Timestamp.postgresText($0.at) }
+        let rows = try await connection.query(
+            """
+            SELECT s.type, s.at, s.value
+            FROM unnest(\(SampleType.allCases.map(\.code))::int2[]) AS t(type)
+            CROSS JOIN LATERAL (
+                SELECT type, at, value FROM samples
+                WHERE user_id = \(userID) AND type = t.type
+                  AND (\(after)::timestamptz IS NULL
+                       OR at > \(after)::timestamptz OR (at = \(after)::timestamptz AND type > \(cursor?.type.code)))
+                ORDER BY at
+                LIMIT \(limit)
+            ) s
+            ORDER BY s.at, s.type
+            LIMIT \(limit)
+            """, logger: logger)
+        var samples: [Sample] = []
+        for try await (code, at, value) in rows.decode((Int16, Date, Double).self) {
+            guard let type = SampleType(code: code) else { continue }
+            samples.append(Sample(type: type, value: value, at: at))
+        }
+        return samples
     }
 }
 

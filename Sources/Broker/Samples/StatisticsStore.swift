@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Statistics read the daily rollups, never raw samples.
 public struct StatisticsStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// The types of which the person has readings between `from` and `to`: one index range scan, so a page
     /// of charts computes statistics (and peer percentiles) only for the types it will draw.

@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Long-lived third-party API keys; only the secret's hash is stored.
 public struct APIKeyStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     public struct Key: Sendable, Equatable {
         public var id: UUID

@@ -6,11 +6,11 @@ import PostgresNIO
 /// within `window`, further attempts get 429 until the oldest of those failures ages out.
 /// Kept in the database, so the limit holds across server instances.
 public struct LoginThrottle: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public var maxFailures = 5
     public var windowSeconds = 15 * 60
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// Seconds to wait before trying again, or nil when an attempt is allowed now.
     public func retryAfter(email: String, clientAddress: String, logger: Logger) async throws -> Int? {

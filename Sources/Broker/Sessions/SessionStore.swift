@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Session rows: created at login, looked up on every request, revoked at logout or password change.
 public struct SessionStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     public func create(accountID: UUID, ttlSeconds: Int, logger: Logger) async throws -> (SecretToken, Date) {
         let token = SecretToken.generate(.session)

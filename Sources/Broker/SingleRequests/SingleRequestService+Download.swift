@@ -29,36 +29,69 @@ extension SingleRequestService {
     }
 
     /// Streams the planned release to `send` in chunks, then records it (audit event with the row count,
-    /// the person's access log) in the same transaction as the read. When the receiver goes away midway,
-    /// what was sent so far is still recorded.
+    /// the person's access log). `send` answers false once the receiver is gone (hung up, or stopped
+    /// reading for longer than the server's idle timeout): what was sent so far is still recorded.
+    ///
+    /// No connection is held while a chunk waits for the socket: each chunk is read on a lease of its own
+    /// (the next one while the current one is sent), so a slow or stalled client costs the pool nothing,
+    /// and twenty of them cannot take all of it. Chunks are read by arrival up to the bound fixed when the
+    /// download was planned, so they follow on from each other without one transaction around them all.
     public func streamDownload(
         _ plan: DownloadPlan, format: ResponseFormat, logger: Logger,
-        send: @Sendable ([UInt8]) async -> Void
+        send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
-        try await client.withTransaction(logger: logger) { connection in
-            var encoder = ReleasedSampleEncoder(format: format)
-            var released: Int64 = 0
-            var receiverGone = false
-            // While one chunk is formatted and sent, PostgreSQL already reads the next.
-            var next = Task { try await SingleRequestStore.releasedChunk(plan, after: plan.cursor, limit: Self.chunkRows, on: connection, logger: logger) }
-            reading: while let chunk = try await next.value {
-                next = Task { try await SingleRequestStore.releasedChunk(plan, after: chunk.lastArrival, limit: Self.chunkRows, on: connection, logger: logger) }
-                for index in chunk.codes.indices {
-                    guard let type = SampleType(code: chunk.codes[index]) else { continue }
-                    encoder.append(type: type, at: chunk.times[index], value: chunk.values[index])
+        let client = client
+        @Sendable func chunk(after arrival: Int64) async throws -> ReleasedChunk? {
+            try await client.withConnection { connection in
+                try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
+            }
+        }
+        var encoder = ReleasedSampleEncoder(format: format)
+        var released: Int64 = 0
+        var receiverGone = false
+        var next = Task { try await chunk(after: plan.cursor) }
+        do {
+            reading: while let current = try await next.value {
+                next = Task { try await chunk(after: current.lastArrival) }
+                for index in current.codes.indices {
+                    guard let type = SampleType(code: current.codes[index]) else { continue }
+                    encoder.append(type: type, at: current.times[index], value: current.values[index])
                     released += 1
-                    if encoder.isChunkFull {
-                        await send(encoder.takeChunk())
-                        if Task.isCancelled { receiverGone = true; break reading }
+                    if encoder.isChunkFull, await !send(encoder.takeChunk()) {
+                        receiverGone = true
+                        break reading
                     }
                 }
             }
-            _ = try? await next.value  // the connection must be idle before the records below
+            _ = try? await next.value  // its lease ends before the release is recorded
             if !receiverGone {
                 encoder.finish(availableTypes: plan.availableTypes, nextCursor: plan.nextCursor)
-                await send(encoder.takeChunk())
+                receiverGone = await !send(encoder.takeChunk())
             }
-            try await recordRelease(plan, rows: released, complete: !receiverGone, on: connection, logger: logger)
+        } catch {
+            // A chunk could not be read (the database went away, or was too busy): what was sent is recorded.
+            _ = try? await next.value
+            try? await record(plan, rows: released, complete: false, logger: logger)
+            throw error
+        }
+        try await record(plan, rows: released, complete: !receiverGone, logger: logger)
+    }
+
+    /// Records a release in a transaction of its own. It runs in a task of its own because the stream's
+    /// task is cancelled when the client hangs up, and a cancelled task gets no connection: the record of
+    /// what was sent must not depend on whether the receiver stayed.
+    private func record(_ plan: DownloadPlan, rows: Int64, complete: Bool, logger: Logger) async throws {
+        let client = client
+        do {
+            try await Task {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await recordRelease(plan, rows: rows, complete: complete, on: connection, logger: logger)
+                }
+            }.value
+        } catch {
+            logger.error("a download was sent but could not be recorded",
+                         metadata: ["request.id": "\(plan.request.id)", "rows": "\(rows)", "error": "\(String(reflecting: error))"])
+            throw error
         }
     }
 

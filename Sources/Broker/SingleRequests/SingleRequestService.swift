@@ -5,10 +5,10 @@ import PostgresNIO
 /// The rules of single requests: who may create, see, decide and end them, and what each step records
 /// (an audit event and, for the sender, a webhook event, in the same transaction as the change).
 public struct SingleRequestService: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public let pseudonymizer: Pseudonymizer
 
-    public init(client: PostgresClient, pseudonymizer: Pseudonymizer) {
+    public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
         self.client = client
         self.pseudonymizer = pseudonymizer
     }
@@ -236,7 +236,7 @@ public struct SingleRequestService: Sendable {
         _ action: String, _ request: SingleRequest, actor: Role, details: [String: AuditValue] = [:],
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let subject = try await request.userID.asyncMap { try await pseudonymizer.pseudonym(for: $0, logger: logger) }
+        let subject = try await request.userID.asyncMap { try await pseudonymizer.pseudonym(for: $0, on: connection, logger: logger) }
         let actorID = actor == .thirdParty ? request.thirdParty.id.uuidString.lowercased() : subject
         try await AuditLog.append(
             AuditEvent(actorID: actorID, actorRole: actor.rawValue, action: action, requestID: request.id, subject: subject,

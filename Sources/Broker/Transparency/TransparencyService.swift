@@ -4,10 +4,10 @@ import PostgresNIO
 
 /// What a person controls and sees about the use of their data: the access log and blocked companies.
 public struct TransparencyService: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public let pseudonymizer: Pseudonymizer
 
-    public init(client: PostgresClient, pseudonymizer: Pseudonymizer) {
+    public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
         self.client = client
         self.pseudonymizer = pseudonymizer
     }
@@ -39,7 +39,7 @@ public struct TransparencyService: Sendable {
                                          on: connection, logger: logger)
                 try await WebhookOutbox.enqueue(.singleRequestRefused, to: thirdPartyID, requestID: request.id, data: [:], on: connection, logger: logger)
             }
-            let subject = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
+            let subject = try await pseudonymizer.pseudonym(for: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyBlocked, subject: subject,
                            details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count)]),

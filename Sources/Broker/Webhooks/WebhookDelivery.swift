@@ -15,7 +15,7 @@ struct WebhookDelivery: Service {
     let configuration: WebhookDeliveryConfiguration
     let logger: Logger
 
-    init(client: PostgresClient, policy: WebhookURLPolicy, configuration: WebhookDeliveryConfiguration, logger: Logger) {
+    init(client: DatabasePool, policy: WebhookURLPolicy, configuration: WebhookDeliveryConfiguration, logger: Logger) {
         self.queue = WebhookDeliveryQueue(client: client)
         self.policy = policy
         self.configuration = configuration

@@ -5,7 +5,7 @@ import PostgresNIO
 /// The delivery side of the `webhook_events` outbox: claiming due events and recording attempts.
 /// Every instance of the server runs the same queries; the database settles who delivers what.
 struct WebhookDeliveryQueue: Sendable {
-    let client: PostgresClient
+    let client: DatabasePool
 
     /// An event leased for delivery, with the endpoint as registered at claim time.
     struct ClaimedEvent: Sendable {

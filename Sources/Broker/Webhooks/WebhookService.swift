@@ -10,7 +10,7 @@ public struct WebhookService: Sendable {
 
     public static let secretLength = 16...256
 
-    public init(client: PostgresClient, policy: WebhookURLPolicy) {
+    public init(client: DatabasePool, policy: WebhookURLPolicy) {
         self.store = WebhookStore(client: client)
         self.policy = policy
     }

@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Third parties' webhook endpoints and the history of their events, as the owner sees them.
 public struct WebhookStore: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
 
-    public init(client: PostgresClient) { self.client = client }
+    public init(client: DatabasePool) { self.client = client }
 
     /// A registered endpoint; the secret is never read back out.
     public struct Webhook: Sendable, Equatable {

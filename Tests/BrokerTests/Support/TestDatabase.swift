@@ -63,7 +63,7 @@ enum TestDatabase {
     }
 
     /// A connected client to `url` for the duration of `body` (the product's own `withDatabase`).
-    static func withClient<T: Sendable>(_ url: DatabaseURL, _ body: @escaping @Sendable (PostgresClient) async throws -> T)
+    static func withClient<T: Sendable>(_ url: DatabaseURL, _ body: @escaping @Sendable (DatabasePool) async throws -> T)
         async throws -> T
     {
         try await Broker.withDatabase(url: url.text, logger: logger, body)

@@ -34,6 +34,12 @@ struct TestHarness: Sendable {
         var configuration = BrokerConfiguration(
             databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, publicURL: "http://127.0.0.1:8080",
             mailTransport: .file, mailDirectory: mail.path, logLevel: .error)
+        // A small pool, so a path that needs more connections than it should (or leases one while holding
+        // another) shows up in every run rather than only under a production burst.
+        configuration.database.poolSize = testPoolSize
+        // The nested-lease check, not a short wait, is what catches a lease taken inside a lease; a few
+        // connections shared by concurrent requests on a loaded machine may take a while to come free.
+        configuration.database.leaseTimeout = .seconds(60)
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration)
         try await app.test(.live) { client in
@@ -42,6 +48,9 @@ struct TestHarness: Sendable {
             }
         }
     }
+
+    /// `D4H_TEST_POOL_SIZE` (default 3): the pool size of every test server.
+    static let testPoolSize = ProcessInfo.processInfo.environment["D4H_TEST_POOL_SIZE"].flatMap { Int($0) } ?? 3
 
     // MARK: HTTP
 

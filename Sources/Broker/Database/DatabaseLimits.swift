@@ -1,0 +1,60 @@
+import Configuration
+
+/// The bounds on every wait the server's database work can get into (issue 14): how many connections the
+/// pool opens, how long a request waits for one, and how long PostgreSQL lets one statement run, wait for a
+/// lock, or sit idle inside a transaction. Each bound, when hit, is a 503 with `Retry-After` for the caller
+/// and a rollback for the database, never a hang.
+public struct DatabaseLimits: Sendable, Equatable {
+    /// `DATABASE_POOL_SIZE`: connections the pool may open. The cluster's `max_connections` must cover
+    /// every instance's pool plus the watchdog's probe connection.
+    public var poolSize = 20
+    /// `DATABASE_POOL_TIMEOUT`: how long a request waits for a free connection.
+    public var leaseTimeout: Duration = .seconds(5)
+    /// `DATABASE_STATEMENT_TIMEOUT`: the longest a statement of the request path may run. Work known to
+    /// take longer (imports, erasure of a large account) raises it for its own transaction.
+    public var statementTimeout: Duration? = .seconds(30)
+    /// `DATABASE_LOCK_TIMEOUT`: the longest a statement waits for a row, table or advisory lock.
+    public var lockTimeout: Duration? = .seconds(5)
+    /// PostgreSQL ends a session left idle inside a transaction for this long (rolling it back), so a
+    /// stuck instance cannot hold locks that another needs. Also set on the application's role by
+    /// `scripts/pg-cluster.sh`, which covers sessions this server did not open.
+    public var idleInTransactionTimeout: Duration? = .seconds(60)
+
+    public init() {}
+
+    /// One-off commands (`migrate`, `seed`, `import`, benchmarks): no statement or lock bound, since they
+    /// run alone and their statements are as long as the data.
+    public static let unbounded: DatabaseLimits = {
+        var limits = DatabaseLimits()
+        limits.statementTimeout = nil
+        limits.lockTimeout = nil
+        limits.leaseTimeout = .seconds(600)
+        limits.idleInTransactionTimeout = nil
+        return limits
+    }()
+
+    public init(reader: ConfigReader) throws {
+        self.init()
+        if let size = try reader.wholeNumber("DATABASE_POOL_SIZE", in: 1...1000) { poolSize = size }
+        if let seconds = try reader.wholeNumber("DATABASE_POOL_TIMEOUT", in: 1...600) {
+            leaseTimeout = .seconds(seconds)
+        }
+        if let seconds = try reader.wholeNumber("DATABASE_STATEMENT_TIMEOUT", in: 0...86_400, zeroMeans: "no limit") {
+            statementTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+        if let seconds = try reader.wholeNumber("DATABASE_LOCK_TIMEOUT", in: 0...3_600, zeroMeans: "no limit") {
+            lockTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+    }
+
+    /// The session settings each pooled connection starts with (PostgreSQL's own names, in milliseconds;
+    /// a missing bound is 0, PostgreSQL's "no limit").
+    var startupParameters: [(String, String)] {
+        [("statement_timeout", statementTimeout), ("lock_timeout", lockTimeout), ("idle_in_transaction_session_timeout", idleInTransactionTimeout)]
+            .map { name, bound in (name, String(bound.map(Self.milliseconds) ?? 0)) }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+}

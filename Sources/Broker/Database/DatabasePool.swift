@@ -1,0 +1,131 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The server's pool of PostgreSQL connections, with the two rules a burst cannot get around:
+///
+/// - **Waiting for a connection is bounded.** PostgresNIO queues a lease request until a connection is
+///   free, however long that takes; here a request that waits longer than `leaseTimeout` gets
+///   `DatabaseBusy` (a 503 with `Retry-After`) instead of a hang.
+/// - **No code waits for a connection while holding one.** With N connections, N callers that each hold
+///   one and wait for a second deadlock the pool (issue 14: group evaluations did exactly that). A nested
+///   lease is refused in debug builds, so every test that reaches one fails at once, whatever the pool
+///   size; a release build logs it and goes on, because refusing would turn a rare path into an outage.
+///
+/// `query` collects its rows before it returns: a row sequence still being read keeps its connection
+/// leased, which would make every loop over it a lease held while the loop's body leases another.
+public struct DatabasePool: Sendable, Service {
+    public let client: PostgresClient
+    public let leaseTimeout: Duration
+    let logger: Logger
+
+    public init(client: PostgresClient, leaseTimeout: Duration = .seconds(5), logger: Logger) {
+        self.client = client
+        self.leaseTimeout = leaseTimeout
+        self.logger = logger
+    }
+
+    /// Per pool, where the lease the current task holds was taken (`file:line`). Child tasks inherit it,
+    /// so a task group fanning out from inside a lease is caught too. (A lease of another pool, such as a
+    /// test's own, is a different queue and no deadlock of this kind.)
+    @TaskLocal static var heldLeases: [ObjectIdentifier: String] = [:]
+
+    private var identity: ObjectIdentifier { ObjectIdentifier(client) }
+
+    public func run() async { await client.run() }
+
+    /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
+    public func withConnection<Result>(
+        file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try refuseNestedLease(file: file, line: line)
+        let handoff = LeaseHandoff()
+        // The lease is taken by a task of its own that hands the connection over: its wait can then be
+        // abandoned on time-out (cancelling it withdraws the request from PostgresNIO's queue) without
+        // cancelling the caller.
+        let leasing = Task { [client] in
+            do {
+                try await client.withConnection { connection in
+                    guard handoff.offer(connection) else { return }  // the caller gave up meanwhile
+                    await handoff.waitUntilReturned()
+                }
+            } catch {
+                handoff.abandon(error)
+            }
+        }
+        let timer = Task { [leaseTimeout] in
+            try? await Task.sleep(for: leaseTimeout)
+            if !Task.isCancelled, handoff.abandon(DatabaseBusy(waited: leaseTimeout)) { leasing.cancel() }
+        }
+        defer { timer.cancel() }
+        let connection = try await withTaskCancellationHandler {
+            try await handoff.take()
+        } onCancel: {
+            if handoff.abandon(CancellationError()) { leasing.cancel() }
+        }
+        timer.cancel()
+        defer { handoff.giveBack() }
+        var held = Self.heldLeases
+        held[identity] = "\(file):\(line)"
+        return try await Self.$heldLeases.withValue(held) { try await body(connection) }
+    }
+
+    /// Runs `body` in a transaction (committed when it returns, rolled back when it throws).
+    public func withTransaction<Result>(
+        logger: Logger, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection(file: file, line: line) { connection in
+            try await connection.withTransaction(logger: logger, file: file, line: line) { try await body($0) }
+        }
+    }
+
+    /// One statement on a connection of its own; the rows are read in full before the lease ends.
+    @discardableResult
+    public func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> CollectedRows {
+        try await withConnection(file: file, line: line) { connection in
+            CollectedRows(rows: try await connection.query(query, logger: logger, file: file, line: line).collect())
+        }
+    }
+
+    private func refuseNestedLease(file: String, line: Int) throws {
+        guard let outer = Self.heldLeases[identity] else { return }
+        logger.error("a connection was requested while holding one", metadata: ["held.at": "\(outer)", "requested.at": "\(file):\(line)"])
+        #if DEBUG
+        throw NestedLease(heldAt: outer, requestedAt: "\(file):\(line)")
+        #endif
+    }
+}
+
+/// The rows of one statement, already read: iterated like PostgresNIO's row sequence (`for try await`,
+/// `collect()`, `decode(…)`), so stores read the same either way.
+public struct CollectedRows: AsyncSequence, Sendable {
+    public typealias Element = PostgresRow
+    public let rows: [PostgresRow]
+
+    public func collect() async throws -> [PostgresRow] { rows }
+
+    public func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type) -> AsyncThrowingMapSequence<Self, (repeat each Column)> {
+        map { try $0.decode((repeat each Column).self) }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var remaining: IndexingIterator<[PostgresRow]>
+        public mutating func next() async throws -> PostgresRow? { remaining.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: rows.makeIterator()) }
+}
+
+/// Every pooled connection stayed busy for the whole lease timeout: the server is overloaded right now,
+/// and the caller is told to come back (503 with `Retry-After`) instead of queueing without end.
+public struct DatabaseBusy: Error, CustomStringConvertible {
+    public let waited: Duration
+    public var description: String { "no database connection became free within \(waited)" }
+}
+
+/// A programming error: code asked the pool for a connection while its task held one (see `DatabasePool`).
+public struct NestedLease: Error, CustomStringConvertible {
+    public let heldAt: String
+    public let requestedAt: String
+    public var description: String { "nested database lease: requested at \(requestedAt) while holding the one taken at \(heldAt)" }
+}

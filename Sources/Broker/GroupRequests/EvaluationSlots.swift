@@ -1,0 +1,114 @@
+import Foundation
+import Synchronization
+
+/// Admits at most `slots` group evaluations at once, taking waiting companies in turn.
+///
+/// An evaluation sorts up to millions of person-days: a burst of them, all admitted, would take every
+/// pooled connection and both cores, and every other request would queue behind them (issue 14). With
+/// this, the rest of the pool stays free for the rest of the API. Waiting is fair between companies: when a
+/// slot frees, it goes to the company that was served longest ago, so one company's 30 requests do not
+/// queue another's one. A wait is bounded by `timeout`; past it the caller gets `EvaluationsBusy` (503
+/// with `Retry-After`).
+public final class EvaluationSlots: Sendable {
+    private struct Waiter {
+        let id: UUID
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var free: Int
+        /// Waiters per company, oldest first.
+        var queues: [UUID: [Waiter]] = [:]
+        /// Companies with waiters, in the order they are to be served.
+        var turn: [UUID] = []
+    }
+
+    public let slots: Int
+    public let timeout: Duration
+    private let state: Mutex<State>
+
+    public init(slots: Int, timeout: Duration) {
+        precondition(slots >= 1)
+        self.slots = slots
+        self.timeout = timeout
+        self.state = Mutex(State(free: slots))
+    }
+
+    /// Runs `work` in a slot, on behalf of `company` (nil: the background refresh, served like a company).
+    public func withSlot<T>(for company: UUID?, _ work: () async throws -> T) async throws -> T {
+        try await acquire(for: company ?? Self.background)
+        defer { release() }
+        return try await work()
+    }
+
+    private static let background = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    private func acquire(for company: UUID) async throws {
+        let id = UUID()
+        let timer = Task { [timeout] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            self.withdraw(id, company: company, error: EvaluationsBusy(waited: timeout))
+        }
+        defer { timer.cancel() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let admitted = state.withLock { state -> Bool in
+                    if state.free > 0 && state.turn.isEmpty {
+                        state.free -= 1
+                        return true
+                    }
+                    if state.queues[company] == nil { state.turn.append(company) }
+                    state.queues[company, default: []].append(Waiter(id: id, continuation: continuation))
+                    return false
+                }
+                if admitted { continuation.resume() }
+            }
+        } onCancel: {
+            withdraw(id, company: company, error: CancellationError())
+        }
+    }
+
+    /// Takes a waiter out of the queue (time-out or cancellation) and fails it; nothing if it was admitted.
+    private func withdraw(_ id: UUID, company: UUID, error: any Error) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard var queue = state.queues[company], let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = queue.remove(at: index)
+            if queue.isEmpty {
+                state.queues[company] = nil
+                state.turn.removeAll { $0 == company }
+            } else {
+                state.queues[company] = queue
+            }
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    /// Hands the slot to the oldest waiter of the next company in turn, or frees it.
+    private func release() {
+        let next = state.withLock { state -> Waiter? in
+            guard !state.turn.isEmpty else {
+                state.free += 1
+                return nil
+            }
+            let company = state.turn.removeFirst()
+            var queue = state.queues[company]!
+            let waiter = queue.removeFirst()
+            if queue.isEmpty {
+                state.queues[company] = nil
+            } else {
+                state.queues[company] = queue
+                state.turn.append(company)  // its next waiter goes to the back of the line of companies
+            }
+            return waiter
+        }
+        next?.continuation.resume()
+    }
+}
+
+/// Every evaluation slot stayed taken for the whole wait: too many group requests are being evaluated.
+public struct EvaluationsBusy: Error, CustomStringConvertible {
+    public let waited: Duration
+    public var description: String { "no group evaluation slot became free within \(waited)" }
+}
