@@ -144,11 +144,15 @@ start_server() {
 
 ensure_role_and_database() {
     # psql variables with :'x' quoting make the literals safe; \gexec runs the generated DDL
-    # only when the role/database is missing. The ALTER keeps an existing role usable.
+    # only when the role/database is missing. The ALTERs keep an existing role usable and bounded.
     superuser_psql -v role="$D4H_DB_ROLE" -v pw="$D4H_DB_PASSWORD" -v db="$D4H_DB_NAME" <<'SQL'
 SELECT format('CREATE ROLE %I', :'role')
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 SELECT format('ALTER ROLE %I LOGIN CREATEDB PASSWORD %L', :'role', :'pw') \gexec
+-- A session of the application's role left idle inside a transaction (a stuck or stopped instance)
+-- is ended by PostgreSQL, releasing its locks (issue 14). The server also sets it on its own
+-- connections; this covers every other session of the role.
+SELECT format('ALTER ROLE %I SET idle_in_transaction_session_timeout = %L', :'role', '60s') \gexec
 SELECT format('CREATE DATABASE %I OWNER %I', :'db', :'role')
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db') \gexec
 SQL

@@ -43,7 +43,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         metrics: registry,
         webhooks: WebhookService(client: client, policy: webhookPolicy),
         rateLimiter: RateLimiter(limits: configuration.rateLimits),
-        streamStallTimeout: .seconds(configuration.httpIdleTimeout))
+        streamStallTimeout: .seconds(configuration.downloadStallTimeout))
 
     let router = Router(context: BrokerRequestContext.self)
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))

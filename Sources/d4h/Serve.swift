@@ -30,6 +30,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "RATE_LIMIT_IMPORTS_PER_HOUR per account (default 10, 0 = off)") var rateLimitImportsPerHour: Int?
     @Option(help: "RATE_LIMIT_DOWNLOADS_PER_MINUTE per account (default 120, 0 = off)") var rateLimitDownloadsPerMinute: Int?
     @Option(help: "RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE per account (default 30, 0 = off)") var rateLimitGroupRequestsPerMinute: Int?
+    @Option(help: "DATABASE_POOL_SIZE: pooled connections (default 20)") var databasePoolSize: Int?
+    @Option(help: "DATABASE_POOL_TIMEOUT: seconds to wait for a pooled connection before a 503 (default 5)") var databasePoolTimeout: Int?
+    @Option(help: "DATABASE_STATEMENT_TIMEOUT: seconds one statement may run (default 30, 0 = no limit)") var databaseStatementTimeout: Int?
+    @Option(help: "DATABASE_LOCK_TIMEOUT: seconds a statement may wait for a lock (default 5, 0 = no limit)") var databaseLockTimeout: Int?
+    @Option(help: "GROUP_EVALUATION_CONCURRENCY: group evaluation steps at once (default 2)") var groupEvaluationConcurrency: Int?
+    @Option(help: "GROUP_EVALUATION_QUEUE_TIMEOUT: seconds to wait for an evaluation slot before a 503 (default 30)")
+    var groupEvaluationQueueTimeout: Int?
+    @Option(help: "DOWNLOAD_STALL_TIMEOUT: seconds a download waits for a client that takes no more (default 20)") var downloadStallTimeout: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -44,6 +52,12 @@ struct Serve: AsyncParsableCommand {
             ("RATE_LIMIT_IMPORTS_PER_HOUR", rateLimitImportsPerHour.map(String.init)),
             ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", rateLimitDownloadsPerMinute.map(String.init)),
             ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", rateLimitGroupRequestsPerMinute.map(String.init)),
+            ("DATABASE_POOL_SIZE", databasePoolSize.map(String.init)), ("DATABASE_POOL_TIMEOUT", databasePoolTimeout.map(String.init)),
+            ("DATABASE_STATEMENT_TIMEOUT", databaseStatementTimeout.map(String.init)),
+            ("DATABASE_LOCK_TIMEOUT", databaseLockTimeout.map(String.init)),
+            ("GROUP_EVALUATION_CONCURRENCY", groupEvaluationConcurrency.map(String.init)),
+            ("GROUP_EVALUATION_QUEUE_TIMEOUT", groupEvaluationQueueTimeout.map(String.init)),
+            ("DOWNLOAD_STALL_TIMEOUT", downloadStallTimeout.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }

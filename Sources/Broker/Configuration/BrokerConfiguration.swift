@@ -23,6 +23,11 @@ public struct BrokerConfiguration: Sendable {
     /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
     /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.
     public var httpIdleTimeout = 60
+    /// `DOWNLOAD_STALL_TIMEOUT`: seconds a streamed download, export or audit CSV waits for a client that
+    /// takes no more of it before ending it (and recording what was sent). Shorter than the idle timeout:
+    /// a client whose hang-up the server cannot see (its FIN arrived while the server waited on a zero
+    /// window, and the kernel keeps that half-closed socket for `tcp_fin_timeout`, 60 s) is let go sooner.
+    public var downloadStallTimeout = 20
     /// Serve HTTPS with these files (`TLS_CERTIFICATE`, `TLS_KEY`); nil serves plain HTTP (behind a proxy).
     public var tls: TLSFiles?
     /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
@@ -101,6 +106,7 @@ public struct BrokerConfiguration: Sendable {
         let idle = reader.int(forKey: "http.idle.timeout", default: 60)
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
+        if let stall = try reader.wholeNumber("DOWNLOAD_STALL_TIMEOUT", in: 1...3600) { self.downloadStallTimeout = stall }
         self.rateLimits = try RateLimits(reader: reader)
         self.database = try DatabaseLimits(reader: reader)
         if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }

@@ -16,7 +16,7 @@ struct BrokerAPI: APIProtocol {
     let metrics: PrometheusCollectorRegistry
     let webhooks: WebhookService
     let rateLimiter: RateLimiter
-    /// How long a streamed download waits for a client that stops reading (`HTTP_IDLE_TIMEOUT`).
+    /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).
     let streamStallTimeout: Duration
 
     var logger: Logger { RequestScope.current.logger }
