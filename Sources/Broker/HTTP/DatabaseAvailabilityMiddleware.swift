@@ -21,21 +21,21 @@ struct DatabaseAvailabilityMiddleware: RouterMiddleware {
 extension Problem {
     /// The database does not answer: try again shortly (the watchdog probes every second).
     static var databaseUnavailable: Problem {
-        var problem = Problem(
-            status: .serviceUnavailable, slug: "database-unavailable", title: "Service unavailable",
+        tryAgainShortly(
+            slug: "database-unavailable", title: "Service unavailable",
             detail: "The database is not reachable right now. Try again in a few seconds.")
-        problem.headers[.retryAfter] = "5"
-        return problem
     }
-}
 
-extension Problem {
     /// A bound on waiting was hit (a pooled connection, an evaluation slot, a lock, a statement's time):
     /// the server is too busy right now, nothing was changed, and the same request can be sent again.
     static var serverBusy: Problem {
-        var problem = Problem(
-            status: .serviceUnavailable, slug: "server-busy", title: "Service busy",
+        tryAgainShortly(
+            slug: "server-busy", title: "Service busy",
             detail: "The server is too busy to answer this request right now; nothing was changed. Try again in a few seconds.")
+    }
+
+    private static func tryAgainShortly(slug: String, title: String, detail: String) -> Problem {
+        var problem = Problem(status: .serviceUnavailable, slug: slug, title: title, detail: detail)
         problem.headers[.retryAfter] = "5"
         return problem
     }
