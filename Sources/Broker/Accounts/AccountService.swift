@@ -128,7 +128,9 @@ public struct AccountService: Sendable {
     ) async throws -> Account {
         let token = SecretToken.generate(.activation)
         do {
-            let id = try await client.withTransaction(logger: logger) { connection in
+            // The account is read back inside the transaction: once the mail is sent, a second lease that
+            // timed out would answer "503, nothing changed" for an account that exists.
+            let account = try await client.withTransaction(logger: logger) { connection in
                 let id = try await AccountStore.insertAccount(
                     role: role, email: email, passwordHash: passwordHash, on: connection, logger: logger)
                 try await insertProfile(id, connection)
@@ -143,11 +145,11 @@ public struct AccountService: Sendable {
                         action: isAuditor ? AuditAction.auditorAdded : AuditAction.accountCreated,
                         subject: pseudonym, details: ["role": .string(role.rawValue)]),
                     on: connection, logger: logger)
+                guard let account = try await AccountStore.account(id: id, on: connection, logger: logger) else { throw AccountStoreError.noRow }
                 try await mailer.send(ActivationMail.make(to: email, role: role, token: token, publicURL: publicURL))
-                return id
+                return account
             }
-            guard let account = try await accounts.account(id: id, logger: logger) else { throw AccountStoreError.noRow }
-            logger.info("account created", metadata: ["account.id": "\(id)", "account.role": "\(role.rawValue)"])
+            logger.info("account created", metadata: ["account.id": "\(account.id)", "account.role": "\(role.rawValue)"])
             return account
         } catch {
             throw Self.conflict(for: error) ?? PostgresErrors.unwrapTransaction(error)
@@ -157,7 +159,7 @@ public struct AccountService: Sendable {
     public func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
         let token = SecretToken(text: text.trimmingCharacters(in: .whitespaces))
         do {
-            let id = try await client.withTransaction(logger: logger) { connection in
+            let account = try await client.withTransaction(logger: logger) { connection in
                 guard let record = try await AccountStore.lockActivation(tokenHash: token.hash, on: connection, logger: logger),
                     !record.used
                 else { throw AccountError.activationTokenUnknown }
@@ -179,9 +181,10 @@ public struct AccountService: Sendable {
                 try await AuditLog.append(
                     AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountActivated, subject: pseudonym),
                     on: connection, logger: logger)
-                return record.accountID
+                guard let account = try await AccountStore.account(id: record.accountID, on: connection, logger: logger)
+                else { throw AccountStoreError.noRow }
+                return account
             }
-            guard let account = try await accounts.account(id: id, logger: logger) else { throw AccountStoreError.noRow }
             return account
         } catch {
             throw PostgresErrors.unwrapTransaction(error)
@@ -276,6 +279,7 @@ public struct AccountService: Sendable {
         let current = try await account(of: principal, logger: logger)
         let pseudonym = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         try await client.withTransaction(logger: logger) { connection in
+            try await LongStatements.allow(on: connection, logger: logger)  // the cascade removes every sample
             if current.role == .user {
                 try await singleRequests.releaseForErasure(userID: principal.accountID, on: connection, logger: logger)
             }

@@ -62,27 +62,32 @@ public struct AuditTrail: Sendable {
     /// canonical event), its `prev_hash` the previous event's hash, its `seq` one more than the previous,
     /// and the chain head the last event. The first sequence number where any of this fails is reported.
     public func verify(logger: Logger) async throws -> Verification {
-        let rows = try await client.query(
-            """
-            WITH chain AS (
-                SELECT seq, hash, prev_hash,
-                       lag(seq) OVER (ORDER BY seq) AS previous_seq,
-                       lag(hash) OVER (ORDER BY seq) AS previous_hash,
-                       sha256(prev_hash || audit_event_canonical(seq, at, actor_id, actor_role, action, request_id, subject, details)) AS recomputed
-                FROM audit_events
-            )
-            SELECT
-                (SELECT min(seq) FROM chain
-                 WHERE hash <> recomputed
-                    OR prev_hash <> coalesce(previous_hash, '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea)
-                    OR seq <> coalesce(previous_seq, 0) + 1),
-                (SELECT count(*) FROM chain),
-                (SELECT encode(hash, 'hex') FROM chain ORDER BY seq DESC LIMIT 1),
-                (SELECT h.seq <> coalesce((SELECT max(seq) FROM audit_events), 0)
-                     OR h.hash <> coalesce((SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1), h.hash)
-                 FROM audit_chain_head h)
-            """, logger: logger)
-        guard let row = try await rows.collect().first else { return .valid(events: 0, lastHash: "") }
+        // The whole log is rehashed: a statement as long as the log, so the longer bound.
+        let rows = try await client.withTransaction(logger: logger) { connection in
+            try await LongStatements.allow(on: connection, logger: logger)
+            let rows = try await connection.query(
+                """
+                WITH chain AS (
+                    SELECT seq, hash, prev_hash,
+                           lag(seq) OVER (ORDER BY seq) AS previous_seq,
+                           lag(hash) OVER (ORDER BY seq) AS previous_hash,
+                           sha256(prev_hash || audit_event_canonical(seq, at, actor_id, actor_role, action, request_id, subject, details)) AS recomputed
+                    FROM audit_events
+                )
+                SELECT
+                    (SELECT min(seq) FROM chain
+                     WHERE hash <> recomputed
+                        OR prev_hash <> coalesce(previous_hash, '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea)
+                        OR seq <> coalesce(previous_seq, 0) + 1),
+                    (SELECT count(*) FROM chain),
+                    (SELECT encode(hash, 'hex') FROM chain ORDER BY seq DESC LIMIT 1),
+                    (SELECT h.seq <> coalesce((SELECT max(seq) FROM audit_events), 0)
+                         OR h.hash <> coalesce((SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1), h.hash)
+                     FROM audit_chain_head h)
+                """, logger: logger)
+            return try await rows.collect()
+        }
+        guard let row = rows.first else { return .valid(events: 0, lastHash: "") }
         let (broken, count, last, headMismatch) = try row.decode((Int64?, Int64, String?, Bool?).self)
         if let broken { return .broken(at: broken) }
         if headMismatch == true { return .broken(at: count + 1) }

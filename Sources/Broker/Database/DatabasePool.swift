@@ -35,8 +35,10 @@ public struct DatabasePool: Sendable, Service {
     public func run() async { await client.run() }
 
     /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
+    /// `waitingAtMost` replaces `leaseTimeout` for work that must not be given up lightly (the record of
+    /// data already sent).
     public func withConnection<Result>(
-        file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
+        waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try refuseNestedLease(file: file, line: line)
         let handoff = LeaseHandoff()
@@ -53,9 +55,9 @@ public struct DatabasePool: Sendable, Service {
                 handoff.abandon(error)
             }
         }
-        let timer = Task { [leaseTimeout] in
-            try? await Task.sleep(for: leaseTimeout)
-            if !Task.isCancelled, handoff.abandon(DatabaseBusy(waited: leaseTimeout)) { leasing.cancel() }
+        let timer = Task { [wait = wait ?? leaseTimeout] in
+            try? await Task.sleep(for: wait)
+            if !Task.isCancelled, handoff.abandon(DatabaseBusy(waited: wait)) { leasing.cancel() }
         }
         defer { timer.cancel() }
         let connection = try await withTaskCancellationHandler {
@@ -72,9 +74,10 @@ public struct DatabasePool: Sendable, Service {
 
     /// Runs `body` in a transaction (committed when it returns, rolled back when it throws).
     public func withTransaction<Result>(
-        logger: Logger, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
+        logger: Logger, waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line,
+        _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withConnection(file: file, line: line) { connection in
+        try await withConnection(waitingAtMost: wait, file: file, line: line) { connection in
             try await connection.withTransaction(logger: logger, file: file, line: line) { try await body($0) }
         }
     }

@@ -53,16 +53,19 @@ public final class EvaluationSlots: Sendable {
         defer { timer.cancel() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let admitted = state.withLock { state -> Bool in
+                // Under the lock `withdraw` takes too: a task cancelled before this point (its handler found
+                // nothing to withdraw) is never queued.
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
                     if state.free > 0 && state.turn.isEmpty {
                         state.free -= 1
-                        return true
+                        return .success(())
                     }
                     if state.queues[company] == nil { state.turn.append(company) }
                     state.queues[company, default: []].append(Waiter(id: id, continuation: continuation))
-                    return false
+                    return nil
                 }
-                if admitted { continuation.resume() }
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
             withdraw(id, company: company, error: CancellationError())

@@ -299,8 +299,10 @@ public enum GroupRequestStore {
 
     /// Evaluations and releases sort about a million person-days; in memory that is several times faster
     /// than the default 4 MB spilling to disk. Only for this transaction.
+    /// Their statements grow with the population, so they also get the longer statement bound.
     static func allowLargeSorts(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SET LOCAL work_mem = '256MB'", logger: logger)
+        try await LongStatements.allow(on: connection, logger: logger)
     }
 
     static func storeRelease(_ cells: [GroupResultCell], of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {

@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Synchronization
 import OpenAPIRuntime
 
 /// A response body written by a producer task, with back-pressure: the producer's `send` waits until the
@@ -41,9 +42,16 @@ struct ProducedByteStream: AsyncSequence, Sendable {
             if producer == nil {
                 let channel = self.channel, produce = self.produce, stallTimeout = self.stallTimeout
                 producer = Task {
+                    let stalled = Mutex(false)
                     do {
-                        try await produce { chunk in await offer(chunk, to: channel, within: stallTimeout) }
-                        channel.finish()
+                        try await produce { chunk in
+                            let outcome = await offer(chunk, to: channel, within: stallTimeout)
+                            if outcome == .stalled { stalled.withLock { $0 = true } }
+                            return outcome == .taken
+                        }
+                        // A stalled body must not end like a whole one: a CSV has no end marker, and the
+                        // client would take the cursor it was given for the whole release.
+                        if stalled.withLock({ $0 }) { channel.fail(StreamStalled()) } else { channel.finish() }
                     } catch {
                         channel.fail(error)
                     }
@@ -59,20 +67,29 @@ struct ProducedByteStream: AsyncSequence, Sendable {
     var body: HTTPBody { HTTPBody(self, length: .unknown, iterationBehavior: .single) }
 }
 
-/// Offers the chunk to the socket writer until it takes it, the producer is cancelled, or the stall
-/// timeout passes (the channel withdraws an offer whose task is cancelled).
-private func offer(_ chunk: [UInt8], to channel: AsyncThrowingChannel<[UInt8], any Error>, within stallTimeout: Duration) async -> Bool {
-    await withTaskGroup(of: Bool.self) { group in
+private enum Offer { case taken, gone, stalled }
+
+/// Offers the chunk to the socket writer until it takes it, the producer is cancelled (the reader is
+/// gone), or the stall timeout passes (the channel withdraws an offer whose task is cancelled).
+private func offer(_ chunk: [UInt8], to channel: AsyncThrowingChannel<[UInt8], any Error>, within stallTimeout: Duration) async -> Offer {
+    await withTaskGroup(of: Offer.self) { group in
         group.addTask {
             await channel.send(chunk)
-            return !Task.isCancelled
+            return Task.isCancelled ? .gone : .taken
         }
         group.addTask {
-            try? await Task.sleep(for: stallTimeout)
-            return false
+            do {
+                try await Task.sleep(for: stallTimeout)
+                return .stalled
+            } catch {
+                return .gone
+            }
         }
-        let taken = await group.next() ?? false
+        let first = await group.next() ?? .gone
         group.cancelAll()
-        return taken && !Task.isCancelled
+        return Task.isCancelled ? .gone : first
     }
 }
+
+/// The client took nothing for the whole stall timeout: the response is cut off rather than ended.
+struct StreamStalled: Error {}

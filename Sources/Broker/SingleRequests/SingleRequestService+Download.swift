@@ -47,7 +47,8 @@ extension SingleRequestService {
             }
         }
         var encoder = ReleasedSampleEncoder(format: format)
-        var released: Int64 = 0
+        // Counted once the socket took them: what the audit event and the access log say was released.
+        var released: Int64 = 0, inChunk: Int64 = 0
         var receiverGone = false
         var next = Task { try await chunk(after: plan.cursor) }
         do {
@@ -56,10 +57,14 @@ extension SingleRequestService {
                 for index in current.codes.indices {
                     guard let type = SampleType(code: current.codes[index]) else { continue }
                     encoder.append(type: type, at: current.times[index], value: current.values[index])
-                    released += 1
-                    if encoder.isChunkFull, await !send(encoder.takeChunk()) {
-                        receiverGone = true
-                        break reading
+                    inChunk += 1
+                    if encoder.isChunkFull {
+                        guard await send(encoder.takeChunk()) else {
+                            receiverGone = true
+                            break reading
+                        }
+                        released += inChunk
+                        inChunk = 0
                     }
                 }
             }
@@ -67,6 +72,7 @@ extension SingleRequestService {
             if !receiverGone {
                 encoder.finish(availableTypes: plan.availableTypes, nextCursor: plan.nextCursor)
                 receiverGone = await !send(encoder.takeChunk())
+                if !receiverGone { released += inChunk }
             }
         } catch {
             // A chunk could not be read (the database went away, or was too busy): what was sent is recorded.
@@ -84,7 +90,8 @@ extension SingleRequestService {
         let client = client
         do {
             try await Task {
-                try await client.withTransaction(logger: logger) { connection in
+                // Data already went out: the record waits for a connection longer than a request would.
+                try await client.withTransaction(logger: logger, waitingAtMost: .seconds(120)) { connection in
                     try await recordRelease(plan, rows: rows, complete: complete, on: connection, logger: logger)
                 }
             }.value

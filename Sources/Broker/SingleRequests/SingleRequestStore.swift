@@ -69,9 +69,10 @@ public enum SingleRequestStore {
     }
 
     /// Waits for a concurrent block of this person to commit (it locks the person's account row for update),
-    /// so the block check that follows sees it.
+    /// so the block check that follows sees it. The row is read so a lock time-out is thrown here, not met
+    /// by the next statement as "transaction aborted".
     static func lockPersonAgainstBlocks(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR SHARE", logger: logger)
+        _ = try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR SHARE", logger: logger).collect()
     }
 
     /// Inserts the request unless the person blocked the sender; nil when blocked. A second pending request
