@@ -10,8 +10,9 @@ public struct DatabaseLimits: Sendable, Equatable {
     public var poolSize = 20
     /// `DATABASE_POOL_TIMEOUT`: how long a request waits for a free connection.
     public var leaseTimeout: Duration = .seconds(5)
-    /// `DATABASE_STATEMENT_TIMEOUT`: the longest a statement of the request path may run. Work known to
-    /// take longer (imports, erasure of a large account) raises it for its own transaction.
+    /// `DATABASE_STATEMENT_TIMEOUT`: the longest a statement of the request path may run. Work whose
+    /// statements grow with the data (group evaluations, erasure, audit verification) gets
+    /// `LongStatements.bound` for its own transaction.
     public var statementTimeout: Duration? = .seconds(30)
     /// `DATABASE_LOCK_TIMEOUT`: the longest a statement waits for a row, table or advisory lock.
     public var lockTimeout: Duration? = .seconds(5)
