@@ -34,14 +34,15 @@ public final class EvaluationSlots: Sendable {
         self.state = Mutex(State(free: slots))
     }
 
-    /// Runs `work` in a slot, on behalf of `company` (nil: the background refresh, served like a company).
-    public func withSlot<T>(for company: UUID?, _ work: () async throws -> T) async throws -> T {
-        try await acquire(for: company ?? Self.background)
+    /// Runs `work` in a slot, on behalf of `company` (the background refresh passes the subscription's).
+    public func withSlot<T>(for company: UUID, _ work: () async throws -> T) async throws -> T {
+        try await acquire(for: company)
         defer { release() }
         return try await work()
     }
 
-    private static let background = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    /// Callers waiting for a slot (for tests that line waiters up in a known order).
+    var waiting: Int { state.withLock { $0.queues.values.reduce(0) { $0 + $1.count } } }
 
     private func acquire(for company: UUID) async throws {
         let id = UUID()
