@@ -15,6 +15,12 @@ enum Wording {
         case .sleepingHours: "Hours of sleep"
         case .weight: "Weight"
         case .height: "Height"
+        case .bodyTemperature: "Body temperature"
+        case .respiratoryRate: "Respiratory rate"
+        case .restingHeartRate: "Resting heart rate"
+        case .heartRateVariability: "Heart rate variability (SDNN)"
+        case .bloodGlucose: "Blood glucose"
+        case .vo2Max: "VO₂ max"
         }
     }
 

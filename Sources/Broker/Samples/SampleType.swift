@@ -1,6 +1,7 @@
 import Foundation
 
-/// The kinds of health data Data4Help holds, with the unit and the accepted range of one sample (API.md).
+/// The kinds of health data Data4Help holds: the unit, the accepted range of one sample, and how a day of
+/// samples becomes one figure (`aggregation`). `docs/sample-types.md` is this table in words.
 public enum SampleType: String, CaseIterable, Sendable, Codable {
     case heartRate = "heart_rate"
     case systolicPressure = "systolic_pressure"
@@ -13,10 +14,16 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
     case sleepingHours = "sleeping_hours"
     case weight
     case height
+    case bodyTemperature = "body_temperature"
+    case respiratoryRate = "respiratory_rate"
+    case restingHeartRate = "resting_heart_rate"
+    case heartRateVariability = "heart_rate_variability"
+    case bloodGlucose = "blood_glucose"
+    case vo2Max = "vo2_max"
 
     public var unit: String {
         switch self {
-        case .heartRate: "beats/min"
+        case .heartRate, .restingHeartRate: "beats/min"
         case .systolicPressure, .diastolicPressure: "mmHg"
         case .oxygenSaturation: "%"
         case .stepCount: "steps"
@@ -25,9 +32,15 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
         case .standingHours, .sleepingHours: "h"
         case .weight: "kg"
         case .height: "cm"
+        case .bodyTemperature: "°C"
+        case .respiratoryRate: "breaths/min"
+        case .heartRateVariability: "ms"
+        case .bloodGlucose: "mmol/L"
+        case .vo2Max: "mL/(kg·min)"
         }
     }
 
+    /// What one sample may hold. For cumulative types the bound is per record (a phone writes many a day).
     public var range: ClosedRange<Double> {
         switch self {
         case .heartRate: 20...300
@@ -40,6 +53,25 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
         case .standingHours, .sleepingHours: 0...24
         case .weight: 1...500
         case .height: 30...280
+        // Below 30 °C or above 45 °C no one is measuring a living person's temperature.
+        case .bodyTemperature: 30...45
+        case .respiratoryRate: 4...70
+        case .restingHeartRate: 20...200
+        // SDNN as Apple Watch reports it: a few ms (heart failure) to a few hundred (athletes at rest).
+        case .heartRateVariability: 1...500
+        // 1 mmol/L (18 mg/dL) is the lowest a meter reads; 50 mmol/L (900 mg/dL) beyond any survivable level.
+        case .bloodGlucose: 1...50
+        case .vo2Max: 5...100
+        }
+    }
+
+    /// How the samples of one person's local day combine into that day's figure.
+    public var aggregation: SampleAggregation {
+        switch self {
+        case .stepCount, .distanceWalkingRunning, .activeEnergyBurned, .standingHours, .sleepingHours: .dailyTotal
+        case .heartRate, .systolicPressure, .diastolicPressure, .oxygenSaturation, .weight, .height, .bodyTemperature,
+            .respiratoryRate, .restingHeartRate, .heartRateVariability, .bloodGlucose, .vo2Max:
+            .mean
         }
     }
 
@@ -57,6 +89,12 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
         case .sleepingHours: 9
         case .weight: 10
         case .height: 11
+        case .bodyTemperature: 12
+        case .respiratoryRate: 13
+        case .restingHeartRate: 14
+        case .heartRateVariability: 15
+        case .bloodGlucose: 16
+        case .vo2Max: 17
         }
     }
 
@@ -64,6 +102,20 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
         guard let type = Self.allCases.first(where: { $0.code == code }) else { return nil }
         self = type
     }
+
+    /// The codes of the cumulative types, for SQL that picks a day's figure (`sum` or `sum / count`).
+    public static let dailyTotalCodes: [Int16] = allCases.filter { $0.aggregation == .dailyTotal }.map(\.code)
+}
+
+/// How a person's samples of one type make one figure for one of their local days.
+public enum SampleAggregation: String, Sendable, Codable {
+    /// Counted quantities recorded in many short pieces (steps, distance, energy, stand and sleep time): the
+    /// day's figure is their total. A week or month is the mean of the person's daily totals on the days
+    /// they have any; min and max are the smallest and largest daily total.
+    case dailyTotal = "daily_total"
+    /// Readings of a state at one moment (heart rate, pressure, weight …): the day's figure is the mean of
+    /// its readings; min and max are the extreme readings.
+    case mean
 }
 
 /// One measurement of one person.
