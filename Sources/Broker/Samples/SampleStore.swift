@@ -12,7 +12,13 @@ public struct SampleStore: Sendable {
     /// How many samples were new, and how many were already stored (or repeated within the batch).
     public struct IngestResult: Sendable, Equatable {
         public var accepted: Int
+        /// Not stored: already stored, or repeated within what was sent.
         public var duplicates: Int
+        /// Of the duplicates, those stored before (by an earlier upload, or before `existingUpTo`).
+        public var alreadyThere: Int
+        /// The person's last arrival number before this batch: pass it as `existingUpTo` to later batches of
+        /// the same import so that "already there" keeps meaning "before the import began".
+        public var arrivalBase: Int64
     }
 
     /// Stores a batch in one transaction; a sample whose (type, at) is already stored is a duplicate.
@@ -23,10 +29,12 @@ public struct SampleStore: Sendable {
     }
 
     /// Ingests on the caller's transaction (imports stream several chunks into one transaction).
-    static func ingest(_ samples: [Sample], for userID: UUID, on connection: PostgresConnection, logger: Logger)
-        async throws -> IngestResult
-    {
-        guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0) }
+    /// `existingUpTo`: samples whose arrival number is at most this count as already there; later ones
+    /// (stored by earlier batches of the same import) as repeated. Defaults to everything stored before.
+    static func ingest(
+        _ samples: [Sample], for userID: UUID, existingUpTo: Int64? = nil, on connection: PostgresConnection, logger: Logger
+    ) async throws -> IngestResult {
+        guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
         try await connection.query(
             "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
         // The row lock orders this person's concurrent uploads: arrival order is commit order.
@@ -72,15 +80,22 @@ public struct SampleStore: Sendable {
                     min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
             ), advanced AS (
                 UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
+            ), already AS (
+                -- The statement's snapshot: rows stored before it, by their arrival number.
+                SELECT count(*) AS n FROM batch b
+                JOIN samples s ON s.user_id = \(userID) AND s.type = b.type AND s.at = b.at
+                WHERE s.arrival <= \(existingUpTo ?? base)
             )
-            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}') FROM inserted
+            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}'), (SELECT n FROM already) FROM inserted
             """, logger: logger)
-        let (inserted, types) = try await rows.collect().first?.decode((Int64, [Int16]).self) ?? (Int64(0), [Int16]())
+        let (inserted, types, already) =
+            try await rows.collect().first?.decode((Int64, [Int16], Int64).self) ?? (Int64(0), [Int16](), Int64(0))
         if inserted > 0 {
             try await Self.announceArrival(
                 userID: userID, after: base, upTo: base + Int64(samples.count), types: types, on: connection, logger: logger)
         }
-        return IngestResult(accepted: Int(inserted), duplicates: samples.count - Int(inserted))
+        return IngestResult(
+            accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
     }
 
     /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
