@@ -268,17 +268,37 @@ struct ConsoleTests {
     @Test("the chart draws the min–max band, the mean line and, when available, the peer median, from numbers only")
     func chart() throws {
         let day = CalendarDate(iso: "2026-03-01")!
-        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, mean: 70 + Double($0), min: 55, max: 110) }
+        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, days: 1, mean: 70 + Double($0), min: 55, max: 110) }
         let peers = (0..<3).map { Statistics.PeerBucket(start: day.adding(days: $0), people: 1200, mean: 72, p10: 60, p50: 71, p90: 85) }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
         let withPeers = HealthChart(statistics: Statistics(
-            type: .heartRate, bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)).svg
+            type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)).svg
         #expect(withPeers.contains(#"<polygon class="band""#))
         #expect(withPeers.contains(#"<polyline class="mean""#))
         #expect(withPeers.contains(#"<polyline class="peer""#))
         #expect(!withPeers.contains("nan") && !withPeers.contains("inf"))
         let alone = HealthChart(statistics: Statistics(
-            type: .heartRate, bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false, peerBuckets: [])).svg
+            type: .heartRate, timeZone: "UTC", bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false,
+            peerBuckets: [])).svg
         #expect(!alone.contains("peer") && alone.contains(#"<polyline class="mean""#))
+    }
+
+    @Test("a cumulative type is drawn as one bar per day's total, standing on zero")
+    func totalsChart() throws {
+        let day = CalendarDate(iso: "2026-03-01")!
+        let totals = [8_012.0, 0, 12_500]
+        let own = totals.enumerated().map { index, total in
+            Statistics.OwnBucket(start: day.adding(days: index), count: 40, days: 1, mean: total, min: total, max: total, total: total)
+        }
+        let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
+        let chart = HealthChart(statistics: Statistics(
+            type: .stepCount, timeZone: "Europe/Rome", bucket: .day, own: own, group: group, peersAvailable: false, peerBuckets: []))
+        let svg = chart.svg
+        #expect(svg.components(separatedBy: #"<rect class="bar""#).count - 1 == 3)
+        #expect(!svg.contains("band") && !svg.contains(#"class="mean""#))
+        #expect(svg.contains("Daily total of steps"))
+        #expect(svg.contains(">0</text>"), "the axis starts at zero")
+        #expect(svg.contains("<title>2026-03-03: 12500</title>"))
+        #expect(chart.values["isTotal"] as? Bool == true)
     }
 }

@@ -23,7 +23,8 @@ public struct Account: Sendable, Equatable {
 
     /// Role-specific fields.
     public enum Profile: Sendable, Equatable {
-        case user(fullName: String, fiscalCode: String, birthDate: String, sex: String)
+        /// `timeZone`: the IANA name whose days the person's data uses; nil until known (UTC days).
+        case user(fullName: String, fiscalCode: String, birthDate: String, sex: String, timeZone: String?)
         case thirdParty(companyName: String, vatNumber: String, description: String?)
         case auditor
     }

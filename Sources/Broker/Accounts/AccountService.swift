@@ -195,14 +195,17 @@ public struct AccountService: Sendable {
 
     public struct ProfileUpdate: Sendable {
         public var fullName, companyName, description, currentPassword, newPassword: String?
+        /// A person's IANA time zone; changing it moves the days of all their data.
+        public var timeZone: String?
         /// Immutable fields the client tried to set (each answers a field error).
         public var immutableFieldsPresent: [String]
         public init(
-            fullName: String? = nil, companyName: String? = nil, description: String? = nil,
+            fullName: String? = nil, timeZone: String? = nil, companyName: String? = nil, description: String? = nil,
             currentPassword: String? = nil, newPassword: String? = nil, immutableFieldsPresent: [String] = []
         ) {
             (self.fullName, self.companyName, self.description, self.currentPassword, self.newPassword) =
                 (fullName, companyName, description, currentPassword, newPassword)
+            self.timeZone = timeZone
             self.immutableFieldsPresent = immutableFieldsPresent
         }
     }
@@ -223,6 +226,13 @@ public struct AccountService: Sendable {
             if current.role == .user {
                 fullName = validText(value, field: "fullName", maxLength: 200, into: &errors)
             } else { errors.append(FieldError(field: "fullName", message: notForRole)) }
+        }
+        if let value = update.timeZone {
+            if current.role != .user {
+                errors.append(FieldError(field: "timeZone", message: notForRole))
+            } else if !TimeZoneName.isValid(value) {
+                errors.append(FieldError(field: "timeZone", message: TimeZoneName.message))
+            }
         }
         for (field, value) in [("companyName", update.companyName), ("description", update.description)] {
             guard let value else { continue }
@@ -254,6 +264,9 @@ public struct AccountService: Sendable {
         try await client.withTransaction(logger: logger) { connection in
             if let fullName {
                 try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
+            }
+            if let timeZone = update.timeZone {
+                _ = try await TimeZoneStore.setTimeZone(timeZone, for: current.id, onlyIfUnknown: false, on: connection, logger: logger)
             }
             if companyName != nil || description != nil {
                 try await AccountStore.updateThirdPartyProfile(

@@ -68,7 +68,7 @@ public struct AccountStore: Sendable {
         let rows = try await connection.query(
             """
             SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at,
-                   u.full_name, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text,
+                   u.full_name, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text, u.time_zone,
                    t.company_name, t.vat_number, t.description
             FROM accounts a
             LEFT JOIN users u ON u.account_id = a.id
@@ -76,15 +76,16 @@ public struct AccountStore: Sendable {
             WHERE a.id = \(id)
             """, logger: logger)
         for try await row in rows.decode(
-            (UUID, String, String, String, Date, Date?, String?, String?, String?, String?, String?, String?, String?).self)
+            (UUID, String, String, String, Date, Date?, String?, String?, String?, String?, String?, String?, String?, String?).self)
         {
             let role = Role(rawValue: row.1) ?? .user
             let profile: Account.Profile
             switch role {
             case .user:
-                profile = .user(fullName: row.6 ?? "", fiscalCode: row.7 ?? "", birthDate: row.8 ?? "", sex: row.9 ?? "")
+                profile = .user(
+                    fullName: row.6 ?? "", fiscalCode: row.7 ?? "", birthDate: row.8 ?? "", sex: row.9 ?? "", timeZone: row.10)
             case .thirdParty:
-                profile = .thirdParty(companyName: row.10 ?? "", vatNumber: row.11 ?? "", description: row.12)
+                profile = .thirdParty(companyName: row.11 ?? "", vatNumber: row.12 ?? "", description: row.13)
             case .auditor:
                 profile = .auditor
             }

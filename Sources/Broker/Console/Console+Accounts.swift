@@ -101,6 +101,20 @@ extension Console {
             }
         }
 
+        // The person's time zone: the days of their charts and of every figure about them.
+        post("/account/time-zone", .role(.user), on: router) { request in
+            let caller = try request.caller
+            let account = try await request.api.accounts.account(of: caller, logger: request.logger)
+            return try await request.submitting(
+                "account", title: "Your account", values: Self.accountValues(account),
+                fieldNames: ConsoleRequest.sameNames("timeZone")
+            ) {
+                _ = try await request.api.accounts.update(
+                    caller, with: .init(timeZone: request.form["timeZone"] ?? ""), logger: request.logger)
+                return request.redirect("/account", notice: "time-zone-changed")
+            }
+        }
+
         get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: "Delete your account") }
         post("/account/delete", .role(.user), on: router) { request in
             try await request.submitting("delete-account", title: "Delete your account", fieldNames: ConsoleRequest.sameNames("password", "confirm")) {
@@ -139,8 +153,11 @@ extension Console {
     static func accountValues(_ account: Account) -> [String: Any] {
         var values: [String: Any] = ["email": account.email, "createdAt": Wording.time(account.createdAt)]
         switch account.profile {
-        case .user(let fullName, let fiscalCode, let birthDate, let sex):
-            values["person"] = ["fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex == "F" ? "Female" : "Male"]
+        case .user(let fullName, let fiscalCode, let birthDate, let sex, let timeZone):
+            values["person"] = [
+                "fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex == "F" ? "Female" : "Male",
+                "timeZone": timeZone ?? "", "timeZoneUnknown": timeZone == nil,
+            ]
         case .thirdParty(let companyName, let vatNumber, let description):
             values["company"] = ["companyName": companyName, "vatNumber": vatNumber, "description": description ?? ""]
         case .auditor:

@@ -112,6 +112,7 @@ enum Wording {
         "blocked": "Company blocked: its pending requests were refused and it cannot send you new ones.",
         "unblocked": "Company unblocked.",
         "password-changed": "Password changed. Your other sessions were signed out.",
+        "time-zone-changed": "Time zone saved. Your days, charts and statistics now follow it.",
         "request-sent": "Request sent. You will see here when the person decides.",
         "cancelled": "Request cancelled.",
         "webhook-saved": "Webhook saved.",

@@ -50,8 +50,9 @@ public enum GroupRequestStore {
 
     // MARK: Evaluation
 
-    /// The sorted person numbers of everyone who matches: active people of the demographics whose mean of
-    /// each filter's type over the window lies within its bounds (all filters must hold).
+    /// The sorted person numbers of everyone who matches: active people of the demographics whose figure of
+    /// each filter's type over the window (mean reading, or mean daily total for a cumulative type: see
+    /// `RollupFigureSQL`) lies within its bounds (all filters must hold).
     public static func cohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
         on connection: PostgresConnection, logger: Logger
@@ -71,7 +72,7 @@ public enum GroupRequestStore {
                   AND (\(demographics.ageMax)::int IS NULL
                        OR u.birth_date > ((now() AT TIME ZONE 'UTC')::date - make_interval(years => \(demographics.ageMax)::int + 1))::date)
             ), means AS (
-                SELECT r.user_id, r.type, sum(r.sum) / sum(r.count) AS mean
+                SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r")) AS mean
                 FROM daily_rollups r
                 WHERE r.type = ANY(\(filters.map(\.type.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
                 GROUP BY r.user_id, r.type
@@ -242,15 +243,17 @@ public enum GroupRequestStore {
     // MARK: Results
 
     /// Per bucket and type: how many of the cohort's (remaining) people contributed, and the mean and
-    /// percentiles of their own bucket means. Cells under `k` people come back suppressed, figures null.
-    /// A day bucket is one rollup row per person already; weeks and months first average each person's days.
+    /// percentiles of their own figures for the bucket (`RollupFigureSQL`: for steps, each person's daily
+    /// total). Cells under `k` people come back suppressed, figures null. Buckets are each person's local
+    /// days, as their rollups are. A day bucket is one rollup row per person already; weeks and months first
+    /// combine each person's days.
     static func results(
         cohort: [Int32], types: [SampleType], bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, k: Int,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [GroupResultCell] {
         let perPerson = bucket == .day
-            ? "SELECT r.type, r.day AS start, r.sum / r.count AS mean"
-            : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, sum(r.sum) / sum(r.count) AS mean"
+            ? "SELECT r.type, r.day AS start, \(RollupFigureSQL.day("r")) AS mean"
+            : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r")) AS mean"
         let grouping = bucket == .day ? "" : "GROUP BY r.type, 2, r.user_id"
         let codes = types.map(\.code)
         let rows = try await connection.query(

@@ -43,7 +43,7 @@ extension BrokerAPI {
             ("birthDate", body.birthDate), ("sex", body.sex),
         ]
         let update = AccountService.ProfileUpdate(
-            fullName: body.fullName, companyName: body.companyName, description: body.description,
+            fullName: body.fullName, timeZone: body.timeZone, companyName: body.companyName, description: body.description,
             currentPassword: body.currentPassword, newPassword: body.newPassword,
             immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
         let account = try await accounts.update(principal, with: update, logger: logger)

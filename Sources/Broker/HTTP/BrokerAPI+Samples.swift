@@ -5,9 +5,11 @@ extension BrokerAPI {
     func uploadSamples(_ input: Operations.UploadSamples.Input) async throws -> Operations.UploadSamples.Output {
         let principal = try await caller(rateLimited: .uploads)
         let entries: [SampleBatch.Entry]
+        var timeZone: String?
         switch input.body {
         case .json(let upload):
             entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }
+            timeZone = upload.timeZone
         case .csv(let body):
             let text = try await String(collecting: body, upTo: jsonBodyLimit)
             switch SampleCSV.entries(from: text) {
@@ -15,7 +17,7 @@ extension BrokerAPI {
             case .failure(let error): throw error
             }
         }
-        let result = try await samples.upload(entries, by: principal, logger: logger)
+        let result = try await samples.upload(entries, timeZone: timeZone, by: principal, logger: logger)
         return .ok(.init(body: .json(.init(accepted: result.accepted, duplicates: result.duplicates))))
     }
 
@@ -37,9 +39,12 @@ extension BrokerAPI {
         return .ok(.init(body: .json(.init(
             _type: input.query._type,
             unit: type.unit,
+            aggregation: .init(rawValue: type.aggregation.rawValue) ?? .mean,
+            timeZone: statistics.timeZone,
             bucket: .init(rawValue: bucket.rawValue) ?? .day,
             own: statistics.own.map {
-                .init(start: $0.start.description, count: $0.count, mean: $0.mean, min: $0.min, max: $0.max)
+                .init(start: $0.start.description, count: $0.count, days: $0.days, mean: $0.mean, min: $0.min, max: $0.max,
+                      total: $0.total)
             },
             peers: .init(
                 group: statistics.group.name,

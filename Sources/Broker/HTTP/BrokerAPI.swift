@@ -80,7 +80,8 @@ extension Components.Schemas.Account {
             createdAt: account.createdAt,
             activatedAt: account.activatedAt)
         switch account.profile {
-        case .user(let fullName, let fiscalCode, let birthDate, let sex):
+        case .user(let fullName, let fiscalCode, let birthDate, let sex, let timeZone):
+            self.timeZone = timeZone
             self.fullName = fullName
             self.fiscalCode = fiscalCode
             self.birthDate = birthDate

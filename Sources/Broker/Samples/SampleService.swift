@@ -16,14 +16,23 @@ public struct SampleService: Sendable {
         self.groupMinCohort = groupMinCohort
     }
 
-    /// Validates the whole batch, then stores it in one transaction.
-    public func upload(_ entries: [SampleBatch.Entry], by principal: Principal, logger: Logger) async throws
-        -> SampleStore.IngestResult
+    /// Validates the whole batch, then stores it in one transaction. `timeZone` is the device's: adopted as
+    /// the person's when they have none yet, in the same transaction (so this batch already lands on local days).
+    public func upload(_ entries: [SampleBatch.Entry], timeZone: String? = nil, by principal: Principal, logger: Logger)
+        async throws -> SampleStore.IngestResult
     {
         guard principal.role == .user else { throw SampleError.notAUser }
         switch SampleBatch.validate(entries) {
-        case .failure(let error): throw error
-        case .success(let valid): return try await samples.ingest(valid, for: principal.accountID, logger: logger)
+        case .failure(var error):
+            if let timeZone, !TimeZoneName.isValid(timeZone), case .invalid(let errors) = error {
+                error = .invalid([FieldError(field: "timeZone", message: TimeZoneName.message)] + errors)
+            }
+            throw error
+        case .success(let valid):
+            if let timeZone, !TimeZoneName.isValid(timeZone) {
+                throw SampleError.invalid([FieldError(field: "timeZone", message: TimeZoneName.message)])
+            }
+            return try await samples.ingest(valid, for: principal.accountID, adoptingTimeZone: timeZone, logger: logger)
         }
     }
 
@@ -43,7 +52,10 @@ public struct SampleService: Sendable {
     /// The types the person has readings of in the default statistics window (the last 30 days).
     public func typesWithData(_ principal: Principal, logger: Logger) async throws -> [SampleType] {
         guard principal.role == .user else { throw SampleError.notAUser }
-        let today = CalendarDate.today
+        guard let account = try await accounts.account(id: principal.accountID, logger: logger),
+            case .user(_, _, _, _, let timeZone) = account.profile
+        else { throw SampleError.notAUser }
+        let today = CalendarDate(Date(), in: Self.zone(timeZone))
         return try await statistics.types(userID: principal.accountID, from: today.adding(days: -29), to: today, logger: logger)
     }
 
@@ -52,12 +64,15 @@ public struct SampleService: Sendable {
     ) async throws -> Statistics {
         guard principal.role == .user else { throw SampleError.notAUser }
         guard let account = try await accounts.account(id: principal.accountID, logger: logger),
-            case .user(_, _, let birthText, let sexText) = account.profile,
+            case .user(_, _, let birthText, let sexText, let timeZone) = account.profile,
             let birthDate = CalendarDate(iso: birthText), let sex = Sex(rawValue: sexText)
         else { throw SampleError.notAUser }
+        // The window's days are the person's (their rollups are); the age band is judged on the server's day,
+        // the same for everyone, as the band's birth dates are.
+        let zone = Self.zone(timeZone)
         let today = CalendarDate.today
         var errors: [FieldError] = []
-        let last = parseDay(to, field: "to", into: &errors) ?? today
+        let last = parseDay(to, field: "to", into: &errors) ?? CalendarDate(Date(), in: zone)
         let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
         if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
         if last.dayNumber - first.dayNumber > 3660 { errors.append(FieldError(field: "from", message: "the window may span at most ten years")) }
@@ -69,8 +84,13 @@ public struct SampleService: Sendable {
             minimumPeople: groupMinCohort, today: today, logger: logger)
         let (ownBuckets, peerResult) = try await (own, peers)
         return Statistics(
-            type: type, bucket: bucket, own: ownBuckets, group: group, peersAvailable: peerResult.available,
+            type: type, timeZone: timeZone ?? "UTC", bucket: bucket, own: ownBuckets, group: group, peersAvailable: peerResult.available,
             peerBuckets: peerResult.buckets)
+    }
+
+    /// The zone of a person's days: theirs, or UTC while it is not known.
+    static func zone(_ identifier: String?) -> TimeZone {
+        identifier.flatMap(TimeZone.init(identifier:)) ?? .utc
     }
 
     private func parseTime(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {

@@ -22,9 +22,16 @@ public struct SampleStore: Sendable {
     }
 
     /// Stores a batch in one transaction; a sample whose (type, at) is already stored is a duplicate.
-    public func ingest(_ samples: [Sample], for userID: UUID, logger: Logger) async throws -> IngestResult {
+    /// `adoptingTimeZone` becomes the person's time zone first if they have none (see `TimeZoneStore`).
+    public func ingest(_ samples: [Sample], for userID: UUID, adoptingTimeZone: String? = nil, logger: Logger)
+        async throws -> IngestResult
+    {
         try await client.withTransaction(logger: logger) { connection in
-            try await Self.ingest(samples, for: userID, on: connection, logger: logger)
+            if let adoptingTimeZone {
+                _ = try await TimeZoneStore.setTimeZone(
+                    adoptingTimeZone, for: userID, onlyIfUnknown: true, on: connection, logger: logger)
+            }
+            return try await Self.ingest(samples, for: userID, on: connection, logger: logger)
         }
     }
 
@@ -70,10 +77,15 @@ public struct SampleStore: Sendable {
                 SELECT \(userID), type, at, value, \(base) + row_number() OVER (ORDER BY ordinal) FROM batch
                 ON CONFLICT DO NOTHING
                 RETURNING type, at, value
+            ), zone AS (
+                SELECT time_zone FROM users WHERE account_id = \(userID)
             ), rolled_up AS (
+                -- The person's local day (sample_day, migration 0007); their zone cannot change meanwhile:
+                -- a change takes the arrival row lock this transaction holds.
                 INSERT INTO daily_rollups AS r (user_id, type, day, count, sum, sum_squares, min, max)
-                SELECT \(userID), type, (at AT TIME ZONE 'UTC')::date, count(*), sum(value), sum(value * value), min(value), max(value)
-                FROM inserted GROUP BY type, (at AT TIME ZONE 'UTC')::date
+                SELECT \(userID), type, sample_day(type, at, value, (SELECT time_zone FROM zone)),
+                       count(*), sum(value), sum(value * value), min(value), max(value)
+                FROM inserted GROUP BY type, 3
                 ON CONFLICT (user_id, type, day) DO UPDATE SET
                     count = r.count + excluded.count, sum = r.sum + excluded.sum,
                     sum_squares = r.sum_squares + excluded.sum_squares,

@@ -4,10 +4,16 @@ import Foundation
 public struct Statistics: Sendable, Equatable {
     public enum Bucket: String, Sendable, CaseIterable { case day, week, month }
 
+    /// The person's own figures for one bucket of their local days, under the type's aggregation: for a
+    /// daily-total type `mean`/`min`/`max` are over daily totals and `total` is the bucket's sum.
     public struct OwnBucket: Sendable, Equatable {
         public var start: CalendarDate
+        /// Samples in the bucket.
         public var count: Int
+        /// Days of the bucket with data.
+        public var days: Int
         public var mean, min, max: Double
+        public var total: Double?
     }
 
     public struct PeerBucket: Sendable, Equatable {
@@ -40,6 +46,8 @@ public struct Statistics: Sendable, Equatable {
     }
 
     public var type: SampleType
+    /// The zone of the days: the person's, or UTC while it is not known.
+    public var timeZone: String
     public var bucket: Bucket
     public var own: [OwnBucket]
     public var group: PeerGroup

@@ -26,16 +26,20 @@ public struct StatisticsStore: Sendable {
     ) async throws -> [Statistics.OwnBucket] {
         let rows = try await client.query(
             """
-            SELECT to_char(date_trunc(\(bucket.rawValue), day::timestamp), 'YYYY-MM-DD'),
-                   sum(count)::int8, sum(sum) / sum(count), min(min), max(max)
-            FROM daily_rollups
-            WHERE user_id = \(userID) AND type = \(type.code) AND day BETWEEN \(from.description)::date AND \(to.description)::date
+            SELECT to_char(date_trunc(\(bucket.rawValue), r.day::timestamp), 'YYYY-MM-DD'),
+                   sum(r.count)::int8, count(*)::int8, \(unescaped: RollupFigureSQL.bucket("r")),
+                   \(unescaped: RollupFigureSQL.minimum("r")), \(unescaped: RollupFigureSQL.maximum("r")), sum(r.sum)
+            FROM daily_rollups r
+            WHERE r.user_id = \(userID) AND r.type = \(type.code)
+              AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
             GROUP BY 1 ORDER BY 1
             """, logger: logger)
         var buckets: [Statistics.OwnBucket] = []
-        for try await (start, count, mean, min, max) in rows.decode((String, Int64, Double, Double, Double).self) {
+        for try await (start, count, days, mean, min, max, total) in rows.decode((String, Int64, Int64, Double, Double, Double, Double).self) {
             guard let date = CalendarDate(iso: start) else { continue }
-            buckets.append(.init(start: date, count: Int(count), mean: mean, min: min, max: max))
+            buckets.append(.init(
+                start: date, count: Int(count), days: Int(days), mean: mean, min: min, max: max,
+                total: type.aggregation == .dailyTotal ? total : nil))
         }
         return buckets
     }
@@ -60,10 +64,12 @@ public struct StatisticsStore: Sendable {
         // A band is a small part of the population: each peer's rows are fetched by primary key (user, type,
         // day) rather than scanning everyone's rows of this type. Day buckets are rollup rows already (one per
         // person and day), so only weeks and months are grouped again. Measured in bench/README.md.
+        // Each peer's own figure for the bucket (their daily total, or mean daily total, for steps).
         let perPerson = switch bucket {
-        case .day: "SELECT r.day AS start, p.account_id AS user_id, r.sum / r.count AS mean"
-        case .week: "SELECT date_trunc('week', r.day::timestamp)::date AS start, p.account_id AS user_id, sum(r.sum) / sum(r.count) AS mean"
-        case .month: "SELECT date_trunc('month', r.day::timestamp)::date AS start, p.account_id AS user_id, sum(r.sum) / sum(r.count) AS mean"
+        case .day: "SELECT r.day AS start, p.account_id AS user_id, \(RollupFigureSQL.day("r")) AS mean"
+        case .week, .month:
+            "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, p.account_id AS user_id, "
+                + "\(RollupFigureSQL.bucket("r")) AS mean"
         }
         let grouping = bucket == .day ? "" : "GROUP BY 1, 2"
         let rows = try await client.query(
@@ -81,7 +87,7 @@ public struct StatisticsStore: Sendable {
             ), per_person AS (
                 \(unescaped: perPerson)
                 FROM peers p CROSS JOIN LATERAL (
-                    SELECT day, sum, count FROM daily_rollups
+                    SELECT type, day, sum, count FROM daily_rollups
                     WHERE user_id = p.account_id AND type = \(type.code)
                       AND day BETWEEN \(from.description)::date AND \(to.description)::date
                 ) r

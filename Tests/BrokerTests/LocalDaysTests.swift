@@ -1,0 +1,311 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
+import Testing
+
+@testable import Broker
+
+/// Real phones' data: many records a day of cumulative types, summed per person and *local* day; sleep
+/// on the day it ends; time zones from the phone and the profile. Every expected figure is computed here,
+/// with Foundation's calendar, independently of the server's SQL.
+@Suite("Local days and daily totals")
+struct LocalDaysTests {
+    typealias Triple = (type: String, value: Double, at: String)
+
+    static let rome = TimeZone(identifier: "Europe/Rome")!
+    static let newYork = TimeZone(identifier: "America/New_York")!
+
+    /// RFC 3339 text of `date` with the UTC offset `zone` has at that moment (as a phone writes it).
+    static func text(_ date: Date, offsetOf zone: TimeZone) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    static func localDay(_ date: Date, in zone: TimeZone) -> String { CalendarDate(date, in: zone).description }
+
+    /// A local wall-clock time in Rome.
+    static func romeTime(_ day: String, _ hour: Int, _ minute: Int) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = rome
+        let date = CalendarDate(iso: day)!
+        return calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day, hour: hour, minute: minute))!
+    }
+
+    /// Step records as an iPhone writes them: tens a day, a few minutes each, at uneven times including
+    /// minutes after local midnight and before the next (which UTC days would put on the wrong day),
+    /// across the end of daylight saving time (25 October 2026 in Rome). Offsets vary: most are Rome's
+    /// offset of the moment, some UTC (`Z`), some a traveller's New York offset — the same instants.
+    static func stepRecords(days: [String], seed: UInt64) -> [(value: Double, at: Date, text: String)] {
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var records: [(Double, Date, String)] = []
+        for (index, day) in days.enumerated() {
+            var minutes = Set([5, 23 * 60 + 55])  // 00:05 and 23:55 local
+            while minutes.count < 30 + index { minutes.insert(6 * 60 + next(17 * 60)) }
+            for minute in minutes.sorted() {
+                let at = romeTime(day, minute / 60, minute % 60)
+                let value = Double(20 + next(400))
+                let text = switch next(5) {
+                case 0: Self.text(at, offsetOf: TimeZone(identifier: "UTC")!)
+                case 1: Self.text(at, offsetOf: newYork)
+                default: Self.text(at, offsetOf: rome)
+                }
+                records.append((value, at, text))
+            }
+        }
+        return records
+    }
+
+    static let dstDays = ["2026-10-22", "2026-10-23", "2026-10-24", "2026-10-25", "2026-10-26", "2026-10-27", "2026-10-28"]
+
+    static func totals(_ records: [(value: Double, at: Date, text: String)], in zone: TimeZone) -> [String: Double] {
+        records.reduce(into: [:]) { $0[localDay($1.at, in: zone), default: 0] += $1.value }
+    }
+
+    struct Bucket {
+        var start: String
+        var count: Int
+        var days: Int
+        var mean, min, max: Double
+        var total: Double?
+    }
+
+    static func statistics(_ harness: TestHarness, _ token: String, _ query: String) async throws -> (body: [String: Any], own: [Bucket]) {
+        let response = try await harness.request(.get, "/v1/me/statistics?\(query)", token: token)
+        try #require(response.status == .ok, "statistics answered \(response.status): \(harness.text(response))")
+        let body = try harness.object(response)
+        let own = (body["own"] as? [[String: Any]] ?? []).map {
+            Bucket(start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, days: $0["days"] as? Int ?? -1,
+                   mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, min: ($0["min"] as? NSNumber)?.doubleValue ?? .nan,
+                   max: ($0["max"] as? NSNumber)?.doubleValue ?? .nan, total: ($0["total"] as? NSNumber)?.doubleValue)
+        }
+        return (body, own)
+    }
+
+    static func uploadJSON(_ samples: [Triple], timeZone: String?) -> String {
+        let items = samples.map { #"{"type":"\#($0.type)","value":\#($0.value),"at":"\#($0.at)"}"# }
+        return "{" + (timeZone.map { #""timeZone":"\#($0)","# } ?? "") + #""samples":["# + items.joined(separator: ",") + "]}"
+    }
+
+    static func upload(_ harness: TestHarness, _ token: String, _ samples: [Triple], timeZone: String? = nil) async throws {
+        let response = try await harness.request(.post, "/v1/me/samples", json: uploadJSON(samples, timeZone: timeZone), token: token)
+        try #require(response.status == .ok, "upload answered \(response.status): \(harness.text(response))")
+    }
+
+    static func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 1e-6 * max(1, abs(b)) }
+
+    @Test("steps are summed per local day across offsets and a DST change; the phone's zone is adopted")
+    func dailyTotalsOnLocalDays() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let records = Self.stepRecords(days: Self.dstDays, seed: 7)
+            try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) }, timeZone: "Europe/Rome")
+            let me = try harness.object(try await harness.request(.get, "/v1/me", token: token))
+            #expect(me["timeZone"] as? String == "Europe/Rome")
+
+            let expected = Self.totals(records, in: Self.rome)
+            let (body, own) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=day")
+            #expect(body["aggregation"] as? String == "daily_total")
+            #expect(body["timeZone"] as? String == "Europe/Rome")
+            #expect(own.map(\.start) == Self.dstDays)
+            for bucket in own {
+                let total = try #require(expected[bucket.start])
+                #expect(Self.close(bucket.mean, total), "\(bucket.start): mean \(bucket.mean), expected the day's total \(total)")
+                #expect(bucket.total.map { Self.close($0, total) } == true)
+                #expect(bucket.min == bucket.mean && bucket.max == bucket.mean && bucket.days == 1)
+            }
+            // The same records on UTC days would differ: the test data really straddles local midnights.
+            #expect(Self.totals(records, in: TimeZone(identifier: "UTC")!) != expected)
+
+            // Weeks start on Monday: 19–25 and 26 October hold four and three of the days.
+            let (_, weeks) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=week")
+            #expect(weeks.map(\.start) == ["2026-10-19", "2026-10-26"])
+            for (week, days) in zip(weeks, [Array(Self.dstDays[0..<4]), Array(Self.dstDays[4...])]) {
+                let dailyTotals = days.map { expected[$0]! }
+                #expect(Self.close(week.mean, dailyTotals.reduce(0, +) / Double(dailyTotals.count)), "\(week.start)")
+                #expect(week.min == dailyTotals.min() && week.max == dailyTotals.max() && week.days == days.count)
+                #expect(week.total.map { Self.close($0, dailyTotals.reduce(0, +)) } == true)
+            }
+        }
+    }
+
+    @Test("a night's sleep counts for the day it ends; readings are still averaged")
+    func sleepCountsForTheWakeUpDay() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let bedtime = Self.romeTime("2026-10-24", 23, 30)  // the night the clocks go back: 8.5 h until 07:00
+            let nap = Self.romeTime("2026-10-25", 14, 0)
+            let samples: [Triple] = [
+                ("sleeping_hours", 8.5, Self.text(bedtime, offsetOf: Self.rome)),
+                ("sleeping_hours", 0.75, Self.text(nap, offsetOf: Self.rome)),
+                ("heart_rate", 50, Self.text(Self.romeTime("2026-10-25", 0, 30), offsetOf: Self.rome)),
+                ("heart_rate", 70, Self.text(Self.romeTime("2026-10-25", 23, 30), offsetOf: Self.rome)),
+            ]
+            try await Self.upload(harness, token, samples, timeZone: "Europe/Rome")
+            let (sleepBody, sleep) = try await Self.statistics(harness, token, "type=sleeping_hours&from=2026-10-23&to=2026-10-27")
+            #expect(sleepBody["aggregation"] as? String == "daily_total")
+            #expect(sleep.map(\.start) == ["2026-10-25"])
+            #expect(sleep.first.map { Self.close($0.mean, 9.25) } == true)
+            let (heartBody, heart) = try await Self.statistics(harness, token, "type=heart_rate&from=2026-10-23&to=2026-10-27")
+            #expect(heartBody["aggregation"] as? String == "mean")
+            #expect(heart.count == 1 && heart.first?.start == "2026-10-25")
+            #expect(heart.first.map { $0.mean == 60 && $0.min == 50 && $0.max == 70 && $0.count == 2 && $0.total == nil } == true)
+        }
+    }
+
+    @Test("changing the profile's time zone moves every day; a bad zone changes nothing")
+    func changingTheTimeZoneMovesTheDays() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let records = Self.stepRecords(days: Self.dstDays, seed: 11)
+            // No zone known yet: UTC days.
+            try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) })
+            let (utcBody, utc) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
+            #expect(utcBody["timeZone"] as? String == "UTC")
+            let utcTotals = Self.totals(records, in: TimeZone(identifier: "UTC")!)
+            #expect(utc.allSatisfy { Self.close($0.mean, utcTotals[$0.start] ?? -1) })
+
+            for bad in ["Mars/Olympus_Mons", "+01:00", "CET ", ""] {
+                let response = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"\#(bad)"}"#, token: token)
+                #expect(response.status == .unprocessableContent, "\(bad)")
+                #expect(try harness.errorFields(response) == ["timeZone"])
+            }
+            let company = try await harness.activeCompany()
+            let notForCompany = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"Europe/Rome"}"#, token: company)
+            #expect(notForCompany.status == .unprocessableContent)
+
+            // A phone's zone does not override one already chosen… (none yet here, so the upload sets it)
+            let changed = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"America/New_York"}"#, token: token)
+            #expect(changed.status == .ok)
+            #expect(try harness.object(changed)["timeZone"] as? String == "America/New_York")
+            let newYorkTotals = Self.totals(records, in: Self.newYork)
+            let (_, moved) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
+            #expect(Dictionary(uniqueKeysWithValues: moved.map { ($0.start, $0.mean) }).mapValues { ($0 * 1000).rounded() }
+                    == newYorkTotals.mapValues { ($0 * 1000).rounded() })
+
+            // …and an upload naming another zone leaves the chosen one alone.
+            try await Self.upload(harness, token, [("step_count", 10, "2026-10-29T12:00:00Z")], timeZone: "Europe/Rome")
+            let me = try harness.object(try await harness.request(.get, "/v1/me", token: token))
+            #expect(me["timeZone"] as? String == "America/New_York")
+        }
+    }
+
+    @Test("an upload naming an invalid time zone is refused whole")
+    func invalidUploadZoneStoresNothing() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let response = try await harness.request(
+                .post, "/v1/me/samples", json: Self.uploadJSON([("step_count", 100, "2026-10-29T12:00:00Z")], timeZone: "Europe/Atlantis"),
+                token: token)
+            #expect(response.status == .unprocessableContent)
+            #expect(try harness.errorFields(response) == ["timeZone"])
+            let id = try await harness.accountID(token)
+            #expect(try await harness.int("SELECT count(*) FROM samples WHERE user_id = '\(id)'") == 0)
+            #expect(try await harness.int("SELECT count(*) FROM users WHERE account_id = '\(id)' AND time_zone IS NOT NULL") == 0)
+        }
+    }
+
+    @Test("group filters and cells use each person's daily totals, not the mean of a record")
+    func groupCellsAreDistributionsOfDailyTotals() async throws {
+        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+            // Six people walking 30+ short records a day, whole days in Rome; record means are about 200 steps.
+            var expectedTotals: [[String: Double]] = []
+            for person in 0..<6 {
+                let token = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
+                let records = Self.stepRecords(days: Array(Self.dstDays[0..<3]), seed: UInt64(100 + person))
+                try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) }, timeZone: "Europe/Rome")
+                expectedTotals.append(Self.totals(records, in: Self.rome))
+            }
+            let company = try await harness.activeCompany()
+            let body = #"{"types":["step_count"],"filters":[{"type":"step_count","min":4000}],"demographics":{},"#
+                + #""window":{"from":"2026-10-22","to":"2026-10-24"},"bucket":"day","purpose":"Study"}"#
+            let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
+            // Everyone's mean daily total is several thousand: a per-record mean (~200) would match no one.
+            try #require(created.status == .created, "create answered \(created.status): \(harness.text(created))")
+            let id = try #require(try harness.object(created)["id"] as? String)
+            let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+            let cells = GroupRequestTests.released(results)
+            #expect(cells.map { $0["bucketStart"] as? String } == Array(Self.dstDays[0..<3]))
+            for cell in cells {
+                let day = try #require(cell["bucketStart"] as? String)
+                let totals = expectedTotals.map { $0[day]! }
+                #expect(cell["people"] as? Int == 6)
+                let mean = try #require((cell["mean"] as? NSNumber)?.doubleValue)
+                #expect(Self.close(mean, totals.reduce(0, +) / 6), "\(day): \(mean)")
+                let median = try #require((cell["p50"] as? NSNumber)?.doubleValue)
+                #expect(Self.close(median, StatisticsTests.percentileCont(0.5, totals)))
+            }
+        }
+    }
+
+    @Test("migration 0007 moves stored sleep to its wake-up day and leaves other rollups alone")
+    func migrationMovesSleep() async throws {
+        let all = try Migration.bundled()
+        try await TestDatabase.withEmptyDatabase { url in
+            try await TestDatabase.withClient(url) { client in
+                let logger = TestDatabase.logger
+                _ = try await Migrator(client: client, migrations: all.filter { $0.version <= 6 }, logger: logger).migrate()
+                let id = UUID()
+                try await client.query(
+                    "INSERT INTO accounts (id, role, email, status) VALUES (\(id), 'user', 'sleeper@example.com', 'active')", logger: logger)
+                try await client.query(
+                    """
+                    INSERT INTO users (account_id, fiscal_code, full_name, birth_date, sex)
+                    VALUES (\(id), 'RSSMRA90A41F205X', 'Sleeper', '1990-01-01', 'F')
+                    """, logger: logger)
+                // As 0006's ingest left them: rollups on the UTC day of `at`.
+                try await client.query(
+                    """
+                    INSERT INTO samples (user_id, type, at, value, arrival) VALUES
+                        (\(id), 9, '2026-10-24T22:00:00Z', 8, 1), (\(id), 1, '2026-10-24T22:00:00Z', 60, 2)
+                    """, logger: logger)
+                try await client.query(
+                    """
+                    INSERT INTO daily_rollups (user_id, type, day, count, sum, sum_squares, min, max) VALUES
+                        (\(id), 9, '2026-10-24', 1, 8, 64, 8, 8), (\(id), 1, '2026-10-24', 1, 60, 3600, 60, 60)
+                    """, logger: logger)
+                _ = try await Migrator(client: client, migrations: all, logger: logger).migrate()
+                let rows = try await client.query(
+                    "SELECT type, to_char(day, 'YYYY-MM-DD'), sum FROM daily_rollups WHERE user_id = \(id) ORDER BY type", logger: logger
+                ).collect().map { try $0.decode((Int16, String, Double).self) }
+                #expect(rows.map(\.0) == [1, 9])
+                #expect(rows.map(\.1) == ["2026-10-24", "2026-10-25"])
+                #expect(rows.map(\.2) == [60, 8])
+            }
+        }
+    }
+
+    @Test("the new vital types are accepted within their ranges and refused outside them")
+    func newTypes() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let valid: [Triple] = [
+                ("body_temperature", 36.8, "2026-10-29T08:00:00Z"), ("respiratory_rate", 14, "2026-10-29T08:00:00Z"),
+                ("resting_heart_rate", 58, "2026-10-29T08:00:00Z"), ("heart_rate_variability", 42.5, "2026-10-29T08:00:00Z"),
+                ("blood_glucose", 5.4, "2026-10-29T08:00:00Z"), ("vo2_max", 41.2, "2026-10-29T08:00:00Z"),
+            ]
+            try await Self.upload(harness, token, valid)
+            for (type, value, _) in valid {
+                let (body, own) = try await Self.statistics(harness, token, "type=\(type)&from=2026-10-29&to=2026-10-29")
+                #expect(body["aggregation"] as? String == "mean", "\(type)")
+                #expect(own.first?.mean == value, "\(type)")
+            }
+            let invalid: [Triple] = [
+                ("body_temperature", 98.6, "2026-10-29T09:00:00Z"),  // °F sent as °C
+                ("blood_glucose", 99, "2026-10-29T09:00:00Z"),  // mg/dL sent as mmol/L
+                ("heart_rate_variability", 0, "2026-10-29T09:00:00Z"),
+            ]
+            let response = try await harness.upload(invalid, token: token)
+            #expect(response.status == .unprocessableContent)
+            #expect(try harness.errorFields(response) == ["samples[0].value", "samples[1].value", "samples[2].value"])
+            #expect(harness.text(response).contains("30–45 °C for body_temperature"))
+            #expect(harness.text(response).contains("1–50 mmol/L for blood_glucose"))
+        }
+    }
+}
