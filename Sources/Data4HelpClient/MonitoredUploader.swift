@@ -181,7 +181,11 @@ public actor MonitoredUploader {
 
     private func upload(_ batch: [SOSSample]) async throws -> Outcome {
         let transcoder = RFC3339FractionalDateTranscoder()
+        // The device's zone, so the server can put the person's data on their local days until they choose
+        // one in their profile; only a real IANA name (the server refuses the rest, and the whole batch with it).
+        let zone = TimeZone.current.identifier
         let body = Components.Schemas.SampleUpload(
+            timeZone: TimeZone.knownTimeZoneIdentifiers.contains(zone) ? zone : nil,
             samples: try batch.map { .init(_type: $0.type.rawValue, value: $0.value, at: try transcoder.encode($0.at)) })
         var backoff = options.initialBackoff
         for attempt in 1...max(1, options.attempts) {

@@ -244,6 +244,43 @@ struct LocalDaysTests {
         }
     }
 
+    @Test("peer statistics compare daily totals: each peer's total for the day, and mean daily total for a week")
+    func peersCompareDailyTotals() async throws {
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+            let token = try await harness.activeUser(StatisticsTests.caller())
+            var peerTotals: [[String: Double]] = []
+            for (index, birth) in StatisticsTests.peerBirthDates.prefix(3).enumerated() {
+                let id = try #require(UUID(uuidString: try await harness.insertPerson(birthDate: birth, sex: "F")))
+                _ = try await harness.sql("UPDATE users SET time_zone = 'Europe/Rome' WHERE account_id = '\(id)'")
+                let records = Self.stepRecords(days: Self.dstDays, seed: UInt64(200 + index))
+                try await TestDatabase.withClient(harness.databaseURL) { client in
+                    _ = try await SampleStore(client: client).ingest(
+                        records.map { Sample(type: .stepCount, value: $0.value, at: $0.at) }, for: id, logger: TestDatabase.logger)
+                }
+                peerTotals.append(Self.totals(records, in: Self.rome))
+            }
+            try await Self.upload(harness, token, [("step_count", 5, "2026-10-22T12:00:00Z")], timeZone: "Europe/Rome")
+            for bucket in ["day", "week"] {
+                let response = try await harness.request(
+                    .get, "/v1/me/statistics?type=step_count&from=2026-10-22&to=2026-10-28&bucket=\(bucket)", token: token)
+                let peers = try #require(try harness.object(response)["peers"] as? [String: Any])
+                let buckets = try #require(peers["buckets"] as? [[String: Any]])
+                #expect(peers["available"] as? Bool == true)
+                for peerBucket in buckets {
+                    let start = try #require(peerBucket["start"] as? String)
+                    let days = bucket == "day" ? [start] : Self.dstDays.filter { day in
+                        CalendarDate(iso: day)!.dayNumber - CalendarDate(iso: start)!.dayNumber < 7 && day >= start
+                    }
+                    let figures = peerTotals.map { totals in days.map { totals[$0]! }.reduce(0, +) / Double(days.count) }
+                    let median = try #require((peerBucket["p50"] as? NSNumber)?.doubleValue)
+                    #expect(Self.close(median, StatisticsTests.percentileCont(0.5, figures)), "\(bucket) \(start)")
+                    #expect(peerBucket["people"] as? Int == 3)
+                }
+                #expect(buckets.count == (bucket == "day" ? 7 : 2))
+            }
+        }
+    }
+
     @Test("migration 0007 moves stored sleep to its wake-up day and leaves other rollups alone")
     func migrationMovesSleep() async throws {
         let all = try Migration.bundled()
