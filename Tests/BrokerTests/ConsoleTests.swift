@@ -108,6 +108,27 @@ struct ConsoleTests {
         }
     }
 
+    @Test("a person sets their time zone on the account page; a bad one is named next to the field and changes nothing")
+    func timeZoneForm() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let browser = try await ConsoleBrowser.person(harness, parties)
+            try await browser.get("/account")
+            #expect(browser.lastPage.contains("Not set: days are UTC days"))
+            let bad = try await browser.post("/account/time-zone", [("timeZone", "Europe/Atlantis")])
+            #expect(bad.status == .unprocessableContent)
+            #expect(browser.lastPage.contains(#"id="timeZone-error""#))
+            #expect(try await harness.int("SELECT count(*) FROM users WHERE time_zone IS NOT NULL") == 0)
+            try await browser.get("/account")
+            let good = try await browser.post("/account/time-zone", [("timeZone", "Europe/Rome")])
+            #expect(good.status == .seeOther || good.status == .found)
+            try await browser.get("/account")
+            #expect(browser.lastPage.contains(#"<dd id="time-zone">Europe/Rome</dd>"#))
+            let me = try harness.object(try await harness.request(.get, "/v1/me", token: parties.person))
+            #expect(me["timeZone"] as? String == "Europe/Rome")
+        }
+    }
+
     @Test("an invalid registration re-renders the form with 422, the error next to its field, the password not echoed")
     func invalidForm() async throws {
         try await TestHarness.run { harness in
