@@ -333,6 +333,14 @@ struct LocalDaysTests {
                 #expect(body["aggregation"] as? String == "mean", "\(type)")
                 #expect(own.first?.mean == value, "\(type)")
             }
+            // A single request for two of them releases exactly those, as stored.
+            let parties = try await harness.requestParties()
+            try await Self.upload(harness, parties.person, valid)
+            let id = try await harness.acceptedRequestID(parties, types: ["body_temperature", "blood_glucose"])
+            let released = try await harness.download(id, token: parties.company)
+            #expect(released.items.map(\.type).sorted() == ["blood_glucose", "body_temperature"])
+            #expect(released.items.map(\.value).sorted() == [5.4, 36.8])
+
             let invalid: [Triple] = [
                 ("body_temperature", 98.6, "2026-10-29T09:00:00Z"),  // °F sent as °C
                 ("blood_glucose", 99, "2026-10-29T09:00:00Z"),  // mg/dL sent as mmol/L
