@@ -50,7 +50,7 @@ public enum SOSSampleType: String, CaseIterable, Sendable, Codable {
 
     /// The values a working sensor can report (the server's accepted ranges). A reading outside them is a
     /// sensor fault, not a patient in danger, so the monitor ignores it rather than counting it as a breach.
-    var plausibleRange: ClosedRange<Double> {
+    public var plausibleRange: ClosedRange<Double> {
         switch self {
         case .heartRate: 20...300
         case .systolicPressure: 40...300
