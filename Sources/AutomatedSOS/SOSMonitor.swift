@@ -46,12 +46,16 @@ public struct SOSMonitor: Sendable {
     /// Per type, how far behind the newest reading a late one is still considered.
     private let staleAfter: ContiguousArray<Double>
 
-    /// Steps per minute in a ring of minute buckets, enough to cover the activity window.
-    private let stepBucketCount: Int
-    private var stepMinutes: ContiguousArray<Int64>
-    private var stepTotals: ContiguousArray<Double>
+    /// Steps and active energy per minute, each in a ring of minute buckets covering the activity window.
+    private var steps: MinuteTotals
+    private var energy: MinuteTotals
     private let activityMinutes: Int64
-    private let activityThreshold: Double
+    private let stepThreshold: Double
+    private let energyThreshold: Double
+    /// The last few workouts (start, end + recovery) as seconds; a fixed number of slots, oldest replaced.
+    private var workoutStarts: ContiguousArray<Double>
+    private var workoutEnds: ContiguousArray<Double>
+    private let workoutRecovery: Double
 
     public init(policy: SOSPolicy = .default, age: Int) {
         self.policy = policy
@@ -83,11 +87,16 @@ public struct SOSMonitor: Sendable {
         values = ContiguousArray(repeating: 0, count: SOSSampleType.count * capacity)
         counts = ContiguousArray(repeating: 0, count: SOSSampleType.count)
         newest = ContiguousArray(repeating: -.infinity, count: SOSSampleType.count)
-        activityMinutes = Int64(max(1, (policy.activity.window / 60).rounded(.up)))
-        activityThreshold = policy.activity.stepThreshold
-        stepBucketCount = Int(activityMinutes) + 2
-        stepMinutes = ContiguousArray(repeating: .min, count: stepBucketCount)
-        stepTotals = ContiguousArray(repeating: 0, count: stepBucketCount)
+        let activity = policy.activity
+        activityMinutes = Int64(max(1, (activity.window / 60).rounded(.up)))
+        stepThreshold = activity.stepThreshold
+        // A rate over the whole window, as a total: more than `rate × minutes` kcal in the window.
+        energyThreshold = activity.activeEnergyPerMinute * Double(activityMinutes)
+        steps = MinuteTotals(minutes: Int(activityMinutes) + 2)
+        energy = MinuteTotals(minutes: Int(activityMinutes) + 2)
+        workoutStarts = ContiguousArray(repeating: .infinity, count: 4)
+        workoutEnds = ContiguousArray(repeating: -.infinity, count: 4)
+        workoutRecovery = max(0, activity.workoutRecovery)
     }
 
     /// Takes one sample and returns the alerts it completes (usually none). Allocates only when it alerts.
@@ -103,7 +112,8 @@ public struct SOSMonitor: Sendable {
         guard value.isFinite, sample.type.plausibleRange.contains(value) else { return }
         let t = sample.at.timeIntervalSinceReferenceDate
         let type = sample.type.index
-        if sample.type == .stepCount { recordSteps(value, at: t) }
+        if sample.type == .stepCount { steps.add(value, at: t) }
+        if sample.type == .activeEnergyBurned { energy.add(value, at: t) }
 
         // Stale: too far behind what this type has already reported.
         if t < newest[type] - staleAfter[type] { return }
@@ -172,32 +182,73 @@ public struct SOSMonitor: Sendable {
         guard persists else { return nil }
         let t = times[base + position]
         if abs(t - rule.lastAlertAt) < rule.cooldown { return nil }
-        if rule.suppressedWhileActive, steps(before: t) > activityThreshold { return nil }
+        if rule.suppressedWhileActive, isActive(at: t) { return nil }
         rules[index].lastAlertAt = t
         return SOSAlert(
             rule: rule.id, type: sample.type, comparison: rule.comparison, threshold: rule.threshold,
             value: sample.value, at: sample.at)
     }
 
-    private mutating func recordSteps(_ steps: Double, at t: Double) {
-        let minute = Int64((t / 60).rounded(.down))
-        let bucket = Int(((minute % Int64(stepBucketCount)) + Int64(stepBucketCount)) % Int64(stepBucketCount))
-        if stepMinutes[bucket] == minute {
-            stepTotals[bucket] += steps
-        } else if stepMinutes[bucket] < minute {
-            stepMinutes[bucket] = minute
-            stepTotals[bucket] = steps
+    /// Takes a workout: rules suppressed while active stay quiet from its start to the end of its recovery.
+    /// A workout with the start of one already known extends it (an app sends a workout in progress again as
+    /// it goes on). An implausible duration (none, or over a day) is a recording error and ignored.
+    public mutating func record(_ workout: SOSWorkout) {
+        guard workout.duration.isFinite, SOSWorkout.plausibleDuration.contains(workout.duration) else { return }
+        let start = workout.start.timeIntervalSinceReferenceDate
+        let end = start + workout.duration + workoutRecovery
+        var slot = 0
+        if let same = workoutStarts.firstIndex(of: start) {
+            slot = same
+            workoutEnds[slot] = max(workoutEnds[slot], end)
+            return
         }
-        // Else the bucket already holds a later minute: the steps are too old to matter for activity.
+        // Replace the workout that ended first (an empty slot ends at -infinity).
+        for i in workoutEnds.indices where workoutEnds[i] < workoutEnds[slot] { slot = i }
+        guard end > workoutEnds[slot] else { return }
+        workoutStarts[slot] = start
+        workoutEnds[slot] = end
     }
 
-    /// Steps recorded in the activity window before `t` (whole minutes, including the minute of `t`).
-    private func steps(before t: Double) -> Double {
+    /// Whether the person counts as active at `t`: steps or active energy in the window before it above the
+    /// policy's thresholds, or inside a workout or its recovery.
+    private func isActive(at t: Double) -> Bool {
+        if steps.total(endingAt: t, minutes: activityMinutes) > stepThreshold { return true }
+        if energy.total(endingAt: t, minutes: activityMinutes) > energyThreshold { return true }
+        for i in workoutStarts.indices where workoutStarts[i] <= t && t <= workoutEnds[i] { return true }
+        return false
+    }
+}
+
+/// Totals per minute in a ring of buckets: constant memory, no allocation after creation.
+private struct MinuteTotals: Sendable {
+    private var stamps: ContiguousArray<Int64>
+    private var totals: ContiguousArray<Double>
+
+    init(minutes: Int) {
+        stamps = ContiguousArray(repeating: .min, count: minutes)
+        totals = ContiguousArray(repeating: 0, count: minutes)
+    }
+
+    mutating func add(_ value: Double, at t: Double) {
+        let minute = Int64((t / 60).rounded(.down))
+        let count = Int64(stamps.count)
+        let bucket = Int(((minute % count) + count) % count)
+        if stamps[bucket] == minute {
+            totals[bucket] += value
+        } else if stamps[bucket] < minute {
+            stamps[bucket] = minute
+            totals[bucket] = value
+        }
+        // Else the bucket already holds a later minute: the value is too old to matter for activity.
+    }
+
+    /// The total of the `minutes` whole minutes before `t` and the minute of `t`.
+    func total(endingAt t: Double, minutes: Int64) -> Double {
         let minute = Int64((t / 60).rounded(.down))
         var total = 0.0
-        for bucket in 0..<stepBucketCount {
-            let stamp = stepMinutes[bucket]
-            if stamp <= minute, stamp >= minute - activityMinutes { total += stepTotals[bucket] }
+        for bucket in stamps.indices {
+            let stamp = stamps[bucket]
+            if stamp <= minute, stamp >= minute - minutes { total += totals[bucket] }
         }
         return total
     }

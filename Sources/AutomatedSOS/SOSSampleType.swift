@@ -16,6 +16,12 @@ public enum SOSSampleType: String, CaseIterable, Sendable, Codable {
     case sleepingHours = "sleeping_hours"
     case weight
     case height
+    case bodyTemperature = "body_temperature"
+    case respiratoryRate = "respiratory_rate"
+    case restingHeartRate = "resting_heart_rate"
+    case heartRateVariability = "heart_rate_variability"
+    case bloodGlucose = "blood_glucose"
+    case vo2Max = "vo2_max"
 
     /// A dense index, so the monitor keeps its per-type state in fixed-size arrays instead of dictionaries.
     var index: Int {
@@ -31,14 +37,20 @@ public enum SOSSampleType: String, CaseIterable, Sendable, Codable {
         case .sleepingHours: 8
         case .weight: 9
         case .height: 10
+        case .bodyTemperature: 11
+        case .respiratoryRate: 12
+        case .restingHeartRate: 13
+        case .heartRateVariability: 14
+        case .bloodGlucose: 15
+        case .vo2Max: 16
         }
     }
 
-    static let count = 11
+    static let count = 17
 
     /// The values a working sensor can report (the server's accepted ranges). A reading outside them is a
     /// sensor fault, not a patient in danger, so the monitor ignores it rather than counting it as a breach.
-    var plausibleRange: ClosedRange<Double> {
+    public var plausibleRange: ClosedRange<Double> {
         switch self {
         case .heartRate: 20...300
         case .systolicPressure: 40...300
@@ -50,6 +62,18 @@ public enum SOSSampleType: String, CaseIterable, Sendable, Codable {
         case .standingHours, .sleepingHours: 0...24
         case .weight: 1...500
         case .height: 30...280
+        // °C: below 30 or above 45 no one is measuring a living person's temperature.
+        case .bodyTemperature: 30...45
+        // breaths/min
+        case .respiratoryRate: 4...70
+        // beats/min
+        case .restingHeartRate: 20...200
+        // ms SDNN, as watches report it
+        case .heartRateVariability: 1...500
+        // mmol/L: the lowest a meter reads to beyond any survivable level
+        case .bloodGlucose: 1...50
+        // mL/(kg·min)
+        case .vo2Max: 5...100
         }
     }
 }

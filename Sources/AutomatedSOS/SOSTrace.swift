@@ -1,7 +1,10 @@
 import Foundation
 
 /// A recorded sequence of readings as CSV with the header `type,value,at` (the server's upload format),
-/// kept in the order of the file, which is the order of delivery.
+/// kept in the order of the file, which is the order of delivery. Besides the sample types, a line may be
+/// a workout: `workout,<minutes>,<start>` (see `SOSWorkout`). `docs/automated-sos.md` describes the format.
+///
+/// `SOSTraceReader` reads a trace as it arrives, in constant memory; the functions here take a whole text.
 public enum SOSTrace {
     public struct ParseError: Error, Equatable, CustomStringConvertible {
         public var line: Int
@@ -15,38 +18,32 @@ public enum SOSTrace {
     }
 
     /// Parses a whole trace; every line must be valid, so a typo never silently shortens a replay.
-    public static func parse(_ text: String) throws -> [SOSSample] {
-        var samples: [SOSSample] = []
-        var sawHeader = false
-        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if !sawHeader {
-                guard line.replacingOccurrences(of: " ", with: "") == "type,value,at" else {
-                    throw ParseError(line: offset + 1, reason: "expected the header type,value,at")
-                }
-                sawHeader = true
-                continue
-            }
-            samples.append(try parseLine(line, number: offset + 1))
+    /// Workout lines are checked but left out: use `entries(_:)` to keep them.
+    public static func parse(_ text: String) throws(ParseError) -> [SOSSample] {
+        try entries(text).compactMap { entry in
+            if case .sample(let sample) = entry { sample } else { nil }
         }
-        guard sawHeader else { throw ParseError(line: 1, reason: "expected the header type,value,at") }
-        return samples
     }
 
-    static func parseLine(_ line: String, number: Int) throws -> SOSSample {
-        let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard fields.count == 3 else { throw ParseError(line: number, reason: "expected 3 fields, found \(fields.count)") }
-        guard let type = SOSSampleType(rawValue: fields[0]) else { throw ParseError(line: number, reason: "unknown type \(fields[0])") }
-        guard let value = Double(fields[1]) else { throw ParseError(line: number, reason: "not a number: \(fields[1])") }
-        guard let at = parseDate(fields[2]) else { throw ParseError(line: number, reason: "not an RFC 3339 time: \(fields[2])") }
-        return SOSSample(type: type, value: value, at: at)
+    /// Parses a whole trace, samples and workouts in file order.
+    public static func entries(_ text: String) throws(ParseError) -> [SOSTraceEntry] {
+        var parser = SOSTraceLineParser()
+        var entries: [SOSTraceEntry] = []
+        for raw in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            if let entry = try Array(raw).withUnsafeBufferPointer({ bytes throws(ParseError) in try parser.parse(line: bytes) }) {
+                entries.append(entry)
+            }
+        }
+        try parser.finish()
+        return entries
     }
 
-    /// RFC 3339, with or without a fraction of a second.
+    /// RFC 3339 (`2026-11-21T12:00:00Z`, `…:00.250Z`, `…:00+01:00`), strictly: no missing time zone (it
+    /// would silently mean UTC) and no impossible dates (Foundation's ISO 8601 parser turns 30 February
+    /// into 2 March).
     public static func parseDate(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true))
+        var text = text
+        return text.withUTF8 { RFC3339.parse($0) }
     }
 
     /// RFC 3339 in UTC, with milliseconds only when there are some.

@@ -23,7 +23,7 @@ import Testing
         Case(rule: "hypertension_diastolic", type: .diastolicPressure, critical: 91, atThreshold: 90),
         Case(rule: "hypotension_systolic", type: .systolicPressure, critical: 89, atThreshold: 90),
         Case(rule: "hypotension_diastolic", type: .diastolicPressure, critical: 59, atThreshold: 60),
-        Case(rule: "oxygen_saturation_low", type: .oxygenSaturation, critical: 89, atThreshold: 90),
+        Case(rule: "oxygen_saturation_low", type: .oxygenSaturation, critical: 84, atThreshold: 85),
     ]
 
     @Test(arguments: cases)

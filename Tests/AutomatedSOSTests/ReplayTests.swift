@@ -29,12 +29,18 @@ import Testing
         ]),
         Fixture(file: "sensor-glitch.csv", age: 45, expected: []),
         Fixture(file: "out-of-order.csv", age: 45, expected: [("heart_rate_low", "2026-11-21T12:03:00Z")]),
+        Fixture(file: "cycling-high-heart-rate.csv", age: 45, expected: []),
+        Fixture(file: "swimming-workout.csv", age: 45, expected: []),
+        Fixture(file: "resting-high-heart-rate.csv", age: 45, expected: [("heart_rate_high", "2026-11-21T18:16:30Z")]),
     ]
 
-    static func trace(_ file: String) throws -> [SOSSample] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static func fixtureURL(_ file: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/sos/\(file)")
-        return try SOSTrace.parse(String(contentsOf: url, encoding: .utf8))
+    }
+
+    static func trace(_ file: String) throws -> [SOSTraceEntry] {
+        try SOSTrace.entries(String(contentsOf: fixtureURL(file), encoding: .utf8))
     }
 
     @Test(arguments: fixtures)
@@ -50,6 +56,20 @@ import Testing
         #expect(dialer.placed == alerts)
         let names = events.withLock { $0.map(\.event) }
         #expect(names == Array(repeating: ["alert", "prompted", "countdown_ended", "dialed"], count: alerts.count).flatMap { $0 })
+    }
+
+    /// The streaming path (`d4h sos`) raises what the in-memory one does, fixture by fixture.
+    @Test(arguments: fixtures)
+    func streamingRaisesTheSameAlerts(_ fixture: Fixture) async throws {
+        let handle = try FileHandle(forReadingFrom: Self.fixtureURL(fixture.file))
+        defer { try? handle.close() }
+        let alerts = Mutex<[SOSReplayEvent]>([])
+        let count = try await SOSReplay(age: fixture.age).run(streaming: SOSTraceEntries(handle: handle), dialer: RecordingDialer()) { event in
+            if event.event == "alert" { alerts.withLock { $0.append(event) } }
+        }
+        #expect(count == fixture.expected.count)
+        #expect(alerts.withLock { $0.map(\.rule) } == fixture.expected.map(\.0))
+        #expect(alerts.withLock { $0.map { SOSTrace.format($0.at) } } == fixture.expected.map(\.1))
     }
 
     @Test func eventLinesAreJSONWithTheCountdownOnTraceTime() async throws {
