@@ -196,6 +196,16 @@ struct LocalDaysTests {
         }
     }
 
+    @Test("every zone name the server accepts is one PostgreSQL knows, so no accepted name can fail a rollup")
+    func acceptedZonesAreKnownToPostgreSQL() async throws {
+        try await TestHarness.run { harness in
+            let known = Set(try await harness.sql("SELECT name FROM pg_timezone_names").map { try $0.decode(String.self) })
+            let accepted = TimeZone.knownTimeZoneIdentifiers.filter(TimeZoneName.isValid) + ["UTC"]
+            #expect(accepted.count > 300)
+            #expect(accepted.filter { !known.contains($0) } == [])
+        }
+    }
+
     @Test("an upload naming an invalid time zone is refused whole")
     func invalidUploadZoneStoresNothing() async throws {
         try await TestHarness.run { harness in

@@ -11,23 +11,30 @@ enum TimeZoneStore {
     static func setTimeZone(
         _ identifier: String, for userID: UUID, onlyIfUnknown: Bool, on connection: PostgresConnection, logger: Logger
     ) async throws -> Bool {
+        // A phone names its zone on every upload: once one is known, adopting costs this read and no lock.
+        if onlyIfUnknown, try await zone(of: userID, locking: false, on: connection, logger: logger) != .some(nil) { return false }
+        // The person row, then the arrival row: the order everything that takes both follows.
+        guard case .some(let current) = try await zone(of: userID, locking: true, on: connection, logger: logger),
+            current != identifier, !(onlyIfUnknown && current != nil)
+        else { return false }
         try await connection.query(
             "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
-        try await connection.query(
-            "SELECT 1 FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger)
-        let changed = try await connection.query(
-            """
-            UPDATE users SET time_zone = \(identifier)
-            WHERE account_id = \(userID) AND time_zone IS DISTINCT FROM \(identifier)
-              AND (NOT \(onlyIfUnknown) OR time_zone IS NULL)
-            RETURNING 1
-            """, logger: logger
-        ).collect().count > 0
-        if changed {
-            try await LongStatements.allow(on: connection, logger: logger)
-            try await connection.query("SELECT rebuild_daily_rollups(\(userID))", logger: logger)
-        }
-        return changed
+        try await connection.query("SELECT 1 FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger)
+        try await connection.query("UPDATE users SET time_zone = \(identifier) WHERE account_id = \(userID)", logger: logger)
+        try await LongStatements.allow(on: connection, logger: logger)
+        try await connection.query("SELECT rebuild_daily_rollups(\(userID))", logger: logger)
+        return true
+    }
+
+    /// nil: no such person; .some(nil): a person whose zone is not known.
+    private static func zone(of userID: UUID, locking: Bool, on connection: PostgresConnection, logger: Logger)
+        async throws -> String??
+    {
+        let lock = locking ? "FOR NO KEY UPDATE" : ""
+        guard let row = try await connection.query(
+            "SELECT time_zone FROM users WHERE account_id = \(userID) \(unescaped: lock)", logger: logger
+        ).collect().first else { return nil }
+        return .some(try row.decode(String?.self))
     }
 }
 
