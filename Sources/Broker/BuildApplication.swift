@@ -30,6 +30,9 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     let registry = PrometheusCollectorRegistry()
     let availability = DatabaseAvailability()
     let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
+    let importJobs = ImportJobs(
+        importer: AppleHealthImport(client: client), backgroundBytes: configuration.importBackgroundBytes,
+        maximumBackground: configuration.importSlots, logger: logger)
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
@@ -38,7 +41,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         groupRequests: GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots),
         auditTrail: AuditTrail(client: client),
-        imports: AppleHealthImport(client: client),
+        imports: importJobs,
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
         webhooks: WebhookService(client: client, policy: webhookPolicy),
@@ -49,6 +52,7 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
     router.middlewares.add(HTTPMetricsMiddleware(registry: registry))
     router.middlewares.add(SecurityHeadersMiddleware(servesTLS: configuration.tls != nil))
     router.middlewares.add(ProblemMiddleware())
+    router.middlewares.add(LocationHeaderMiddleware())
     router.middlewares.add(RequestScopeMiddleware())
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
     router.middlewares.add(RequestBodyLimitMiddleware(
@@ -77,6 +81,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
+            // After the pool, so it stops before it: a cancelled import still records its failure.
+            importJobs,
         ],
         logger: logger)
 }

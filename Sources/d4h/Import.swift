@@ -10,7 +10,8 @@ struct Import: AsyncParsableCommand {
     struct AppleHealth: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "apple-health",
-            abstract: "Import an Apple Health export.xml or export.zip for the person with this email (all or nothing).")
+            abstract: "Import an Apple Health export.xml or export.zip for the person with this email (all or nothing).",
+            discussion: "Progress goes to standard error: one updating line on a terminal, a line every few seconds otherwise.")
 
         @OptionGroup var database: DatabaseOptions
         @Option(help: "The person's email.") var email: String
@@ -20,20 +21,82 @@ struct Import: AsyncParsableCommand {
             let logger = makeLogger(level: .warning)
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.isReadableFile(atPath: url.path) else { fail("cannot read \(file)") }
+            let meter = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
             do {
                 let result = try await withDatabase(url: try database.resolved(), logger: logger) { client in
                     guard let record = try await AccountStore(client: client).loginRecord(email: email.lowercased(), logger: logger),
                         record.role == .user
                     else { throw ValidationError("no person (role user) has the email \(email)") }
-                    return try await AppleHealthImport(client: client).run(file: url, format: nil, userID: record.accountID, logger: logger)
+                    return try await AppleHealthImport(client: client).run(
+                        file: url, format: nil, userID: record.accountID, logger: logger, progress: { meter.show($0) })
                 }
-                print("Imported \(result.accepted) samples (\(result.duplicates) already there).")
-                for (identifier, count) in result.skipped.sorted(by: { $0.value > $1.value }) {
-                    print("  skipped \(count) × \(identifier)")
-                }
+                meter.end()
+                Self.report(result)
             } catch let error as SampleError {
+                meter.end()
                 fail(error.problem.detail)
             }
         }
+
+        static func report(_ result: AppleHealthImport.Result) {
+            print("Imported \(result.stored) new samples (\(result.alreadyThere) already there, \(result.repeatedInFile) repeated in the file).")
+            if !result.skipped.isEmpty {
+                print("Skipped \(result.skipped.reduce(0) { $0 + $1.count }) records:")
+                for skipped in result.skipped { print("  \(skipped.count) × \(skipped.identifier) (\(skipped.reason))") }
+            }
+            if result.invalid.count > 0 {
+                print("Invalid \(result.invalid.count) records (not imported):")
+                for example in result.invalid.examples { print("  line \(example.line): \(example.identifier): \(example.reason)") }
+                let more = result.invalid.count - result.invalid.examples.count
+                if more > 0 { print("  … and \(more) more") }
+            }
+            if let zone = result.timeZone { print("Time zone in the export: \(zone)") }
+        }
     }
+}
+
+/// The import's progress on standard error: rewritten in place (`\r`) on a terminal; elsewhere (a log, a pipe)
+/// one line at the start, then at most one every few seconds, and one at the end.
+final class ProgressLine: @unchecked Sendable {
+    private let terminal: Bool
+    private let lock = NSLock()
+    private var lastShown: ContinuousClock.Instant?
+    private var last: AppleHealthImport.Progress?
+    private var lastLine = ""
+    static let interval: Duration = .seconds(3)
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    func show(_ progress: AppleHealthImport.Progress) {
+        lock.lock()
+        defer { lock.unlock() }
+        last = progress
+        let now = ContinuousClock.now
+        let due = lastShown.map { now - $0 >= (terminal ? .milliseconds(200) : Self.interval) } ?? true
+        guard due || progress.bytesRead == progress.bytesTotal else { return }
+        write(progress)
+        lastShown = now
+    }
+
+    /// The last figures, if they were not shown; then a newline after a terminal's line.
+    func end() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let last, Self.line(last) != lastLine { write(last) }
+        if terminal, lastShown != nil { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    private func write(_ progress: AppleHealthImport.Progress) {
+        let line = Self.line(progress)
+        lastLine = line
+        FileHandle.standardError.write(Data((terminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
+    }
+
+    static func line(_ p: AppleHealthImport.Progress) -> String {
+        let percent = p.bytesTotal > 0 ? Double(p.bytesRead) * 100 / Double(p.bytesTotal) : 100
+        return "Read \(megabytes(p.bytesRead)) of \(megabytes(p.bytesTotal)) (\(Int(percent.rounded(.down))) %), "
+            + "\(p.recordsRead) records, \(p.stored) samples stored"
+    }
+
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
 }

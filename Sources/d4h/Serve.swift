@@ -38,6 +38,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "GROUP_EVALUATION_QUEUE_TIMEOUT: seconds to wait for an evaluation slot before a 503 (default 30)")
     var groupEvaluationQueueTimeout: Int?
     @Option(help: "DOWNLOAD_STALL_TIMEOUT: seconds a download waits for a client that takes no more (default 20)") var downloadStallTimeout: Int?
+    @Option(help: "IMPORT_BACKGROUND_BYTES: Apple Health uploads larger than this run as background jobs (default 8388608)")
+    var importBackgroundBytes: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -58,6 +60,7 @@ struct Serve: AsyncParsableCommand {
             ("GROUP_EVALUATION_CONCURRENCY", groupEvaluationConcurrency.map(String.init)),
             ("GROUP_EVALUATION_QUEUE_TIMEOUT", groupEvaluationQueueTimeout.map(String.init)),
             ("DOWNLOAD_STALL_TIMEOUT", downloadStallTimeout.map(String.init)),
+            ("IMPORT_BACKGROUND_BYTES", importBackgroundBytes.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }

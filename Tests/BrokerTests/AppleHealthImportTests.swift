@@ -30,11 +30,24 @@ struct AppleHealthImportTests {
             let first = try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: token)
             #expect(first.status == .ok, "\(harness.text(first))")
             let body = try harness.object(first)
-            let accepted = try #require(body["accepted"] as? Int)
-            #expect(accepted == AppleHealthParserTests.expectedSamples.count)
-            let skipped = try #require(body["skipped"] as? [String: Int])
-            #expect(skipped["HKQuantityTypeIdentifierBasalEnergyBurned"] == 2)
-            #expect(try await Self.storedSamples(harness) == accepted)
+            let stored = try #require(body["stored"] as? Int)
+            #expect(stored == AppleHealthParserTests.expectedSamples.count)
+            #expect(body["alreadyThere"] as? Int == 0 && body["repeatedInFile"] as? Int == 0)
+            let skipped = try #require(body["skipped"] as? [[String: Any]])
+            #expect(skipped.contains {
+                $0["reason"] as? String == "unsupported type" && $0["identifier"] as? String == "HKQuantityTypeIdentifierBasalEnergyBurned"
+                    && $0["count"] as? Int == 2
+            })
+            #expect(skipped.contains {
+                $0["reason"] as? String == "not asleep (in bed or awake)" && $0["identifier"] as? String == "HKCategoryTypeIdentifierSleepAnalysis"
+            })
+            let invalid = try #require(body["invalid"] as? [String: Any])
+            #expect(invalid["count"] as? Int == 1)
+            let example = try #require((invalid["examples"] as? [[String: Any]])?.first)
+            #expect(example["line"] as? Int == AppleHealthParserTests.expectedInvalid[0].line)
+            #expect(example["identifier"] as? String == "HKQuantityTypeIdentifierHeartRate")
+            #expect((example["reason"] as? String)?.contains("furlongs") == true)
+            #expect(try await Self.storedSamples(harness) == stored)
 
             // 154.3 lb is 69.99 kg; the heart rate at 08:15 +01:00 is 07:15Z.
             let weight = try harness.object(try await harness.request(.get, "/v1/me/samples?type=weight", token: token))
@@ -44,9 +57,9 @@ struct AppleHealthImportTests {
             #expect((heart["items"] as? [[String: Any]])?.first?["at"] as? String == "2024-03-01T07:15:00Z")
 
             let again = try harness.object(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: token))
-            #expect(again["accepted"] as? Int == 0)
-            #expect(again["duplicates"] as? Int == accepted + (body["duplicates"] as? Int ?? 0))
-            #expect(try await Self.storedSamples(harness) == accepted)
+            #expect(again["stored"] as? Int == 0)
+            #expect(again["alreadyThere"] as? Int == stored)
+            #expect(try await Self.storedSamples(harness) == stored)
         }
     }
 
@@ -60,11 +73,95 @@ struct AppleHealthImportTests {
             ])
             let response = try await Self.post(harness, zip, contentType: "application/zip", token: token)
             #expect(response.status == .ok, "\(harness.text(response))")
-            #expect(try harness.object(response)["accepted"] as? Int == AppleHealthParserTests.expectedSamples.count)
+            #expect(try harness.object(response)["stored"] as? Int == AppleHealthParserTests.expectedSamples.count)
         }
     }
 
-    @Test("files that cannot be imported answer 422 and store nothing; the server stays healthy")
+    @Test("an iPhone in Spanish writes exportar.xml: imported; two candidate files are refused by name")
+    func localisedZip() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let spanish = AppleHealthArchiveTests.zip([
+                .init(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                .init(path: "apple_health_export/exportar.xml", data: Self.exportXML),
+            ])
+            let response = try await Self.post(harness, spanish, contentType: "application/zip", token: token)
+            #expect(response.status == .ok, "\(harness.text(response))")
+            #expect(try harness.object(response)["stored"] as? Int == AppleHealthParserTests.expectedSamples.count)
+
+            let two = AppleHealthArchiveTests.zip([
+                .init(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                .init(path: "apple_health_export/exportar.xml", data: Self.exportXML),
+                .init(path: "apple_health_export/exportar (1).xml", data: Self.exportXML),
+            ])
+            let refused = try await Self.post(harness, two, contentType: "application/zip", token: token)
+            #expect(refused.status == .unprocessableContent)
+            let detail = try #require(try harness.object(refused)["detail"] as? String)
+            #expect(detail.contains("apple_health_export/exportar (1).xml, apple_health_export/exportar.xml"), "\(detail)")
+        }
+    }
+
+    /// A generated export with four records made invalid, and the lines they are on (counted here).
+    static func realisticExport(bytes: Int, seed: UInt64) throws -> (xml: [UInt8], invalidLines: [Int], correlations: Int) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).xml")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try AppleHealthExportGenerator.write(to: url, approximateBytes: bytes, seed: seed)
+        var lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let heartRates = lines.indices.filter { lines[$0].hasPrefix(#" <Record type="HKQuantityTypeIdentifierHeartRate""#) }
+        let damage: [(String, String)] = [
+            (#"value="\d+""#, #"value="abc""#), (#"unit="count/min""#, #"unit="furlongs""#),
+            (#"value="\d+""#, #"value="999""#), (#"startDate="[^"]*""#, #"startDate="2999-01-01 00:00:00 +0100""#),
+        ]
+        var invalidLines: [Int] = []
+        for (k, (pattern, replacement)) in damage.enumerated() {
+            let index = heartRates[10 * (k + 1)]
+            lines[index] = lines[index].replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+            invalidLines.append(index + 1)
+        }
+        let text = lines.joined(separator: "\n")
+        let correlations = text.components(separatedBy: #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure""#).count - 1
+        return (Array(text.utf8), invalidLines, correlations)
+    }
+
+    @Test("honest counts: Apple's repeated blood pressure records are repeatedInFile; a second import finds all already there")
+    func honestCounts() async throws {
+        let (xml, invalidLines, correlations) = try Self.realisticExport(bytes: 2_000_000, seed: 11)
+        #expect(correlations > 10)
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let response = try await Self.post(harness, xml, contentType: "application/xml", token: token)
+            #expect(response.status == .ok, "\(harness.text(response))")
+            let first = try harness.object(response)
+            let stored = try #require(first["stored"] as? Int)
+            let inDatabase = try await Self.storedSamples(harness)
+            #expect(stored == inDatabase)
+            #expect(first["alreadyThere"] as? Int == 0)
+            // Each reading's two records appear again inside its correlation.
+            #expect(first["repeatedInFile"] as? Int == 2 * correlations)
+            let skipped = try #require(first["skipped"] as? [[String: Any]])
+            let reasons = Dictionary(grouping: skipped) { $0["reason"] as? String ?? "" }.mapValues { $0.compactMap { $0["identifier"] as? String } }
+            #expect(Set(reasons.keys) == ["unsupported type", "not asleep (in bed or awake)", "not a stood hour (idle)"])
+            #expect(reasons["unsupported type"]?.contains("HKQuantityTypeIdentifierBasalEnergyBurned") == true)
+            #expect(reasons["not asleep (in bed or awake)"] == ["HKCategoryTypeIdentifierSleepAnalysis"])
+            let invalid = try #require(first["invalid"] as? [String: Any])
+            #expect(invalid["count"] as? Int == 4)
+            let examples = try #require(invalid["examples"] as? [[String: Any]])
+            #expect(examples.map { $0["line"] as? Int } == invalidLines)
+            #expect(examples.allSatisfy { $0["identifier"] as? String == "HKQuantityTypeIdentifierHeartRate" })
+            let reasonsGiven = examples.compactMap { $0["reason"] as? String }
+            #expect(reasonsGiven.count == 4 && reasonsGiven[0].contains("not a number") && reasonsGiven[1].contains("furlongs")
+                    && reasonsGiven[2].contains("out of range") && reasonsGiven[3].contains("future"), "\(reasonsGiven)")
+            #expect(first["timeZone"] as? String == "Europe/Rome")
+
+            let again = try harness.object(try await Self.post(harness, xml, contentType: "application/xml", token: token))
+            #expect(again["stored"] as? Int == 0)
+            #expect(again["alreadyThere"] as? Int == stored + 2 * correlations, "every copy is already there")
+            #expect(again["repeatedInFile"] as? Int == 0)
+            #expect(try await Self.storedSamples(harness) == stored)
+        }
+    }
+
+    @Test("every refusal says precisely what is wrong, answers 422 and stores nothing; the server stays healthy")
     func badFiles() async throws {
         let truncated = Array(Self.exportXML.prefix(Self.exportXML.count * 2 / 3))
         let laughs = Array("""
@@ -76,21 +173,36 @@ struct AppleHealthImportTests {
             <HealthData><Record type="&lol9;"/></HealthData>
             """.utf8)
         let zeros = [UInt8](repeating: 0, count: 8 << 20)
-        let cases: [(String, [UInt8], String)] = [
-            ("truncated halfway", truncated, "application/xml"),
-            ("not Apple Health", Array("<html><body>hello</body></html>".utf8), "application/xml"),
-            ("billion laughs", laughs, "application/xml"),
-            ("zip without export.xml", AppleHealthArchiveTests.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip"),
-            ("zip bomb", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip"),
-            ("not a zip", Array("PK but not really a zip archive".utf8), "application/zip"),
+        let goodZip = AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML)])
+        let cases: [(String, [UInt8], String, String)] = [
+            ("empty file", [], "application/xml", "The file is empty."),
+            ("empty zip", [], "application/zip", "The file is empty."),
+            ("not XML", Array("type,value,at\nheart_rate,72,2024-01-01T00:00:00Z\n".utf8), "application/xml", "The file is not XML"),
+            ("not Apple Health", Array("<html><body>hello</body></html>".utf8), "application/xml",
+             "not an Apple Health export: its root element must be <HealthData>"),
+            ("truncated halfway", truncated, "application/xml", "truncated: it ends before the closing </HealthData>"),
+            ("billion laughs", laughs, "application/xml", "declares entities"),
+            ("zip without export.xml", AppleHealthArchiveTests.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
+             "contains no Apple Health export: expected apple_health_export/export.xml; it holds notes.txt"),
+            ("truncated zip", Array(goodZip.prefix(goodZip.count / 2)), "application/zip", "The ZIP archive is truncated or damaged"),
+            ("encrypted zip", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML, flags: 1)]),
+             "application/zip", "uses encryption, which is not supported"),
+            ("bzip2 zip", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML, method: 12)]),
+             "application/zip", "uses compression method 12, which is not supported"),
+            ("zip bomb", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip",
+             "inflates beyond the accepted size or compression ratio"),
+            ("not a zip", Array("PK but not really a zip archive".utf8), "application/zip", "is not a ZIP archive"),
         ]
-        try await TestHarness.run { harness in
+        // More imports than the hourly budget allows.
+        try await TestHarness.run(configure: { $0.rateLimits.imports = nil }) { harness in
             let token = try await harness.activeUser()
-            for (name, bytes, contentType) in cases {
+            for (name, bytes, contentType, detail) in cases {
                 let response = try await Self.post(harness, bytes, contentType: contentType, token: token)
                 #expect(response.status == .unprocessableContent, "\(name): \(response.status) \(harness.text(response))")
                 #expect(response.headers[.contentType] == "application/problem+json", "\(name)")
-                #expect(harness.text(response).contains("Nothing from this file was stored"), "\(name)")
+                let text = (try? harness.object(response)["detail"] as? String) ?? nil
+                #expect(text?.contains(detail) == true, "\(name): \(text ?? harness.text(response))")
+                #expect(text?.contains("Nothing from this file was stored") == true, "\(name)")
             }
             #expect(try await Self.storedSamples(harness) == 0)
             #expect(try await harness.request(.get, "/health/ready").status == .ok)
@@ -106,7 +218,13 @@ struct AppleHealthImportTests {
             #expect(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: company).status == .forbidden)
             #expect(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: nil).status == .unauthorized)
             let person = try await harness.activeUser()
-            #expect(try await Self.post(harness, Self.exportXML, contentType: "text/plain", token: person).status == .unsupportedMediaType)
+            let wrongType = try await Self.post(harness, Self.exportXML, contentType: "text/plain", token: person)
+            #expect(wrongType.status == .unsupportedMediaType)
+            #expect(try harness.object(wrongType)["detail"] as? String
+                == "This endpoint accepts application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip) bodies.")
+            let samples = try await harness.request(.post, "/v1/me/samples", json: "x", token: person, headers: [.contentType: "text/plain"])
+            #expect(samples.status == .unsupportedMediaType)
+            #expect(try harness.object(samples)["detail"] as? String == "This endpoint accepts application/json or text/csv bodies.")
         }
     }
 
@@ -121,7 +239,8 @@ struct AppleHealthImportTests {
             let run = try await CLITests.d4h(
                 ["import", "apple-health", "--email", person.email, file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(run.status == 0, "\(run.output)")
-            #expect(run.output.contains("Imported \(AppleHealthParserTests.expectedSamples.count) samples"))
+            #expect(run.output.contains("Imported \(AppleHealthParserTests.expectedSamples.count) new samples"), "\(run.output)")
+            #expect(run.output.contains("line \(AppleHealthParserTests.expectedInvalid[0].line): HKQuantityTypeIdentifierHeartRate"))
             #expect(try await Self.storedSamples(harness) == AppleHealthParserTests.expectedSamples.count)
             let unknown = try await CLITests.d4h(
                 ["import", "apple-health", "--email", "nobody@example.com", file.path], environment: ["DATABASE_URL": harness.databaseURL.text])

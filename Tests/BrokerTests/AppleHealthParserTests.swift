@@ -82,20 +82,43 @@ struct AppleHealthParserTests {
         Sample(type: .systolicPressure, value: 120, at: utc("2024-03-01T07:00:00Z")),
     ]
 
-    static let expectedSkipped = [
-        "HKCategoryTypeIdentifierSleepAnalysis": 1,
-        "HKCategoryTypeIdentifierAppleStandHour": 1,
-        "HKQuantityTypeIdentifierBasalEnergyBurned": 2,
-        "HKQuantityTypeIdentifierHeartRate": 1,
-        "HKCorrelationTypeIdentifierFood": 1,
-        "HKQuantityTypeIdentifierDietaryEnergyConsumed": 1,
+    static let expectedSkipped: [AppleHealthSkip: Int] = [
+        .init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis"): 1,
+        .init(reason: .notStood, identifier: "HKCategoryTypeIdentifierAppleStandHour"): 1,
+        .init(reason: .unsupportedType, identifier: "HKQuantityTypeIdentifierBasalEnergyBurned"): 2,
+        .init(reason: .unsupportedType, identifier: "HKCorrelationTypeIdentifierFood"): 1,
+        .init(reason: .unsupportedType, identifier: "HKQuantityTypeIdentifierDietaryEnergyConsumed"): 1,
     ]
+
+    /// The heart rate in furlongs: the one invalid record of `export`, on this line (counted here, not by the parser).
+    static let expectedInvalid = [AppleHealthInvalidRecord(
+        line: lineNumber(of: #"unit="furlongs""#, in: export), identifier: "HKQuantityTypeIdentifierHeartRate",
+        reason: #"its unit "furlongs" is not one Data4Help converts"#)]
+
+    /// The 1-based line of the first line of `text` containing `needle`.
+    static func lineNumber(of needle: String, in text: String) -> Int {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.firstIndex { $0.contains(needle) }! + 1
+    }
 
     /// Everything a parse produced, or the error it stopped with.
     struct Outcome: Equatable {
         var samples: [Sample]
-        var skipped: [String: Int]
+        var skipped: [AppleHealthSkip: Int]
         var recordsSeen: Int
+        var invalidCount = 0
+        var invalidExamples: [AppleHealthInvalidRecord] = []
+        var timeZone: String?
+
+        /// The count of one skipped identifier, whatever the reason.
+        func skipped(_ identifier: String) -> Int {
+            skipped.filter { $0.key.identifier == identifier }.values.reduce(0, +)
+        }
+    }
+
+    static func outcome(_ parser: AppleHealthParser, _ samples: [Sample]) -> Outcome {
+        Outcome(samples: samples, skipped: parser.skipped, recordsSeen: parser.recordsSeen, invalidCount: parser.invalidCount,
+                invalidExamples: parser.invalidExamples, timeZone: parser.timeZone)
     }
 
     static func parse(_ bytes: [UInt8], chunks: [Int]? = nil) throws(AppleHealthImportError) -> Outcome {
@@ -109,7 +132,7 @@ struct AppleHealthParserTests {
         }
         if start < bytes.count { samples += try parser.feed(bytes[start...]) }
         try parser.finish()
-        return Outcome(samples: samples, skipped: parser.skipped, recordsSeen: parser.recordsSeen)
+        return outcome(parser, samples)
     }
 
     static func parse(_ text: String) throws(AppleHealthImportError) -> Outcome {
@@ -146,6 +169,8 @@ struct AppleHealthParserTests {
                     "\(got) ≠ \(want)", sourceLocation: sourceLocation)
         }
         #expect(outcome.skipped == expectedSkipped, sourceLocation: sourceLocation)
+        #expect(outcome.invalidCount == 1, sourceLocation: sourceLocation)
+        #expect(outcome.invalidExamples == expectedInvalid, sourceLocation: sourceLocation)
         #expect(outcome.recordsSeen == 17, sourceLocation: sourceLocation)
     }
 
@@ -207,7 +232,7 @@ struct AppleHealthParserTests {
             Self.expect(.truncated) { _ = try Self.parse(Array(bytes[..<cut])) }
         }
         Self.expect(.truncated) { _ = try Self.parse(Array(bytes[..<(root - 3)])) }  // inside the DOCTYPE
-        Self.expect(.notAppleHealth) { _ = try Self.parse([UInt8]()) }
+        Self.expect(.empty) { _ = try Self.parse([UInt8]()) }
         Self.expect(.notAppleHealth) { _ = try Self.parse("<?xml version=\"1.0\"?>\n") }
     }
 
@@ -215,8 +240,8 @@ struct AppleHealthParserTests {
     func notAppleHealth() throws {
         Self.expect(.notAppleHealth) { _ = try Self.parse("<?xml version=\"1.0\"?><html><body/></html>") }
         Self.expect(.notAppleHealth) { _ = try Self.parse("<!DOCTYPE html><html></html>") }
-        Self.expect(.notAppleHealth) { _ = try Self.parse(#"{"samples": []}"#) }
-        Self.expect(.notAppleHealth) { _ = try Self.parse("type,value,at\nheart_rate,72,2024-01-01T00:00:00Z\n") }
+        Self.expect(.notXML) { _ = try Self.parse(#"{"samples": []}"#) }
+        Self.expect(.notXML) { _ = try Self.parse("type,value,at\nheart_rate,72,2024-01-01T00:00:00Z\n") }
         var parser = AppleHealthParser()
         Self.expect(.notAppleHealth) { _ = try parser.feed(Array("<Records><Record/>".utf8)) }
         Self.expect(.notAppleHealth) { _ = try parser.feed(Array("more".utf8)) }  // stays refused
@@ -261,7 +286,7 @@ struct AppleHealthParserTests {
             </HealthData>
             """)
         #expect(outcome.samples == [Sample(type: .heartRate, value: 72, at: Self.utc("2024-03-01T08:15:00Z"))])
-        #expect(outcome.skipped == ["Custom&Type☺": 1])
+        #expect(outcome.skipped == [.init(reason: .unsupportedType, identifier: "Custom&Type☺"): 1])
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="a &foo; b"/></HealthData>"#) }
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="a & b"/></HealthData>"#) }
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="&#0;"/></HealthData>"#) }
@@ -282,28 +307,93 @@ struct AppleHealthParserTests {
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="\#(huge)"/></HealthData>"#) }
     }
 
-    @Test("records with unknown units, non-numeric, non-finite values or bad dates are skipped, not fatal")
-    func skippedValues() throws {
+    @Test("records with unknown units, non-numeric, non-finite or out-of-range values, bad or future dates are invalid, not fatal")
+    func invalidValues() throws {
         let outcome = try Self.parse("""
             <HealthData>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000" value="many"/>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000" value="1e999"/>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000"/>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="yesterday" value="5"/>
-            <Record type="HKQuantityTypeIdentifierStepCount" unit="count" value="5"/>
+
+            <Record type="HKQuantityTypeIdentifierStepCount"
+                    unit="count" value="5"/>
             <Record type="HKQuantityTypeIdentifierBodyMass" unit="stone" startDate="2024-03-01 08:15:00 +0000" value="11"/>
             <Record type="HKCategoryTypeIdentifierSleepAnalysis" startDate="2024-03-01 08:15:00 +0000" endDate="2024-03-01 07:15:00 +0000" value="HKCategoryValueSleepAnalysisAsleepREM"/>
             <Record type="HKCategoryTypeIdentifierSleepAnalysis" startDate="2024-03-01 08:15:00 +0000" endDate="2024-03-01 08:45:00 +0000" value="HKCategoryValueSleepAnalysisAwake"/>
             <Record unit="count" value="5"/>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000" value="-0.5e1"/>
+            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2024-03-01 08:15:00 +0000" value="400"/>
+            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2999-03-01 08:15:00 +0000" value="60"/>
+            <Record type="HKQuantityTypeIdentifierBodyTemperature" unit="degF" startDate="2024-03-01 08:15:00 +0000" value="98.6"/>
             </HealthData>
             """)
-        #expect(outcome.samples == [Sample(type: .stepCount, value: -5, at: Self.utc("2024-03-01T08:15:00Z"))])
+        #expect(outcome.samples.count == 1)
+        #expect(outcome.samples.first?.type == .bodyTemperature && abs((outcome.samples.first?.value ?? 0) - 37) < 1e-9)
         #expect(outcome.skipped == [
-            "HKQuantityTypeIdentifierStepCount": 5, "HKQuantityTypeIdentifierBodyMass": 1,
-            "HKCategoryTypeIdentifierSleepAnalysis": 2, "(Record without type)": 1,
+            .init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis"): 1,
+            .init(reason: .unsupportedType, identifier: "(Record without type)"): 1,
         ])
-        #expect(outcome.recordsSeen == 10)
+        #expect(outcome.invalidCount == 10)
+        #expect(outcome.recordsSeen == 13)
+        // The first five, each on the line its `<Record` starts (the blank line counts; the fifth spans two).
+        #expect(outcome.invalidExamples.map(\.line) == [2, 3, 4, 5, 7])
+        #expect(outcome.invalidExamples.map(\.reason) == [
+            #"its value "many" is not a number"#, #"its value "1e999" is not a number"#, "it has no value",
+            #"its startDate "yesterday" is not a date and time with a UTC offset"#, "it has no startDate",
+        ])
+        #expect(outcome.invalidExamples.allSatisfy { $0.identifier == "HKQuantityTypeIdentifierStepCount" })
+        // The rest are counted; their reasons read like this.
+        var parser = AppleHealthParser()
+        _ = try parser.feed(Array("""
+            <HealthData>
+            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2024-03-01 08:15:00 +0000" value="400"/>
+            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2999-03-01 08:15:00 +0000" value="60"/>
+            <Record type="HKQuantityTypeIdentifierBodyMass" unit="stone" startDate="2024-03-01 08:15:00 +0000" value="11"/>
+            <Record type="HKCategoryTypeIdentifierSleepAnalysis" startDate="2024-03-01 08:15:00 +0000" endDate="2024-03-01 07:15:00 +0000" value="HKCategoryValueSleepAnalysisAsleepREM"/>
+            </HealthData>
+            """.utf8))
+        try parser.finish()
+        #expect(parser.invalidExamples.map(\.reason) == [
+            "400 beats/min is out of range (20–300 beats/min)", #"it starts in the future ("2999-03-01 08:15:00 +0000")"#,
+            #"its unit "stone" is not one Data4Help converts"#, "it ends before it starts",
+        ])
+    }
+
+    @Test("the new types convert their units: °F, mg/dL, Apple's mmol/L, count/min, ms, mL/(kg·min)")
+    func newTypes() throws {
+        func one(_ type: String, _ unit: String, _ value: String) throws -> Sample? {
+            try Self.parse(#"<HealthData><Record type="\#(type)" unit="\#(unit)" startDate="2024-03-01 08:15:00 +0000" value="\#(value)"/></HealthData>"#)
+                .samples.first
+        }
+        let cases: [(String, String, String, SampleType, Double)] = [
+            ("HKQuantityTypeIdentifierBodyTemperature", "degC", "36.6", .bodyTemperature, 36.6),
+            ("HKQuantityTypeIdentifierBodyTemperature", "degF", "100.4", .bodyTemperature, 38),
+            ("HKQuantityTypeIdentifierRespiratoryRate", "count/min", "15", .respiratoryRate, 15),
+            ("HKQuantityTypeIdentifierRestingHeartRate", "count/min", "58", .restingHeartRate, 58),
+            ("HKQuantityTypeIdentifierHeartRateVariabilitySDNN", "ms", "42.5", .heartRateVariability, 42.5),
+            ("HKQuantityTypeIdentifierBloodGlucose", "mg/dL", "90.0780", .bloodGlucose, 5),
+            ("HKQuantityTypeIdentifierBloodGlucose", "mmol<180.1558800000541>/L", "5.4", .bloodGlucose, 5.4),
+            ("HKQuantityTypeIdentifierVO2Max", "mL/min·kg", "41.2", .vo2Max, 41.2),
+        ]
+        for (identifier, unit, value, type, expected) in cases {
+            let sample = try one(identifier, unit, value)
+            #expect(sample?.type == type, "\(identifier) \(unit)")
+            #expect(abs((sample?.value ?? -1) - expected) < 1e-9, "\(identifier) \(unit): \(String(describing: sample))")
+        }
+    }
+
+    @Test("the last valid HKTimeZone is remembered; bad names and paths are ignored")
+    func timeZones() throws {
+        func zone(_ values: [String]) throws -> String? {
+            let entries = values.map { #"<Record type="X"><MetadataEntry key="HKTimeZone" value="\#($0)"/></Record>"# }.joined()
+            return try Self.parse("<HealthData>\(entries)<MetadataEntry key=\"Other\" value=\"Asia/Tokyo\"/></HealthData>").timeZone
+        }
+        #expect(try zone([]) == nil)
+        #expect(try zone(["Europe/Rome"]) == "Europe/Rome")
+        #expect(try zone(["Europe/Rome", "America/New_York", "America/New_York"]) == "America/New_York")
+        #expect(try zone(["Europe/Rome", "Not/AZone", "../../etc/passwd", "/etc/localtime", "Europe//Rome", ""]) == "Europe/Rome")
+        #expect(try zone(["America/Argentina/Buenos_Aires"]) == "America/Argentina/Buenos_Aires")
     }
 
     @Test("dates with positive, negative, zero and colon offsets parse to UTC")
@@ -364,7 +454,7 @@ struct AppleHealthParserTests {
         xml += "</HealthData>"
         let outcome = try Self.parse(xml)
         #expect(outcome.skipped.count == AppleHealthParser.maximumSkippedIdentifiers + 1)
-        #expect(outcome.skipped[AppleHealthParser.otherIdentifiers] == 10)
+        #expect(outcome.skipped[.init(reason: .unsupportedType, identifier: AppleHealthParser.otherIdentifiers)] == 10)
     }
 
     @Test("the generator writes a deterministic export that the parser reads whole")
@@ -381,9 +471,16 @@ struct AppleHealthParserTests {
         #expect(try Data(contentsOf: second) == Data(bytes))
         let outcome = try Self.parse(bytes, chunks: Array(repeating: 65_536, count: bytes.count / 65_536 + 1))
         #expect(Set(outcome.samples.map(\.type)) == Set(SampleType.allCases))
-        #expect(outcome.skipped["HKQuantityTypeIdentifierBasalEnergyBurned"]! > 100)
-        #expect(outcome.skipped["HKCategoryTypeIdentifierSleepAnalysis"]! > 0)
+        #expect(outcome.skipped("HKQuantityTypeIdentifierBasalEnergyBurned") > 100)
+        #expect(outcome.skipped[.init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis")]! > 0)
         #expect(outcome.samples.allSatisfy { $0.type.range.contains($0.value) }, "generated values are plausible")
+        #expect(outcome.invalidCount == 0)
+        #expect(outcome.timeZone == "Europe/Rome")
+        // Like Apple's: each blood pressure reading is written twice (on its own, and in its correlation).
+        for type in [SampleType.systolicPressure, .diastolicPressure] {
+            let counts = Dictionary(grouping: outcome.samples.filter { $0.type == type }, by: \.at).mapValues(\.count)
+            #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 2 }, "\(type)")
+        }
     }
 }
 
@@ -398,6 +495,8 @@ struct AppleHealthArchiveTests {
         var declaredSize: UInt32?
         var flags: UInt16 = 0
         var crc: UInt32?
+        /// Forces the compression method the headers declare (12 is bzip2, which the reader does not implement).
+        var method: UInt16?
     }
 
     static func rawDeflate(_ data: [UInt8]) -> [UInt8] {
@@ -440,7 +539,7 @@ struct AppleHealthArchiveTests {
             func common(_ bytes: inout [UInt8]) {
                 bytes.le16(20)
                 bytes.le16(entry.flags)
-                bytes.le16(entry.deflated ? 8 : 0)
+                bytes.le16(entry.method ?? (entry.deflated ? 8 : 0))
                 bytes.le16(0)  // time
                 bytes.le16(0x21)  // 1980-01-01
                 bytes.le32(entry.crc ?? crc(entry.data))
@@ -494,7 +593,7 @@ struct AppleHealthArchiveTests {
             samples += try parser.feed(chunk)
         }
         try parser.finish()
-        return .init(samples: samples, skipped: parser.skipped, recordsSeen: parser.recordsSeen)
+        return AppleHealthParserTests.outcome(parser, samples)
     }
 
     static let export = Array(AppleHealthParserTests.export.utf8)
@@ -532,33 +631,79 @@ struct AppleHealthArchiveTests {
             Entry(path: "export.xml.bak", data: Self.export),
         ])
         try Self.withFile(withoutExport) { url in
-            AppleHealthParserTests.expect(.noExportXML) { _ = try Self.read(url) }
+            AppleHealthParserTests.expect(.noExportXML(found: ["apple_health_export/export_cda.xml", "export.xml.bak"])) { _ = try Self.read(url) }
         }
         try Self.withFile(Self.zip([])) { url in
-            AppleHealthParserTests.expect(.noExportXML) { _ = try Self.read(url) }
+            AppleHealthParserTests.expect(.noExportXML(found: [])) { _ = try Self.read(url) }
         }
         let garbage = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }
         try Self.withFile(garbage) { url in
             AppleHealthParserTests.expect(.notZip) { _ = try AppleHealthArchive(contentsOf: url) }
             AppleHealthParserTests.expect(.notZip) { _ = try Self.read(url, format: .zip) }
-            AppleHealthParserTests.expect(.notAppleHealth) { _ = try Self.read(url) }  // sniffed as XML
+            AppleHealthParserTests.expect(.notXML) { _ = try Self.read(url) }  // sniffed as XML
         }
         try Self.withFile([]) { url in
-            AppleHealthParserTests.expect(.notZip) { _ = try Self.read(url, format: .zip) }
+            AppleHealthParserTests.expect(.empty) { _ = try Self.read(url, format: .zip) }
         }
         let good = Self.zip([Entry(path: "apple_health_export/export.xml", data: Self.export)])
         try Self.withFile(Array(good[..<(good.count / 2)])) { url in
-            AppleHealthParserTests.expectMalformed { _ = try Self.read(url) }
+            AppleHealthParserTests.expect(.damagedZip("it has no central directory: the file was probably cut short")) { _ = try Self.read(url) }
         }
         let badCRC = Self.zip([Entry(path: "export.xml", data: Self.export, crc: 0xDEAD_BEEF)])
         try Self.withFile(badCRC) { url in
-            AppleHealthParserTests.expectMalformed { _ = try Self.read(url) }
+            AppleHealthParserTests.expect(.damagedZip("the export fails its CRC-32 check")) { _ = try Self.read(url) }
         }
         var corrupt = good
         corrupt[60...200] = ArraySlice(repeating: 0xFF, count: 141)
         try Self.withFile(corrupt) { url in
-            AppleHealthParserTests.expectMalformed { _ = try Self.read(url) }
+            Self.expectDamaged { _ = try Self.read(url) }
         }
+    }
+
+    static func expectDamaged(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        do {
+            try body()
+            Issue.record("expected damagedZip, got success", sourceLocation: sourceLocation)
+        } catch {
+            guard case .damagedZip = error as? AppleHealthImportError else {
+                Issue.record("expected damagedZip, got \(error)", sourceLocation: sourceLocation)
+                return
+            }
+        }
+    }
+
+    @Test("an iPhone in another language names the export exportar.xml: the one .xml beside export_cda.xml is taken")
+    func localisedExport() throws {
+        let spanish = Self.zip([
+            Entry(path: "apple_health_export/", data: [], deflated: false),
+            Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            Entry(path: "apple_health_export/exportar.xml", data: Self.export),
+            Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
+            Entry(path: "__MACOSX/apple_health_export/._exportar.xml", data: [0, 5, 22, 7]),
+        ])
+        try Self.withFile(spanish) { url in
+            #expect(try AppleHealthArchive(contentsOf: url).exportXML.path == "apple_health_export/exportar.xml")
+            AppleHealthParserTests.assertExpected(try Self.read(url))
+        }
+        // export.xml is preferred to any other name.
+        let both = Self.zip([
+            Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            Entry(path: "apple_health_export/exportar.xml", data: Array("<HealthData/>".utf8)),
+            Entry(path: "apple_health_export/export.xml", data: Self.export),
+        ])
+        try Self.withFile(both) { url in AppleHealthParserTests.assertExpected(try Self.read(url)) }
+        // Two candidates: refused, naming both.
+        let two = Self.zip([
+            Entry(path: "apple_health_export/exportar_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            Entry(path: "apple_health_export/exportar.xml", data: Self.export),
+            Entry(path: "apple_health_export/notes.xml", data: Array("<notes/>".utf8)),
+        ])
+        try Self.withFile(two) { url in
+            AppleHealthParserTests.expect(.severalExports(["apple_health_export/exportar.xml", "apple_health_export/notes.xml"])) {
+                _ = try Self.read(url)
+            }
+        }
+        #expect(AppleHealthImportError.severalExports(["a/exportar.xml", "a/notes.xml"]).message.contains("a/exportar.xml, a/notes.xml"))
     }
 
     @Test("encrypted and ZIP64 archives are refused with a clear reason")
@@ -610,7 +755,7 @@ struct AppleHealthArchiveTests {
         try Self.withFile(Self.zip([Entry(path: "export.xml", data: big)])) { url in
             AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1 << 20) }
             let outcome = try Self.read(url, chunkSize: 64 * 1024)
-            #expect(outcome.skipped["HKQuantityTypeIdentifierBasalEnergyBurned"] == outcome.recordsSeen)
+            #expect(outcome.skipped("HKQuantityTypeIdentifierBasalEnergyBurned") == outcome.recordsSeen)
         }
     }
 }

@@ -41,6 +41,7 @@ struct AuthorizationMatrixTests {
         "GET /v1/group-requests/{id}/results": .owned { ["id": $0.groupRequestID] },
         "DELETE /v1/group-requests/{id}/subscription": .owned { ["id": $0.groupRequestID] },
         "GET /v1/audit/group-requests/{id}/results": .visibleToEveryoneOfTheRole(why: "auditors read every group request"),
+        "GET /v1/me/imports/{id}": .owned { ["id": $0.importJobID] },
     ]
 
     /// Another company and another person, with one resource of every kind an id in a path can name.
@@ -56,11 +57,13 @@ struct AuthorizationMatrixTests {
         var apiKeyID = ""
         /// A third company the person blocked.
         var blockedCompanyID = ""
+        /// The person's background Apple Health import (finished).
+        var importJobID = ""
 
         /// What must never appear in an answer to someone else (unless the caller sent it).
         var secrets: [String] {
             [personID, personEmail, personFiscalCode, personName, companyID, companyEmail, companyName, companyVATNumber, sampleValue,
-             subscribedRequestID, pendingRequestID, groupRequestID, apiKeyID, blockedCompanyID]
+             subscribedRequestID, pendingRequestID, groupRequestID, apiKeyID, blockedCompanyID, importJobID]
         }
     }
 
@@ -298,6 +301,15 @@ struct AuthorizationMatrixTests {
         other.blockedCompanyID = try await harness.accountID(try await harness.activeCompany(blocked))
         let block = try await harness.request(.put, "/v1/me/blocks/\(other.blockedCompanyID)", token: personToken)
         try #require(block.status == .ok, "blocking answered \(block.status): \(harness.text(block))")
+
+        // A background import is a row like this once it ended (the import tests run real ones).
+        let job = try await harness.sql("""
+            INSERT INTO import_jobs (id, user_id, status, bytes_total, bytes_read, finished_at, result)
+            VALUES (gen_random_uuid(), '\(other.personID)', 'succeeded', 100, 100, now(),
+                    '{"stored":1,"alreadyThere":0,"repeatedInFile":0,"skipped":[],"invalid":{"count":0,"examples":[]}}')
+            RETURNING id::text
+            """)
+        other.importJobID = try #require(try job.first?.decode(String.self))
 
         // k is small here (GroupRequestTests.smallK): five more people make the group request accepted.
         _ = try await GroupRequestTests.populate(harness, (0..<5).map { _ in GroupRequestTests.Member(heartRate: [1: [70]]) })

@@ -39,6 +39,12 @@ public struct BrokerConfiguration: Sendable {
     public var groupEvaluationQueueTimeout: Duration = .seconds(30)
     /// The pool's size and the bounds on every database wait (`DATABASE_POOL_*`, `DATABASE_*_TIMEOUT`).
     public var database = DatabaseLimits()
+    /// `IMPORT_BACKGROUND_BYTES`: Apple Health uploads larger than this run as background jobs (202 and a
+    /// status URL) instead of inside the request. 0 runs every import in the background.
+    public var importBackgroundBytes: Int64 = 8 << 20
+    /// Background imports running at once, server-wide; each holds one pooled connection for its whole length,
+    /// so at most a quarter of the pool (at least one).
+    public var importBackgroundConcurrency = 2
 
     public init(
         databaseURL: String,
@@ -113,6 +119,7 @@ public struct BrokerConfiguration: Sendable {
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
             self.groupEvaluationQueueTimeout = .seconds(seconds)
         }
+        if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
             self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
@@ -123,6 +130,9 @@ public struct BrokerConfiguration: Sendable {
     var evaluationSlots: EvaluationSlots {
         EvaluationSlots(slots: max(1, min(groupEvaluationConcurrency, database.poolSize / 2)), timeout: groupEvaluationQueueTimeout)
     }
+
+    /// The background imports the configuration allows at once, capped at a quarter of the pool (at least one).
+    var importSlots: Int { max(1, min(importBackgroundConcurrency, database.poolSize / 4)) }
 
     /// `http`, or `https` when the server terminates TLS itself.
     public var scheme: String { tls == nil ? "http" : "https" }

@@ -84,11 +84,14 @@ extension Console {
             }
             return request.page("my-data", title: "Your data", values: ["charts": charts, "hasCharts": !charts.isEmpty])
         }
-        // Called by /console.js with the file as the body; answers JSON for the script (problem+json on failure).
+        // Called by /console.js with the file as the body; answers JSON for the script (problem+json on failure):
+        // a CSV's counts; an Apple Health import's result (as the API's), or, for a file large enough to run in
+        // the background, 202 and the page that follows it (`location`).
         post("/data/upload", .role(.user), body: .upload, on: router) { request in
             let principal = try request.caller
             let kind = request.query["kind"] ?? "csv"
-            let result: (accepted: Int, duplicates: Int, skipped: Int)
+            let json: String
+            var status = HTTPResponse.Status.ok
             switch kind {
             case "csv":
                 try request.api.charge(principal, for: .uploads)
@@ -96,22 +99,36 @@ extension Console {
                 let text = body.readString(length: body.readableBytes) ?? ""
                 let entries = try SampleCSV.entries(from: text).get()
                 let stored = try await request.api.samples.upload(entries, by: principal, logger: request.logger)
-                result = (stored.accepted, stored.duplicates, 0)
+                json = #"{"accepted":\#(stored.accepted),"duplicates":\#(stored.duplicates),"skipped":0}"#
             case "apple-health-xml", "apple-health-zip":
                 try request.api.charge(principal, for: .imports)
+                try await request.api.imports.refuseIfImporting(principal.accountID)
                 let body = HTTPBody(
                     request.request.body.map { ArraySlice($0.readableBytesView) }, length: .unknown, iterationBehavior: .single)
                 let file = try await TemporaryUpload.write(body)
-                defer { file.remove() }
-                let imported = try await request.api.imports.run(
-                    file: file.url, format: kind == "apple-health-zip" ? .zip : .xml, userID: principal.accountID, logger: request.logger)
-                result = (imported.accepted, imported.duplicates, imported.skipped.values.reduce(0, +))
+                switch try await request.api.imports.submit(
+                    file, format: kind == "apple-health-zip" ? .zip : .xml, userID: principal.accountID, logger: request.logger)
+                {
+                case .finished(let result):
+                    json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+                case .started(let job):
+                    status = .accepted
+                    json = #"{"status":"running","location":"/data/imports/\#(job.id.uuidString.lowercased())"}"#
+                }
             default:
                 throw Problem.validationFailed([FieldError(field: "kind", message: "must be csv, apple-health-xml or apple-health-zip")])
             }
-            let json = #"{"accepted":\#(result.accepted),"duplicates":\#(result.duplicates),"skipped":\#(result.skipped)}"#
             return Response(
-                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+                status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+        }
+
+        // A background import: a progress bar that reloads itself every second while it runs (no script
+        // needed), then what was imported or why nothing was.
+        get("/data/imports/:id", .role(.user), on: router) { request in
+            let principal = try request.caller
+            let job = try await request.api.imports.job(
+                id: try request.id(orElse: ImportJobError.notFound), userID: principal.accountID, logger: request.logger)
+            return request.page("import", title: "Apple Health import", values: ImportPage(job: job).values)
         }
     }
 

@@ -9,13 +9,49 @@ extension BrokerAPI {
         case .xml(let body): (body, .xml)
         case .applicationZip(let body): (body, .zip)
         }
+        // Before the body is read: a second import of the same person is refused without uploading it.
+        try await imports.refuseIfImporting(principal.accountID)
         // A zip is read from its end (the central directory), so the upload goes to a temporary file first;
         // an XML file too, so both take the same path. The body limit middleware caps it at 512 MiB.
         let file = try await TemporaryUpload.write(body)
-        defer { file.remove() }
-        let result = try await imports.run(file: file.url, format: format, userID: principal.accountID, logger: logger)
-        return .ok(.init(body: .json(.init(
-            accepted: result.accepted, duplicates: result.duplicates,
-            skipped: .init(additionalProperties: result.skipped)))))
+        switch try await imports.submit(file, format: format, userID: principal.accountID, logger: logger) {
+        case .finished(let result):
+            return .ok(.init(body: .json(.init(result))))
+        case .started(let job):
+            return .accepted(.init(headers: .init(location: Self.importPath(job.id)), body: .json(.init(job))))
+        }
+    }
+
+    func getImport(_ input: Operations.GetImport.Input) async throws -> Operations.GetImport.Output {
+        // A plain read: the import was charged when it was sent.
+        let principal = try await caller()
+        guard principal.role == .user else { throw SampleError.notAUser }
+        guard let id = UUID(uuidString: input.path.id) else { throw ImportJobError.notFound }
+        let job = try await imports.job(id: id, userID: principal.accountID, logger: logger)
+        return .ok(.init(body: .json(.init(job))))
+    }
+
+    static func importPath(_ id: UUID) -> String { "/v1/me/imports/\(id.uuidString.lowercased())" }
+}
+
+extension Components.Schemas.ImportResult {
+    init(_ result: AppleHealthImport.Result) {
+        self.init(
+            stored: result.stored, alreadyThere: result.alreadyThere, repeatedInFile: result.repeatedInFile,
+            skipped: result.skipped.map { .init(reason: $0.reason, identifier: $0.identifier, count: $0.count) },
+            invalid: .init(
+                count: result.invalid.count,
+                examples: result.invalid.examples.map { .init(line: $0.line, identifier: $0.identifier, reason: $0.reason) }),
+            timeZone: result.timeZone)
+    }
+}
+
+extension Components.Schemas.ImportJob {
+    init(_ job: ImportJob) {
+        self.init(
+            id: job.id.uuidString.lowercased(), status: .init(rawValue: job.status.rawValue) ?? .failed,
+            bytesTotal: job.bytesTotal, bytesRead: job.bytesRead, recordsRead: job.recordsRead, stored: job.stored,
+            createdAt: job.createdAt, finishedAt: job.finishedAt, result: job.result.map { .init($0) },
+            problem: job.failure.map { .init(_type: $0.type, title: $0.title, status: $0.status, detail: $0.detail) })
     }
 }

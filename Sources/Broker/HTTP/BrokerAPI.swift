@@ -11,7 +11,7 @@ struct BrokerAPI: APIProtocol {
     let transparency: TransparencyService
     let groupRequests: GroupRequestService
     let auditTrail: AuditTrail
-    let imports: AppleHealthImport
+    let imports: ImportJobs
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
     let webhooks: WebhookService

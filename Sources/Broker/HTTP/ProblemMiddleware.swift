@@ -19,11 +19,24 @@ struct ProblemMiddleware: RouterMiddleware {
             if problem.slug == Self.malformedBodySlug, !request.method.carriesBody {
                 problem = Self.invalidParameters(request)
             }
+            if problem.status == .unsupportedMediaType, let accepted = Self.acceptedBodies(path: request.uri.path) {
+                problem.detail = "This endpoint accepts \(accepted) bodies."
+            }
             return Self.response(for: problem)
         }
     }
 
     static let malformedBodySlug = "malformed-body"
+
+    /// The media types of the endpoints that take more than JSON, as a 415 names them (openapi.yaml lists
+    /// the same); nil for the JSON endpoints, whose 415 says JSON.
+    static func acceptedBodies(path: String) -> String? {
+        switch path {
+        case "/v1/me/imports/apple-health": "application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip)"
+        case "/v1/me/samples": "application/json or text/csv"
+        default: nil
+        }
+    }
 
     /// A decoding failure of a request without a body is a query parameter of the wrong type
     /// (e.g. `limit=abc`): well-formed but invalid, so 422. The decoder does not say which parameter,

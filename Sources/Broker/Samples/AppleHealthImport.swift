@@ -10,61 +10,156 @@ public struct AppleHealthImport: Sendable {
 
     public init(client: DatabasePool) { self.client = client }
 
-    public struct Result: Sendable, Equatable {
-        public var accepted: Int
-        public var duplicates: Int
-        /// Records not imported, by HealthKit identifier (or `<type> (out of range)` for converted values outside
-        /// the type's accepted range).
-        public var skipped: [String: Int]
+    /// What an import did, in the terms a person can check against their phone.
+    public struct Result: Sendable, Equatable, Codable {
+        /// Samples new to Data4Help, stored by this import.
+        public var stored: Int
+        /// Samples of the file Data4Help held before this import began (an earlier import or upload); every copy
+        /// counts, so that importing a file again gives `alreadyThere` = all its samples.
+        public var alreadyThere: Int
+        /// Further copies of samples this import stored (Apple writes each blood pressure reading twice: inside
+        /// its correlation and on its own); stored once, not an error.
+        /// `stored + alreadyThere + repeatedInFile` is every usable sample record of the file.
+        public var repeatedInFile: Int
+        /// Records Data4Help does not keep, by reason, then HealthKit identifier; most frequent first within a reason.
+        public var skipped: [Skipped]
+        /// Records of a kind Data4Help keeps that cannot be used.
+        public var invalid: Invalid
+        /// The last valid HKTimeZone of the export, nil when it has none.
+        public var timeZone: String?
+
+        public struct Skipped: Sendable, Equatable, Codable {
+            public var reason: String
+            public var identifier: String
+            public var count: Int
+        }
+
+        public struct Invalid: Sendable, Equatable, Codable {
+            public var count: Int
+            /// The first few, with their line numbers in export.xml.
+            public var examples: [AppleHealthInvalidRecord]
+        }
+    }
+
+    /// How far an import has got; reported after every chunk read.
+    public struct Progress: Sendable, Equatable {
+        /// The upload's size (the archive's, for a zip) and how much of it was read.
+        public var bytesTotal: Int64
+        public var bytesRead: Int64
+        /// `<Record>` elements read (imported, skipped or invalid).
+        public var recordsRead: Int
+        /// Samples stored so far; they become visible (and permanent) only when the import commits.
+        public var stored: Int
+    }
+
+    /// Work that must share the import's transaction: `begin` runs first in it, `finish` last before it commits.
+    /// A background job locks its row in `begin` and records its outcome in `finish`, atomically with the data.
+    public struct TransactionHooks: Sendable {
+        public var begin: (@Sendable (PostgresConnection) async throws -> Void)?
+        public var finish: (@Sendable (Result, Progress, PostgresConnection) async throws -> Void)?
+
+        public init(
+            begin: (@Sendable (PostgresConnection) async throws -> Void)? = nil,
+            finish: (@Sendable (Result, Progress, PostgresConnection) async throws -> Void)? = nil
+        ) {
+            self.begin = begin
+            self.finish = finish
+        }
     }
 
     /// Samples are stored in batches of this many, each through `SampleStore.ingest` on the one transaction.
     static let batchSize = 10_000
 
-    public func run(file: URL, format: AppleHealthExportReader.Format?, userID: UUID, logger: Logger) async throws -> Result {
+    /// Imports `file`; throws `SampleError.importFailed` (nothing stored) for a file that cannot be imported, and
+    /// `CancellationError` (nothing stored) when the task is cancelled.
+    public func run(
+        file: URL, format: AppleHealthExportReader.Format?, userID: UUID, logger: Logger,
+        progress: (@Sendable (Progress) async -> Void)? = nil, hooks: TransactionHooks = .init()
+    ) async throws -> Result {
         let reader: AppleHealthExportReader
         do {
             reader = try AppleHealthExportReader(contentsOf: file, format: format)
         } catch {
             throw SampleError.importFailed(error.message)
         }
+        let total = Int64(reader.size)
         do {
             return try await client.withTransaction(logger: logger) { connection in
+                try await hooks.begin?(connection)
                 var parser = AppleHealthParser()
-                var result = Result(accepted: 0, duplicates: 0, skipped: [:])
+                var stored = 0, duplicates = 0, alreadyThere = 0
+                // "Already there" means stored before the import began: the arrival number before its first batch.
+                var existingUpTo: Int64?
                 var pending: [Sample] = []
                 pending.reserveCapacity(Self.batchSize)
-                let latest = Date().addingTimeInterval(SampleBatch.allowedClockSkew)
 
+                // Every copy of a sample held before the import counts as already there, wherever it is in the
+                // file; a batch counts one per distinct (type, at), so copies within a batch go in a batch of
+                // their own (rare: Apple's repeated blood pressure records are far apart in the file).
                 func store() async throws {
-                    let stored = try await SampleStore.ingest(pending, for: userID, on: connection, logger: logger)
-                    result.accepted += stored.accepted
-                    result.duplicates += stored.duplicates
+                    var rest = pending
+                    while !rest.isEmpty {
+                        let (distinct, again) = Self.splitRepeats(rest)
+                        let batch = try await SampleStore.ingest(
+                            distinct, for: userID, existingUpTo: existingUpTo, on: connection, logger: logger)
+                        if existingUpTo == nil { existingUpTo = batch.arrivalBase }
+                        stored += batch.accepted
+                        duplicates += batch.duplicates
+                        alreadyThere += batch.alreadyThere
+                        rest = again
+                    }
                     pending.removeAll(keepingCapacity: true)
                 }
 
                 do {
+                    await progress?(Progress(bytesTotal: total, bytesRead: 0, recordsRead: 0, stored: 0))
                     while let chunk = try reader.next() {
-                        for sample in try parser.feed(chunk) {
-                            // The parser converts units; what it yields is checked like any upload.
-                            if sample.type.range.contains(sample.value), sample.at <= latest {
-                                pending.append(sample)
-                            } else {
-                                result.skipped["\(sample.type.rawValue) (out of range)", default: 0] += 1
-                            }
-                        }
+                        try Task.checkCancellation()
+                        pending += try parser.feed(chunk)
                         if pending.count >= Self.batchSize { try await store() }
+                        await progress?(Progress(
+                            bytesTotal: total, bytesRead: Int64(reader.bytesRead), recordsRead: parser.recordsSeen, stored: stored))
                     }
                     try parser.finish()
                 } catch let error as AppleHealthImportError {
                     throw SampleError.importFailed(error.message)
                 }
                 if !pending.isEmpty { try await store() }
-                result.skipped.merge(parser.skipped) { $0 + $1 }
+                let done = Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored)
+                await progress?(done)
+                let result = Result(
+                    stored: stored, alreadyThere: alreadyThere, repeatedInFile: duplicates - alreadyThere,
+                    skipped: Self.grouped(parser.skipped),
+                    invalid: .init(count: parser.invalidCount, examples: parser.invalidExamples),
+                    timeZone: parser.timeZone)
+                try await hooks.finish?(result, done, connection)
                 return result
             }
         } catch {
             throw PostgresErrors.unwrapTransaction(error)
         }
+    }
+
+    /// The first sample of each (type, at) of `samples`, and the later ones.
+    static func splitRepeats(_ samples: [Sample]) -> (distinct: [Sample], again: [Sample]) {
+        struct Key: Hashable {
+            var type: SampleType
+            var at: Date
+        }
+        var seen = Set<Key>(minimumCapacity: samples.count)
+        var distinct: [Sample] = [], again: [Sample] = []
+        distinct.reserveCapacity(samples.count)
+        for sample in samples {
+            if seen.insert(Key(type: sample.type, at: sample.at)).inserted { distinct.append(sample) } else { again.append(sample) }
+        }
+        return (distinct, again)
+    }
+
+    /// By reason (in `AppleHealthSkipReason` order), then most frequent identifier first.
+    static func grouped(_ skipped: [AppleHealthSkip: Int]) -> [Result.Skipped] {
+        let order = Dictionary(uniqueKeysWithValues: AppleHealthSkipReason.allCases.enumerated().map { ($1, $0) })
+        return skipped.sorted {
+            (order[$0.key.reason]!, -$0.value, $0.key.identifier) < (order[$1.key.reason]!, -$1.value, $1.key.identifier)
+        }.map { Result.Skipped(reason: $0.key.reason.rawValue, identifier: $0.key.identifier, count: $0.value) }
     }
 }

@@ -39,7 +39,26 @@ document.addEventListener("DOMContentLoaded", function () {
       if (type.indexOf("json") >= 0) {
         try { body = JSON.parse(request.responseText); } catch (e) { /* unreadable: use the status below */ }
       }
-      if (request.status === 200 && typeof body.accepted === "number") {
+      if (request.status === 202 && body.location) {
+        // A large Apple Health export is imported in the background: its page shows the progress.
+        result.textContent = "Uploaded; importing in the background…";
+        window.location.assign(body.location);
+        return;
+      }
+      if (request.status === 200 && typeof body.stored === "number") {
+        var skipped = (body.skipped || []).reduce(function (sum, s) { return sum + s.count; }, 0);
+        var invalid = body.invalid || { count: 0, examples: [] };
+        var text = "Stored " + body.stored + " new sample" + (body.stored === 1 ? "" : "s") +
+          (body.alreadyThere ? "; " + body.alreadyThere + " were already in Data4Help" : "") +
+          (body.repeatedInFile ? "; " + body.repeatedInFile + " appeared twice in the file (stored once)" : "") +
+          (skipped ? "; " + skipped + " records are of kinds Data4Help does not keep" : "") +
+          (invalid.count ? "; " + invalid.count + " records could not be used (" + invalid.examples.map(function (e) {
+            return "line " + e.line + ": " + e.reason;
+          }).join("; ") + ")" : "") +
+          ". Reload the page to see them in the charts.";
+        result.textContent = text;
+        result.className = "ok";
+      } else if (request.status === 200 && typeof body.accepted === "number") {
         result.textContent = "Stored " + body.accepted + " new sample" + (body.accepted === 1 ? "" : "s") +
           (body.duplicates ? " (" + body.duplicates + " you had already uploaded)" : "") +
           (body.skipped ? "; " + body.skipped + " records were skipped (kinds Data4Help does not keep, or values out of range)" : "") +

@@ -26,10 +26,15 @@ public struct AppleHealthArchive: Sendable {
         var flags: UInt16
         var localHeaderOffset: UInt64
         var disk: UInt16
+
+        /// Path components: `apple_health_export/export.xml` is 2.
+        var depth: Int { path.split(separator: "/").count }
+        /// The folder the entry is in, with its trailing slash (empty at the top).
+        var folder: String { path.lastIndex(of: "/").map { String(path[...$0]) } ?? "" }
     }
 
     public let url: URL
-    /// The entry streamed by `openExportXML()`: the shallowest path ending in `export.xml` (`export_cda.xml` is not it).
+    /// The entry streamed by `openExportXML()` (see `export(among:)`).
     public let exportXML: Entry
     public let maximumUncompressedSize: UInt64
 
@@ -41,15 +46,28 @@ public struct AppleHealthArchive: Sendable {
         self.maximumUncompressedSize = maximumUncompressedSize
         let file = try AppleHealthUploadFile(url.path)
         defer { file.closeFile() }
-        let entries = try Self.centralDirectory(file)
-        // `__MACOSX/` holds a Mac's resource forks, not data.
-        let candidates = entries.filter {
-            ($0.path == "export.xml" || $0.path.hasSuffix("/export.xml")) && !$0.path.hasPrefix("__MACOSX/")
-        }
-        guard let entry = candidates.min(by: { $0.path.split(separator: "/").count < $1.path.split(separator: "/").count })
-        else { throw .noExportXML }
+        let entry = try Self.export(among: try Self.centralDirectory(file))
         try Self.check(entry, maximumUncompressedSize: maximumUncompressedSize)
         exportXML = entry
+    }
+
+    /// The entry holding the export: the shallowest `export.xml`; failing that, as an iPhone in another language
+    /// names it (`exportar.xml`, `exporter.xml` …), the one `.xml` file beside the clinical documents
+    /// (`*_cda.xml`) in `apple_health_export/` or wherever those are. Several candidates are refused by name:
+    /// guessing could import the wrong file.
+    static func export(among entries: [Entry]) throws(AppleHealthImportError) -> Entry {
+        // `__MACOSX/` holds a Mac's resource forks, not data.
+        let files = entries.filter { !$0.path.hasPrefix("__MACOSX/") && !$0.path.hasSuffix("/") }
+        let exact = files.filter { $0.path == "export.xml" || $0.path.hasSuffix("/export.xml") }
+        if let entry = exact.min(by: { $0.depth < $1.depth }) { return entry }
+        let cda = files.filter { $0.path.lowercased().hasSuffix("_cda.xml") }
+        let folders = Set(cda.map(\.folder) + ["apple_health_export/"])
+        let candidates = files.filter {
+            folders.contains($0.folder) && $0.path.lowercased().hasSuffix(".xml") && !$0.path.lowercased().hasSuffix("_cda.xml")
+        }
+        guard candidates.count <= 1 else { throw .severalExports(candidates.map(\.path).sorted()) }
+        guard let entry = candidates.first else { throw .noExportXML(found: files.map(\.path)) }
+        return entry
     }
 
     /// Whether the file starts like a ZIP archive (a local file header, or the end record of an empty archive).
@@ -62,10 +80,10 @@ public struct AppleHealthArchive: Sendable {
     public func openExportXML(chunkSize: Int = 64 * 1024) throws(AppleHealthImportError) -> EntryReader {
         let file = try AppleHealthUploadFile(url.path)  // closed by the reader, or on deinit if we throw
         let header = try file.read(at: exportXML.localHeaderOffset, count: 30)
-        guard header.uint32(at: 0) == 0x0403_4B50 else { throw .malformed("export.xml's local header is missing") }
+        guard header.uint32(at: 0) == 0x0403_4B50 else { throw .damagedZip("the export's local header is missing") }
         let dataStart = exportXML.localHeaderOffset + 30 + UInt64(header.uint16(at: 26)) + UInt64(header.uint16(at: 28))
         guard dataStart + exportXML.compressedSize <= file.size else {
-            throw .malformed("export.xml extends past the end of the archive")
+            throw .damagedZip("the export extends past the end of the file: the file was probably cut short")
         }
         return try EntryReader(
             file: file, entry: exportXML, dataStart: dataStart, limit: maximumUncompressedSize, chunkSize: chunkSize
@@ -83,7 +101,7 @@ public struct AppleHealthArchive: Sendable {
         guard entry.uncompressedSize <= maximumUncompressedSize else { throw .zipBomb }
         guard entry.uncompressedSize <= max(entry.compressedSize, 1) * maximumCompressionRatio else { throw .zipBomb }
         if entry.method == 0 && entry.compressedSize != entry.uncompressedSize {
-            throw .malformed("a stored export.xml whose sizes disagree")
+            throw .damagedZip("the export's sizes disagree")
         }
     }
 
@@ -101,7 +119,7 @@ public struct AppleHealthArchive: Sendable {
             k -= 1
         }
         guard let end else {
-            throw isZip(try file.read(at: 0, count: Int(min(file.size, 4)))) ? .malformed("the ZIP archive has no central directory (truncated?)") : .notZip
+            throw isZip(try file.read(at: 0, count: Int(min(file.size, 4)))) ? .damagedZip("it has no central directory: the file was probably cut short") : .notZip
         }
         let disk = tail.uint16(at: end + 4), directoryDisk = tail.uint16(at: end + 6)
         let entriesOnDisk = tail.uint16(at: end + 8), entries = tail.uint16(at: end + 10)
@@ -112,7 +130,7 @@ public struct AppleHealthArchive: Sendable {
         guard disk == 0, directoryDisk == 0, entriesOnDisk == entries else { throw .unsupportedZip("several disks") }
         let endOffset = file.size - tailSize + UInt64(end)
         guard directoryOffset + directorySize <= endOffset else {
-            throw .malformed("the ZIP central directory lies outside the archive")
+            throw .damagedZip("its central directory lies outside the file: the file was probably cut short")
         }
         guard directorySize <= maximumCentralDirectoryBytes else {
             throw .unsupportedZip("a central directory over \(maximumCentralDirectoryBytes >> 20) MiB")
@@ -122,11 +140,11 @@ public struct AppleHealthArchive: Sendable {
         var p = 0
         for _ in 0..<entries {
             guard p + 46 <= directory.count, directory.uint32(at: p) == 0x0201_4B50 else {
-                throw .malformed("a damaged ZIP central directory")
+                throw .damagedZip("its central directory is damaged")
             }
             let nameLength = Int(directory.uint16(at: p + 28))
             let extraLength = Int(directory.uint16(at: p + 30)), commentLength = Int(directory.uint16(at: p + 32))
-            guard p + 46 + nameLength <= directory.count else { throw .malformed("a damaged ZIP central directory") }
+            guard p + 46 + nameLength <= directory.count else { throw .damagedZip("its central directory is damaged") }
             result.append(Entry(
                 path: String(decoding: directory[p + 46..<p + 46 + nameLength], as: UTF8.self),
                 method: directory.uint16(at: p + 10),
@@ -192,6 +210,8 @@ public struct AppleHealthArchive: Sendable {
 
         /// Inflated bytes processed so far.
         public var bytesRead: UInt64 { produced }
+        /// Where in the archive file reading has reached (progress is told in bytes of the upload).
+        public var fileOffset: UInt64 { nextInput }
 
         /// The next inflated chunk, or nil after the last one (whose size and CRC-32 were checked).
         public func next() throws(AppleHealthImportError) -> [UInt8]? {
@@ -235,11 +255,11 @@ public struct AppleHealthArchive: Sendable {
                 case Z_OK, Z_STREAM_END:
                     break
                 case Z_BUF_ERROR where count == 0 && remainingInput == 0:
-                    throw .malformed("export.xml's compressed data ends early")
+                    throw .damagedZip("the export's compressed data ends early")
                 case Z_BUF_ERROR:
                     break
                 default:
-                    throw .malformed("export.xml's compressed data is corrupt")
+                    throw .damagedZip("the export's compressed data is corrupt")
                 }
                 if count > 0 {
                     try account(UnsafeBufferPointer(rebasing: output[0..<count]))
@@ -262,8 +282,8 @@ public struct AppleHealthArchive: Sendable {
 
         private func finish() throws(AppleHealthImportError) {
             finished = true
-            guard produced == entry.uncompressedSize else { throw .malformed("export.xml is shorter than the archive declares") }
-            guard UInt32(truncatingIfNeeded: crc) == entry.crc32 else { throw .malformed("export.xml fails its CRC-32 check") }
+            guard produced == entry.uncompressedSize else { throw .damagedZip("the export is shorter than the archive declares") }
+            guard UInt32(truncatingIfNeeded: crc) == entry.crc32 else { throw .damagedZip("the export fails its CRC-32 check") }
         }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 
 /// Writes synthetic but realistic Apple Health `export.xml` files, streamed to disk, for benchmarks and load tests.
+/// Like Apple's: every blood pressure reading appears three times (its two records on their own, and again
+/// inside its correlation), and sleep records carry the device's time zone (`HKTimeZone`).
 public enum AppleHealthExportGenerator {
     /// Writes about `approximateBytes` (never less than the header and footer) of export.xml to `url`, the same bytes
     /// for the same seed; returns the size written. Memory stays at one 1 MiB buffer whatever the size.
@@ -15,10 +17,22 @@ public enum AppleHealthExportGenerator {
         var random = SplitMix64(seed: seed)
         writer.append(header)
         // Like Apple's: records grouped by type (each in time order), then correlations, workouts, activity summaries.
-        let total = Double(max(approximateBytes - writer.written - footer.utf8.count, 0))
-        let weights = sections.reduce(0) { $0 + $1.weight }
+        // Each section gets its share of what is left, so that one writing more or less than its share (blood
+        // pressure writes as many readings as its first part did) does not change the file's size.
+        var weights = sections.reduce(0) { $0 + $1.weight }
+        var readings = 0
         for section in sections {
-            let budget = Int(total * section.weight / weights)
+            let left = Double(max(approximateBytes - writer.written - footer.utf8.count, 0))
+            let budget = Int(left * section.weight / weights)
+            weights -= section.weight
+            if let part = section.bloodPressure {
+                if part == .diastolic {
+                    readings = writeFirstBloodPressurePart(&writer, budget: budget, seed: seed)
+                } else {
+                    for k in 0..<readings { writeBloodPressure(part, &writer, bloodPressureReading(k, of: readings, seed: seed)) }
+                }
+                continue
+            }
             let end = writer.written + budget
             var time = start
             while writer.written < end {
@@ -126,7 +140,76 @@ public enum AppleHealthExportGenerator {
     /// One kind of element and its share of the file.
     private struct Section {
         var weight: Double
+        var bloodPressure: BloodPressurePart?
         var write: @Sendable (inout Writer, inout SplitMix64, Int) -> Void
+
+        init(weight: Double, bloodPressure: BloodPressurePart? = nil, write: @escaping @Sendable (inout Writer, inout SplitMix64, Int) -> Void) {
+            self.weight = weight
+            self.bloodPressure = bloodPressure
+            self.write = write
+        }
+    }
+
+    /// Where a blood pressure reading appears: its two records among the records (grouped by type, as Apple
+    /// groups them), then the correlation holding copies of both.
+    private enum BloodPressurePart {
+        case diastolic, systolic, correlation
+    }
+
+    /// Reading `k` of `count`, the same in all three parts: its own generator, seeded from the file's and `k`.
+    private static func bloodPressureReading(_ k: Int, of count: Int, seed: UInt64) -> (time: Int, systolic: Int, diastolic: Int) {
+        var random = SplitMix64(seed: seed ^ 0xB100_D000 ^ (UInt64(k) &* 0x9E37_79B9_7F4A_7C15))
+        let spacing = window / max(count, 1)
+        let jitter = k == 0 ? 0 : Int.random(in: 0..<max(1, spacing / 2), using: &random)
+        return (start + k * spacing + jitter, Int.random(in: 100...150, using: &random), Int.random(in: 60...95, using: &random))
+    }
+
+    /// Writes the diastolic records until `budget` is spent; returns how many, which the other parts repeat.
+    /// The first record tells the size of all (every field has a fixed width), hence the count and spacing.
+    private static func writeFirstBloodPressurePart(_ writer: inout Writer, budget: Int, seed: UInt64) -> Int {
+        guard budget > 0 else { return 0 }
+        let before = writer.written
+        writeBloodPressure(.diastolic, &writer, bloodPressureReading(0, of: 1, seed: seed))
+        let count = max(1, budget / max(writer.written - before, 1))
+        for k in 1..<max(count, 1) { writeBloodPressure(.diastolic, &writer, bloodPressureReading(k, of: count, seed: seed)) }
+        return count
+    }
+
+    private static func writeBloodPressure(
+        _ part: BloodPressurePart, _ writer: inout Writer, _ reading: (time: Int, systolic: Int, diastolic: Int)
+    ) {
+        func record(_ name: String, _ value: Int, indent: String) {
+            writer.append(indent + #"<Record type="HKQuantityTypeIdentifierBloodPressure"#)
+            writer.append(name)
+            writer.append(#"" "#)
+            writer.append(phone)
+            writer.append(#" unit="mmHg" creationDate=""#)
+            writer.appendDate(reading.time)
+            writer.append(#"" startDate=""#)
+            writer.appendDate(reading.time)
+            writer.append(#"" endDate=""#)
+            writer.appendDate(reading.time)
+            writer.append(#"" value=""#)
+            writer.appendNumber(Double(value), decimals: 0)
+            writer.append("\">\n\(indent) <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n\(indent)</Record>\n")
+        }
+        switch part {
+        case .diastolic: record("Diastolic", reading.diastolic, indent: " ")
+        case .systolic: record("Systolic", reading.systolic, indent: " ")
+        case .correlation:
+            writer.append(#" <Correlation type="HKCorrelationTypeIdentifierBloodPressure" "#)
+            writer.append(phone)
+            writer.append(#" creationDate=""#)
+            writer.appendDate(reading.time)
+            writer.append(#"" startDate=""#)
+            writer.appendDate(reading.time)
+            writer.append(#"" endDate=""#)
+            writer.appendDate(reading.time)
+            writer.append("\">\n  <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n")
+            record("Diastolic", reading.diastolic, indent: "  ")
+            record("Systolic", reading.systolic, indent: "  ")
+            writer.append(" </Correlation>\n")
+        }
     }
 
     private static func quantity(
@@ -161,7 +244,7 @@ public enum AppleHealthExportGenerator {
     }
 
     private static func category(
-        _ type: String, _ source: String, values: [String], lasting: ClosedRange<Int>, weight: Double
+        _ type: String, _ source: String, values: [String], lasting: ClosedRange<Int>, timeZone: String? = nil, weight: Double
     ) -> Section {
         Section(weight: weight) { writer, random, time in
             writer.append(#" <Record type=""#)
@@ -177,7 +260,13 @@ public enum AppleHealthExportGenerator {
             writer.appendDate(end)
             writer.append(#"" value=""#)
             writer.append(values[Int.random(in: 0..<values.count, using: &random)])
-            writer.append("\"/>\n")
+            if let timeZone {
+                writer.append("\">\n  <MetadataEntry key=\"HKTimeZone\" value=\"")
+                writer.append(timeZone)
+                writer.append("\"/>\n </Record>\n")
+            } else {
+                writer.append("\"/>\n")
+            }
         }
     }
 
@@ -186,12 +275,18 @@ public enum AppleHealthExportGenerator {
                  value: { random, unit in (Double.random(in: 0.1...(unit == "kJ" ? 80 : 20), using: &random), 3) }, weight: 15),
         quantity("HKQuantityTypeIdentifierBasalEnergyBurned", watch, units: ["kcal"],
                  value: { random, _ in (Double.random(in: 0.5...5, using: &random), 3) }, weight: 10),
-        quantity("HKQuantityTypeIdentifierBloodPressureDiastolic", phone, units: ["mmHg"],
-                 value: { random, _ in (Double(Int.random(in: 60...95, using: &random)), 0) }, weight: 0.3),
-        quantity("HKQuantityTypeIdentifierBloodPressureSystolic", phone, units: ["mmHg"],
-                 value: { random, _ in (Double(Int.random(in: 100...150, using: &random)), 0) }, weight: 0.3),
+        quantity("HKQuantityTypeIdentifierBloodGlucose", phone, units: ["mg/dL", "mmol<180.1558800000541>/L"],
+                 value: { random, unit in
+                     unit == "mg/dL" ? (Double(Int.random(in: 70...180, using: &random)), 0) : (Double.random(in: 3.9...10, using: &random), 1)
+                 }, weight: 0.2),
+        Section(weight: 0.3, bloodPressure: .diastolic) { _, _, _ in },
+        Section(weight: 0.3, bloodPressure: .systolic) { _, _, _ in },
         quantity("HKQuantityTypeIdentifierBodyMass", scale, units: ["kg", "lb"],
                  value: { random, unit in (Double.random(in: 60...80, using: &random) * (unit == "lb" ? 2.204_62 : 1), 1) }, weight: 0.5),
+        quantity("HKQuantityTypeIdentifierBodyTemperature", phone, units: ["degC", "degF"],
+                 value: { random, unit in
+                     (unit == "degC" ? Double.random(in: 36...37.8, using: &random) : Double.random(in: 96.8...100, using: &random), 1)
+                 }, weight: 0.1),
         quantity("HKQuantityTypeIdentifierDistanceWalkingRunning", phone, units: ["km", "km", "mi"],
                  value: { random, _ in (Double.random(in: 0.001...0.8, using: &random), 5) }, weight: 10),
         quantity("HKQuantityTypeIdentifierFlightsClimbed", phone, units: ["count"],
@@ -226,41 +321,21 @@ public enum AppleHealthExportGenerator {
                  value: { _, unit in unit == "ft" ? (5.5774, 4) : (170, 0) }, weight: 0.05),
         quantity("HKQuantityTypeIdentifierOxygenSaturation", watch, units: ["%"],
                  value: { random, _ in (Double(Int.random(in: 92...100, using: &random)) / 100, 2) }, weight: 3),
+        quantity("HKQuantityTypeIdentifierRespiratoryRate", watch, units: ["count/min"],
+                 value: { random, _ in (Double.random(in: 12...20, using: &random), 1) }, weight: 1.5),
+        quantity("HKQuantityTypeIdentifierRestingHeartRate", watch, units: ["count/min"],
+                 value: { random, _ in (Double(Int.random(in: 50...75, using: &random)), 0) }, weight: 0.2),
         quantity("HKQuantityTypeIdentifierStepCount", phone, units: ["count"],
                  value: { random, _ in (Double(Int.random(in: 1...1500, using: &random)), 0) }, weight: 15),
+        quantity("HKQuantityTypeIdentifierVO2Max", watch, units: ["mL/min·kg"],
+                 value: { random, _ in (Double.random(in: 30...50, using: &random), 2) }, weight: 0.1),
         category("HKCategoryTypeIdentifierAppleStandHour", watch,
                  values: ["HKCategoryValueAppleStandHourStood", "HKCategoryValueAppleStandHourIdle"], lasting: 3600...3600, weight: 3),
         category("HKCategoryTypeIdentifierSleepAnalysis", watch,
                  values: ["HKCategoryValueSleepAnalysisInBed", "HKCategoryValueSleepAnalysisAsleepCore",
                           "HKCategoryValueSleepAnalysisAsleepDeep", "HKCategoryValueSleepAnalysisAsleepREM",
-                          "HKCategoryValueSleepAnalysisAwake"], lasting: 300...5400, weight: 3),
-        Section(weight: 0.6) { writer, random, time in
-            writer.append(#" <Correlation type="HKCorrelationTypeIdentifierBloodPressure" "#)
-            writer.append(phone)
-            writer.append(#" creationDate=""#)
-            writer.appendDate(time)
-            writer.append(#"" startDate=""#)
-            writer.appendDate(time)
-            writer.append(#"" endDate=""#)
-            writer.appendDate(time)
-            writer.append("\">\n  <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n")
-            for (type, range) in [("Diastolic", 60...95), ("Systolic", 100...150)] {
-                writer.append(#"  <Record type="HKQuantityTypeIdentifierBloodPressure"#)
-                writer.append(type)
-                writer.append(#"" "#)
-                writer.append(phone)
-                writer.append(#" unit="mmHg" creationDate=""#)
-                writer.appendDate(time)
-                writer.append(#"" startDate=""#)
-                writer.appendDate(time)
-                writer.append(#"" endDate=""#)
-                writer.appendDate(time)
-                writer.append(#"" value=""#)
-                writer.appendNumber(Double(Int.random(in: range, using: &random)), decimals: 0)
-                writer.append("\">\n   <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n  </Record>\n")
-            }
-            writer.append(" </Correlation>\n")
-        },
+                          "HKCategoryValueSleepAnalysisAwake"], lasting: 300...5400, timeZone: "Europe/Rome", weight: 3),
+        Section(weight: 0.6, bloodPressure: .correlation) { _, _, _ in },
         Section(weight: 1) { writer, random, time in
             let minutes = Double.random(in: 20...90, using: &random)
             writer.append(#" <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration=""#)

@@ -15,19 +15,21 @@ public final class AppleHealthExportReader {
     private let chunkSize: Int
     private var position: UInt64 = 0
 
-    /// Opens `url` as `format`, or, when nil, as a ZIP archive if it starts like one and as XML otherwise.
+    /// The size of the upload on disk (of the archive, for a zip).
+    public let size: UInt64
+
+    /// Opens `url` as `format`, or, when nil, as a ZIP archive if it starts like one and as XML otherwise. A file
+    /// sent as XML that is a ZIP archive is read as one (people pick the wrong kind); one sent as ZIP must be one.
     public init(
         contentsOf url: URL, format: Format? = nil, chunkSize: Int = 64 * 1024,
         maximumUncompressedSize: UInt64 = AppleHealthArchive.defaultMaximumUncompressedSize
     ) throws(AppleHealthImportError) {
         self.chunkSize = max(chunkSize, 1024)
         let file = try AppleHealthUploadFile(url.path)
-        let resolved: Format
-        if let format {
-            resolved = format
-        } else {
-            resolved = AppleHealthArchive.isZip(try file.read(at: 0, count: Int(min(file.size, 4)))) ? .zip : .xml
-        }
+        size = file.size
+        guard file.size > 0 else { throw .empty }
+        let sniffed: Format = AppleHealthArchive.isZip(try file.read(at: 0, count: Int(min(file.size, 4)))) ? .zip : .xml
+        let resolved = format == .zip ? .zip : sniffed
         self.format = resolved
         switch resolved {
         case .xml:
@@ -39,6 +41,12 @@ public final class AppleHealthExportReader {
             entry = try AppleHealthArchive(contentsOf: url, maximumUncompressedSize: maximumUncompressedSize)
                 .openExportXML(chunkSize: chunkSize)
         }
+    }
+
+    /// Bytes of the upload read so far (of the archive, for a zip): what progress is told in.
+    public var bytesRead: UInt64 {
+        if let entry { return min(entry.fileOffset, size) }
+        return position
     }
 
     /// The next chunk of export.xml, or nil at its end.

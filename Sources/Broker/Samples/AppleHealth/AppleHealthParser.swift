@@ -17,16 +17,28 @@ public struct AppleHealthParser: Sendable {
     public static let maximumDepth = 32
     /// The longest element name accepted (open elements' names are kept until they close).
     public static let maximumNameBytes = 256
-    /// Distinct identifiers counted in `skipped`; past it, the rest are counted under `otherIdentifiers`.
+    /// Distinct (reason, identifier) pairs counted in `skipped`; past it, the rest are counted under `otherIdentifiers`.
     public static let maximumSkippedIdentifiers = 1000
     public static let otherIdentifiers = "(other)"
+    /// Invalid records described in `invalidExamples`; the rest are only counted.
+    public static let maximumInvalidExamples = 5
+    /// The longest HKTimeZone value considered (IANA names are under 40 bytes).
+    static let maximumTimeZoneBytes = 64
 
-    /// `<Record>` elements seen, including those inside correlations (mapped or skipped).
+    /// `<Record>` elements seen, including those inside correlations (mapped, skipped or invalid).
     public private(set) var recordsSeen = 0
+    /// Records of a type Data4Help keeps whose value, unit or dates cannot be used.
+    public private(set) var invalidCount = 0
+    /// The first `maximumInvalidExamples` of them, with their line numbers.
+    public private(set) var invalidExamples: [AppleHealthInvalidRecord] = []
+    /// The last valid IANA time zone of an `HKTimeZone` metadata entry, in file order (nil when there was none).
+    public private(set) var timeZone: String?
+    /// Newlines before the byte the scanner has reached, plus one: the line being read.
+    public private(set) var line = 1
 
-    /// HealthKit identifier → records and correlations not imported: unknown types, category values that are not
-    /// samples (stand hour Idle, sleep InBed/Awake), unknown units, values that are not finite numbers, bad dates.
-    public var skipped: [String: Int] {
+    /// Records and correlations not imported although nothing is wrong with them: types Data4Help does not keep,
+    /// category values that are no sample (stand hour Idle, sleep InBed/Awake).
+    public var skipped: [AppleHealthSkip: Int] {
         var counts = skippedCounts
         if pendingSkipCount > 0 { counts[pendingSkipKey(), default: 0] += pendingSkipCount }
         return counts
@@ -65,13 +77,23 @@ public struct AppleHealthParser: Sendable {
     private var markupStart = 0
     /// The first error; the parser refuses everything after it.
     private var failure: AppleHealthImportError?
-    private var skippedCounts: [String: Int] = [:]
+    private var skippedCounts: [AppleHealthSkip: Int] = [:]
     /// Records are grouped by type in exports, so runs of the same skipped identifier are counted before building a String.
     private var pendingSkip: [UInt8] = []
+    private var pendingSkipReason = AppleHealthSkipReason.unsupportedType
     private var pendingSkipCount = 0
+    /// The line of the current markup's `<`.
+    private var markupLine = 1
+    /// The last HKTimeZone value looked at, valid or not, so that the same value is validated once per run.
+    private var lastTimeZoneCandidate: [UInt8] = []
+    /// Samples starting after this are invalid (a clock set wrong, or a made-up file).
+    private let notAfter: Double
     private let table = AppleHealthRecordTable()
 
-    public init() {}
+    /// `now`: what "in the future" is judged against (with `SampleBatch.allowedClockSkew`, as for uploads).
+    public init(now: Date = Date()) {
+        notAfter = now.addingTimeInterval(SampleBatch.allowedClockSkew).timeIntervalSince1970
+    }
 
     /// Feeds the next chunk of the file (split anywhere, even inside a tag or a UTF-8 sequence) and returns the samples
     /// completed by it.
@@ -100,7 +122,7 @@ public struct AppleHealthParser: Sendable {
         if let failure { throw failure }
         let error: AppleHealthImportError?
         if !sawRoot {
-            error = mode == .content ? .notAppleHealth : .truncated
+            error = offset == 0 ? .empty : mode == .content ? .notAppleHealth : .truncated
         } else if !rootClosed || mode != .content {
             error = .truncated
         } else {
@@ -117,6 +139,9 @@ public struct AppleHealthParser: Sendable {
     private mutating func scan(_ buf: UnsafeBufferPointer<UInt8>, into out: inout [Sample]) throws(AppleHealthImportError) {
         let n = buf.count
         var i = 0
+        // Newlines are counted up to each `<` found in content (and to the end of the chunk), so every byte once.
+        var counted = 0
+        defer { countLines(buf, from: counted, to: n) }
         while i < n {
             switch mode {
             case .content:
@@ -125,7 +150,7 @@ public struct AppleHealthParser: Sendable {
                     // Outside the root only whitespace (and a leading byte order mark) may appear.
                     while j < n, buf[j] != .lessThan {
                         if !buf[j].isXMLWhitespace && !isByteOrderMark(buf[j], at: offset + j) {
-                            throw sawRoot ? .malformed("text after </HealthData> at byte \(offset + j)") : .notAppleHealth
+                            throw sawRoot ? .malformed("text after </HealthData> on line \(line)") : .notXML
                         }
                         j += 1
                     }
@@ -135,6 +160,9 @@ public struct AppleHealthParser: Sendable {
                 if j < n {
                     mode = .afterLessThan
                     markupStart = offset + j
+                    countLines(buf, from: counted, to: j)
+                    counted = j
+                    markupLine = line
                     i = j + 1
                 } else {
                     i = n
@@ -180,6 +208,17 @@ public struct AppleHealthParser: Sendable {
         offset += n
     }
 
+    /// Adds the newlines of `buf[from..<to]` to `line` (memchr: far faster than a loop over bytes in a debug build).
+    private mutating func countLines(_ buf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
+        guard start < end, let base = buf.baseAddress else { return }
+        var p = base + start
+        let stop = base + end
+        while p < stop, let found = memchr(p, 0x0A, stop - p) {
+            line += 1
+            p = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
+        }
+    }
+
     /// Skips a comment (`-->`) or CDATA section (`]]>`): up to a `>` after at least two `repeated` bytes.
     /// `run` counts those bytes across chunk boundaries. Returns where scanning goes on.
     private mutating func skipSection(_ buf: UnsafeBufferPointer<UInt8>, from start: Int, closedBy repeated: UInt8) -> Int {
@@ -210,7 +249,7 @@ public struct AppleHealthParser: Sendable {
             mode = .comment
             run = 0
         } else if markupPrefix.elementsEqual(Markup.cdata) {
-            guard !nameEnds.isEmpty else { throw .malformed("CDATA outside the root element at byte \(markupStart)") }
+            guard !nameEnds.isEmpty else { throw .malformed("CDATA outside the root element on line \(markupLine)") }
             mode = .cdata
             run = 0
         } else if markupPrefix.elementsEqual(Markup.doctype) {
@@ -244,7 +283,7 @@ public struct AppleHealthParser: Sendable {
             j += 1
         }
         guard tagBuffer.count + (j - start) <= Self.maximumTagBytes else {
-            throw .malformed("the tag at byte \(markupStart) is longer than \(Self.maximumTagBytes) bytes")
+            throw .malformed("the tag on line \(markupLine) is longer than \(Self.maximumTagBytes) bytes")
         }
         if j == n {
             tagBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<n]))
@@ -371,7 +410,7 @@ public struct AppleHealthParser: Sendable {
 
     /// A complete tag without its `<` and `>`.
     private mutating func handleTag(_ tag: UnsafeBufferPointer<UInt8>, into out: inout [Sample]) throws(AppleHealthImportError) {
-        guard let first = tag.first else { throw .malformed("an empty tag <> at byte \(markupStart)") }
+        guard let first = tag.first else { throw .malformed("an empty tag <> on line \(markupLine)") }
         if first == .slash {
             try handleEndTag(UnsafeBufferPointer(rebasing: tag[1...]))
             return
@@ -381,9 +420,9 @@ public struct AppleHealthParser: Sendable {
         var k = 0
         while k < end, !tag[k].isXMLWhitespace { k += 1 }
         guard first.isXMLNameStartByte else {
-            throw sawRoot ? .malformed("a bad element name at byte \(markupStart)") : .notAppleHealth
+            throw sawRoot ? .malformed("a bad element name on line \(markupLine)") : .notAppleHealth
         }
-        guard k <= Self.maximumNameBytes else { throw .malformed("an element name over \(Self.maximumNameBytes) bytes at byte \(markupStart)") }
+        guard k <= Self.maximumNameBytes else { throw .malformed("an element name over \(Self.maximumNameBytes) bytes on line \(markupLine)") }
         let name = UnsafeBufferPointer(rebasing: tag[0..<k])
         if nameEnds.isEmpty {
             if rootClosed { throw .malformed("an element after </HealthData>") }
@@ -396,6 +435,9 @@ public struct AppleHealthParser: Sendable {
         } else if AppleHealthBytes.equal(Markup.correlation, name) {
             let attributes = try parseAttributes(tag, from: k, to: end, capture: true)
             Self.withDecodedValues(tag, attributes) { tag, attributes in mapCorrelation(tag, attributes) }
+        } else if AppleHealthBytes.equal(Markup.metadataEntry, name) {
+            let attributes = try parseAttributes(tag, from: k, to: end, capture: true)
+            Self.withDecodedValues(tag, attributes) { tag, attributes in readMetadata(tag, attributes) }
         } else {
             _ = try parseAttributes(tag, from: k, to: end, capture: false)  // checked for well-formedness only
         }
@@ -403,7 +445,7 @@ public struct AppleHealthParser: Sendable {
             if nameEnds.isEmpty { rootClosed = true }  // <HealthData/>: an empty export
         } else {
             guard nameEnds.count < Self.maximumDepth else {
-                throw .malformed("elements nested deeper than \(Self.maximumDepth) at byte \(markupStart)")
+                throw .malformed("elements nested deeper than \(Self.maximumDepth) on line \(markupLine)")
             }
             names.append(contentsOf: name)
             nameEnds.append(names.count)
@@ -413,12 +455,12 @@ public struct AppleHealthParser: Sendable {
     private mutating func handleEndTag(_ rest: UnsafeBufferPointer<UInt8>) throws(AppleHealthImportError) {
         var end = rest.count
         while end > 0, rest[end - 1].isXMLWhitespace { end -= 1 }
-        guard let top = nameEnds.last else { throw .malformed("an end tag without a start tag at byte \(markupStart)") }
+        guard let top = nameEnds.last else { throw .malformed("an end tag without a start tag on line \(markupLine)") }
         let start = nameEnds.count >= 2 ? nameEnds[nameEnds.count - 2] : 0
         let closing = UnsafeBufferPointer(rebasing: rest[0..<end])
         guard names[start..<top].elementsEqual(closing) else {
             let opened = String(decoding: names[start..<top], as: UTF8.self)
-            throw .malformed("</\(String(decoding: closing, as: UTF8.self))> at byte \(markupStart) closes <\(opened)>")
+            throw .malformed("</\(String(decoding: closing, as: UTF8.self))> on line \(markupLine) closes <\(opened)>")
         }
         names.removeLast(top - start)
         nameEnds.removeLast()
@@ -432,6 +474,7 @@ public struct AppleHealthParser: Sendable {
         var value: Range<Int>?
         var startDate: Range<Int>?
         var endDate: Range<Int>?
+        var key: Range<Int>?
         /// One of the captured values contains an entity or character reference and must be decoded.
         var needsDecoding = false
 
@@ -441,6 +484,7 @@ public struct AppleHealthParser: Sendable {
             value = value.map { decodeReferences(in: &tag, $0) }
             startDate = startDate.map { decodeReferences(in: &tag, $0) }
             endDate = endDate.map { decodeReferences(in: &tag, $0) }
+            key = key.map { decodeReferences(in: &tag, $0) }
             needsDecoding = false
         }
     }
@@ -459,12 +503,12 @@ public struct AppleHealthParser: Sendable {
             let nameEnd = k
             while k < end, tag[k].isXMLWhitespace { k += 1 }
             guard nameEnd > nameStart, k < end, tag[k] == .equals else {
-                throw .malformed("an attribute without a value in the tag at byte \(markupStart)")
+                throw .malformed("an attribute without a value in the tag on line \(markupLine)")
             }
             k += 1
             while k < end, tag[k].isXMLWhitespace { k += 1 }
             guard k < end, tag[k] == .doubleQuote || tag[k] == .singleQuote else {
-                throw .malformed("an unquoted attribute value in the tag at byte \(markupStart)")
+                throw .malformed("an unquoted attribute value in the tag on line \(markupLine)")
             }
             let q = tag[k]
             k += 1
@@ -474,17 +518,18 @@ public struct AppleHealthParser: Sendable {
                 if tag[k] == .ampersand { hasReference = true }
                 k += 1
             }
-            guard k < end else { throw .malformed("an unterminated attribute value in the tag at byte \(markupStart)") }
+            guard k < end else { throw .malformed("an unterminated attribute value in the tag on line \(markupLine)") }
             let value = valueStart..<k
             k += 1
             guard k == end || tag[k].isXMLWhitespace else {
-                throw .malformed("attributes not separated by whitespace in the tag at byte \(markupStart)")
+                throw .malformed("attributes not separated by whitespace in the tag on line \(markupLine)")
             }
             if hasReference { try checkReferences(tag, value) }
             guard capture else { continue }
             let name = UnsafeBufferPointer(rebasing: tag[nameStart..<nameEnd])
             let captured: Bool
             switch name.count {
+            case 3 where AppleHealthBytes.equal(Markup.key, name): attributes.key = value; captured = true
             case 4 where AppleHealthBytes.equal(Markup.type, name): attributes.type = value; captured = true
             case 4 where AppleHealthBytes.equal(Markup.unit, name): attributes.unit = value; captured = true
             case 5 where AppleHealthBytes.equal(Markup.value, name): attributes.value = value; captured = true
@@ -508,7 +553,7 @@ public struct AppleHealthParser: Sendable {
                       resolveReference(UnsafeBufferPointer(rebasing: tag[k + 1..<semicolon])) != nil
                 else {
                     let shown = String(decoding: tag[k..<min(range.upperBound, k + 14)], as: UTF8.self)
-                    throw .malformed("an undefined or bad entity reference \(shown) in the tag at byte \(markupStart)")
+                    throw .malformed("an undefined or bad entity reference \(shown) in the tag on line \(markupLine)")
                 }
                 k = semicolon
             }
@@ -535,76 +580,181 @@ public struct AppleHealthParser: Sendable {
 
     private mutating func mapRecord(_ tag: UnsafeBufferPointer<UInt8>, _ a: RecordAttributes, into out: inout [Sample]) {
         recordsSeen += 1
+        func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: tag[range]) }
         guard let typeRange = a.type else {
-            skip(Markup.recordWithoutType[...])
+            skip(.unsupportedType, Markup.recordWithoutType[...])
             return
         }
-        let identifier = UnsafeBufferPointer(rebasing: tag[typeRange])
+        let identifier = slice(typeRange)
         guard let type = table.type(identifier) else {
-            skip(identifier)
+            skip(.unsupportedType, identifier)
             return
         }
-        guard let startRange = a.startDate,
-              let start = AppleHealthDate.secondsSince1970(UnsafeBufferPointer(rebasing: tag[startRange]))
-        else {
-            skip(identifier)
+        guard let startRange = a.startDate else {
+            invalid(identifier, "it has no startDate")
             return
         }
-        let value: Double?
+        guard let start = AppleHealthDate.secondsSince1970(slice(startRange)) else {
+            invalid(identifier, "its startDate \(Self.quoted(slice(startRange))) is not a date and time with a UTC offset")
+            return
+        }
+        let value: Double
         switch type {
         case .standHour:
-            value = a.value.flatMap { AppleHealthBytes.equal(table.stood, UnsafeBufferPointer(rebasing: tag[$0])) ? 1 : nil }
-        case .sleepAnalysis:
-            if let valueRange = a.value, AppleHealthBytes.hasPrefix(UnsafeBufferPointer(rebasing: tag[valueRange]), table.asleepPrefix),
-               let endRange = a.endDate,
-               let end = AppleHealthDate.secondsSince1970(UnsafeBufferPointer(rebasing: tag[endRange])), end >= start {
-                value = (end - start) / 3600
+            guard let valueRange = a.value else {
+                invalid(identifier, "it has no value")
+                return
+            }
+            if AppleHealthBytes.equal(table.stood, slice(valueRange)) {
+                value = 1
+            } else if AppleHealthBytes.equal(table.idle, slice(valueRange)) {
+                skip(.notStood, identifier)
+                return
             } else {
-                value = nil
+                invalid(identifier, "its value \(Self.quoted(slice(valueRange))) is not a stand hour value")
+                return
+            }
+        case .sleepAnalysis:
+            guard let valueRange = a.value else {
+                invalid(identifier, "it has no value")
+                return
+            }
+            let category = slice(valueRange)
+            if AppleHealthBytes.hasPrefix(category, table.asleepPrefix) {
+                guard let endRange = a.endDate else {
+                    invalid(identifier, "it has no endDate")
+                    return
+                }
+                guard let end = AppleHealthDate.secondsSince1970(slice(endRange)) else {
+                    invalid(identifier, "its endDate \(Self.quoted(slice(endRange))) is not a date and time with a UTC offset")
+                    return
+                }
+                guard end >= start else {
+                    invalid(identifier, "it ends before it starts")
+                    return
+                }
+                value = (end - start) / 3600
+            } else if AppleHealthBytes.equal(table.inBed, category) || AppleHealthBytes.equal(table.awake, category) {
+                skip(.notAsleep, identifier)
+                return
+            } else {
+                invalid(identifier, "its value \(Self.quoted(category)) is not a sleep analysis value")
+                return
             }
         default:
-            if let unitRange = a.unit, let factor = table.factor(type, unit: UnsafeBufferPointer(rebasing: tag[unitRange])),
-               let valueRange = a.value, let number = AppleHealthNumber.parse(UnsafeBufferPointer(rebasing: tag[valueRange])) {
-                value = number * factor
-            } else {
-                value = nil
+            guard let valueRange = a.value else {
+                invalid(identifier, "it has no value")
+                return
             }
+            guard let number = AppleHealthNumber.parse(slice(valueRange)), number.isFinite else {
+                invalid(identifier, "its value \(Self.quoted(slice(valueRange))) is not a number")
+                return
+            }
+            guard let unitRange = a.unit else {
+                invalid(identifier, "it has no unit")
+                return
+            }
+            guard let converted = table.convert(number, type, unit: slice(unitRange)) else {
+                invalid(identifier, "its unit \(Self.quoted(slice(unitRange))) is not one Data4Help converts")
+                return
+            }
+            value = converted
         }
-        guard let value, value.isFinite else {
-            skip(identifier)
+        let sampleType = type.sampleType
+        guard value.isFinite, sampleType.range.contains(value) else {
+            invalid(identifier, """
+                \(Self.format(value)) \(sampleType.unit) is out of range \
+                (\(Self.format(sampleType.range.lowerBound))–\(Self.format(sampleType.range.upperBound)) \(sampleType.unit))
+                """)
             return
         }
-        out.append(Sample(type: type.sampleType, value: value, at: Date(timeIntervalSince1970: start)))
+        guard start <= notAfter else {
+            invalid(identifier, "it starts in the future (\(Self.quoted(slice(startRange))))")
+            return
+        }
+        out.append(Sample(type: sampleType, value: value, at: Date(timeIntervalSince1970: start)))
     }
 
     /// A blood-pressure correlation's samples come from its child records; other correlations (food) are skipped.
     private mutating func mapCorrelation(_ tag: UnsafeBufferPointer<UInt8>, _ a: RecordAttributes) {
         guard let typeRange = a.type else {
-            skip(Markup.correlationWithoutType[...])
+            skip(.unsupportedType, Markup.correlationWithoutType[...])
             return
         }
         let identifier = UnsafeBufferPointer(rebasing: tag[typeRange])
-        if !AppleHealthBytes.equal(table.bloodPressureCorrelation, identifier) { skip(identifier) }
+        if !AppleHealthBytes.equal(table.bloodPressureCorrelation, identifier) { skip(.unsupportedType, identifier) }
     }
 
-    private mutating func skip(_ identifier: UnsafeBufferPointer<UInt8>) {
-        if pendingSkipCount > 0, AppleHealthBytes.equal(pendingSkip, identifier) {
+    /// `<MetadataEntry key="HKTimeZone" value="Europe/Rome"/>`: the zone the device was in. Only a value that
+    /// looks like an IANA name is given to `TimeZone(identifier:)` (which reads a file by that name), and the
+    /// same value is looked at once per run of them (every sleep record carries one).
+    private mutating func readMetadata(_ tag: UnsafeBufferPointer<UInt8>, _ a: RecordAttributes) {
+        guard let keyRange = a.key, let valueRange = a.value,
+              AppleHealthBytes.equal(Markup.timeZoneKey, UnsafeBufferPointer(rebasing: tag[keyRange]))
+        else { return }
+        let value = UnsafeBufferPointer(rebasing: tag[valueRange])
+        guard value.count <= Self.maximumTimeZoneBytes else { return }
+        if AppleHealthBytes.equal(lastTimeZoneCandidate, value) { return }
+        lastTimeZoneCandidate.removeAll(keepingCapacity: true)
+        lastTimeZoneCandidate.append(contentsOf: value)
+        guard Self.looksLikeTimeZoneName(value) else { return }
+        let name = String(decoding: value, as: UTF8.self)
+        if TimeZone(identifier: name) != nil { timeZone = name }
+    }
+
+    /// Letters, digits, `_ + -` and `/` between non-empty parts that do not start with a dot: `Europe/Rome`,
+    /// `America/Argentina/Buenos_Aires`, `Etc/GMT+1`; never a path out of the zone directory.
+    static func looksLikeTimeZoneName(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = value.first, first.isASCIILetter, value.last != UInt8(ascii: "/") else { return false }
+        var previous = UInt8(ascii: "/")
+        for byte in value {
+            let allowed = byte.isASCIILetter || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "+") || byte == .hyphen || byte == UInt8(ascii: "/")
+            guard allowed, !(byte == UInt8(ascii: "/") && previous == UInt8(ascii: "/")) else { return false }
+            previous = byte
+        }
+        return true
+    }
+
+    private mutating func invalid(_ identifier: UnsafeBufferPointer<UInt8>, _ reason: @autoclosure () -> String) {
+        invalidCount += 1
+        guard invalidExamples.count < Self.maximumInvalidExamples else { return }
+        invalidExamples.append(AppleHealthInvalidRecord(
+            line: markupLine, identifier: String(decoding: identifier.prefix(200), as: UTF8.self), reason: reason()))
+    }
+
+    /// An attribute value as a message shows it: quoted, and cut short (it comes from the file).
+    private static func quoted(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        let shown = String(decoding: value.prefix(40), as: UTF8.self)
+        return "\"" + shown + (value.count > 40 ? "…" : "") + "\""
+    }
+
+    /// A number as a message shows it: at most six significant digits, no trailing zeros.
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "not a number" : value < 0 ? "-∞" : "∞" }
+        return String(format: "%.6g", value)
+    }
+
+    private mutating func skip(_ reason: AppleHealthSkipReason, _ identifier: UnsafeBufferPointer<UInt8>) {
+        if pendingSkipCount > 0, pendingSkipReason == reason, AppleHealthBytes.equal(pendingSkip, identifier) {
             pendingSkipCount += 1
             return
         }
         flushPendingSkip()
         pendingSkip.removeAll(keepingCapacity: true)
         pendingSkip.append(contentsOf: identifier.prefix(200))  // a hostile file's identifiers must not grow memory
+        pendingSkipReason = reason
         pendingSkipCount = 1
     }
 
-    private mutating func skip(_ identifier: ArraySlice<UInt8>) {
-        identifier.withUnsafeBufferPointer { skip($0) }
+    private mutating func skip(_ reason: AppleHealthSkipReason, _ identifier: ArraySlice<UInt8>) {
+        identifier.withUnsafeBufferPointer { skip(reason, $0) }
     }
 
-    private func pendingSkipKey() -> String {
-        let key = String(decoding: pendingSkip, as: UTF8.self)
-        return skippedCounts[key] != nil || skippedCounts.count < Self.maximumSkippedIdentifiers ? key : Self.otherIdentifiers
+    private func pendingSkipKey() -> AppleHealthSkip {
+        let key = AppleHealthSkip(reason: pendingSkipReason, identifier: String(decoding: pendingSkip, as: UTF8.self))
+        return skippedCounts[key] != nil || skippedCounts.count < Self.maximumSkippedIdentifiers
+            ? key : AppleHealthSkip(reason: pendingSkipReason, identifier: Self.otherIdentifiers)
     }
 
     private mutating func flushPendingSkip() {
@@ -624,6 +774,9 @@ private enum Markup {
     static let healthData = Array("HealthData".utf8)
     static let record = Array("Record".utf8)
     static let correlation = Array("Correlation".utf8)
+    static let metadataEntry = Array("MetadataEntry".utf8)
+    static let key = Array("key".utf8)
+    static let timeZoneKey = Array("HKTimeZone".utf8)
     static let type = Array("type".utf8)
     static let unit = Array("unit".utf8)
     static let value = Array("value".utf8)

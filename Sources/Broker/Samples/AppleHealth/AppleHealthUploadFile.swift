@@ -33,7 +33,7 @@ final class AppleHealthUploadFile {
 
     /// Exactly `count` bytes at `offset`; fewer available is a truncated file.
     func read(at offset: UInt64, count: Int) throws(AppleHealthImportError) -> [UInt8] {
-        guard offset + UInt64(count) <= size else { throw .malformed("the ZIP archive is truncated") }
+        guard offset + UInt64(count) <= size else { throw .damagedZip("it ends early") }
         var bytes = [UInt8](repeating: 0, count: count)
         try bytes.withUnsafeMutableBufferPointer { (buffer) throws(AppleHealthImportError) in
             try read(at: offset, into: buffer)
@@ -47,7 +47,7 @@ final class AppleHealthUploadFile {
             let n = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                throw n == 0 ? .malformed("the ZIP archive is truncated") : .unreadable("cannot read the upload (errno \(errno))")
+                throw n == 0 ? .damagedZip("it ends early") : .unreadable("cannot read the upload (errno \(errno))")
             }
             done += n
         }

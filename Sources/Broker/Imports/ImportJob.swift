@@ -1,0 +1,71 @@
+import Foundation
+
+/// An Apple Health import run in the background (a file over `IMPORT_BACKGROUND_BYTES`), as its owner sees it.
+public struct ImportJob: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case running, succeeded, failed
+    }
+
+    /// Why a job failed: the problem document the request would have answered had it run synchronously.
+    public struct Failure: Sendable, Equatable, Codable {
+        public var type: String
+        public var title: String
+        public var status: Int
+        public var detail: String
+
+        init(_ problem: Problem) {
+            type = Problem.typeBase + problem.slug
+            title = problem.title
+            status = Int(problem.status.code)
+            detail = problem.detail
+        }
+    }
+
+    public var id: UUID
+    public var userID: UUID
+    public var status: Status
+    public var bytesTotal: Int64
+    public var bytesRead: Int64
+    public var recordsRead: Int
+    /// Samples stored so far: not visible until the import commits; 0 once it failed (nothing was kept).
+    public var stored: Int
+    public var createdAt: Date
+    public var finishedAt: Date?
+    public var result: AppleHealthImport.Result?
+    public var failure: Failure?
+
+    /// A running job at its start.
+    init(id: UUID, userID: UUID, bytesTotal: Int64, createdAt: Date) {
+        self.id = id
+        self.userID = userID
+        status = .running
+        self.bytesTotal = bytesTotal
+        bytesRead = 0
+        recordsRead = 0
+        stored = 0
+        self.createdAt = createdAt
+    }
+
+    init(
+        id: UUID, userID: UUID, status: Status, bytesTotal: Int64, bytesRead: Int64, recordsRead: Int, stored: Int,
+        createdAt: Date, finishedAt: Date?, result: AppleHealthImport.Result?, failure: Failure?
+    ) {
+        self.id = id
+        self.userID = userID
+        self.status = status
+        self.bytesTotal = bytesTotal
+        self.bytesRead = bytesRead
+        self.recordsRead = recordsRead
+        self.stored = stored
+        self.createdAt = createdAt
+        self.finishedAt = finishedAt
+        self.result = result
+        self.failure = failure
+    }
+
+    mutating func apply(_ progress: AppleHealthImport.Progress) {
+        bytesRead = progress.bytesRead
+        recordsRead = progress.recordsRead
+        stored = progress.stored
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The SQL of import jobs: their rows outlive the instance that runs them (see `0008_import_jobs.sql`).
+struct ImportJobStore: Sendable {
+    let client: DatabasePool
+
+    /// Inserts a running job in a short transaction of its own, before the import's. A person's running job
+    /// left by an instance that died (no transaction holds its row) is failed first, so it cannot block them.
+    func create(id: UUID, userID: UUID, bytesTotal: Int64, logger: Logger) async throws -> Date {
+        func insert() async throws -> Date {
+            let rows = try await client.query(
+                """
+                INSERT INTO import_jobs (id, user_id, bytes_total) VALUES (\(id), \(userID), \(bytesTotal))
+                RETURNING created_at
+                """, logger: logger)
+            return try rows.rows.first?.decode(Date.self) ?? Date()
+        }
+        do {
+            return try await insert()
+        } catch let error where PostgresErrors.uniqueViolation(in: error) == "import_jobs_one_running_per_person" {
+            guard try await failAbandoned(userID: userID, detail: ImportJobs.restartedDetail, logger: logger) > 0 else {
+                throw ImportJobError.alreadyRunning
+            }
+            do {
+                return try await insert()
+            } catch let error where PostgresErrors.uniqueViolation(in: error) == "import_jobs_one_running_per_person" {
+                throw ImportJobError.alreadyRunning
+            }
+        }
+    }
+
+    /// First in the import's transaction: holds the row's lock until it commits or rolls back, which is how
+    /// a starting instance tells a live job (locked) from an abandoned one.
+    static func lock(id: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        let status = try await connection.query(
+            "SELECT status FROM import_jobs WHERE id = \(id) FOR UPDATE", logger: logger
+        ).collect().first?.decode(String.self)
+        guard status == ImportJob.Status.running.rawValue else { throw ImportJobError.abandoned }
+    }
+
+    /// Last in the import's transaction: the outcome commits with the data, or neither does.
+    static func recordSuccess(
+        id: UUID, result: AppleHealthImport.Result, progress: AppleHealthImport.Progress, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        let json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+        try await connection.query(
+            """
+            UPDATE import_jobs SET status = 'succeeded', finished_at = now(), result = \(json)::jsonb,
+                bytes_read = \(progress.bytesRead), records_read = \(progress.recordsRead), stored = \(progress.stored)
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    /// After the import's transaction rolled back, in one of its own. A job already ended (failed by a
+    /// starting instance) keeps its first outcome.
+    func recordFailure(id: UUID, failure: ImportJob.Failure, progress: AppleHealthImport.Progress, logger: Logger) async throws {
+        let json = String(decoding: try JSONEncoder().encode(failure), as: UTF8.self)
+        try await client.query(
+            """
+            UPDATE import_jobs SET status = 'failed', finished_at = now(), problem = \(json)::jsonb,
+                bytes_read = \(progress.bytesRead), records_read = \(progress.recordsRead), stored = 0
+            WHERE id = \(id) AND status = 'running'
+            """, logger: logger)
+    }
+
+    /// Fails the running jobs no transaction holds (their import ended with the process that ran it),
+    /// of one person or of everyone; returns how many. A live import holds its row's lock: SKIP LOCKED
+    /// passes over it.
+    func failAbandoned(userID: UUID? = nil, detail: String, logger: Logger) async throws -> Int {
+        let failure = ImportJob.Failure(Problem(
+            status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted", detail: detail))
+        let json = String(decoding: try JSONEncoder().encode(failure), as: UTF8.self)
+        let rows = try await client.query(
+            """
+            WITH abandoned AS (
+                SELECT id FROM import_jobs
+                WHERE status = 'running' AND (\(userID)::uuid IS NULL OR user_id = \(userID))
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE import_jobs j SET status = 'failed', finished_at = now(), problem = \(json)::jsonb, stored = 0
+            FROM abandoned a WHERE j.id = a.id
+            RETURNING j.id
+            """, logger: logger)
+        return rows.rows.count
+    }
+
+    /// The job, if it is this person's.
+    func job(id: UUID, userID: UUID, logger: Logger) async throws -> ImportJob? {
+        let rows = try await client.query(
+            """
+            SELECT status, bytes_total, bytes_read, records_read, stored, created_at, finished_at, result::text, problem::text
+            FROM import_jobs WHERE id = \(id) AND user_id = \(userID)
+            """, logger: logger)
+        guard let row = rows.rows.first else { return nil }
+        let (status, total, read, records, stored, created, finished, result, problem) = try row.decode(
+            (String, Int64, Int64, Int64, Int64, Date, Date?, String?, String?).self)
+        let decoder = JSONDecoder()
+        return ImportJob(
+            id: id, userID: userID, status: ImportJob.Status(rawValue: status) ?? .failed, bytesTotal: total, bytesRead: read,
+            recordsRead: Int(records), stored: Int(stored), createdAt: created, finishedAt: finished,
+            result: try result.map { try decoder.decode(AppleHealthImport.Result.self, from: Data($0.utf8)) },
+            failure: try problem.map { try decoder.decode(ImportJob.Failure.self, from: Data($0.utf8)) })
+    }
+}
