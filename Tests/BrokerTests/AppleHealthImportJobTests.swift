@@ -95,9 +95,12 @@ struct AppleHealthImportJobTests {
                       + "\((job["result"] as? [String: Any])?["stored"] ?? 0) samples stored, \(seen.count) progress observations")
                 #expect(job["status"] as? String == "succeeded", "\(job)")
                 #expect(seen.count >= 3, "only \(seen.count) distinct observations while running: \(seen)")
+                // Bytes grow with every observation; records never fall, and grow over the run (a chunk may end
+                // inside elements that are not records, such as the export's closing workouts and summaries).
                 for (earlier, later) in zip(seen, seen.dropFirst()) {
-                    #expect(later.bytes > earlier.bytes && later.records > earlier.records, "\(seen)")
+                    #expect(later.bytes > earlier.bytes && later.records >= earlier.records, "\(seen)")
                 }
+                #expect(Set(seen.map(\.records)).count >= 3, "\(seen)")
                 let result = try #require(job["result"] as? [String: Any])
                 #expect(job["stored"] as? Int == result["stored"] as? Int)
                 #expect(job["bytesRead"] as? Int == job["bytesTotal"] as? Int)

@@ -321,5 +321,12 @@ struct ConsoleTests {
         #expect(svg.contains(">0</text>"), "the axis starts at zero")
         #expect(svg.contains("<title>2026-03-03: 12500</title>"))
         #expect(chart.values["isTotal"] as? Bool == true)
+        // Every bar lies inside the axes, the first one too.
+        let xs = svg.components(separatedBy: #"<rect class="bar" x=""#).dropFirst().compactMap { Double($0.prefix { $0 != "\"" }) }
+        #expect(xs.count == 3 && xs.allSatisfy { $0 > HealthChart.left })
+        let zeros = HealthChart(statistics: Statistics(
+            type: .stepCount, timeZone: "UTC", bucket: .day, own: own.map { var day = $0; day.mean = 0; return day }, group: group,
+            peersAvailable: false, peerBuckets: [])).svg
+        #expect(!zeros.contains("-1") && !zeros.contains("nan"), "an all-zero series keeps its zero baseline")
     }
 }

@@ -171,7 +171,7 @@ struct LocalDaysTests {
             let utcTotals = Self.totals(records, in: TimeZone(identifier: "UTC")!)
             #expect(utc.allSatisfy { Self.close($0.mean, utcTotals[$0.start] ?? -1) })
 
-            for bad in ["Mars/Olympus_Mons", "+01:00", "CET ", ""] {
+            for bad in ["Mars/Olympus_Mons", "+01:00", "CET", "EST5EDT", "Etc/GMT-1", "US/Eastern", "europe/rome", ""] {
                 let response = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"\#(bad)"}"#, token: token)
                 #expect(response.status == .unprocessableContent, "\(bad)")
                 #expect(try harness.errorFields(response) == ["timeZone"])
@@ -200,9 +200,78 @@ struct LocalDaysTests {
     func acceptedZonesAreKnownToPostgreSQL() async throws {
         try await TestHarness.run { harness in
             let known = Set(try await harness.sql("SELECT name FROM pg_timezone_names").map { try $0.decode(String.self) })
-            let accepted = TimeZone.knownTimeZoneIdentifiers.filter(TimeZoneName.isValid) + ["UTC"]
+            let abbreviations = Set(try await harness.sql("SELECT abbrev FROM pg_timezone_abbrevs").map { try $0.decode(String.self) })
+            // UTC is both a zone and an abbreviation, and the same offset either way.
+            let accepted = TimeZone.knownTimeZoneIdentifiers.filter(TimeZoneName.isValid)
             #expect(accepted.count > 300)
-            #expect(accepted.filter { !known.contains($0) } == [])
+            #expect(accepted.filter { !known.contains($0) || abbreviations.contains($0) } == [])
+            // And the server checks the database too, so a name only Foundation knows is refused, not a 500.
+            let token = try await harness.activeUser()
+            let id = try #require(UUID(uuidString: try await harness.accountID(token)))
+            let refused = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    do {
+                        _ = try await TimeZoneStore.setTimeZone(
+                            "Europe/Nowhere", for: id, onlyIfUnknown: false, on: connection, logger: TestDatabase.logger)
+                        return false
+                    } catch is TimeZoneStore.UnknownZone { return true }
+                }
+            }
+            #expect(refused)
+        }
+    }
+
+    @Test("zone changes racing uploads leave every rollup equal to its samples on the final zone's days")
+    func zoneChangesRacingUploads() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let records = Self.stepRecords(days: Self.dstDays, seed: 5)
+            let batches = stride(from: 0, to: records.count, by: 20).map { Array(records[$0..<min($0 + 20, records.count)]) }
+            let zones = ["Europe/Rome", "America/New_York", "Asia/Tokyo", "Europe/Rome", "Pacific/Auckland", "America/New_York"]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for batch in batches {
+                    group.addTask {
+                        let response = try await harness.upload(batch.map { ("step_count", $0.value, $0.text) }, token: token)
+                        #expect(response.status == .ok, "\(harness.text(response))")
+                    }
+                }
+                for zone in zones {
+                    group.addTask {
+                        // A change that finds another one rebuilding answers 503 at once: retry as a client would.
+                        for _ in 0..<200 {
+                            let response = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"\#(zone)"}"#, token: token)
+                            if response.status == .ok { return }
+                            #expect(response.status == .serviceUnavailable, "\(harness.text(response))")
+                            #expect(response.headers[.retryAfter] != nil)
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        Issue.record("the zone change to \(zone) never got through")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await harness.int(SampleUploadTests.rollupMismatches) == 0)
+            #expect(try await harness.int("SELECT count(*) FROM samples") == records.count)
+        }
+    }
+
+    @Test("a zone change while another holds the person's row answers 503 at once, changing nothing")
+    func zoneChangeDoesNotWait() async throws {
+        // With a 120 s lock timeout, a change that waited for the row would outlast the bound below many times.
+        try await TestHarness.run(configure: { $0.database.lockTimeout = .seconds(120) }) { harness in
+            let token = try await harness.activeUser()
+            let id = try #require(UUID(uuidString: try await harness.accountID(token)))
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query("SELECT 1 FROM users WHERE account_id = \(id) FOR UPDATE", logger: TestDatabase.logger)
+                    let started = ContinuousClock.now
+                    let response = try await harness.request(.patch, "/v1/me", json: #"{"timeZone":"Europe/Rome"}"#, token: token)
+                    #expect(response.status == .serviceUnavailable, "\(harness.text(response))")
+                    // NOWAIT, not the lock timeout: a bound that only a wait for the lock would exceed.
+                    #expect(ContinuousClock.now - started < .seconds(60))
+                }
+            }
+            #expect(try await harness.int("SELECT count(*) FROM users WHERE time_zone IS NOT NULL") == 0)
         }
     }
 

@@ -488,9 +488,9 @@ struct SampleUploadTests {
     /// Rows where `daily_rollups` differs from a GROUP BY of `samples` (either side missing, or any column off).
     static let rollupMismatches = """
         WITH expected AS (
-            SELECT user_id, type, (at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS count, sum(value) AS sum,
-                   sum(value * value) AS sum_squares, min(value) AS min, max(value) AS max
-            FROM samples GROUP BY 1, 2, 3
+            SELECT s.user_id, s.type, sample_day(s.type, s.at, s.value, u.time_zone) AS day, count(*)::int AS count,
+                   sum(s.value) AS sum, sum(s.value * s.value) AS sum_squares, min(s.value) AS min, max(s.value) AS max
+            FROM samples s JOIN users u ON u.account_id = s.user_id GROUP BY 1, 2, 3
         )
         SELECT count(*) FROM expected e FULL JOIN daily_rollups r USING (user_id, type, day)
         WHERE e.count IS DISTINCT FROM r.count OR e.min IS DISTINCT FROM r.min OR e.max IS DISTINCT FROM r.max

@@ -261,25 +261,29 @@ public struct AccountService: Sendable {
         guard errors.isEmpty else { throw AccountError.invalid(errors) }
         let keepSession: Data? = if case .session(let hash) = principal.credential { hash } else { nil }
         let pseudonym = try await pseudonymizer.pseudonym(for: current.id, logger: logger)
-        try await client.withTransaction(logger: logger) { connection in
-            if let fullName {
-                try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                if let fullName {
+                    try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
+                }
+                if let timeZone = update.timeZone {
+                    _ = try await TimeZoneStore.setTimeZone(timeZone, for: current.id, onlyIfUnknown: false, on: connection, logger: logger)
+                }
+                if companyName != nil || description != nil {
+                    try await AccountStore.updateThirdPartyProfile(
+                        accountID: current.id, companyName: companyName, description: description, on: connection, logger: logger)
+                }
+                if let newHash {
+                    try await AccountStore.updatePasswordHash(accountID: current.id, hash: newHash, on: connection, logger: logger)
+                    try await SessionStore.revokeAll(accountID: current.id, keeping: keepSession, on: connection, logger: logger)
+                    try await AuditLog.append(
+                        AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
+                                   action: AuditAction.passwordChanged, subject: pseudonym),
+                        on: connection, logger: logger)
+                }
             }
-            if let timeZone = update.timeZone {
-                _ = try await TimeZoneStore.setTimeZone(timeZone, for: current.id, onlyIfUnknown: false, on: connection, logger: logger)
-            }
-            if companyName != nil || description != nil {
-                try await AccountStore.updateThirdPartyProfile(
-                    accountID: current.id, companyName: companyName, description: description, on: connection, logger: logger)
-            }
-            if let newHash {
-                try await AccountStore.updatePasswordHash(accountID: current.id, hash: newHash, on: connection, logger: logger)
-                try await SessionStore.revokeAll(accountID: current.id, keeping: keepSession, on: connection, logger: logger)
-                try await AuditLog.append(
-                    AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
-                               action: AuditAction.passwordChanged, subject: pseudonym),
-                    on: connection, logger: logger)
-            }
+        } catch where PostgresErrors.unwrapTransaction(error) is TimeZoneStore.UnknownZone {
+            throw AccountError.invalid([FieldError(field: "timeZone", message: TimeZoneName.message)])
         }
         return try await account(of: principal, logger: logger)
     }

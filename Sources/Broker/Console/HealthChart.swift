@@ -36,14 +36,18 @@ struct HealthChart {
         let peers = statistics.peersAvailable ? statistics.peerBuckets : []
         let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.map(\.p50)
         var low = values.min() ?? 0, high = values.max() ?? 1
-        if high - low < 1e-9 { low -= 1; high += 1 }
+        // A flat series still needs a range; totals keep their zero baseline (all-zero days draw on 0–1).
+        if high - low < 1e-9 { if !isTotal { low -= 1 }; high += 1 }
         let padding = (high - low) * 0.08
         // Bars stand on zero: a total's axis starts there.
         if !isTotal { low -= padding }
         high += padding
         let span = Double(max(lastDay - firstDay, 1))
-        let plotWidth = Self.width - Self.left - Self.right, plotHeight = Self.height - Self.top - Self.bottom
-        func x(_ day: Int) -> Double { own.count == 1 ? Self.left + plotWidth / 2 : Self.left + Double(day - firstDay) / span * plotWidth }
+        let plotHeight = Self.height - Self.top - Self.bottom
+        // Bars are centred on their day: inset the days by half a bar so the first and last stay inside the axes.
+        let inset = isTotal ? Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span) / 2 + 1 : 0
+        let plotLeft = Self.left + inset, plotWidth = Self.width - Self.left - Self.right - 2 * inset
+        func x(_ day: Int) -> Double { own.count == 1 ? plotLeft + plotWidth / 2 : plotLeft + Double(day - firstDay) / span * plotWidth }
         func y(_ value: Double) -> Double { Self.top + (high - value) / (high - low) * plotHeight }
         func point(_ day: Int, _ value: Double) -> String { "\(Self.coordinate(x(day))),\(Self.coordinate(y(value)))" }
 
@@ -68,7 +72,7 @@ struct HealthChart {
         svg += #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(own.last!.start)</text>"#
         if isTotal {
             // One bar per day with data, centred on its day; at most 30 days, so a bar is several pixels wide.
-            let barWidth = max(2, min(24, plotWidth / (span + 1) * 0.7))
+            let barWidth = Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span)
             for bucket in own {
                 let top = y(bucket.mean), bottom = y(0)
                 svg += #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
@@ -85,6 +89,9 @@ struct HealthChart {
         }
         return svg + "</svg>"
     }
+
+    /// Seven tenths of a day's share of the plot, between 2 and 24 px.
+    static func barWidth(plotWidth: Double, span: Double) -> Double { max(2, min(24, plotWidth / (span + 1) * 0.7)) }
 
     static func coordinate(_ value: Double) -> String { String(format: "%.1f", value) }
 

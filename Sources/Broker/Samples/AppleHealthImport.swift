@@ -86,6 +86,9 @@ public struct AppleHealthImport: Sendable {
         do {
             return try await client.withTransaction(logger: logger) { connection in
                 try await hooks.begin?(connection)
+                // Adopting the export's time zone at the end takes the person's row: take it before the first
+                // batch takes the arrival row, in the order every other writer of both follows.
+                try await TimeZoneStore.lockPerson(userID, on: connection, logger: logger)
                 var parser = AppleHealthParser()
                 var stored = 0, duplicates = 0, alreadyThere = 0
                 // "Already there" means stored before the import began: the arrival number before its first batch.
@@ -125,6 +128,16 @@ public struct AppleHealthImport: Sendable {
                     throw SampleError.importFailed(error.message)
                 }
                 if !pending.isEmpty { try await store() }
+                // The phone's zone (HKTimeZone) becomes the person's if they have none: their rollups, so far on
+                // UTC days, are then rebuilt on local days, inside this transaction like everything else.
+                if let zone = parser.timeZone, TimeZoneName.isValid(zone) {
+                    do {
+                        _ = try await TimeZoneStore.setTimeZone(zone, for: userID, onlyIfUnknown: true, on: connection, logger: logger)
+                    } catch let unknown as TimeZoneStore.UnknownZone {
+                        // The data is good; only its days stay UTC until the person sets a zone.
+                        logger.warning("export time zone unknown to the database", metadata: ["zone": "\(unknown.identifier)"])
+                    }
+                }
                 let done = Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored)
                 await progress?(done)
                 let result = Result(

@@ -13,10 +13,16 @@ enum TimeZoneStore {
     ) async throws -> Bool {
         // A phone names its zone on every upload: once one is known, adopting costs this read and no lock.
         if onlyIfUnknown, try await zone(of: userID, locking: false, on: connection, logger: logger) != .some(nil) { return false }
-        // The person row, then the arrival row: the order everything that takes both follows.
+        // The person row, then the arrival row: the order everything that takes both follows. NOWAIT: a
+        // second change of the same person's zone while one rebuilds answers 503 at once instead of holding
+        // a pooled connection for the length of the rebuild.
         guard case .some(let current) = try await zone(of: userID, locking: true, on: connection, logger: logger),
             current != identifier, !(onlyIfUnknown && current != nil)
         else { return false }
+        // Foundation accepted the name; the rollups are computed by PostgreSQL, whose list may differ (older
+        // tzdata, or a name it reads as a fixed-offset abbreviation first). A name it does not know as a zone is
+        // refused here rather than failing every later upload.
+        guard try await knownToDatabase(identifier, on: connection, logger: logger) else { throw UnknownZone(identifier: identifier) }
         try await connection.query(
             "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
         try await connection.query("SELECT 1 FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger)
@@ -26,11 +32,33 @@ enum TimeZoneStore {
         return true
     }
 
+    /// A zone name PostgreSQL does not know as a zone (it would fail, or read it as a fixed offset).
+    struct UnknownZone: Error {
+        var identifier: String
+    }
+
+    /// Locks the person's row for the rest of the transaction, before their arrival row: what an import
+    /// does first, so that adopting the export's zone at its end keeps the order person, then arrivals.
+    static func lockPerson(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT 1 FROM users WHERE account_id = \(userID) FOR NO KEY UPDATE", logger: logger)
+    }
+
+    private static func knownToDatabase(_ identifier: String, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        // UTC is also an abbreviation, of the same zero offset.
+        if identifier == "UTC" { return true }
+        return try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = \(identifier))
+               AND NOT EXISTS (SELECT 1 FROM pg_timezone_abbrevs WHERE abbrev = \(identifier))
+            """, logger: logger
+        ).collect().first?.decode(Bool.self) ?? false
+    }
+
     /// nil: no such person; .some(nil): a person whose zone is not known.
     private static func zone(of userID: UUID, locking: Bool, on connection: PostgresConnection, logger: Logger)
         async throws -> String??
     {
-        let lock = locking ? "FOR NO KEY UPDATE" : ""
+        let lock = locking ? "FOR NO KEY UPDATE NOWAIT" : ""
         guard let row = try await connection.query(
             "SELECT time_zone FROM users WHERE account_id = \(userID) \(unescaped: lock)", logger: logger
         ).collect().first else { return nil }
@@ -40,11 +68,18 @@ enum TimeZoneStore {
 
 /// IANA time zone names as people's profiles hold them.
 public enum TimeZoneName {
-    /// Canonical IANA names only (Europe/Rome, America/New_York, UTC): an abbreviation (CET) or an offset
-    /// (+01:00) has no daylight-saving rules, so it would put a summer evening on the wrong day.
+    /// Area/Location names only (Europe/Rome, America/New_York) and UTC: an abbreviation (CET, EST5EDT), a
+    /// fixed offset (+01:00, Etc/GMT-1) or a legacy alias (US/Eastern) is refused — the first two have no
+    /// daylight-saving rules, so they would put a summer evening on the wrong day, and PostgreSQL reads some
+    /// of them as abbreviations before zones.
     public static func isValid(_ identifier: String) -> Bool {
-        identifier == "UTC" || known.contains(identifier)
+        if identifier == "UTC" { return true }
+        guard let slash = identifier.firstIndex(of: "/"), known.contains(identifier) else { return false }
+        return areas.contains(String(identifier[..<slash]))
     }
+
+    /// The IANA regions; `Etc/` (fixed offsets) and the legacy `US/`, `Canada/` … aliases are not among them.
+    private static let areas: Set<String> = ["Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific"]
 
     private static let known = Set(TimeZone.knownTimeZoneIdentifiers)
 

@@ -7,12 +7,14 @@ ALTER TABLE users ADD COLUMN time_zone text;
 -- split
 
 -- The local date a sample counts for. A sleeping_hours sample (type 9) is a period that began at `at`
--- and lasted `value` hours: it counts for the day the person wakes up, so one night is one day's sleep.
--- Every other sample counts for the day it was taken. Used by ingest and by every rollup rebuild, so the
--- rule lives in one place; `SampleType.code` 9 is on disk and never changes.
+-- and lasted `value` hours; a watch writes a night as many such stages, some ending before midnight. A
+-- day's sleep is what ends between 18:00 the evening before and 18:00 that day, so every stage of one
+-- night counts for the morning the person wakes up (and an afternoon nap for its own day): the local date
+-- of the end plus six hours. Every other sample counts for the day it was taken. Used by ingest and by
+-- every rollup rebuild, so the rule lives in one place; `SampleType.code` 9 is on disk and never changes.
 CREATE FUNCTION sample_day(type smallint, at timestamptz, value double precision, zone text)
 RETURNS date LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT (CASE WHEN type = 9 THEN at + value * interval '1 hour' ELSE at END
+    SELECT (CASE WHEN type = 9 THEN at + value * interval '1 hour' + interval '6 hours' ELSE at END
             AT TIME ZONE coalesce(zone, 'UTC'))::date
 $$;
 -- split
