@@ -90,6 +90,8 @@ public struct AppleHealthImport: Sendable {
                 // batch takes the arrival row, in the order every other writer of both follows.
                 try await TimeZoneStore.lockPerson(userID, on: connection, logger: logger)
                 var parser = AppleHealthParser()
+                // Steps, distance, energy, standing and sleep wait in the database until every source is known.
+                parser.separatesSources = true
                 var stored = 0, duplicates = 0, alreadyThere = 0
                 // "Already there" means stored before the import began: the arrival number before its first batch.
                 var existingUpTo: Int64?
@@ -119,6 +121,7 @@ public struct AppleHealthImport: Sendable {
                     while let chunk = try reader.next() {
                         try Task.checkCancellation()
                         pending += try parser.feed(chunk)
+                        try await AppleHealthSourceOverlapStore.stage(parser.takeSourcedRecords(), on: connection, logger: logger)
                         if pending.count >= Self.batchSize { try await store() }
                         await progress?(Progress(
                             bytesTotal: total, bytesRead: Int64(reader.bytesRead), recordsRead: parser.recordsSeen, stored: stored))
@@ -128,6 +131,25 @@ public struct AppleHealthImport: Sendable {
                     throw SampleError.importFailed(error.message)
                 }
                 if !pending.isEmpty { try await store() }
+                // Each period of a cumulative type once, from its highest-priority source; then stored in pages.
+                let covered = try await AppleHealthSourceOverlapStore.resolve(
+                    priority: parser.sourcePriority, on: connection, logger: logger)
+                var after: Int64 = 0
+                while true {
+                    try Task.checkCancellation()
+                    let page = try await AppleHealthSourceOverlapStore.keptPage(
+                        after: after, limit: Self.batchSize, on: connection, logger: logger)
+                    guard !page.samples.isEmpty else { break }
+                    pending = page.samples
+                    try await store()
+                    after = page.last
+                    await progress?(Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored))
+                }
+                var skipped = parser.skipped
+                for (type, count) in covered {
+                    let identifier = AppleHealthRecordType.allCases.first { $0.sampleType == type }?.identifier ?? type.rawValue
+                    skipped[AppleHealthSkip(reason: .coveredByAnotherSource, identifier: identifier), default: 0] += count
+                }
                 // The phone's zone (HKTimeZone) becomes the person's if they have none: their rollups, so far on
                 // UTC days, are then rebuilt on local days, inside this transaction like everything else.
                 if let zone = parser.timeZone, TimeZoneName.isValid(zone) {
@@ -142,7 +164,7 @@ public struct AppleHealthImport: Sendable {
                 await progress?(done)
                 let result = Result(
                     stored: stored, alreadyThere: alreadyThere, repeatedInFile: duplicates - alreadyThere,
-                    skipped: Self.grouped(parser.skipped),
+                    skipped: Self.grouped(skipped),
                     invalid: .init(count: parser.invalidCount, examples: parser.invalidExamples),
                     timeZone: parser.timeZone)
                 try await hooks.finish?(result, done, connection)

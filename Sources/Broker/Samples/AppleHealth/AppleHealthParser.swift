@@ -36,6 +36,27 @@ public struct AppleHealthParser: Sendable {
     /// Newlines before the byte the scanner has reached, plus one: the line being read.
     public private(set) var line = 1
 
+    /// When set, records of cumulative types are not returned by `feed` but kept, with their period and source,
+    /// for `takeSourcedRecords()`: an import resolves overlapping sources before storing them.
+    public var separatesSources = false
+    /// The sources of the records kept so far, indexed by `AppleHealthSourcedRecord.source`.
+    public private(set) var sources: [AppleHealthSource] = []
+    /// Distinct sources told apart; past it (no real export comes near), the rest share one.
+    public static let maximumSources = 10_000
+    private var sourcedRecords: [AppleHealthSourcedRecord] = []
+    private var sourceIDs: [[UInt8]: Int32] = [:]
+
+    /// The cumulative records completed since the last call (with `separatesSources`).
+    public mutating func takeSourcedRecords() -> [AppleHealthSourcedRecord] {
+        defer { sourcedRecords.removeAll(keepingCapacity: true) }
+        return sourcedRecords
+    }
+
+    /// Source indices from the highest priority to the lowest: watches, then phones, then apps, by name within each.
+    public var sourcePriority: [Int32] {
+        sources.indices.sorted { (sources[$0].kind, sources[$0].name, $0) < (sources[$1].kind, sources[$1].name, $1) }.map { Int32($0) }
+    }
+
     /// Records and correlations not imported although nothing is wrong with them: types Data4Help does not keep,
     /// category values that are no sample (stand hour Idle, sleep InBed/Awake).
     public var skipped: [AppleHealthSkip: Int] {
@@ -475,6 +496,8 @@ public struct AppleHealthParser: Sendable {
         var startDate: Range<Int>?
         var endDate: Range<Int>?
         var key: Range<Int>?
+        var sourceName: Range<Int>?
+        var device: Range<Int>?
         /// One of the captured values contains an entity or character reference and must be decoded.
         var needsDecoding = false
 
@@ -485,6 +508,8 @@ public struct AppleHealthParser: Sendable {
             startDate = startDate.map { decodeReferences(in: &tag, $0) }
             endDate = endDate.map { decodeReferences(in: &tag, $0) }
             key = key.map { decodeReferences(in: &tag, $0) }
+            sourceName = sourceName.map { decodeReferences(in: &tag, $0) }
+            device = device.map { decodeReferences(in: &tag, $0) }
             needsDecoding = false
         }
     }
@@ -535,6 +560,8 @@ public struct AppleHealthParser: Sendable {
             case 5 where AppleHealthBytes.equal(Markup.value, name): attributes.value = value; captured = true
             case 9 where AppleHealthBytes.equal(Markup.startDate, name): attributes.startDate = value; captured = true
             case 7 where AppleHealthBytes.equal(Markup.endDate, name): attributes.endDate = value; captured = true
+            case 10 where AppleHealthBytes.equal(Markup.sourceName, name): attributes.sourceName = value; captured = true
+            case 6 where AppleHealthBytes.equal(Markup.device, name): attributes.device = value; captured = true
             default: captured = false
             }
             if captured && hasReference { attributes.needsDecoding = true }
@@ -672,7 +699,42 @@ public struct AppleHealthParser: Sendable {
             invalid(identifier, "it starts in the future (\(Self.quoted(slice(startRange))))")
             return
         }
+        if separatesSources, sampleType.aggregation == .dailyTotal {
+            // Sleep's end is its start plus its length; a quantity's is its endDate when that is usable.
+            var end = start
+            if type == .sleepAnalysis {
+                end = start + value * 3600
+            } else if let endRange = a.endDate, let parsed = AppleHealthDate.secondsSince1970(slice(endRange)), parsed >= start {
+                end = parsed
+            }
+            sourcedRecords.append(AppleHealthSourcedRecord(
+                type: sampleType, value: value, start: start, end: end, source: sourceID(tag, a)))
+            return
+        }
         out.append(Sample(type: sampleType, value: value, at: Date(timeIntervalSince1970: start)))
+    }
+
+    /// The index of the record's source, registering it on first sight: the kind from the `device` description
+    /// (`model:Watch`, `model:iPhone`), else from words in the source's name.
+    private mutating func sourceID(_ tag: UnsafeBufferPointer<UInt8>, _ a: RecordAttributes) -> Int32 {
+        let name = a.sourceName.map { Array(tag[$0]) } ?? []
+        if let id = sourceIDs[name] { return id }
+        guard sources.count < Self.maximumSources else { return Int32(sources.count - 1) }
+        func contains(_ range: Range<Int>?, _ word: [UInt8]) -> Bool {
+            guard let range, range.count >= word.count else { return false }
+            return (range.lowerBound...(range.upperBound - word.count)).contains { start in
+                AppleHealthBytes.equal(word, UnsafeBufferPointer(rebasing: tag[start..<start + word.count]))
+            }
+        }
+        let kind: AppleHealthSource.Kind =
+            contains(a.device, Markup.watchModel) ? .watch
+            : contains(a.device, Markup.phoneModel) ? .phone
+            : contains(a.sourceName, Markup.watchWord) ? .watch
+            : contains(a.sourceName, Markup.phoneWord) ? .phone : .other
+        let id = Int32(sources.count)
+        sources.append(AppleHealthSource(name: String(decoding: name, as: UTF8.self), kind: kind))
+        sourceIDs[name] = id
+        return id
     }
 
     /// A blood-pressure correlation's samples come from its child records; other correlations (food) are skipped.
@@ -782,6 +844,12 @@ private enum Markup {
     static let value = Array("value".utf8)
     static let startDate = Array("startDate".utf8)
     static let endDate = Array("endDate".utf8)
+    static let sourceName = Array("sourceName".utf8)
+    static let device = Array("device".utf8)
+    static let watchModel = Array("model:Watch".utf8)
+    static let phoneModel = Array("model:iPhone".utf8)
+    static let watchWord = Array("Watch".utf8)
+    static let phoneWord = Array("iPhone".utf8)
     static let recordWithoutType = Array("(Record without type)".utf8)
     static let correlationWithoutType = Array("(Correlation without type)".utf8)
 }

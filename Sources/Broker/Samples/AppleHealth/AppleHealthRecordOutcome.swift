@@ -6,6 +6,9 @@ public enum AppleHealthSkipReason: String, Sendable, Hashable, Codable, CaseIter
     case notAsleep = "not asleep (in bed or awake)"
     /// Stand hours the watch recorded as idle.
     case notStood = "not a stood hour (idle)"
+    /// Cumulative records whose whole period another source higher in the Health app's order also recorded
+    /// (the phone's steps during a walk the watch counted): counted once, as the Health app does.
+    case coveredByAnotherSource = "covered by a higher-priority source"
 }
 
 /// What `skipped` counts: one reason and one HealthKit identifier.
