@@ -111,10 +111,20 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@echo
 	@exec env $(RUN_ENV) '$(D4H)' serve
 
-# With TEST_FILTER only the matching swift tests run; without it, the browser tests follow.
+# The tests that measure peak memory of a long run (a 200 MB import, a 5-million-line AutomatedSOS replay)
+# run after the parallel suite, on their own: each keeps a core busy for minutes, which would starve the
+# rest of a 2-core machine, and other tests in the same process would blur the memory they measure.
+MEMORY_TESTS := largeImport|aLongTraceInConstantMemory
+
+# With TEST_FILTER only the matching swift tests run; without it, the memory tests and the browser tests follow.
 test: deps test-db-start ## swift test against the test PostgreSQL, then the browser tests (TEST_FILTER=regex: swift tests only)
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test $(if $(TEST_FILTER),--filter '$(TEST_FILTER)')
-	$(if $(TEST_FILTER),,@$(MAKE) --no-print-directory browser-test)
+ifneq ($(TEST_FILTER),)
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
+else
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)'
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
+	@$(MAKE) --no-print-directory browser-test
+endif
 
 browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots
 	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh

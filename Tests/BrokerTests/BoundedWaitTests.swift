@@ -137,6 +137,9 @@ struct BoundedWaitTests {
             // Another instance, stalled in the middle of a release, holds the evaluation lock.
             try await TestDatabase.withClient(harness.databaseURL) { other in
                 try await other.withConnection { connection in
+                    // This session must outlive however long a loaded machine takes to answer the request below;
+                    // the server's own sessions keep their bound (that is what the request hits).
+                    try await connection.query("SET idle_in_transaction_session_timeout = 0", logger: Self.logger)
                     try await connection.query("BEGIN", logger: Self.logger)
                     try await connection.query(
                         "SELECT pg_advisory_xact_lock(hashtext('data4help.group_request_evaluation'))", logger: Self.logger)

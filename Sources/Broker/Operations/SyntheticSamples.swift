@@ -112,7 +112,8 @@ struct SyntheticSamples {
             }
         }
 
-        // Sleep, recorded on waking, to the quarter hour; a little longer at weekends.
+        // Sleep, to the quarter hour, a little longer at weekends; one sample a day at 05:xx UTC. Its day by
+        // sample_day (end plus six hours) is that same day, which is the day its rollup is written for.
         random = stream(.sleep)
         for day in 0..<days where !gaps[day] {
             let weekend = CalendarDate.weekday(ofDayNumber: firstDay + day) >= 5

@@ -171,6 +171,9 @@ public struct AppleHealthParser: Sendable {
                     // Outside the root only whitespace (and a leading byte order mark) may appear.
                     while j < n, buf[j] != .lessThan {
                         if !buf[j].isXMLWhitespace && !isByteOrderMark(buf[j], at: offset + j) {
+                            // The line of this byte, whatever the chunks: count the newlines up to it first.
+                            countLines(buf, from: counted, to: j)
+                            counted = j
                             throw sawRoot ? .malformed("text after </HealthData> on line \(line)") : .notXML
                         }
                         j += 1
