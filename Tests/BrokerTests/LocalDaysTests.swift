@@ -298,18 +298,26 @@ struct LocalDaysTests {
             for person in 0..<6 {
                 let token = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
                 let records = Self.stepRecords(days: Array(Self.dstDays[0..<3]), seed: UInt64(100 + person))
-                try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) }, timeZone: "Europe/Rome")
+                // Two heart-rate readings a day too, 60 and 80: a mean type beside a total in one request.
+                let heart: [Triple] = Self.dstDays[0..<3].flatMap { day in
+                    [("heart_rate", 60.0, Self.text(Self.romeTime(day, 9, 0), offsetOf: Self.rome)),
+                     ("heart_rate", 80.0, Self.text(Self.romeTime(day, 21, 0), offsetOf: Self.rome))]
+                }
+                try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) } + heart, timeZone: "Europe/Rome")
                 expectedTotals.append(Self.totals(records, in: Self.rome))
             }
             let company = try await harness.activeCompany()
-            let body = #"{"types":["step_count"],"filters":[{"type":"step_count","min":4000}],"demographics":{},"#
+            let body = #"{"types":["step_count","heart_rate"],"filters":[{"type":"step_count","min":4000},{"type":"heart_rate","min":69,"max":71}],"demographics":{},"#
                 + #""window":{"from":"2026-10-22","to":"2026-10-24"},"bucket":"day","purpose":"Study"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             // Everyone's mean daily total is several thousand: a per-record mean (~200) would match no one.
             try #require(created.status == .created, "create answered \(created.status): \(harness.text(created))")
             let id = try #require(try harness.object(created)["id"] as? String)
             let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            let cells = GroupRequestTests.released(results)
+            let allCells = GroupRequestTests.released(results)
+            let heartCells = allCells.filter { $0["type"] as? String == "heart_rate" }
+            #expect(heartCells.count == 3 && heartCells.allSatisfy { ($0["mean"] as? NSNumber)?.doubleValue == 70 && $0["people"] as? Int == 6 })
+            let cells = allCells.filter { $0["type"] as? String == "step_count" }
             #expect(cells.map { $0["bucketStart"] as? String } == Array(Self.dstDays[0..<3]))
             for cell in cells {
                 let day = try #require(cell["bucketStart"] as? String)

@@ -72,7 +72,7 @@ public enum GroupRequestStore {
                   AND (\(demographics.ageMax)::int IS NULL
                        OR u.birth_date > ((now() AT TIME ZONE 'UTC')::date - make_interval(years => \(demographics.ageMax)::int + 1))::date)
             ), means AS (
-                SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r")) AS mean
+                SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r", types: filters.map(\.type))) AS mean
                 FROM daily_rollups r
                 WHERE r.type = ANY(\(filters.map(\.type.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
                 GROUP BY r.user_id, r.type
@@ -252,8 +252,8 @@ public enum GroupRequestStore {
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [GroupResultCell] {
         let perPerson = bucket == .day
-            ? "SELECT r.type, r.day AS start, \(RollupFigureSQL.day("r")) AS mean"
-            : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r")) AS mean"
+            ? "SELECT r.type, r.day AS start, \(RollupFigureSQL.day("r", types: types)) AS mean"
+            : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: types)) AS mean"
         let grouping = bucket == .day ? "" : "GROUP BY r.type, 2, r.user_id"
         let codes = types.map(\.code)
         let rows = try await connection.query(

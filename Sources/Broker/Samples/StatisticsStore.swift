@@ -27,8 +27,9 @@ public struct StatisticsStore: Sendable {
         let rows = try await client.query(
             """
             SELECT to_char(date_trunc(\(bucket.rawValue), r.day::timestamp), 'YYYY-MM-DD'),
-                   sum(r.count)::int8, count(*)::int8, \(unescaped: RollupFigureSQL.bucket("r")),
-                   \(unescaped: RollupFigureSQL.minimum("r")), \(unescaped: RollupFigureSQL.maximum("r")), sum(r.sum)
+                   sum(r.count)::int8, count(*)::int8, \(unescaped: RollupFigureSQL.bucket("r", types: [type])),
+                   \(unescaped: RollupFigureSQL.minimum("r", types: [type])), \(unescaped: RollupFigureSQL.maximum("r", types: [type])),
+                   sum(r.sum)
             FROM daily_rollups r
             WHERE r.user_id = \(userID) AND r.type = \(type.code)
               AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
@@ -66,10 +67,10 @@ public struct StatisticsStore: Sendable {
         // person and day), so only weeks and months are grouped again. Measured in bench/README.md.
         // Each peer's own figure for the bucket (their daily total, or mean daily total, for steps).
         let perPerson = switch bucket {
-        case .day: "SELECT r.day AS start, p.account_id AS user_id, \(RollupFigureSQL.day("r")) AS mean"
+        case .day: "SELECT r.day AS start, p.account_id AS user_id, \(RollupFigureSQL.day("r", types: [type])) AS mean"
         case .week, .month:
             "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, p.account_id AS user_id, "
-                + "\(RollupFigureSQL.bucket("r")) AS mean"
+                + "\(RollupFigureSQL.bucket("r", types: [type])) AS mean"
         }
         let grouping = bucket == .day ? "" : "GROUP BY 1, 2"
         let rows = try await client.query(

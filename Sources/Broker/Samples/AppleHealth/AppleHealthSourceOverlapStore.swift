@@ -54,7 +54,8 @@ enum AppleHealthSourceOverlapStore {
             """
             CREATE TEMP TABLE resolved_sourced_records ON COMMIT DROP AS
             WITH longest AS (
-                SELECT type, max(stop - start) AS span FROM staged_sourced_records GROUP BY type
+                SELECT type, max(stop - start) AS span, count(DISTINCT source) AS sources
+                FROM staged_sourced_records GROUP BY type
             ), resolved AS (
                 SELECT r.type, r.start, r.value, c.covered,
                        CASE WHEN c.covered IS NULL THEN 1.0
@@ -68,7 +69,9 @@ enum AppleHealthSourceOverlapStore {
                 LEFT JOIN LATERAL (
                     SELECT range_agg(tstzrange(h.start, h.stop)) AS covered
                     FROM staged_sourced_records h
-                    WHERE h.type = r.type AND h.start >= r.start - l.span AND h.start <= r.stop
+                    -- A type only one source recorded (a phone alone) has nothing to resolve: a one-time
+                    -- filter skips the probe for each of its records.
+                    WHERE l.sources > 1 AND h.type = r.type AND h.start >= r.start - l.span AND h.start <= r.stop
                       AND h.stop > r.start AND (h.start < r.stop OR r.stop = r.start)
                       AND array_position(\(priority)::int4[], h.source) < array_position(\(priority)::int4[], r.source)
                 ) c ON true
