@@ -63,6 +63,7 @@ final class ProgressLine: @unchecked Sendable {
     private var lastShown: ContinuousClock.Instant?
     private var last: AppleHealthImport.Progress?
     private var lastLine = ""
+    private var shownComplete = false
     static let interval: Duration = .seconds(3)
 
     init(terminal: Bool) { self.terminal = terminal }
@@ -73,9 +74,13 @@ final class ProgressLine: @unchecked Sendable {
         last = progress
         let now = ContinuousClock.now
         let due = lastShown.map { now - $0 >= (terminal ? .milliseconds(200) : Self.interval) } ?? true
-        guard due || progress.bytesRead == progress.bytesTotal else { return }
+        // The moment the whole file is read is shown once; storing what waited for its sources follows at the
+        // usual pace.
+        let justComplete = progress.bytesRead == progress.bytesTotal && !shownComplete
+        guard due || justComplete else { return }
         write(progress)
         lastShown = now
+        if progress.bytesRead == progress.bytesTotal { shownComplete = true }
     }
 
     /// The last figures, if they were not shown; then a newline after a terminal's line.

@@ -97,11 +97,19 @@ public struct SampleStore: Sendable {
                     min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
             ), advanced AS (
                 UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
+            ), conflicted AS (
+                SELECT b.type, b.at FROM batch b
+                WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.type = b.type AND i.at = b.at)
             ), already AS (
-                -- The statement's snapshot: rows stored before it, by their arrival number.
-                SELECT count(*) AS n FROM batch b
-                JOIN samples s ON s.user_id = \(userID) AND s.type = b.type AND s.at = b.at
-                WHERE s.arrival <= \(existingUpTo ?? base)
+                -- Only the rows that were not inserted, each probed by primary key in its month's partition
+                -- (a join would read all of the person's samples, for every batch of an import). The
+                -- statement's snapshot: rows stored before it, told apart by their arrival number.
+                SELECT count(*) AS n FROM conflicted c
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM samples s
+                    WHERE s.user_id = \(userID) AND s.type = c.type AND s.at = c.at AND s.arrival <= \(existingUpTo ?? base)
+                    LIMIT 1
+                ) stored_before
             )
             SELECT count(*), coalesce(array_agg(DISTINCT type), '{}'), (SELECT n FROM already) FROM inserted
             """, logger: logger)

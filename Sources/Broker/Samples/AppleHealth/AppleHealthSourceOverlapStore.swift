@@ -80,6 +80,9 @@ enum AppleHealthSourceOverlapStore {
                    kept = 0 AS dropped
             FROM resolved
             """, logger: logger)
+        // Pages are read by ordinal: without this index every page would sort the whole table again.
+        try await connection.query("CREATE UNIQUE INDEX ON resolved_sourced_records (ordinal)", logger: logger)
+        try await connection.query("ANALYZE resolved_sourced_records", logger: logger)
         var dropped: [SampleType: Int] = [:]
         let rows = try await connection.query(
             "SELECT type, count(*) FROM resolved_sourced_records WHERE dropped GROUP BY type", logger: logger)
