@@ -155,6 +155,46 @@ struct AppleHealthImportJobTests {
         }
     }
 
+    @Test("background slots are bounded: while the one slot's job runs, another person's large import is 503 with Retry-After")
+    func backgroundSlotsAreBounded() async throws {
+        try await Self.withExport(bytes: 3_000_000) { file in
+            let bytes = try [UInt8](Data(contentsOf: file))
+            // One slot (the tests' pool of 3 allows a quarter of it, at least one), and a lock timeout longer than
+            // the test, so the first job waits for its person's row as long as the test holds it.
+            try await TestHarness.run(configure: {
+                Self.smallThreshold(&$0)
+                $0.database.lockTimeout = .seconds(300)
+            }) { harness in
+                let first = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
+                let second = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
+                let firstID = try #require(UUID(uuidString: try await harness.accountID(first)))
+                _ = try await harness.sql("INSERT INTO sample_arrivals (user_id) VALUES ('\(firstID)')")
+                let location = try await TestDatabase.withClient(harness.databaseURL) { client in
+                    try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                        try await connection.query("SET LOCAL idle_in_transaction_session_timeout = 0", logger: TestDatabase.logger)
+                        try await connection.query(
+                            "SELECT 1 FROM sample_arrivals WHERE user_id = \(firstID) FOR UPDATE", logger: TestDatabase.logger)
+                        let started = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: first)
+                        #expect(started.status == .accepted, "\(harness.text(started))")
+                        let refused = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: second)
+                        #expect(refused.status == .serviceUnavailable, "\(harness.text(refused))")
+                        #expect(refused.headers[.retryAfter] != nil)
+                        #expect(try harness.object(refused)["type"] as? String == "https://data4help.example/problems/server-busy")
+                        return try #require(started.headers[.location])
+                    }
+                }
+                // Released: the first job completes, and its slot serves the second person.
+                let (_, done) = try await Self.follow(harness, location, token: first)
+                #expect(done["status"] as? String == "succeeded", "\(done)")
+                let later = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: second)
+                #expect(later.status == .accepted, "\(harness.text(later))")
+                let (_, secondDone) = try await Self.follow(harness, try #require(later.headers[.location]), token: second)
+                #expect(secondDone["status"] as? String == "succeeded", "\(secondDone)")
+                #expect(try await harness.int("SELECT count(*) FROM import_jobs WHERE status = 'succeeded'") == 2)
+            }
+        }
+    }
+
     @Test("one import per person: while a job runs, another import is 409; the console shows a progress bar, then the result")
     func onePerPerson() async throws {
         try await Self.withExport(bytes: 3_000_000) { file in
