@@ -153,12 +153,7 @@ public struct AppleHealthImport: Sendable {
                 // The phone's zone (HKTimeZone) becomes the person's if they have none: their rollups, so far on
                 // UTC days, are then rebuilt on local days, inside this transaction like everything else.
                 if let zone = parser.timeZone, TimeZoneName.isValid(zone) {
-                    do {
-                        _ = try await TimeZoneStore.setTimeZone(zone, for: userID, onlyIfUnknown: true, on: connection, logger: logger)
-                    } catch let unknown as TimeZoneStore.UnknownZone {
-                        // The data is good; only its days stay UTC until the person sets a zone.
-                        logger.warning("export time zone unknown to the database", metadata: ["zone": "\(unknown.identifier)"])
-                    }
+                    try await TimeZoneStore.adoptIfUnknown(zone, for: userID, on: connection, logger: logger)
                 }
                 let done = Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored)
                 await progress?(done)

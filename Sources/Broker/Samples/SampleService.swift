@@ -22,16 +22,13 @@ public struct SampleService: Sendable {
         async throws -> SampleStore.IngestResult
     {
         guard principal.role == .user else { throw SampleError.notAUser }
+        // A bad zone is listed with the samples' problems, first; either refuses the whole upload.
+        let zoneErrors = timeZone.map { TimeZoneName.isValid($0) ? [] : [FieldError(field: "timeZone", message: TimeZoneName.message)] } ?? []
         switch SampleBatch.validate(entries) {
-        case .failure(var error):
-            if let timeZone, !TimeZoneName.isValid(timeZone), case .invalid(let errors) = error {
-                error = .invalid([FieldError(field: "timeZone", message: TimeZoneName.message)] + errors)
-            }
-            throw error
+        case .failure(.invalid(let errors)): throw SampleError.invalid(zoneErrors + errors)
+        case .failure(let error): throw error
         case .success(let valid):
-            if let timeZone, !TimeZoneName.isValid(timeZone) {
-                throw SampleError.invalid([FieldError(field: "timeZone", message: TimeZoneName.message)])
-            }
+            guard zoneErrors.isEmpty else { throw SampleError.invalid(zoneErrors) }
             return try await samples.ingest(valid, for: principal.accountID, adoptingTimeZone: timeZone, logger: logger)
         }
     }

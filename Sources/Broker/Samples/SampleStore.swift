@@ -28,13 +28,7 @@ public struct SampleStore: Sendable {
     {
         try await client.withTransaction(logger: logger) { connection in
             if let adoptingTimeZone {
-                do {
-                    _ = try await TimeZoneStore.setTimeZone(
-                        adoptingTimeZone, for: userID, onlyIfUnknown: true, on: connection, logger: logger)
-                } catch let unknown as TimeZoneStore.UnknownZone {
-                    // A phone's zone this database does not know never costs the person their data.
-                    logger.warning("device time zone unknown to the database", metadata: ["zone": "\(unknown.identifier)"])
-                }
+                try await TimeZoneStore.adoptIfUnknown(adoptingTimeZone, for: userID, on: connection, logger: logger)
             }
             return try await Self.ingest(samples, for: userID, on: connection, logger: logger)
         }

@@ -32,6 +32,16 @@ enum TimeZoneStore {
         return true
     }
 
+    /// A device's zone (a phone's upload, an export's HKTimeZone) becomes the person's while they have none.
+    /// A name this database does not know is logged and left: it never costs the person their data.
+    static func adoptIfUnknown(_ identifier: String, for userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        do {
+            _ = try await setTimeZone(identifier, for: userID, onlyIfUnknown: true, on: connection, logger: logger)
+        } catch let unknown as UnknownZone {
+            logger.warning("device time zone unknown to the database", metadata: ["zone": "\(unknown.identifier)"])
+        }
+    }
+
     /// A zone name PostgreSQL does not know as a zone (it would fail, or read it as a fixed offset).
     struct UnknownZone: Error {
         var identifier: String
