@@ -17,6 +17,14 @@ let importBodyLimit = 512 * 1024 * 1024
 public func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil) async throws
     -> some ApplicationProtocol
 {
+    try await buildApplication(configuration: configuration, logger: baseLogger, noise: SecureNoise())
+}
+
+/// The same, with the privacy module's noise injected: tests only (a running server always draws from
+/// the system's CSPRNG, and no setting changes that).
+func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil, noise: any NoiseSource) async throws
+    -> some ApplicationProtocol
+{
     var logger = baseLogger ?? Logger(label: "data4help")
     logger.logLevel = configuration.logLevel
     let databaseURL = try DatabaseURL(configuration.databaseURL)
@@ -39,7 +47,8 @@ public func buildApplication(configuration: BrokerConfiguration, logger baseLogg
         singleRequests: accountService.singleRequests,
         transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
         groupRequests: GroupRequestService(
-            client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots),
+            client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
+            privacy: configuration.privacy, noise: noise),
         auditTrail: AuditTrail(client: client),
         imports: importJobs,
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),

@@ -45,6 +45,8 @@ public struct BrokerConfiguration: Sendable {
     /// Background imports running at once, server-wide; each holds one pooled connection for its whole length,
     /// so at most a quarter of the pool (at least one).
     public var importBackgroundConcurrency = 2
+    /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
+    public var privacy = PrivacySettings()
 
     public init(
         databaseURL: String,
@@ -114,6 +116,7 @@ public struct BrokerConfiguration: Sendable {
         self.httpIdleTimeout = idle
         if let stall = try reader.wholeNumber("DOWNLOAD_STALL_TIMEOUT", in: 1...3600) { self.downloadStallTimeout = stall }
         self.rateLimits = try RateLimits(reader: reader)
+        self.privacy = try PrivacySettings(reader: reader)
         self.database = try DatabaseLimits(reader: reader)
         if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {

@@ -14,3 +14,15 @@ extension ConfigReader {
         return number
     }
 }
+
+extension ConfigReader {
+    /// The environment variable `variable` as a decimal number in `range`, or nil when it is not set.
+    func decimalNumber(_ variable: String, in range: ClosedRange<Double>) throws -> Double? {
+        let key = ConfigKey(variable.lowercased().split(separator: "_").map(String.init))
+        guard let text = string(forKey: key) else { return nil }
+        guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite, range.contains(number) else {
+            throw ConfigurationError.invalid(variable, "must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+}

@@ -3,6 +3,7 @@ import Foundation
 /// A third party's request for anonymised statistics about a population.
 public struct GroupRequest: Sendable, Equatable {
     public enum Status: String, Sendable { case accepted, refused }
+    /// `cohort_too_similar` only on requests from before differential privacy replaced the similarity check.
     public enum RefusalReason: String, Sendable { case cohortBelowThreshold = "cohort_below_threshold", cohortTooSimilar = "cohort_too_similar" }
 
     /// Bounds on each person's mean of `type` over the window; both nil only requires data of that type.
@@ -42,35 +43,31 @@ public struct GroupRequest: Sendable, Equatable {
     public var purpose: String
     public var status: Status
     public var refusalReason: RefusalReason?
+    /// The cohort's size as released: a noisy count.
     public var cohortSize: Int?
     public var createdAt: Date
     public var subscription: Subscription?
 
-    /// The last day results cover: the window's end, or for a live subscription today (and for an ended or
-    /// expired one the day it stopped), whichever is later.
-    func lastResultDay(today: CalendarDate) -> CalendarDate {
-        guard let subscription else { return windowTo }
-        let stop: CalendarDate
-        switch subscription.status {
-        case .active: stop = today
-        case .ended: stop = subscription.endedAt.map { CalendarDate($0, in: .utc) } ?? today
-        case .expired: stop = subscription.endsAt.map { CalendarDate($0, in: .utc) } ?? today
-        }
-        return max(windowTo, stop)
-    }
+    /// What one released cell of this request costs (nil for requests from before differential privacy).
+    var cellLoss: PrivacyLoss?
+    /// A subscription's last released bucket start.
+    var releasedThrough: CalendarDate?
 }
 
-/// One cell of released results: the distribution across people of their own means in one bucket.
+/// One cell of released results: the distribution across people of their own figures in one bucket,
+/// with differential-privacy noise (`CellMechanism`), as released once and stored.
 public struct GroupResultCell: Sendable, Equatable, Codable {
     public var bucketStart: String
     public var type: SampleType
-    /// Nil when suppressed (fewer than k contributors): nothing about a small cell is released.
+    /// Nil when suppressed (the noisy count below k): nothing else about such a cell is released.
     public var people: Int?
     public var mean: Double?
     public var p10: Double?
     public var p50: Double?
     public var p90: Double?
     public var suppressed: Bool
+    /// How much noise the figures carry (nil only in releases from before differential privacy).
+    public var accuracy: CellAccuracy?
 
     public init(bucketStart: String, type: SampleType, people: Int?, mean: Double?, p10: Double?, p50: Double?, p90: Double?, suppressed: Bool) {
         (self.bucketStart, self.type, self.people, self.mean) = (bucketStart, type, people, mean)
@@ -78,22 +75,27 @@ public struct GroupResultCell: Sendable, Equatable, Codable {
     }
 }
 
-extension [GroupResultCell] {
-    /// The same cells with the same figures, up to floating-point noise: PostgreSQL may sum a bucket's
-    /// means in another order from one computation to the next, and a change in the last bits is not new
-    /// results (it would be a release, a webhook and access-log entries for nothing).
-    func hasSameFigures(as other: [GroupResultCell]) -> Bool {
-        func close(_ a: Double?, _ b: Double?) -> Bool {
-            switch (a, b) {
-            case (nil, nil): true
-            case let (a?, b?): abs(a - b) <= 1e-9 * Swift.max(1, abs(a), abs(b))
-            default: false
-            }
-        }
-        return count == other.count && zip(self, other).allSatisfy { a, b in
-            a.bucketStart == b.bucketStart && a.type == b.type && a.people == b.people && a.suppressed == b.suppressed
-                && close(a.mean, b.mean) && close(a.p10, b.p10) && close(a.p50, b.p50) && close(a.p90, b.p90)
-        }
+/// The noise scales of a released cell, all data-independent except `meanMargin95`, which is computed
+/// from the released (noisy) figures themselves.
+public struct CellAccuracy: Sendable, Equatable, Codable {
+    /// Standard deviation of the noise on `people`.
+    public var peopleStdDev: Double
+    /// Standard deviation of the noise on the sum behind `mean`, in the type's unit.
+    public var sumStdDev: Double
+    /// Standard deviation of the noise on each histogram bin (people), and the bins' width (unit).
+    public var binStdDev: Double
+    public var binWidth: Double
+    /// Half the width of the 95 % interval around `mean` (nil when suppressed).
+    public var meanMargin95: Double?
+    /// The privacy loss (ρ, zero-concentrated DP) the cell cost.
+    public var rho: Double
+
+    init(_ calibration: CellCalibration) {
+        peopleStdDev = calibration.countStandardDeviation.rounded(toMultipleOf: 0.01)
+        sumStdDev = calibration.sumStandardDeviation.rounded(toMultipleOf: 0.01)
+        binStdDev = calibration.binStandardDeviation.rounded(toMultipleOf: 0.01)
+        binWidth = calibration.bounds.binWidth
+        rho = calibration.loss.rho
     }
 }
 

@@ -8,6 +8,8 @@ public enum GroupRequestError: Error, ProblemConvertible, Equatable {
     case notAccepted
     case notReleased
     case noActiveSubscription(String)
+    /// Other releases kept taking the cohort's last budget while this one was evaluated.
+    case busy
 
     public var problem: Problem {
         switch self {
@@ -22,6 +24,10 @@ public enum GroupRequestError: Error, ProblemConvertible, Equatable {
         case .notReleased:
             Problem(status: .conflict, slug: "not-released", title: "Nothing released yet",
                     detail: "No results of this group request have been released.")
+        case .busy:
+            Problem(status: .serviceUnavailable, slug: "busy", title: "Busy",
+                    detail: "Other releases changed this cohort's privacy budgets while it was evaluated; nothing was released. Try again.",
+                    headers: [.retryAfter: "5"])
         case .noActiveSubscription(let detail):
             Problem(status: .conflict, slug: "no-active-subscription", title: "No active subscription", detail: detail)
         }

@@ -4,7 +4,7 @@ extension GroupRequestService {
     public static let ages = 0...150
 
     /// Every problem of the body at once, as field errors.
-    static func validate(_ creation: Creation) throws -> ValidCreation {
+    static func validate(_ creation: Creation, privacy: PrivacySettings) throws -> ValidCreation {
         var errors: [FieldError] = []
         var types: [SampleType] = []
         if creation.types.isEmpty { errors.append(FieldError(field: "types", message: "name at least one type")) }
@@ -61,9 +61,20 @@ extension GroupRequestService {
         if let days = creation.subscriptionDays, !SingleRequestService.subscriptionDays.contains(days) {
             errors.append(FieldError(field: "subscription.days", message: "must be 1–3650"))
         }
+        let cellLoss = creation.cellLoss ?? privacy.defaultCellLoss
+        if !PrivacySettings.cellLossRange.contains(cellLoss) {
+            errors.append(FieldError(
+                field: "privacy.cellLoss",
+                message: "must be \(PrivacySettings.cellLossRange.lowerBound)–\(PrivacySettings.cellLossRange.upperBound) (ρ per cell)"))
+        }
+        if let from, let to, let bucket, from <= to, types.count * bucket.starts(from: from, to: to).count > privacy.maximumCellsPerRelease {
+            errors.append(FieldError(
+                field: "window", message: "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
+                    + "a longer window needs a coarser bucket or fewer types"))
+        }
         guard errors.isEmpty, let from, let to, let bucket else { throw GroupRequestError.invalid(errors) }
         return ValidCreation(
             types: types, filters: filters, demographics: demographics, windowFrom: from, windowTo: to, bucket: bucket,
-            purpose: purpose, subscriptionDays: creation.subscriptionDays)
+            purpose: purpose, subscriptionDays: creation.subscriptionDays, cellLoss: PrivacyLoss(rho: cellLoss))
     }
 }

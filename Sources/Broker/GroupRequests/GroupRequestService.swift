@@ -2,19 +2,31 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The rules of group requests: validation, evaluation (cohort, count gate, similarity check), releases of
-/// results (each audited and shown in the members' access logs), and the auditors' view.
+/// The rules of group requests: validation, evaluation (cohort, noisy count gate, budget), releases of
+/// results through the privacy module (each debited in the privacy ledger, audited and shown in the
+/// members' access logs), and the auditors' view.
 public struct GroupRequestService: Sendable {
     public let client: DatabasePool
-    /// `GROUP_MIN_COHORT`: the fewest people a cohort, and every released cell, may describe.
+    /// `GROUP_MIN_COHORT`: the fewest people (noisy count) a cohort, and every released cell, may describe.
     public let minimumCohort: Int
     /// How many evaluation steps (a cohort, or one type's cells) run at once, server-wide.
     public let evaluations: EvaluationSlots
+    let privacy: PrivacySettings
+    let mechanism: CellMechanism
+    var budgets: PrivacyBudgets { PrivacyBudgets(settings: privacy) }
+    var schedule: ReleaseSchedule { ReleaseSchedule(latenessHours: privacy.latenessHours) }
 
-    public init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots) {
+    public init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings = .init()) {
+        self.init(client: client, minimumCohort: minimumCohort, evaluations: evaluations, privacy: privacy, noise: SecureNoise())
+    }
+
+    /// Tests inject the noise here, at the library level; a running server always has `SecureNoise`.
+    init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings, noise: any NoiseSource) {
         self.client = client
         self.minimumCohort = minimumCohort
         self.evaluations = evaluations
+        self.privacy = privacy
+        self.mechanism = CellMechanism(noise: noise, minimumPeople: minimumCohort)
     }
 
     public struct Creation: Sendable {
@@ -34,13 +46,16 @@ public struct GroupRequestService: Sendable {
         public var bucket: String
         public var purpose: String
         public var subscriptionDays: Int?
+        /// ρ per released cell (`privacy.cellLoss`); nil takes `PRIVACY_CELL_RHO`.
+        public var cellLoss: Double?
 
         public init(
             types: [String], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: String?, windowFrom: String, windowTo: String,
-            bucket: String, purpose: String, subscriptionDays: Int?
+            bucket: String, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
         ) {
             (self.types, self.filters, self.ageMin, self.ageMax, self.sex) = (types, filters, ageMin, ageMax, sex)
             (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (windowFrom, windowTo, bucket, purpose, subscriptionDays)
+            self.cellLoss = cellLoss
         }
     }
 
@@ -53,105 +68,124 @@ public struct GroupRequestService: Sendable {
         var bucket: Statistics.Bucket
         var purpose: String
         var subscriptionDays: Int?
+        var cellLoss: PrivacyLoss
     }
 
     // MARK: Creation
 
-    /// Evaluates the request at once and stores it accepted (with its first release) or refused. The
-    /// refusal never tells how many people matched.
+    /// The buckets released at creation: a one-off request's whole window, at once and frozen; a
+    /// subscription's buckets of the window that have closed (the rest follow, each once, as they close).
+    func initialBuckets(of request: ValidCreation, now: Date) -> [CalendarDate] {
+        guard request.subscriptionDays != nil else { return request.bucket.starts(from: request.windowFrom, to: request.windowTo) }
+        guard let last = schedule.lastClosed(request.bucket, from: request.windowFrom, now: now, stop: nil) else { return [] }
+        return request.bucket.starts(from: request.windowFrom, to: min(last, request.windowTo))
+    }
+
+    /// Evaluates the request at once and stores it accepted (with its first release) or refused.
     ///
-    /// The expensive part (the cohort, then the cells) runs first, in evaluation slots and without any
-    /// lock, each step on a connection of its own that it gives back before the next. Only the check
-    /// against earlier releases and the writes run serialised (`lockEvaluation`), and only for a cohort
-    /// that may be released: one company's large request never queues another's behind a lock.
+    /// The cohort leaves out anyone whose yearly privacy cap this request could pass. Its size is released
+    /// only as a noisy count, and the request is refused when that noisy count is below k: the refusal is
+    /// part of the mechanism and costs the price of one cell. The expensive part (the cohort, then the cells)
+    /// runs first, in evaluation slots and without any lock, each step on a connection of its own. Only the
+    /// budget checks, the debits and the writes run under the ledger lock, so two requests racing for the
+    /// last of a budget cannot both be released.
     public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
         guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
-        let valid = try Self.validate(creation)
+        let valid = try Self.validate(creation, privacy: privacy)
         let company = principal.accountID
-        let cohort = try await evaluations.withSlot(for: company) {
-            try await client.withTransaction(logger: logger) { connection in
-                try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-                return try await GroupRequestStore.cohort(
-                    filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+        let buckets = initialBuckets(of: valid, now: Date())
+        let cellCount = buckets.count * valid.types.count
+        let cohortCost = valid.cellLoss, releaseCost = valid.cellLoss * cellCount
+        // Refused before any data is read when the budget cannot pay (a data-independent answer).
+        try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
+        for _ in 0..<3 {
+            let cohort = try await evaluations.withSlot(for: company) {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                    let matching = try await GroupRequestStore.cohort(
+                        filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                        on: connection, logger: logger)
+                    return try await budgets.eligible(matching, cost: cohortCost + releaseCost, on: connection, logger: logger)
+                }
+            }
+            let size = mechanism.count(cohort.count, loss: cohortCost)
+            let accepted = size >= minimumCohort
+            let cells = accepted && !buckets.isEmpty
+                ? try await released(types: valid.types, bucket: valid.bucket, buckets: buckets, cohort: cohort, cellLoss: valid.cellLoss,
+                                     company: company, logger: logger)
+                : []
+            let stored: GroupRequest? = try await client.withTransaction(logger: logger) { connection in
+                try await PrivacyLedgerStore.lock(on: connection, logger: logger)
+                let charged = accepted ? cohortCost + releaseCost : cohortCost
+                // Someone's cap was spent by another release meanwhile: evaluate again without them.
+                guard try await budgets.eligible(cohort, cost: charged, on: connection, logger: logger).count == cohort.count else { return nil }
+                try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger)
+                let request = try await GroupRequestStore.insert(
+                    valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
+                    cohort: accepted ? cohort : nil, cohortSize: accepted ? size : nil, releasedThrough: accepted ? buckets.last : nil,
                     on: connection, logger: logger)
+                try await PrivacyLedgerStore.record(
+                    company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
+                try await PrivacyLedgerStore.debit(cohort, loss: charged, on: connection, logger: logger)
+                try await AuditLog.append(
+                    AuditEvent(actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                               action: accepted ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
+                               requestID: request.id,
+                               details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                                         "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
+                                         "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho))]),
+                    on: connection, logger: logger)
+                if accepted {
+                    try await record(cells, of: request, members: cohort, loss: releaseCost, on: connection, logger: logger)
+                    // Just released: the background release need not look at it for a whole interval.
+                    try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
+                }
+                return request
             }
+            if let stored { return stored }
         }
-        var reason: GroupRequest.RefusalReason? = cohort.count < minimumCohort ? .cohortBelowThreshold : nil
-        if reason == nil, try await isTooSimilar(cohort, logger: logger) { reason = .cohortTooSimilar }
-        // Computed before the lock; a request refused under it has spent the work, but held up nobody.
-        let cells = reason != nil ? nil : try await cells(
-            types: valid.types, bucket: valid.bucket, from: valid.windowFrom,
-            to: valid.subscriptionDays == nil ? valid.windowTo : max(valid.windowTo, .today), cohort: cohort, company: company, logger: logger)
-        return try await client.withTransaction(logger: logger) { connection in
-            if cells != nil {
-                // Another request may have been released since the check above: it counts only under the lock.
-                try await GroupRequestStore.lockEvaluation(on: connection, logger: logger)
-                if try await GroupRequestStore.isTooSimilar(cohort, k: minimumCohort, on: connection, logger: logger) { reason = .cohortTooSimilar }
-            }
-            let request = try await GroupRequestStore.insert(
-                valid, thirdPartyID: company, status: reason == nil ? .accepted : .refused, reason: reason,
-                cohort: reason == nil ? cohort : nil, on: connection, logger: logger)
-            try await AuditLog.append(
-                AuditEvent(actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                           action: reason == nil ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
-                           requestID: request.id,
-                           details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
-                                     "reason": .string(reason?.rawValue ?? ""), "cohortSize": .int(reason == nil ? cohort.count : 0)]),
-                on: connection, logger: logger)
-            if reason == nil, let cells {
-                _ = try await record(cells, of: request, on: connection, logger: logger)
-                // Just computed: the background refresh need not look at it for a whole interval.
-                try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
-            }
-            return request
-        }
+        throw GroupRequestError.busy
     }
 
-    /// The similarity check outside the lock: a cohort it refuses is refused without computing its cells.
-    private func isTooSimilar(_ cohort: [Int32], logger: Logger) async throws -> Bool {
-        try await client.withConnection { try await GroupRequestStore.isTooSimilar(cohort, k: minimumCohort, on: $0, logger: logger) }
-    }
-
-    /// Stores cells as a new release and records it: an audit event, and an access-log entry for each
-    /// remaining cohort member saying their data contributed to an anonymised aggregate.
-    private func record(_ cells: [GroupResultCell], of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws
-        -> GroupRelease
-    {
-        let release = try await GroupRequestStore.storeRelease(cells, of: request.id, on: connection, logger: logger)
-        try await GroupRequestStore.recordContributions(of: request, on: connection, logger: logger)
+    /// Stores newly released cells and records them: the ledger debit, an audit event with what it cost,
+    /// and an access-log entry for each member whose data went into them.
+    private func record(
+        _ cells: [GroupResultCell], of request: GroupRequest, members: [Int32], loss: PrivacyLoss, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await GroupRequestStore.storeRelease(cells, of: request.id, loss: loss, on: connection, logger: logger)
+        try await PrivacyLedgerStore.record(
+            company: request.thirdParty.id, request: request.id, kind: .release, cells: cells.count, loss: loss, on: connection, logger: logger)
+        try await GroupRequestStore.recordContributions(of: request, members: members, on: connection, logger: logger)
         try await AuditLog.append(
             AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
                        action: AuditAction.groupResultsReleased, requestID: request.id,
-                       details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count)]),
+                       details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count),
+                                 "rho": .string(PrivacyFormat.rho(loss.rho))]),
             on: connection, logger: logger)
-        return release
     }
 
-    /// The results of a stored request up to its last result day (today, for a live subscription).
-    private func cells(of request: GroupRequest, cohort: [Int32], today: CalendarDate, logger: Logger) async throws -> [GroupResultCell] {
-        try await cells(
-            types: request.types, bucket: request.bucket, from: request.windowFrom, to: request.lastResultDay(today: today), cohort: cohort,
-            company: request.thirdParty.id, logger: logger)
-    }
-
-    /// The results of every requested type, each type computed on a connection of its own in an evaluation
-    /// slot of the company's, so PostgreSQL works on them side by side when slots are free (a release's cost
-    /// is mostly sorting each type's person-days) and they take their turn with other companies' when not.
-    private func cells(
-        types: [SampleType], bucket: Statistics.Bucket, from: CalendarDate, to last: CalendarDate, cohort: [Int32], company: UUID,
+    /// The released cells of every requested type for `buckets`: each type's exact aggregates computed on a
+    /// connection of its own in an evaluation slot of the company's (so PostgreSQL works on them side by side
+    /// when slots are free), then passed through the mechanism.
+    private func released(
+        types: [SampleType], bucket: Statistics.Bucket, buckets: [CalendarDate], cohort: [Int32], cellLoss: PrivacyLoss, company: UUID,
         logger: Logger
     ) async throws -> [GroupResultCell] {
-        let k = minimumCohort, client = client, evaluations = evaluations
+        guard let first = buckets.first, let last = buckets.last else { return [] }
+        let client = client, evaluations = evaluations, mechanism = mechanism
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
             for type in types {
                 group.addTask {
-                    try await evaluations.withSlot(for: company) {
+                    let exact = try await evaluations.withSlot(for: company) {
                         try await client.withTransaction(logger: logger) { connection in
                             try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-                            return try await GroupRequestStore.results(
-                                cohort: cohort, types: [type], bucket: bucket, from: from, to: last, k: k, on: connection, logger: logger)
+                            return try await CellAggregateStore.groupCells(
+                                cohort: cohort, type: type, bucket: bucket, from: first, to: last, on: connection, logger: logger)
                         }
                     }
+                    let calibration = CellCalibration(type: type, loss: cellLoss)
+                    return exact.map { mechanism.release($0, calibration: calibration) }
                 }
             }
             return try await group.reduce(into: []) { $0 += $1 }
@@ -190,8 +224,8 @@ public struct GroupRequestService: Sendable {
         }
     }
 
-    /// The sender's results: the frozen release of a one-off request; for a subscription, a new release
-    /// whenever the figures changed (buckets up to today while it runs, erased people gone).
+    /// The sender's results: every cell released so far. A subscription first releases the buckets that
+    /// have closed since its last release (each bucket once; a released cell is never recomputed).
     public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender reads results here; auditors use /v1/audit.") }
         let request = try await client.withConnection { connection in
@@ -199,79 +233,83 @@ public struct GroupRequestService: Sendable {
         }
         guard let request else { throw GroupRequestError.notFound }
         guard request.status == .accepted else { throw GroupRequestError.notAccepted }
-        guard request.subscription != nil else {
-            let latest = try await client.withConnection { try await GroupRequestStore.latestRelease(of: id, on: $0, logger: logger) }
-            guard let latest else { throw GroupRequestError.notReleased }
-            return latest
+        if request.subscription != nil {
+            do { _ = try await releaseClosedBuckets(of: request, logger: logger) }
+            // An exhausted budget holds back the new buckets, not what was already released.
+            catch let error as PrivacyError { logger.info("group subscription release waits for budget", metadata: ["error": "\(error)"]) }
         }
-        return try await refreshRelease(of: request, logger: logger).release
+        let release = try await client.withConnection { try await GroupRequestStore.releasedCells(of: id, on: $0, logger: logger) }
+        guard let release else { throw GroupRequestError.notReleased }
+        return release
     }
 
-    /// Recomputes a subscription's results and, when they differ from the latest release, stores them as a
-    /// new release and queues `group_request.results_updated` for the sender.
+    /// Releases a subscription's buckets that have closed (`ReleaseSchedule`) since its last release, while
+    /// it runs: the frozen cohort's remaining members who can still afford them, through the mechanism,
+    /// debited and queued as `group_request.results_updated`. True when something was released.
     ///
-    /// The computation (on connections of its own, one per type) holds no lock; only the comparison and the
-    /// store run under the request's row lock, so concurrent reads and the refresh never store the same new
-    /// figures twice, and a reader waiting for the lock never holds a connection another needs to finish.
-    /// If the subscription ended or expired while the figures were computed, they are computed again for
-    /// the range it now has.
-    private enum RefreshOutcome {
-        case unchanged(GroupRelease)
-        case released(GroupRelease)
-        /// The subscription ended or expired meanwhile: its results now stop earlier.
-        case rangeChanged(GroupRequest)
-    }
-
-    private func refreshRelease(of request: GroupRequest, logger: Logger) async throws -> (release: GroupRelease, isNew: Bool) {
-        var request = request
-        while true {
-            let today = CalendarDate.today
-            let cohort = try await client.withConnection { try await GroupRequestStore.cohort(of: request.id, on: $0, logger: logger) }
-            let cells = try await cells(of: request, cohort: cohort, today: today, logger: logger)
-            let outcome: RefreshOutcome = try await client.withTransaction(logger: logger) { connection in
-                guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger)
-                else { throw GroupRequestError.notFound }
-                guard current.lastResultDay(today: today) == request.lastResultDay(today: today) else { return .rangeChanged(current) }
-                let latest = try await GroupRequestStore.latestRelease(of: request.id, on: connection, logger: logger)
-                if let latest, latest.cells.hasSameFigures(as: cells) { return .unchanged(latest) }
-                let fresh = try await record(cells, of: current, on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
-                                                on: connection, logger: logger)
-                return .released(fresh)
-            }
-            switch outcome {
-            case .unchanged(let latest): return (latest, false)
-            case .released(let fresh): return (fresh, true)
-            case .rangeChanged(let current): request = current
-            }
+    /// The computation holds no lock; the store runs under the ledger lock and the request's row lock, and
+    /// only if no other release of the request happened meanwhile (then this one is dropped unreleased).
+    func releaseClosedBuckets(of request: GroupRequest, logger: Logger) async throws -> Bool {
+        guard let subscription = request.subscription, let cellLoss = request.cellLoss else { return false }
+        let first = request.releasedThrough.map { request.bucket.next(after: $0) } ?? request.windowFrom
+        let stop = subscription.endedAt ?? subscription.endsAt
+        guard let last = schedule.lastClosed(request.bucket, from: first, now: Date(), stop: stop) else { return false }
+        // At most a release's worth of buckets at once (a subscription that was starved of budget catches up in steps).
+        let buckets = Array(request.bucket.starts(from: first, to: last).prefix(max(1, privacy.maximumCellsPerRelease / request.types.count)))
+        let cost = cellLoss * (buckets.count * request.types.count)
+        try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
+        let members = try await client.withConnection { connection in
+            let frozen = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
+            return try await budgets.eligible(frozen, cost: cost, on: connection, logger: logger)
+        }
+        let cells = try await released(
+            types: request.types, bucket: request.bucket, buckets: buckets, cohort: members, cellLoss: cellLoss, company: request.thirdParty.id,
+            logger: logger)
+        return try await client.withTransaction(logger: logger) { connection in
+            try await PrivacyLedgerStore.lock(on: connection, logger: logger)
+            guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),
+                  current.releasedThrough == request.releasedThrough
+            else { return false }
+            guard try await budgets.eligible(members, cost: cost, on: connection, logger: logger).count == members.count else { return false }
+            try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
+            try await PrivacyLedgerStore.debit(members, loss: cost, on: connection, logger: logger)
+            try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
+            try await GroupRequestStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
+                                            on: connection, logger: logger)
+            return true
         }
     }
 
-    /// Refreshes the live subscription compared longest ago, if its last comparison is more than `interval`
-    /// old (see `GroupResultsRefresh`); false when none is due. The claim marks it compared, so one that
-    /// fails to refresh waits its turn again rather than holding up the others.
+    /// Releases the closed buckets of the live subscription looked at longest ago, if that was more than
+    /// `interval` ago (see `GroupResultsRefresh`); false when none is due. The claim marks it looked at, so
+    /// one that fails (or waits for budget) takes its turn again rather than holding up the others.
     func refreshNextDueSubscription(interval: Duration, logger: Logger) async throws -> Bool {
         let claimed = try await client.withConnection { connection in
             try await GroupRequestStore.claimSubscriptionDueForRefresh(checkedBefore: interval, on: connection, logger: logger)
         }
         guard let claimed else { return false }
         let request = try await client.withConnection { try await GroupRequestStore.request(id: claimed, sender: nil, on: $0, logger: logger) }
-        guard let request else { return true }  // erased together with its company since the claim
-        if try await refreshRelease(of: request, logger: logger).isNew {
-            logger.info("group subscription has new results", metadata: ["request.id": "\(request.id)"])
+        guard let request else { return true }
+        do {
+            if try await releaseClosedBuckets(of: request, logger: logger) {
+                logger.info("group subscription released new buckets", metadata: ["request.id": "\(request.id)"])
+            }
+        } catch let error as PrivacyError {
+            logger.info("group subscription release waits for budget", metadata: ["request.id": "\(request.id)", "error": "\(error)"])
         }
         return true
     }
 
-    /// What was last released, for auditors: the same stored cells the third party received.
+    /// What was released, for auditors: the same stored cells the third party received.
     public func releasedResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .auditor else { throw GroupRequestError.wrongRole("Only auditors read this.") }
         return try await client.withConnection { connection in
             guard try await GroupRequestStore.request(id: id, sender: nil, on: connection, logger: logger) != nil
             else { throw GroupRequestError.notFound }
-            guard let latest = try await GroupRequestStore.latestRelease(of: id, on: connection, logger: logger)
+            guard let released = try await GroupRequestStore.releasedCells(of: id, on: connection, logger: logger)
             else { throw GroupRequestError.notReleased }
-            return latest
+            return released
         }
     }
 

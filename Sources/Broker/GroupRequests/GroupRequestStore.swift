@@ -2,14 +2,16 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The SQL of group requests: cohort selection on the daily rollups, the similarity check against earlier
-/// released cohorts, the per-bucket distribution across people, and the stored releases.
+/// The SQL of group requests: cohort selection on the daily rollups, the requests themselves, and their
+/// stored releases (the cells' figures come from `CellAggregateStore` through the privacy module).
 public enum GroupRequestStore {
     static let selection = """
-        SELECT g.id, g.third_party_id, t.company_name, t.vat_number, g.types, g.filters::text AS filters, g.age_min,
+        SELECT g.id, g.third_party_id, coalesce(t.company_name, 'Erased company') AS company_name,
+               coalesce(t.vat_number, '') AS vat_number, g.types, g.filters::text AS filters, g.age_min,
                g.age_max, g.sex::text AS sex, to_char(g.window_from, 'YYYY-MM-DD') AS window_from,
                to_char(g.window_to, 'YYYY-MM-DD') AS window_to, g.bucket, g.purpose, g.status, g.refusal_reason,
-               g.cohort_size, g.created_at, g.subscription_days, g.ends_at, g.ended_at, now() AS now
+               g.cohort_size, g.created_at, g.subscription_days, g.ends_at, g.ended_at, now() AS now, g.cell_loss_micro,
+               to_char(g.released_through, 'YYYY-MM-DD') AS released_through
         """
 
     static func request(from row: PostgresRow) throws -> GroupRequest {
@@ -39,7 +41,9 @@ public enum GroupRequestStore {
                 let status: GroupRequest.Subscription.Status =
                     endedAt != nil ? .ended : (endsAt.map { $0 <= now } ?? false) ? .expired : .active
                 return GroupRequest.Subscription(days: days, status: status, endsAt: endsAt, endedAt: endedAt)
-            })
+            },
+            cellLoss: try columns["cell_loss_micro"].decode(Int64?.self).map(PrivacyLoss.init(micro:)),
+            releasedThrough: try columns["released_through"].decode(String?.self).flatMap(CalendarDate.init(iso:)))
     }
 
     static func collect(_ rows: PostgresRowSequence) async throws -> [GroupRequest] {
@@ -99,63 +103,29 @@ public enum GroupRequestStore {
         init(_ filter: GroupRequest.Filter) { (code, min, max) = (filter.type.code, filter.min, filter.max) }
     }
 
-    /// True when some earlier released cohort differs from `cohort` by at least 1 and fewer than `k` people:
-    /// releasing both would let their difference be read off. Only cohorts whose size is within k are
-    /// compared (a larger size gap is already a difference of k or more); the difference is the popcount
-    /// of the XOR of the two bitmaps, the shorter one padded with zeros.
-    public static func isTooSimilar(_ cohort: [Int32], k: Int, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let size = cohort.count
-        let bits = bitmap(cohort)
-        return try await connection.query(
-            """
-            SELECT EXISTS (
-                SELECT 1 FROM group_requests g
-                WHERE g.status = 'accepted' AND g.cohort_size BETWEEN \(size - k + 1) AND \(size + k - 1)
-                  AND bit_count(
-                      CASE WHEN length(g.cohort_bits) >= length(\(bits)::varbit)
-                           THEN g.cohort_bits # (\(bits)::varbit || repeat('0', length(g.cohort_bits) - length(\(bits)::varbit))::varbit)
-                           ELSE (g.cohort_bits || repeat('0', length(\(bits)::varbit) - length(g.cohort_bits))::varbit) # \(bits)::varbit
-                      END) BETWEEN 1 AND \(k - 1))
-            """, logger: logger
-        ).collect().first?.decode(Bool.self) ?? false
-    }
-
-    /// The cohort as `bit varying` text: bit n-1 is person n, padded to a whole byte.
-    static func bitmap(_ cohort: [Int32]) -> String {
-        let length = ((Int(cohort.max() ?? 0) + 7) / 8) * 8
-        var bits = [UInt8](repeating: UInt8(ascii: "0"), count: length)
-        for person in cohort where person > 0 { bits[Int(person) - 1] = UInt8(ascii: "1") }
-        return String(decoding: bits, as: UTF8.self)
-    }
-
-    /// One release decision at a time: two side by side would each miss the other's cohort. Bounded by the
-    /// session's `lock_timeout` (55P03, a 503). The row is read so that a time-out is thrown here: an
-    /// unread result would leave it for the next statement to meet as "transaction aborted".
-    static func lockEvaluation(on connection: PostgresConnection, logger: Logger) async throws {
-        _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext('data4help.group_request_evaluation'))", logger: logger)
-            .collect()
-    }
-
     static func insert(
         _ request: GroupRequestService.ValidCreation, thirdPartyID: UUID, status: GroupRequest.Status,
-        reason: GroupRequest.RefusalReason?, cohort: [Int32]?, on connection: PostgresConnection, logger: Logger
+        reason: GroupRequest.RefusalReason?, cohort: [Int32]?, cohortSize: Int?, releasedThrough: CalendarDate?,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> GroupRequest {
         let filters = String(decoding: try JSONEncoder().encode(request.filters), as: UTF8.self)
         let rows = try await connection.query(
             """
             WITH inserted AS (
                 INSERT INTO group_requests (third_party_id, types, filters, age_min, age_max, sex, window_from, window_to, bucket,
-                                            purpose, status, refusal_reason, cohort, cohort_size, cohort_bits, subscription_days, ends_at)
+                                            purpose, status, refusal_reason, cohort, cohort_size, subscription_days, ends_at,
+                                            cell_loss_micro, released_through)
                 VALUES (\(thirdPartyID), \(request.types.map(\.code)), \(filters)::jsonb, \(request.demographics.ageMin),
                         \(request.demographics.ageMax), \(request.demographics.sex?.rawValue), \(request.windowFrom.description)::date,
                         \(request.windowTo.description)::date, \(request.bucket.rawValue), \(request.purpose), \(status.rawValue),
-                        \(reason?.rawValue), \(cohort)::int4[], \(cohort?.count), \(cohort.map(bitmap))::varbit,
+                        \(reason?.rawValue), \(cohort)::int4[], \(cohortSize),
                         \(status == .accepted ? request.subscriptionDays : nil),
                         CASE WHEN \(status.rawValue) = 'accepted' AND \(request.subscriptionDays)::int IS NOT NULL
-                             THEN now() + make_interval(days => \(request.subscriptionDays)::int) END)
+                             THEN now() + make_interval(days => \(request.subscriptionDays)::int) END,
+                        \(request.cellLoss.micro), \(releasedThrough?.description)::date)
                 RETURNING *
             )
-            \(unescaped: selection) FROM inserted g JOIN third_parties t ON t.account_id = g.third_party_id
+            \(unescaped: selection) FROM inserted g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
             """, logger: logger)
         guard let request = try await collect(rows).first else { throw GroupRequestError.notFound }
         return request
@@ -167,7 +137,7 @@ public enum GroupRequestStore {
     static func request(id: UUID, sender: UUID?, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
         try await collect(connection.query(
             """
-            \(unescaped: selection) FROM group_requests g JOIN third_parties t ON t.account_id = g.third_party_id
+            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
             WHERE g.id = \(id) AND (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
             """, logger: logger)).first
     }
@@ -178,7 +148,7 @@ public enum GroupRequestStore {
         let after = cursor.map { Timestamp.postgresText($0.time) }
         return try await collect(connection.query(
             """
-            \(unescaped: selection) FROM group_requests g JOIN third_parties t ON t.account_id = g.third_party_id
+            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
             WHERE (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
               AND (\(status?.rawValue)::text IS NULL OR g.status = \(status?.rawValue))
               AND (\(after)::timestamptz IS NULL OR (g.created_at, g.id) < (\(after)::timestamptz, \(cursor?.id)))
@@ -196,7 +166,7 @@ public enum GroupRequestStore {
                   AND ended_at IS NULL AND ends_at > now()
                 RETURNING *
             )
-            \(unescaped: selection) FROM changed g JOIN third_parties t ON t.account_id = g.third_party_id
+            \(unescaped: selection) FROM changed g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
             """, logger: logger)).first
     }
 
@@ -231,7 +201,7 @@ public enum GroupRequestStore {
     static func requestLockedForRelease(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
         try await collect(connection.query(
             """
-            \(unescaped: selection) FROM group_requests g JOIN third_parties t ON t.account_id = g.third_party_id
+            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
             WHERE g.id = \(requestID) FOR NO KEY UPDATE OF g
             """, logger: logger)).first
     }
@@ -240,59 +210,7 @@ public enum GroupRequestStore {
         try await connection.query("UPDATE group_requests SET results_checked_at = now() WHERE id = \(requestID)", logger: logger)
     }
 
-    // MARK: Results
-
-    /// Per bucket and type: how many of the cohort's (remaining) people contributed, and the mean and
-    /// percentiles of their own figures for the bucket (`RollupFigureSQL`: for steps, each person's daily
-    /// total). Cells under `k` people come back suppressed, figures null. Buckets are each person's local
-    /// days, as their rollups are. A day bucket is one rollup row per person already; weeks and months first
-    /// combine each person's days.
-    static func results(
-        cohort: [Int32], types: [SampleType], bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, k: Int,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws -> [GroupResultCell] {
-        let perPerson = bucket == .day
-            ? "SELECT r.type, r.day AS start, \(RollupFigureSQL.day("r", types: types)) AS mean"
-            : "SELECT r.type, date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: types)) AS mean"
-        let grouping = bucket == .day ? "" : "GROUP BY r.type, 2, r.user_id"
-        let codes = types.map(\.code)
-        let rows = try await connection.query(
-            """
-            WITH per_person AS (
-                \(unescaped: perPerson)
-                FROM daily_rollups r
-                WHERE r.type = ANY(\(codes)::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
-                \(unescaped: grouping)
-            ), figures AS (
-                SELECT type, start, count(*)::int8 AS people, avg(mean) AS mean,
-                       percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY mean) AS percentiles
-                FROM per_person GROUP BY type, start
-            ), buckets AS (
-                -- Every bucket of the range for every type: a bucket nobody contributed to is a suppressed cell
-                -- like any other under k, so the release never tells "no one" from "a few".
-                SELECT b::date AS start, t.type
-                FROM generate_series(date_trunc('\(unescaped: bucket.rawValue)', \(from.description)::timestamp),
-                                     \(to.description)::timestamp, interval '1 \(unescaped: bucket.rawValue)') AS b,
-                     unnest(\(codes)::int2[]) AS t(type)
-            )
-            SELECT b.type, to_char(b.start, 'YYYY-MM-DD'), coalesce(f.people, 0), f.mean, f.percentiles
-            FROM buckets b LEFT JOIN figures f ON f.type = b.type AND f.start = b.start
-            ORDER BY b.start, b.type
-            """, logger: logger)
-        var cells: [GroupResultCell] = []
-        for try await (code, start, people, mean, percentiles) in rows.decode((Int16, String, Int64, Double?, [Double]?).self) {
-            guard let type = SampleType(code: code) else { continue }
-            // The figures of a small cell never leave this function.
-            if people >= k, let mean, let percentiles, percentiles.count == 3 {
-                cells.append(GroupResultCell(bucketStart: start, type: type, people: Int(people), mean: mean, p10: percentiles[0],
-                                             p50: percentiles[1], p90: percentiles[2], suppressed: false))
-            } else {
-                cells.append(GroupResultCell(bucketStart: start, type: type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true))
-            }
-        }
-        return cells
-    }
+    // MARK: Releases
 
     /// The frozen cohort of an accepted request.
     static func cohort(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
@@ -308,37 +226,55 @@ public enum GroupRequestStore {
         try await LongStatements.allow(on: connection, logger: logger)
     }
 
-    static func storeRelease(_ cells: [GroupResultCell], of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease {
+    /// Stores the cells a release adds; they are never changed afterwards.
+    static func storeRelease(_ cells: [GroupResultCell], of requestID: UUID, loss: PrivacyLoss, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         let json = String(decoding: try JSONEncoder().encode(cells), as: UTF8.self)
-        let at = try await connection.query(
-            "INSERT INTO group_releases (request_id, cells) VALUES (\(requestID), \(json)::jsonb) RETURNING released_at", logger: logger
-        ).collect().first?.decode(Date.self) ?? Date()
-        return GroupRelease(releasedAt: at, cells: cells)
+        try await connection.query(
+            "INSERT INTO group_releases (request_id, cells, loss_micro) VALUES (\(requestID), \(json)::jsonb, \(loss.micro))", logger: logger)
     }
 
-    static func latestRelease(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease? {
-        guard let row = try await connection.query(
-            "SELECT released_at, cells::text FROM group_releases WHERE request_id = \(requestID) ORDER BY id DESC LIMIT 1", logger: logger
-        ).collect().first else { return nil }
-        let (at, cells) = try row.decode((Date, String).self)
-        return GroupRelease(releasedAt: at, cells: try JSONDecoder().decode([GroupResultCell].self, from: Data(cells.utf8)))
+    static func setReleasedThrough(_ bucket: CalendarDate, of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "UPDATE group_requests SET released_through = \(bucket.description)::date WHERE id = \(requestID)", logger: logger)
     }
 
-    /// Tells each of the cohort's remaining people that their data contributed to an anonymised aggregate:
-    /// once a UTC day per request, however often a subscription's figures change that day (the releases
-    /// are serialised by the request's row lock, so two cannot both find the day's entry missing).
-    static func recordContributions(of request: GroupRequest, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Every cell released so far, by bucket and type, as of the latest release; nil before the first.
+    /// Releases from before differential privacy were whole snapshots (`snapshot`): the latest of them is
+    /// the base, and later releases only add cells.
+    static func releasedCells(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease? {
+        let rows = try await connection.query(
+            "SELECT released_at, snapshot, cells::text FROM group_releases WHERE request_id = \(requestID) ORDER BY id", logger: logger)
+        var latest: Date?
+        var cells: [String: GroupResultCell] = [:]
+        for try await (at, snapshot, json) in rows.decode((Date, Bool, String).self) {
+            latest = at
+            if snapshot { cells = [:] }
+            for cell in try JSONDecoder().decode([GroupResultCell].self, from: Data(json.utf8)) {
+                cells["\(cell.bucketStart) \(cell.type.code)"] = cells["\(cell.bucketStart) \(cell.type.code)"] ?? cell
+            }
+        }
+        guard let latest else { return nil }
+        return GroupRelease(releasedAt: latest, cells: cells.values.sorted { ($0.bucketStart, $0.type.code) < ($1.bucketStart, $1.type.code) })
+    }
+
+    /// Tells each member whose data went into a release that it contributed to an anonymised aggregate:
+    /// once a UTC day per request, however many releases that day (releases are serialised by the ledger
+    /// lock, so two cannot both find the day's entry missing).
+    static func recordContributions(of request: GroupRequest, members: [Int32], on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         try await connection.query(
             """
             INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples)
             SELECT u.account_id, \(request.thirdParty.id), \(request.thirdParty.companyName), \(request.id), 'group',
                    \(request.types.map(\.code))::int2[], NULL
-            FROM group_requests g, unnest(g.cohort) AS n(person_number)
+            FROM unnest(\(members)::int4[]) AS n(person_number)
             JOIN users u ON u.person_number = n.person_number
-            WHERE g.id = \(request.id)
-              AND NOT EXISTS (
+            WHERE NOT EXISTS (
                   SELECT 1 FROM access_log a
-                  WHERE a.user_id = u.account_id AND a.request_id = g.id AND a.kind = 'group'
+                  WHERE a.user_id = u.account_id AND a.request_id = \(request.id) AND a.kind = 'group'
                     AND a.at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
             """, logger: logger)
     }

@@ -10,6 +10,8 @@ public struct Problem: Error, Sendable, Equatable {
     public var detail: String
     public var errors: [FieldError]
     public var headers: HTTPFields
+    /// Extension members of the document (RFC 9457 §3.2), e.g. `renewsAt` of an exhausted privacy budget.
+    public var members: [String: String] = [:]
 
     public init(
         status: HTTPResponse.Status, slug: String, title: String, detail: String, errors: [FieldError] = [],
@@ -43,6 +45,7 @@ public struct Problem: Error, Sendable, Equatable {
             "detail": .init(detail),
         ]
         if !errors.isEmpty { document["errors"] = .init(errors) }
+        for (name, value) in members where document[name] == nil { document[name] = .init(value) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(document)) ?? Data()

@@ -1,0 +1,53 @@
+import Configuration
+
+/// The privacy budget's parameters (`PRIVACY_*` in the README; the reasoning behind each default is in
+/// docs/privacy.md). None of them can turn the noise off: a cell's loss is capped at `maximumCellLoss`.
+public struct PrivacySettings: Sendable, Equatable {
+    /// `PRIVACY_CELL_RHO`: what one released cell costs when a request does not say (ρ per cell).
+    public var defaultCellLoss = 0.01
+    /// `PRIVACY_COMPANY_BUDGET` ρ per `PRIVACY_COMPANY_PERIOD_DAYS` rolling days, per company.
+    public var companyBudget = 3.0
+    public var companyPeriodDays = 30
+    /// `PRIVACY_PERSON_BUDGET`: each person's cap over the last twelve calendar months, across every company
+    /// and peer statistics together. A person whose group releases would pass it is left out of them.
+    public var personBudget = 2.0
+    /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed day
+    /// publishes one peer cell per type, and a person can be in all of them.
+    public var peerReserve = 0.5
+    /// `GROUP_RESULTS_LATENESS`: hours after the last time zone's day ends before a subscription's bucket is
+    /// released, so uploads that arrive late (a phone synced the next morning) are in it.
+    public var latenessHours = 24
+    /// The most cells one release may hold: it bounds what one release can cost and what it can describe.
+    public var maximumCellsPerRelease = 400
+
+    /// What a request may ask one cell to cost: below the floor the figures are all noise; above the cap a
+    /// single cell would take a large part of a person's year.
+    public static let cellLossRange: ClosedRange<Double> = 0.001...0.1
+
+    public init() {}
+
+    var peerCellLoss: PrivacyLoss {
+        // 366 days × every type a person may have: a per-day, per-type share of the reserve.
+        PrivacyLoss(micro: PrivacyLoss(rho: peerReserve).micro / Int64(366 * SampleType.allCases.count))
+    }
+
+    /// What group releases may take from one person in twelve months.
+    var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }
+}
+
+
+extension PrivacySettings {
+    /// Reads `PRIVACY_*` and `GROUP_RESULTS_LATENESS`; every value has a floor above zero noise.
+    init(reader: ConfigReader) throws {
+        self.init()
+        if let rho = try reader.decimalNumber("PRIVACY_CELL_RHO", in: Self.cellLossRange) { defaultCellLoss = rho }
+        if let rho = try reader.decimalNumber("PRIVACY_COMPANY_BUDGET", in: 0.001...100) { companyBudget = rho }
+        if let days = try reader.wholeNumber("PRIVACY_COMPANY_PERIOD_DAYS", in: 1...366) { companyPeriodDays = days }
+        if let rho = try reader.decimalNumber("PRIVACY_PERSON_BUDGET", in: 0.01...100) { personBudget = rho }
+        if let rho = try reader.decimalNumber("PRIVACY_PEER_RESERVE", in: 0.001...100) { peerReserve = rho }
+        guard peerReserve < personBudget else {
+            throw ConfigurationError.invalid("PRIVACY_PEER_RESERVE", "must be less than PRIVACY_PERSON_BUDGET (\(personBudget))")
+        }
+        if let hours = try reader.wholeNumber("GROUP_RESULTS_LATENESS", in: 0...720) { latenessHours = hours }
+    }
+}
