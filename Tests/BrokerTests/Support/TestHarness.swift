@@ -1,4 +1,4 @@
-import Broker
+@testable import Broker
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -15,18 +15,22 @@ struct TestHarness: Sendable {
     let mailDirectory: URL
 
     /// Builds the application exactly as `d4h serve` does, on a fresh migrated database.
+    /// `noise` is the privacy module's noise source: the secure one unless a test injects another (a
+    /// running server has no way to).
     static func run(
         configure: @Sendable (inout BrokerConfiguration) -> Void = { _ in },
+        noise: any NoiseSource = SecureNoise(),
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withMigratedDatabase { url in
-            try await run(databaseURL: url, configure: configure, body)
+            try await run(databaseURL: url, configure: configure, noise: noise, body)
         }
     }
 
     static func run(
         databaseURL url: DatabaseURL,
         configure: @Sendable (inout BrokerConfiguration) -> Void = { _ in },
+        noise: any NoiseSource = SecureNoise(),
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
         let mail = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mail-\(UUID().uuidString)")
@@ -41,7 +45,7 @@ struct TestHarness: Sendable {
         // connections shared by concurrent requests on a loaded machine may take a while to come free.
         configuration.database.leaseTimeout = .seconds(60)
         configure(&configuration)
-        let app = try await buildApplication(configuration: configuration)
+        let app = try await buildApplication(configuration: configuration, noise: noise)
         try await app.test(.live) { client in
             try await PatientTestClient.withClient(port: try #require(client.port)) { patient in
                 try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))

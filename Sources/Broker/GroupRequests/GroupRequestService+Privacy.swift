@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+
+/// What a company and the auditors can see of the privacy budget: an estimate before sending, the
+/// company's budget, and the ledger.
+extension GroupRequestService {
+    /// The (ε, δ) guarantees are stated at this δ: below one in the population of any deployment we plan.
+    static let reportingDelta = 1e-7
+
+    public struct Estimate: Sendable {
+        public struct TypeAccuracy: Sendable {
+            public var type: SampleType
+            public var peopleStdDev, sumStdDev, binStdDev, binWidth: Double
+            public var meanMargin95AtK, meanMargin95At10K: Double
+            public var bounds: ClosedRange<Double>
+        }
+        public var cells: Int
+        public var cellLoss: Double
+        public var rho: Double
+        public var epsilon: Double
+        public var delta: Double
+        public var budget: CompanyBudget
+        public var affordable: Bool
+        public var types: [TypeAccuracy]
+    }
+
+    /// The cost and the accuracy of a request, from the request alone: no one's data is read.
+    public func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
+        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
+        let valid = try Self.validate(creation, privacy: privacy)
+        let cells = initialBuckets(of: valid, now: Date()).count * valid.types.count
+        let cost = valid.cellLoss * (cells + 1)
+        let budget = try await budget(for: principal, logger: logger)
+        let k = Double(minimumCohort)
+        return Estimate(
+            cells: cells, cellLoss: valid.cellLoss.rho, rho: cost.rho, epsilon: cost.epsilon(delta: Self.reportingDelta),
+            delta: Self.reportingDelta, budget: budget, affordable: cost <= budget.remaining,
+            types: valid.types.map { type in
+                let calibration = CellCalibration(type: type, loss: valid.cellLoss)
+                // The mean at a bound is the worst case of the count's share of the error.
+                let worst = calibration.bounds.upper
+                return .init(
+                    type: type, peopleStdDev: calibration.countStandardDeviation, sumStdDev: calibration.sumStandardDeviation,
+                    binStdDev: calibration.binStandardDeviation, binWidth: calibration.bounds.binWidth,
+                    meanMargin95AtK: calibration.meanMargin(people: k, mean: worst),
+                    meanMargin95At10K: calibration.meanMargin(people: 10 * k, mean: worst),
+                    bounds: calibration.bounds.lower...calibration.bounds.upper)
+            })
+    }
+
+    public func budget(for principal: Principal, logger: Logger) async throws -> CompanyBudget {
+        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only companies have a privacy budget.") }
+        return try await client.withConnection { try await budgets.companyBudget(principal.accountID, on: $0, logger: logger) }
+    }
+
+    /// The ledger, newest first: everything for auditors.
+    public func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (entries: [LedgerEntry], next: Int64?) {
+        guard principal.role == .auditor else { throw GroupRequestError.wrongRole("Only auditors read the privacy ledger.") }
+        let rows = try await client.withConnection {
+            try await PrivacyLedgerStore.entries(company: nil, after: cursor, limit: limit, on: $0, logger: logger)
+        }
+        return rows.count > limit ? (Array(rows.prefix(limit)), rows[limit - 1].id) : (rows, nil)
+    }
+}
