@@ -111,8 +111,10 @@ public struct GroupRequestService: Sendable {
             let size = mechanism.count(cohort.count, loss: cohortCost)
             let accepted = size >= minimumCohort
             let cells = accepted && !buckets.isEmpty
-                ? try await released(types: valid.types, bucket: valid.bucket, buckets: buckets, cohort: cohort, cellLoss: valid.cellLoss,
-                                     company: company, logger: logger)
+                ? try await released(types: valid.types, bucket: valid.bucket,
+                                     days: Self.days(of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
+                                                     windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
+                                     cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
                 : []
             let stored: GroupRequest? = try await client.withTransaction(logger: logger) { connection in
                 try await PrivacyLedgerStore.lock(on: connection, logger: logger)
@@ -136,7 +138,11 @@ public struct GroupRequestService: Sendable {
                                          "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho))]),
                     on: connection, logger: logger)
                 if accepted {
-                    try await record(cells, of: request, members: cohort, loss: releaseCost, on: connection, logger: logger)
+                    // A subscription none of whose buckets has closed yet releases nothing now: no empty release,
+                    // and no access-log entry for a contribution that has not happened.
+                    if !cells.isEmpty {
+                        try await record(cells, of: request, members: cohort, loss: releaseCost, on: connection, logger: logger)
+                    }
                     // Just released: the background release need not look at it for a whole interval.
                     try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
                 }
@@ -165,14 +171,27 @@ public struct GroupRequestService: Sendable {
             on: connection, logger: logger)
     }
 
-    /// The released cells of every requested type for `buckets`: each type's exact aggregates computed on a
-    /// connection of its own in an evaluation slot of the company's (so PostgreSQL works on them side by side
-    /// when slots are free), then passed through the mechanism.
+    /// The days the cells of `buckets` (bucket starts, in order) hold: every day of each bucket, but none
+    /// before the window's start and, for a one-off request (`windowTo` given), none after its end. A
+    /// subscription's later buckets lie past `window.to` and are released whole.
+    static func days(of buckets: [CalendarDate], bucket: Statistics.Bucket, windowFrom: CalendarDate, windowTo: CalendarDate?)
+        -> ClosedRange<CalendarDate>?
+    {
+        guard let first = buckets.first, let last = buckets.last else { return nil }
+        let end = bucket.next(after: last).adding(days: -1)
+        let from = max(first, windowFrom), to = windowTo.map { min(end, $0) } ?? end
+        return from <= to ? from...to : nil
+    }
+
+    /// The released cells of every requested type, one per bucket of `days`: each type's exact aggregates
+    /// computed on a connection of its own in an evaluation slot of the company's (so PostgreSQL works on
+    /// them side by side when slots are free), then passed through the mechanism.
     private func released(
-        types: [SampleType], bucket: Statistics.Bucket, buckets: [CalendarDate], cohort: [Int32], cellLoss: PrivacyLoss, company: UUID,
-        logger: Logger
+        types: [SampleType], bucket: Statistics.Bucket, days: ClosedRange<CalendarDate>?, cohort: [Int32],
+        cellLoss: PrivacyLoss, company: UUID, logger: Logger
     ) async throws -> [GroupResultCell] {
-        guard let first = buckets.first, let last = buckets.last else { return [] }
+        guard let days else { return [] }
+        let first = days.lowerBound, last = days.upperBound
         let client = client, evaluations = evaluations, mechanism = mechanism
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
             for type in types {
@@ -263,8 +282,9 @@ public struct GroupRequestService: Sendable {
             return try await budgets.eligible(frozen, cost: cost, on: connection, logger: logger)
         }
         let cells = try await released(
-            types: request.types, bucket: request.bucket, buckets: buckets, cohort: members, cellLoss: cellLoss, company: request.thirdParty.id,
-            logger: logger)
+            types: request.types, bucket: request.bucket,
+            days: Self.days(of: buckets, bucket: request.bucket, windowFrom: request.windowFrom, windowTo: nil), cohort: members,
+            cellLoss: cellLoss, company: request.thirdParty.id, logger: logger)
         return try await client.withTransaction(logger: logger) { connection in
             try await PrivacyLedgerStore.lock(on: connection, logger: logger)
             guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),

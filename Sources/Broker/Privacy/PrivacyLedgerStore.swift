@@ -19,7 +19,7 @@ enum PrivacyLedgerStore {
         let rows = try await connection.query(
             """
             SELECT at, loss_micro FROM privacy_ledger
-            WHERE company_id = \(company) AND at > now() - make_interval(days => \(days))
+            WHERE company_id = \(company) AND at > now() - make_interval(days => \(days)::int4)
             ORDER BY at, id
             """, logger: logger)
         var entries: [(Date, PrivacyLoss)] = []
