@@ -1,4 +1,4 @@
-import Broker
+@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -37,7 +37,7 @@ struct AuditorTests {
 
     @Test("auditors see every group request and exactly the released results, byte for byte, and no identity")
     func groupRequests() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let list = try await harness.request(.get, "/v1/audit/group-requests", token: world.auditor)
             #expect(list.status == .ok)
@@ -53,6 +53,7 @@ struct AuditorTests {
                 harness.text(try await harness.request(.get, "/v1/audit/group-requests/\(world.groupRequestID)/results", token: world.auditor)),
                 harness.text(try await harness.request(.get, "/v1/audit/events?limit=1000", token: world.auditor)),
                 harness.text(try await harness.request(.get, "/v1/audit/events?format=csv", token: world.auditor)),
+                harness.text(try await harness.request(.get, "/v1/audit/privacy-ledger", token: world.auditor)),
                 harness.text(try await harness.request(.get, "/v1/group-requests/\(world.groupRequestID)", token: world.company)),
                 harness.text(try await harness.request(.get, "/v1/group-requests/\(world.groupRequestID)/results?format=csv", token: world.company)),
             ]
@@ -64,7 +65,7 @@ struct AuditorTests {
 
     @Test("the audit log as JSON pages and CSV, filtered by action and time, people only as pseudonyms")
     func events() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let page = try harness.object(try await harness.request(.get, "/v1/audit/events?limit=2", token: world.auditor))
             let items = try #require(page["items"] as? [[String: Any]])
@@ -96,7 +97,7 @@ struct AuditorTests {
 
     @Test("verification: a valid chain, then a tampered row is found by the API and by d4h audit verify")
     func verification() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let valid = try harness.object(try await harness.request(.get, "/v1/audit/verification", token: world.auditor))
             #expect(valid["valid"] as? Bool == true)
@@ -128,7 +129,7 @@ struct AuditorTests {
 
     @Test("role walls: auditors reach no single-request data and no write; companies see only their own; people no group data")
     func roleWalls() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             var other = TestHarness.Company()
             other.vatNumber = TestHarness.uniqueVATNumber()

@@ -109,7 +109,7 @@ struct AuthorizationMatrixTests {
     func matrix() async throws {
         let operations = try OpenAPIOperations.load()
         try #require(operations.count >= 40, "only \(operations.count) operations read from openapi.yaml")
-        try await TestHarness.run(configure: GroupRequestTests.smallK) { harness in
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
             let callers = try await Self.callers(harness)
             let other = try await Self.otherParty(harness)
             var checked: [String: Int] = [:]

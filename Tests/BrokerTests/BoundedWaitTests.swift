@@ -125,16 +125,17 @@ struct BoundedWaitTests {
         }
     }
 
-    @Test("a group request that cannot get the evaluation lock in time is a 503 with Retry-After and writes nothing")
+    @Test("a group request that cannot get the privacy ledger's lock in time is a 503 with Retry-After and writes nothing")
     func heldEvaluationLock() async throws {
         try await TestHarness.run(configure: {
             GroupRequestTests.smallK(&$0)
             $0.database.lockTimeout = .milliseconds(500)
-        }) { harness in
+        }, noise: NoNoise()) { harness in
             _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
             let company = try await harness.activeCompany()
             let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
-            // Another instance, stalled in the middle of a release, holds the evaluation lock.
+            // Another instance, stalled in the middle of a release, holds the ledger's lock (every release's
+            // budget check and debit run under it).
             try await TestDatabase.withClient(harness.databaseURL) { other in
                 try await other.withConnection { connection in
                     // This session must outlive however long a loaded machine takes to answer the request below;
@@ -142,7 +143,7 @@ struct BoundedWaitTests {
                     try await connection.query("SET idle_in_transaction_session_timeout = 0", logger: Self.logger)
                     try await connection.query("BEGIN", logger: Self.logger)
                     try await connection.query(
-                        "SELECT pg_advisory_xact_lock(hashtext('data4help.group_request_evaluation'))", logger: Self.logger)
+                        "SELECT pg_advisory_xact_lock(hashtext('data4help.privacy_ledger'))", logger: Self.logger)
                     let blocked = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
                     #expect(blocked.status == .serviceUnavailable, "\(harness.text(blocked))")
                     #expect(blocked.headers[.retryAfter] == "5")
@@ -152,6 +153,8 @@ struct BoundedWaitTests {
             }
             #expect(try await harness.int("SELECT count(*) FROM group_requests") == 0)
             #expect(try await harness.int("SELECT count(*) FROM group_releases") == 0)
+            #expect(try await harness.int("SELECT count(*) FROM privacy_ledger") == 0)
+            #expect(try await harness.int("SELECT count(*) FROM privacy_person_loss") == 0)
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action LIKE 'group_request.%'") == 0)
             let later = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             #expect(later.status == .created)

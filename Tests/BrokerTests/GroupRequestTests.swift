@@ -1,12 +1,15 @@
-import Broker
+@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
 
-/// Group requests with k = 5: the count gate, the differencing defence, filters, and results checked
-/// against an independent computation over the raw samples.
+/// Group requests with k = 5, as functions: the count gate, filters, results checked against an
+/// independent computation over the raw samples, and subscriptions that release each bucket once. The
+/// privacy module's noise is switched off here (`NoNoise`, which only tests can inject) so that figures
+/// are exact where the mechanism is exact under zero noise; what the noise and the budget protect against
+/// is in `GroupPrivacyAttackTests` and `GroupPrivacyLedgerTests`.
 @Suite("Group requests", .serialized)
 struct GroupRequestTests {
     static let k = 5
@@ -64,20 +67,31 @@ struct GroupRequestTests {
         return try harness.object(response)
     }
 
-    /// k = 5, local webhook receivers, and live group subscriptions recomputed every second.
+    /// k = 5, local webhook receivers, and live group subscriptions looked at every second.
     static func refreshEverySecond(_ configuration: inout BrokerConfiguration) {
         smallK(&configuration)
+        closedThroughTwoDaysAgo(&configuration)
         WebhookTests.fast(&configuration)
         configuration.groupResultsRefreshInterval = .seconds(1)
     }
 
-    /// One heart-rate reading at today's midnight (UTC) for each person, through the real ingest.
-    static func uploadToday(_ harness: TestHarness, _ people: [UUID], heartRate: Double) async throws {
-        let midnight = Date(timeIntervalSince1970: Double(CalendarDate.today.dayNumber * 86_400))
+    /// A day bucket closes `12 + latenessHours` hours after its UTC end (the last time zone's day, then the
+    /// lateness): with 12 hours, the day before yesterday has closed and yesterday has not, all day long
+    /// (UTC), so which buckets a subscription may release does not depend on the hour a test runs.
+    static func closedThroughTwoDaysAgo(_ configuration: inout BrokerConfiguration) {
+        configuration.privacy.latenessHours = 12
+    }
+
+    /// `days` days before today (UTC).
+    static func daysAgo(_ days: Int) -> CalendarDate { CalendarDate.today.adding(days: -days) }
+
+    /// One heart-rate reading for each person at `hour` (UTC) of `day`, through the real ingest.
+    static func upload(_ harness: TestHarness, _ people: [UUID], heartRate: Double, on day: CalendarDate, hour: Int = 0) async throws {
+        let at = Date(timeIntervalSince1970: Double(day.dayNumber * 86_400 + hour * 3600))
         try await TestDatabase.withClient(harness.databaseURL) { client in
             for person in people {
                 _ = try await SampleStore(client: client).ingest(
-                    [Sample(type: .heartRate, value: heartRate, at: midnight)], for: person, logger: TestDatabase.logger)
+                    [Sample(type: .heartRate, value: heartRate, at: at)], for: person, logger: TestDatabase.logger)
             }
         }
     }
@@ -89,15 +103,48 @@ struct GroupRequestTests {
 
     func hr(_ min: Double, _ max: Double) -> String { #"[{"type":"heart_rate","min":\#(min),"max":\#(max)}]"# }
 
+    /// What `NoisyPercentiles` reads from a histogram without noise, computed here on its own: each figure
+    /// clamped to the type's bounds and counted in its equal-width bin; within a bin the people are taken as
+    /// spread evenly, so the q-th percentile is interpolated linearly across the bin where the cumulative
+    /// count reaches q × people. Rounded to the type's resolution, as released.
+    static func histogramPercentile(_ q: Double, of figures: [Double], type: SampleType) -> Double {
+        let bounds = ContributionBounds.of(type)
+        let width = (bounds.upper - bounds.lower) / Double(bounds.bins)
+        var bins = [Double](repeating: 0, count: bounds.bins)
+        for figure in figures {
+            let clamped = min(max(figure, bounds.lower), bounds.upper)
+            bins[min(Int(((clamped - bounds.lower) / width).rounded(.down)), bounds.bins - 1)] += 1
+        }
+        let target = q * Double(figures.count)
+        var below = 0.0
+        for (index, count) in bins.enumerated() where count > 0 {
+            if below + count >= target {
+                return (bounds.lower + (Double(index) + (target - below) / count) * width).rounded(toMultipleOf: bounds.resolution)
+            }
+            below += count
+        }
+        return bounds.upper
+    }
+
+    /// percentile_cont: linear interpolation between the closest ranks (what the exact figures were).
+    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+        let position = fraction * Double(sorted.count - 1)
+        let lower = Int(position.rounded(.down)), upper = Int(position.rounded(.up))
+        return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
+    }
+
+    static func number(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
+
     @Test("the count gate: k − 1 people refused without the count, exactly k accepted, inclusive bounds")
     func countGate() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             _ = try await Self.populate(harness, Self.standard)
             let company = try await harness.activeCompany()
             // The five women at exactly 70: the lower bound is inclusive.
             let exactlyK = try await create(harness, company, filters: hr(70, 70.5))
             #expect(exactlyK["status"] as? String == "accepted")
             #expect(exactlyK["cohortSize"] as? Int == 5)
+            #expect(Self.number(exactlyK["cellLoss"]) == 0.01)
             // The women at 71 and 75: two people, refused, and the answer carries no count.
             let two = try await create(harness, company, filters: hr(70.5, 75))
             #expect(two["status"] as? String == "refused")
@@ -110,7 +157,7 @@ struct GroupRequestTests {
 
     @Test("k − 1 matching people are refused; one more person makes k and is accepted")
     func exactlyKMinusOne() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             var members = (0..<4).map { _ in Member(heartRate: [1: [70]]) }
             _ = try await Self.populate(harness, members)
             let company = try await harness.activeCompany()
@@ -123,34 +170,37 @@ struct GroupRequestTests {
         }
     }
 
-    @Test("the differencing defence: plus or minus one person refused; identical or ≥ k apart accepted")
-    func differencing() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+    /// The pairwise similarity check is gone (issue 16): it could not stop differencing (trackers, cells
+    /// whose contributors differ by one, erased histories) and was itself an oracle. Cohorts one person apart
+    /// are accepted like any other; what protects is the noise on every figure and the budget that bounds how
+    /// many figures there are (`GroupPrivacyAttackTests`).
+    @Test("cohorts one person apart are accepted (no similarity refusal); each release is debited")
+    func similarCohortsAreAccepted() async throws {
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             _ = try await Self.populate(harness, Self.standard)
             let company = try await harness.activeCompany()
-            var other = TestHarness.Company()
-            other.vatNumber = TestHarness.uniqueVATNumber()
-            let otherCompany = try await harness.activeCompany(other)
+            let otherCompany = try await harness.activeCompany(.init(vatNumber: TestHarness.uniqueVATNumber()))
             // Women at 70–71: six people.
             #expect(try await create(harness, company, filters: hr(65, 72))["cohortSize"] as? Int == 6)
-            // Plus one (all seven women), from another company: the difference would single out one person.
+            // Plus one (all seven women), from another company; minus one (the five at exactly 70); the same again.
             let plusOne = try await create(harness, otherCompany, demographics: #"{"sex":"F"}"#)
-            #expect(plusOne["refusalReason"] as? String == "cohort_too_similar")
-            // Minus one (the five at exactly 70).
+            #expect(plusOne["status"] as? String == "accepted")
+            #expect(plusOne["cohortSize"] as? Int == 7)
             let minusOne = try await create(harness, company, filters: hr(69, 70))
-            #expect(minusOne["refusalReason"] as? String == "cohort_too_similar")
-            // The identical cohort again: nothing new can be learned.
+            #expect(minusOne["status"] as? String == "accepted")
+            #expect(minusOne["cohortSize"] as? Int == 5)
             #expect(try await create(harness, otherCompany, filters: hr(60, 72.5))["status"] as? String == "accepted")
-            // Everyone (13): six or more apart from every released cohort.
-            #expect(try await create(harness, company, filters: hr(0, 300))["status"] as? String == "accepted")
-            let refusals = try await harness.int("SELECT count(*) FROM group_requests WHERE refusal_reason = 'cohort_too_similar'")
-            #expect(refusals == 2)
+            #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE refusal_reason IS NOT NULL") == 0)
+            // Each accepted request paid for its cohort size and its two cells: (2 + 1) × 0.01.
+            let spent = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
+            #expect(abs((Self.number(spent["spent"]) ?? 0) - 0.06) < 1e-9)
+            #expect(try await harness.int("SELECT count(*) FROM privacy_ledger") == 8)
         }
     }
 
     @Test("several filters and demographics all hold (AND)")
     func andSemantics() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             _ = try await Self.populate(harness, Self.standard)
             let company = try await harness.activeCompany()
             let men = try await create(
@@ -160,15 +210,15 @@ struct GroupRequestTests {
                 harness, company, filters: #"[{"type":"heart_rate","max":80},{"type":"step_count","min":8000}]"#)
             #expect(none["refusalReason"] as? String == "cohort_below_threshold")
             let older = try await create(harness, company, filters: hr(0, 300), demographics: #"{"ageMin":40,"ageMax":60}"#)
-            #expect(older["cohortSize"] as? Int == 6)  // the same six men: an identical cohort reveals nothing new
+            #expect(older["cohortSize"] as? Int == 6)
             let youngWomen = try await create(harness, company, demographics: #"{"ageMax":39,"sex":"F"}"#)
             #expect(youngWomen["cohortSize"] as? Int == 7)
         }
     }
 
-    @Test("results equal an independent computation over the raw samples; small cells suppressed beside released ones")
+    @Test("results equal an independent computation over the raw samples (mean; percentiles from the histogram); small cells suppressed")
     func resultsAndSuppression() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             // Day 1: six people; day 2: only three of them have data.
             let members: [Member] = [
                 Member(heartRate: [1: [60, 64], 2: [70]]), Member(heartRate: [1: [72], 2: [75, 77, 79]]), Member(heartRate: [1: [80], 2: [81]]),
@@ -188,24 +238,42 @@ struct GroupRequestTests {
             let means = members.compactMap { $0.heartRate[1].map { $0.reduce(0, +) / Double($0.count) } }.sorted()
             #expect(day1["people"] as? Int == 6)
             #expect(day1["suppressed"] as? Bool == false)
-            #expect(abs((day1["mean"] as? Double ?? 0) - means.reduce(0, +) / 6) < 1e-9)
+            // Each figure is summed at 0.01 beats/min and the mean released at that resolution.
+            #expect(abs((Self.number(day1["mean"]) ?? 0) - means.reduce(0, +) / 6) <= 0.01)
             for (key, fraction) in [("p10", 0.1), ("p50", 0.5), ("p90", 0.9)] {
-                #expect(abs((day1[key] as? Double ?? 0) - Self.percentile(means, fraction)) < 1e-9, "\(key)")
+                let released = try #require(Self.number(day1[key]), "\(key)")
+                #expect(abs(released - Self.histogramPercentile(fraction, of: means, type: .heartRate)) < 1e-9, "\(key): \(released)")
             }
+            // Where people are dense the histogram's median is within a bin (3 beats/min) of the exact one.
+            #expect(abs((Self.number(day1["p50"]) ?? 0) - Self.percentile(means, 0.5)) <= 3)
             #expect(day1["unit"] as? String == "beats/min")
+            // Every cell says how noisy it is: σ of each noise from ρ = 0.01 (a fifth to the count and the bins,
+            // three fifths to the sum; heart rate is clamped to 40–160, so one person moves the sum by 60).
+            let accuracy = try #require(day1["accuracy"] as? [String: Any])
+            #expect(abs((Self.number(accuracy["peopleStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
+            #expect(abs((Self.number(accuracy["sumStdDev"]) ?? 0) - (6000.0 * 6000 / (2 * 0.006)).squareRoot() * 0.01) < 0.01)
+            #expect(abs((Self.number(accuracy["binStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
+            #expect(Self.number(accuracy["binWidth"]) == 3)
+            #expect(Self.number(accuracy["rho"]) == 0.01)
+            #expect((Self.number(accuracy["meanMargin95"]) ?? 0) > 0)
             #expect(day2["suppressed"] as? Bool == true)
             for key in ["people", "mean", "p10", "p50", "p90"] { #expect(day2[key] == nil || day2[key] is NSNull, "\(key)") }
+            let suppressedAccuracy = try #require(day2["accuracy"] as? [String: Any])
+            #expect(suppressedAccuracy["meanMargin95"] == nil || suppressedAccuracy["meanMargin95"] is NSNull)
 
             let csv = try await harness.request(.get, "/v1/group-requests/\(id)/results?format=csv", token: company)
             let lines = harness.text(csv).split(separator: "\r\n").map(String.init)
-            #expect(lines.first == "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed")
-            #expect(lines.last == "2026-03-02,heart_rate,beats/min,,,,,,true")
+            #expect(lines.first == "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho")
+            let last = try #require(lines.last).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            #expect(Array(last.prefix(9)) == ["2026-03-02", "heart_rate", "beats/min", "", "", "", "", "", "true"])
+            #expect(last.count == 15)
+            #expect(Double(last[9]) == Self.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01")
         }
     }
 
     @Test("week buckets average each person's samples of the week first, then across people")
     func weekBuckets() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             // 2026-03-02 is a Monday: days 2–4 fall in one ISO week, day 9 in the next.
             let members: [Member] = (0..<5).map { index in
                 Member(heartRate: [2: [60 + Double(index)], 3: [70, 80], 9: [90]])
@@ -218,53 +286,79 @@ struct GroupRequestTests {
             let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
             let items = try #require(results["items"] as? [[String: Any]])
             #expect(items.map { $0["bucketStart"] as? String } == ["2026-03-02", "2026-03-09"])
-            // Person i's first week: (60 + i + 70 + 80) / 3; their means are spread evenly, so p50 is the middle one.
+            // Person i's first week: (60 + i + 70 + 80) / 3 — every day of the week, not only its Monday.
             let firstWeek = (0..<5).map { (60 + Double($0) + 150) / 3 }
-            #expect(abs((items[0]["p50"] as? Double ?? 0) - firstWeek[2]) < 1e-9)
-            #expect(abs((items[0]["mean"] as? Double ?? 0) - firstWeek.reduce(0, +) / 5) < 1e-9)
-            #expect(items[1]["p90"] as? Double == 90)
+            #expect(items.map { $0["people"] as? Int } == [5, 5])
+            #expect(abs((Self.number(items[0]["mean"]) ?? 0) - firstWeek.reduce(0, +) / 5) <= 0.01)
+            #expect(Self.number(items[0]["p50"]) == Self.histogramPercentile(0.5, of: firstWeek, type: .heartRate))
+            #expect(Self.number(items[1]["mean"]) == 90)
+            #expect(Self.number(items[1]["p90"]) == Self.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
         }
     }
 
-    /// percentile_cont: linear interpolation between the closest ranks.
-    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-        let position = fraction * Double(sorted.count - 1)
-        let lower = Int(position.rounded(.down)), upper = Int(position.rounded(.up))
-        return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
+    @Test("a one-off window that ends mid-week holds only the window's days in its last week")
+    func oneOffWindowClipsItsLastBucket() async throws {
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+            // Monday 2 at 60, Wednesday 4 at 100: a window to Tuesday 3 holds only Monday's figure.
+            _ = try await Self.populate(harness, (0..<5).map { _ in Member(heartRate: [2: [60], 4: [100]]) })
+            let company = try await harness.activeCompany()
+            let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purpose":"Clipped"}"#
+            let id = try #require(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String)
+            let items = try #require(try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))["items"] as? [[String: Any]])
+            #expect(items.map { $0["bucketStart"] as? String } == ["2026-03-02"])
+            #expect(Self.number(items.first?["mean"]) == 60)
+        }
     }
 
-    @Test("a subscription's buckets grow with new uploads; erased people drop out of later results")
-    func subscriptionAndErasure() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
-            let today = CalendarDate.today
-            let yesterday = today.adding(days: -1)
-            let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
+    @Test("a subscription releases each closed bucket once: not today, later buckets once, released cells never change")
+    func subscriptionReleasesEachClosedBucketOnce() async throws {
+        try await TestHarness.run(configure: { Self.smallK(&$0); Self.closedThroughTwoDaysAgo(&$0) }, noise: NoNoise()) { harness in
+            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
+            for day in [5, 4, 2] { try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(day), hour: 9) }
             let company = try await harness.activeCompany()
+            // The window ended three days ago; the day after it has closed too, and is released on the next read.
             let request = try await create(
-                harness, company, filters: hr(0, 300), subscription: "30", window: #"{"from":"2026-03-01","to":"\#(yesterday)"}"#)
+                harness, company, filters: hr(0, 300), subscription: "30",
+                window: #"{"from":"\#(Self.daysAgo(6))","to":"\#(Self.daysAgo(3))"}"#)
             let id = try #require(request["id"] as? String)
             #expect((request["subscription"] as? [String: Any])?["status"] as? String == "active")
-            let first = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            // Every day from the window's start to today is a cell; the days nobody contributed to are
-            // suppressed like any other small cell, so "no one" and "a few" look the same.
-            let days = today.dayNumber - (try #require(CalendarDate(year: 2026, month: 3, day: 1))).dayNumber + 1
-            #expect((first["items"] as? [[String: Any]])?.count == days)
-            #expect(Self.released(first).map { $0["bucketStart"] as? String } == ["2026-03-01"])
-            #expect((first["items"] as? [[String: Any]])?.dropFirst().allSatisfy { $0["suppressed"] as? Bool == true && $0["people"] as? Int == nil && $0["mean"] as? Double == nil } == true)
+            let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
+            #expect(try await harness.int(releases) == 1)
+            let audited = try harness.object(try await harness.request(
+                .get, "/v1/audit/group-requests/\(id)/results", token: try await harness.activeAuditor()))
+            let first = try #require(audited["items"] as? [[String: Any]])
+            #expect(first.map { $0["bucketStart"] as? String } == (3...6).reversed().map { Self.daysAgo($0).description })
+            #expect(Self.released(audited).map { $0["people"] as? Int } == [6, 6])
 
-            try await Self.uploadToday(harness, ids, heartRate: 80)
-            let second = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            let cells = Self.released(second)
-            #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
-            #expect(cells.last?["people"] as? Int == 6)
+            // Before that read: a late upload into a released day (and into the unreleased one), and an erasure.
+            try await Self.upload(harness, [ids[0]], heartRate: 150, on: Self.daysAgo(4), hour: 20)
+            try await Self.upload(harness, [ids[0]], heartRate: 150, on: Self.daysAgo(2), hour: 20)
+            _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
+            let read = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+            let second = try harness.object(read)
+            let cells = try #require(second["items"] as? [[String: Any]])
+            // Released once, after it closed: the day before yesterday, with what had arrived by then.
+            #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { Self.daysAgo($0).description })
+            #expect(try await harness.int(releases) == 2)
+            let newest = try #require(cells.last)
+            #expect(newest["people"] as? Int == 5)
+            #expect(Self.number(newest["mean"]) == 78.0)  // (110 + 4 × 70) / 5: her two readings that day, and four at 70
+            // The released days never change: not by the late upload, not by the erasure.
+            for (old, now) in zip(first, cells) {
+                #expect(old["people"] as? Int == now["people"] as? Int && Self.number(old["mean"]) == Self.number(now["mean"]),
+                        "\(old["bucketStart"] ?? "")")
+            }
 
-            _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[0])'")  // as an erasure leaves it
-            let third = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            #expect(Self.released(third).map { $0["people"] as? Int } == [5, 5])
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 3)
-            // An unchanged answer is not a new release.
-            _ = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 3)
+            // Nothing else has closed: reads return the same release, byte for byte; today is not released.
+            let remaining = ids.filter { $0 != ids[1] }
+            try await Self.upload(harness, remaining, heartRate: 80, on: CalendarDate.today)
+            try await Self.upload(harness, remaining, heartRate: 80, on: Self.daysAgo(1))
+            let again = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+            #expect(again.body == read.body)
+            #expect(try await harness.int(releases) == 2)
+            let ledger = try await harness.sql(
+                "SELECT cells, loss_micro FROM privacy_ledger WHERE request_id = '\(id)' AND kind = 'release' ORDER BY id")
+            #expect(try ledger.map { try $0.decode((Int32, Int64).self) }.map { [Int64($0.0), $0.1] } == [[4, 40_000], [1, 10_000]])
 
             let ended = try await harness.request(.delete, "/v1/group-requests/\(id)/subscription", token: company)
             #expect((try harness.object(ended)["subscription"] as? [String: Any])?["status"] as? String == "ended")
@@ -272,20 +366,44 @@ struct GroupRequestTests {
         }
     }
 
-    @Test("a live subscription's new figures become a release and reach the sender's webhook without a read")
+    @Test("a subscription none of whose buckets has closed is accepted and releases nothing yet")
+    func subscriptionWithNothingClosed() async throws {
+        try await TestHarness.run(configure: { Self.smallK(&$0); Self.closedThroughTwoDaysAgo(&$0) }, noise: NoNoise()) { harness in
+            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
+            try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(1))
+            let company = try await harness.activeCompany()
+            let request = try await create(
+                harness, company, filters: hr(0, 300), subscription: "30",
+                window: #"{"from":"\#(Self.daysAgo(1))","to":"\#(CalendarDate.today)"}"#)
+            #expect(request["status"] as? String == "accepted")
+            let id = try #require(request["id"] as? String)
+            let results = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+            #expect(results.status == .conflict)
+            #expect(try harness.object(results)["type"] as? String == "https://data4help.example/problems/not-released")
+            #expect(try await harness.int("SELECT count(*) FROM group_releases") == 0)
+            #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(id)'") == 0)
+            // Only the cohort's size was released (and paid for).
+            let ledger = try await harness.sql("SELECT kind, loss_micro FROM privacy_ledger WHERE request_id = '\(id)'")
+            #expect(try ledger.map { try $0.decode((String, Int64).self) }.map { "\($0.0) \($0.1)" } == ["cohort 10000"])
+        }
+    }
+
+    @Test("a live subscription's newly closed bucket becomes a release and reaches the sender's webhook without a read")
     func backgroundRefreshAnnouncesNewResults() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: Self.refreshEverySecond) { harness in
-                let today = CalendarDate.today
-                let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
+            try await TestHarness.run(configure: Self.refreshEverySecond, noise: NoNoise()) { harness in
+                let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
+                try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(4))
+                try await Self.upload(harness, ids, heartRate: 80, on: Self.daysAgo(2))
                 let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
+                // Released at creation through the window's end, three days ago; the day before yesterday has
+                // closed since and is not released yet: the background release takes it within a second.
                 let request = try await create(
                     harness, company, filters: hr(0, 300), subscription: "30",
-                    window: #"{"from":"2026-03-01","to":"\#(today.adding(days: -1))"}"#)
+                    window: #"{"from":"\#(Self.daysAgo(4))","to":"\#(Self.daysAgo(3))"}"#)
                 let id = try #require(request["id"] as? String)
                 let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
 
-                try await Self.uploadToday(harness, ids, heartRate: 80)
                 #expect(await eventually { await receiver.log.delivered("refresh").count == 1 })
                 let delivered = try #require(await receiver.log.delivered("refresh").first)
                 let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
@@ -293,12 +411,14 @@ struct GroupRequestTests {
                 #expect((event["data"] as? [String: Any])?["requestId"] as? String == id)
                 #expect(try await harness.int(releases) == 2)
 
-                // The company reads the release the refresh stored; nothing new, so no new release.
+                // The company reads the release the refresh stored; nothing new has closed, so no new release.
                 let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
                 let cells = Self.released(read)
-                #expect(cells.map { $0["bucketStart"] as? String } == ["2026-03-01", today.description])
+                #expect(cells.map { $0["bucketStart"] as? String } == [Self.daysAgo(4).description, Self.daysAgo(2).description])
+                #expect(cells.map { Self.number($0["mean"]) } == [70, 80])
                 #expect(cells.last?["people"] as? Int == 6)
-                // Unchanged figures are checked again each second but are neither released nor announced.
+                // Looked at again each second, but nothing closes: neither released nor announced.
+                try await Self.upload(harness, ids, heartRate: 90, on: Self.daysAgo(1))
                 try await Task.sleep(for: .milliseconds(2500))
                 #expect(try await harness.int(releases) == 2)
                 #expect(await receiver.log.delivered("refresh").count == 1)
@@ -307,28 +427,30 @@ struct GroupRequestTests {
         }
     }
 
-    @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads store new figures once; one access-log entry a day")
+    @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads release a closed bucket once; one access-log entry a day")
     func refreshScopeAndConcurrentReads() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: Self.refreshEverySecond) { harness in
-                let today = CalendarDate.today
-                let window = #"{"from":"2026-03-01","to":"\#(today.adding(days: -1))"}"#
-                let ids = try await Self.populate(harness, (0..<6).map { _ in Member(heartRate: [1: [70]]) })
+            try await TestHarness.run(configure: Self.refreshEverySecond, noise: NoNoise()) { harness in
+                // Through three days ago: the day before yesterday is closed and left for a later release.
+                let window = #"{"from":"\#(Self.daysAgo(6))","to":"\#(Self.daysAgo(3))"}"#
+                // Through the day before yesterday: nothing left to release, whenever the refresh looks.
+                let complete = #"{"from":"\#(Self.daysAgo(6))","to":"\#(Self.daysAgo(2))"}"#
+                let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
+                try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(5))
+                try await Self.upload(harness, ids, heartRate: 75, on: Self.daysAgo(2))
                 let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
                 func releases(_ id: String) async throws -> Int {
                     try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'")
                 }
-                // The same cohort each time (identical cohorts pass the differencing defence).
                 let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
-                let ended = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
+                let ended = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: complete)["id"] as? String)
                 #expect(try await harness.request(.delete, "/v1/group-requests/\(ended)/subscription", token: company).status == .ok)
                 let refused = try #require(try await create(harness, company, filters: hr(250, 300), subscription: "30", window: window)["id"] as? String)
                 let live = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
-                // Only the live subscription takes part in the refresh from now on.
+                // Only reads release the live subscription's next bucket from now on.
                 _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
 
-                try await Self.uploadToday(harness, ids, heartRate: 80)
-                // Six reads at once: the new figures are stored and announced once.
+                // Six reads at once: the closed bucket is released and announced once.
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<6 {
                         group.addTask { try await harness.sendOnNewConnection(.get, "/v1/group-requests/\(live)/results",
@@ -370,7 +492,7 @@ struct GroupRequestTests {
 
     @Test("members' access logs show an anonymised contribution; releases are audited")
     func accessLogAndAudit() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             var person = TestHarness.Person()
             person.fiscalCode = TestHarness.uniqueFiscalCode()
             let token = try await harness.activeUser(person)
@@ -386,12 +508,15 @@ struct GroupRequestTests {
             #expect((entry["description"] as? String)?.contains("anonymised aggregate") == true)
             let actions = try await harness.sql("SELECT action FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
             #expect(try actions.map { try $0.decode(String.self) } == ["group_request.accepted", "group_request.results_released"])
+            // Each says what it spent: the cohort's size one cell (ρ 0.01), the release its two days (ρ 0.02).
+            let spent = try await harness.sql("SELECT details->>'rho' FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
+            #expect(try spent.map { try $0.decode(String.self) } == ["0.01", "0.02"])
         }
     }
 
     @Test("validation: every invalid field named, nothing stored")
     func validation() async throws {
-        try await TestHarness.run(configure: Self.smallK) { harness in
+        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
             let company = try await harness.activeCompany()
             let response = try await harness.request(
                 .post, "/v1/group-requests",
@@ -410,6 +535,13 @@ struct GroupRequestTests {
                 .post, "/v1/group-requests",
                 json: #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"x"}"#, token: company)
             #expect(try harness.errorFields(nothing) == ["filters"])
+            // A cell may cost 0.001–0.1; one release holds at most 400 cells (401 days of one type is one too many).
+            let costly = try await harness.request(
+                .post, "/v1/group-requests",
+                json: #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-05"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.5}}"#,
+                token: company)
+            #expect(costly.status == .unprocessableContent)
+            #expect(Set(try harness.errorFields(costly)) == ["privacy.cellLoss", "window"])
             #expect(try await harness.int("SELECT count(*) FROM group_requests") == 0)
         }
     }
