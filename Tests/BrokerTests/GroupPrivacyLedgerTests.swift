@@ -1,0 +1,321 @@
+@testable import Broker
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// The privacy ledger (issue 16): each company's budget per rolling period (exhaustion, renewal, the last
+/// of it raced for), each person's yearly cap (a person whose budget is spent is left out), the estimate
+/// before sending, the budget a company sees, the auditors' ledger, and the cost in every release's audit
+/// event. Figures are exact here (`NoNoise`): the ledger does not depend on the noise.
+@Suite("Group privacy: ledger", .serialized)
+struct GroupPrivacyLedgerTests {
+    typealias Member = GroupRequestTests.Member
+
+    /// k = 5, and a company budget of 0.05: one request of two day cells (0.03) fits, a second does not.
+    static func smallBudget(_ configuration: inout BrokerConfiguration) {
+        GroupRequestTests.smallK(&configuration)
+        configuration.rateLimits = .unlimited
+        configuration.privacy.companyBudget = 0.05
+    }
+
+    /// Heart rate over March 1–2 for the women at 60–80 (seven of `GroupRequestTests.standard`): 2 cells, ρ 0.03.
+    static let twoCells = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger"}"#
+    /// The same over March 1 only: 1 cell, ρ 0.02.
+    static let oneCell = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Ledger"}"#
+
+    static func number(_ value: Any?) -> Double? { GroupRequestTests.number(value) }
+
+    /// Counts of everything a group request writes.
+    static func footprint(_ harness: TestHarness) async throws -> [Int] {
+        var counts: [Int] = []
+        for table in ["group_requests", "group_releases", "privacy_ledger", "access_log", "audit_events"] {
+            counts.append(try await harness.int("SELECT count(*) FROM \(table)"))
+        }
+        counts.append(try await harness.int("SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_person_loss"))
+        return counts
+    }
+
+    @Test("exhaustion: 429 privacy-budget-exhausted with renewsAt and Retry-After, nothing stored; the exact remainder is still spendable")
+    func exhaustion() async throws {
+        try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = try await harness.activeCompany()
+            let fresh = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
+            #expect(Self.number(fresh["rho"]) == 0.05 && Self.number(fresh["spent"]) == 0 && Self.number(fresh["remaining"]) == 0.05)
+            #expect(fresh["periodDays"] as? Int == 30)
+            #expect(fresh["renewsAt"] == nil)
+
+            let first = try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company)
+            #expect(first.status == .created)
+            let createdAt = try #require(TestHarness.date(try harness.object(first)["createdAt"]))
+            let budget = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
+            #expect(abs((Self.number(budget["spent"]) ?? 0) - 0.03) < 1e-9)
+            #expect(abs((Self.number(budget["remaining"]) ?? 0) - 0.02) < 1e-9)
+            let renews = try #require(TestHarness.date(budget["renewsAt"]))
+            #expect(abs(renews.timeIntervalSince(createdAt) - 30 * 86_400) < 5)
+
+            let before = try await Self.footprint(harness)
+            let refused = try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company)
+            #expect(refused.status == .tooManyRequests)
+            let problem = try harness.object(refused)
+            #expect(problem["type"] as? String == "https://data4help.example/problems/privacy-budget-exhausted")
+            #expect(refused.headers[.contentType]?.hasPrefix("application/problem+json") == true)
+            #expect(abs((TestHarness.date(problem["renewsAt"]) ?? .distantPast).timeIntervalSince(renews)) < 1)
+            let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
+            #expect(abs(Double(retryAfter) - renews.timeIntervalSinceNow) < 60)
+            #expect(try await Self.footprint(harness) == before, "a refused release wrote something")
+
+            // ρ 0.02 is exactly what remains.
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.oneCell, token: company).status == .created)
+            let spent = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
+            #expect(abs((Self.number(spent["remaining"]) ?? 1)) < 1e-9)
+            // Another company's budget is its own.
+            let other = try await harness.activeCompany(.init(vatNumber: TestHarness.uniqueVATNumber()))
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: other).status == .created)
+            // A request that costs more than a whole period's budget is a 422, not a wait.
+            let tooBig = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-05"},"bucket":"day","purpose":"x"}"#
+            let invalid = try await harness.request(.post, "/v1/group-requests", json: tooBig, token: other)
+            #expect(invalid.status == .unprocessableContent)
+            #expect(try harness.errorFields(invalid) == ["types"])
+        }
+    }
+
+    @Test("renewal: once the period's debits are older than the period, the budget is whole again")
+    func renewal() async throws {
+        try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = try await harness.activeCompany()
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .created)
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .tooManyRequests)
+            // One minute short of the period: still counted.
+            _ = try await harness.sql("UPDATE privacy_ledger SET at = now() - interval '29 days 23 hours 59 minutes'")
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .tooManyRequests)
+            _ = try await harness.sql("UPDATE privacy_ledger SET at = now() - interval '30 days 1 minute'")
+            let budget = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
+            #expect(Self.number(budget["spent"]) == 0)
+            #expect(budget["renewsAt"] == nil)
+            #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .created)
+            // The old entries stay in the ledger: they only stop counting.
+            #expect(try await harness.int("SELECT count(*) FROM privacy_ledger") == 4)
+        }
+    }
+
+    @Test("two requests racing for the last of a budget: exactly one wins, three times over")
+    func raceForTheLastBudget() async throws {
+        try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = try await harness.activeCompany()
+            let companyID = try await harness.accountID(company)
+            for round in 0..<3 {
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for _ in 0..<2 {
+                        group.addTask { try await harness.requestOnNewConnection(.post, "/v1/group-requests", json: Self.twoCells, token: company).status }
+                    }
+                    return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+                }
+                #expect(statuses.sorted { $0.code < $1.code } == [.created, .tooManyRequests], "round \(round): \(statuses.map(\.code))")
+                let spent = try await harness.int(
+                    "SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger WHERE company_id = '\(companyID)' AND at > now() - interval '30 days'")
+                #expect(spent == 30_000, "round \(round)")
+                _ = try await harness.sql("UPDATE privacy_ledger SET at = at - interval '31 days'")
+            }
+            #expect(try await harness.int("SELECT count(*) FROM group_requests") == 3)
+        }
+    }
+
+    @Test("a company's erasure keeps its requests, releases and ledger entries for the auditors, and the people's loss")
+    func erasureKeepsTheLedger() async throws {
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let auditor = try await harness.activeAuditor()
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            let token = try await harness.activeCompany(company)
+            let id = try await harness.accountID(token)
+            let created = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: token))
+            let requestID = try #require(created["id"] as? String)
+            let released = harness.text(try await harness.request(.get, "/v1/audit/group-requests/\(requestID)/results", token: auditor))
+            let loss = try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss")
+
+            #expect(try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(company.password)"}"#, token: token).status == .noContent)
+            #expect(try await harness.int("SELECT count(*) FROM privacy_ledger WHERE company_id = '\(id)'") == 2)
+            #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(requestID)'") == 1)
+            #expect(try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss") == loss)
+            let ledger = try harness.object(try await harness.request(.get, "/v1/audit/privacy-ledger", token: auditor))
+            let entries = try #require(ledger["items"] as? [[String: Any]])
+            #expect(entries.map { $0["kind"] as? String } == ["release", "cohort"])
+            #expect(entries.allSatisfy { $0["companyId"] as? String == id && $0["requestId"] as? String == requestID })
+            #expect(harness.text(try await harness.request(.get, "/v1/audit/group-requests/\(requestID)/results", token: auditor)) == released)
+            let listed = harness.text(try await harness.request(.get, "/v1/audit/group-requests", token: auditor))
+            #expect(listed.contains(requestID))
+            #expect(!listed.contains(company.companyName) && !listed.contains(company.vatNumber))
+        }
+    }
+
+    /// Feldman and Zrnic (2021): with individual accounting a person whose budget is spent is left out of
+    /// later releases, and only their own loss decides — so no one's total ever passes the cap.
+    @Test("each person's yearly cap: a person whose budget is spent is left out; no one ever passes the cap")
+    func personCapExcludes() async throws {
+        try await TestHarness.run(configure: {
+            GroupRequestTests.smallK(&$0)
+            $0.rateLimits = .unlimited
+            // A group budget of 0.1 per person per twelve months: three requests of 0.03.
+            $0.privacy.personBudget = 0.6
+            $0.privacy.peerReserve = 0.5
+        }, noise: NoNoise()) { harness in
+            let ids = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = try await harness.activeCompany()
+            // The first woman at 70 has spent 0.08 this month, elsewhere.
+            let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
+            _ = try await harness.sql(
+                "INSERT INTO privacy_person_loss VALUES (\(spender), date_trunc('month', now() AT TIME ZONE 'UTC')::date, 80000)")
+            let first = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))
+            #expect(first["cohortSize"] as? Int == 6)  // seven women at 60–80, less the one who cannot afford 0.03
+            let id = try #require(first["id"] as? String)
+            let cells = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+            #expect(GroupRequestTests.released(cells).map { $0["people"] as? Int } == [6, 6])
+            #expect(try await harness.int("SELECT count(*) FROM access_log WHERE user_id = '\(ids[0])'") == 0)
+            #expect(try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss WHERE person_number = \(spender)") == 80000)
+
+            // Loss from twelve months ago no longer counts: she is back.
+            _ = try await harness.sql(
+                "UPDATE privacy_person_loss SET month = (date_trunc('month', now() AT TIME ZONE 'UTC') - interval '12 months')::date WHERE person_number = \(spender)")
+            let second = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))
+            #expect(second["cohortSize"] as? Int == 7)
+
+            // The others have now spent 0.06: one more 0.03 each, then they are left out (she alone is not k).
+            #expect(try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))["cohortSize"] as? Int == 7)
+            let fourth = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))
+            #expect(fourth["status"] as? String == "refused")
+            #expect(fourth["refusalReason"] as? String == "cohort_below_threshold")
+            let highest = try await harness.int(
+                """
+                SELECT max(total)::int8 FROM (SELECT sum(loss_micro) AS total FROM privacy_person_loss
+                WHERE month >= (date_trunc('month', now() AT TIME ZONE 'UTC') - interval '11 months')::date GROUP BY person_number) t
+                """)
+            #expect(highest <= 100_000, "someone's loss reached \(highest) millionths of ρ")
+        }
+    }
+
+    @Test("the estimate: cost (cells + 1) × cellLoss and each type's noise, from the request alone; nothing read or written; 422s as on creation")
+    func estimate() async throws {
+        try await TestHarness.run(configure: {
+            GroupRequestTests.smallK(&$0)
+            GroupRequestTests.closedThroughTwoDaysAgo(&$0)
+        }, noise: NoNoise()) { harness in
+            let company = try await harness.activeCompany()
+            let body = #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.02}}"#
+            let empty = try await harness.request(.post, "/v1/group-requests/estimate", json: body, token: company)
+            #expect(empty.status == .ok)
+            let estimate = try harness.object(empty)
+            #expect(estimate["cells"] as? Int == 14)
+            #expect(Self.number(estimate["cellLoss"]) == 0.02)
+            let rho = try #require(Self.number(estimate["rho"]))
+            #expect(abs(rho - 15 * 0.02) < 1e-9)
+            #expect(Self.number(estimate["delta"]) == 1e-7)
+            #expect(abs((Self.number(estimate["epsilon"]) ?? 0) - (rho + 2 * (rho * log(1e7)).squareRoot())) < 1e-9)
+            #expect(estimate["affordable"] as? Bool == true)
+            #expect(Self.number((estimate["budget"] as? [String: Any])?["remaining"]) == 3)
+            let types = try #require(estimate["types"] as? [[String: Any]])
+            #expect(types.map { $0["type"] as? String } == ["heart_rate", "step_count"])
+            // A fifth of 0.02 on the count (σ² = 1/(2 × 0.004) = 125), three fifths on the sum, whose sensitivity
+            // is half the clamping range in resolution units (heart rate: 60 / 0.01; steps: 15,000 / 1).
+            for (type, sensitivity, resolution, width, bounds) in [(types[0], 6000.0, 0.01, 3.0, [40.0, 160]), (types[1], 15_000, 1, 500, [0, 30_000])] {
+                #expect(abs((Self.number(type["peopleStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
+                #expect(abs((Self.number(type["binStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
+                let sum = (sensitivity * sensitivity / (2 * 0.012)).rounded(.up).squareRoot() * resolution
+                #expect(abs((Self.number(type["sumStdDev"]) ?? 0) - sum) < 1e-6 * sum)
+                #expect(Self.number(type["binWidth"]) == width)
+                #expect((type["bounds"] as? [NSNumber])?.map(\.doubleValue) == bounds)
+                let atK = try #require(Self.number(type["meanMargin95AtK"])), at10K = try #require(Self.number(type["meanMargin95At10K"]))
+                #expect(atK > at10K && at10K > 0)
+            }
+
+            // The same estimate with people and data in the database: it reads no one's data.
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            var populated = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: body, token: company))
+            populated["budget"] = nil
+            var alone = estimate
+            alone["budget"] = nil
+            #expect(NSDictionary(dictionary: populated) == NSDictionary(dictionary: alone))
+            #expect(try await Self.footprint(harness).prefix(4) == [0, 0, 0, 0])
+            #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action LIKE 'group_request.%'") == 0)
+
+            // A subscription counts the buckets closed now: through the day before yesterday.
+            let subscription = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupRequestTests.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
+            let subscribed = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: subscription, token: company))
+            #expect(subscribed["cells"] as? Int == 5)
+            // More than the whole budget: not affordable (and a 422 if sent).
+            let huge = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-04"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.1}}"#
+            let unaffordable = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: huge, token: company))
+            #expect(unaffordable["cells"] as? Int == 400)
+            #expect(unaffordable["affordable"] as? Bool == false)
+            #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: company).status == .unprocessableContent)
+            // Invalid bodies: the same field errors as creation.
+            let invalid = #"{"types":["mood","heart_rate"],"filters":[{"type":"heart_rate","min":90,"max":60}],"window":{"from":"2026-03-01","to":"2027-05-01"},"bucket":"day","purpose":"","privacy":{"cellLoss":0}}"#
+            let refused = try await harness.request(.post, "/v1/group-requests/estimate", json: invalid, token: company)
+            #expect(refused.status == .unprocessableContent)
+            #expect(Set(try harness.errorFields(refused)) == ["types[0]", "filters[0].min", "purpose", "privacy.cellLoss", "window"])
+            #expect(try await harness.int("SELECT count(*) FROM group_requests") == 0)
+        }
+    }
+
+    @Test("auditors page through the ledger, newest first, with a cursor; each release's audit event says what it cost")
+    func auditorsLedgerAndAuditEvents() async throws {
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = try await harness.activeCompany()
+            let companyID = try await harness.accountID(company)
+            let auditor = try await harness.activeAuditor()
+            var requests: [String] = []
+            for body in [Self.twoCells, Self.oneCell, Self.twoCells.replacingOccurrences(of: #""min":60,"max":80"#, with: #""min":200,"max":300"#)] {
+                requests.append(try #require(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String))
+            }
+            // Two accepted (cohort + release each), one refused (its cohort size only): five entries.
+            var entries: [[String: Any]] = []
+            var cursor: String?
+            repeat {
+                let page = try harness.object(try await harness.request(
+                    .get, "/v1/audit/privacy-ledger?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: auditor))
+                let items = try #require(page["items"] as? [[String: Any]])
+                #expect(items.count <= 2)
+                entries += items
+                cursor = page["nextCursor"] as? String
+            } while cursor != nil && entries.count < 20
+            #expect(entries.count == 5)
+            let ids = entries.compactMap { ($0["id"] as? String).flatMap { Int($0) } }
+            #expect(ids == ids.sorted(by: >) && Set(ids).count == 5)
+            #expect(entries.map { $0["kind"] as? String } == ["cohort", "release", "cohort", "release", "cohort"])
+            #expect(entries.map { $0["requestId"] as? String } == [requests[2], requests[1], requests[1], requests[0], requests[0]])
+            #expect(entries.map { $0["cells"] as? Int } == [1, 1, 1, 2, 1])
+            #expect(entries.map { Self.number($0["rho"]) } == [0.01, 0.01, 0.01, 0.02, 0.01])
+            #expect(entries.allSatisfy { $0["companyId"] as? String == companyID })
+            #expect(try await harness.request(.get, "/v1/audit/privacy-ledger?cursor=abc", token: auditor).status == .unprocessableContent)
+            #expect(try await harness.request(.get, "/v1/audit/privacy-ledger", token: company).status == .forbidden)
+
+            let events = try harness.object(try await harness.request(.get, "/v1/audit/events?limit=1000", token: auditor))
+            let group = try #require(events["items"] as? [[String: Any]]).filter { ($0["action"] as? String)?.hasPrefix("group_") == true }
+            #expect(group.map { $0["action"] as? String } == [
+                "group_request.accepted", "group_request.results_released", "group_request.accepted", "group_request.results_released",
+                "group_request.refused",
+            ])
+            #expect(group.map { ($0["details"] as? [String: Any])?["rho"] as? String } == ["0.01", "0.02", "0.01", "0.01", "0.01"])
+        }
+    }
+
+    @Test("PRIVACY_* and GROUP_RESULTS_LATENESS: documented defaults; no value turns the noise off")
+    func settings() throws {
+        func privacy(_ environment: [String: String]) throws -> PrivacySettings {
+            try BrokerConfiguration(reader: ConfigReaderForTests.environment(environment)).privacy
+        }
+        let defaults = try privacy([:])
+        #expect(defaults.defaultCellLoss == 0.01 && defaults.companyBudget == 3 && defaults.companyPeriodDays == 30)
+        #expect(defaults.personBudget == 2 && defaults.peerReserve == 0.5 && defaults.latenessHours == 24)
+        let set = try privacy(["PRIVACY_CELL_RHO": "0.05", "PRIVACY_COMPANY_BUDGET": "10", "GROUP_RESULTS_LATENESS": "0"])
+        #expect(set.defaultCellLoss == 0.05 && set.companyBudget == 10 && set.latenessHours == 0)
+        for (name, wrong) in [("PRIVACY_CELL_RHO", "0"), ("PRIVACY_CELL_RHO", "1"), ("PRIVACY_COMPANY_BUDGET", "0"), ("PRIVACY_PERSON_BUDGET", "0"),
+                              ("PRIVACY_PEER_RESERVE", "2"), ("GROUP_RESULTS_LATENESS", "-1")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(wrong)") { try privacy([name: wrong]) }
+        }
+    }
+}
