@@ -62,7 +62,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test browser-test bench loadtest faults format fuzz psql \
+.PHONY: help deps build run test privacy-noise-check browser-test bench loadtest faults format fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -116,15 +116,22 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 # rest of a 2-core machine, and other tests in the same process would blur the memory they measure.
 MEMORY_TESTS := largeImport|aLongTraceInConstantMemory
 
-# With TEST_FILTER only the matching swift tests run; without it, the memory tests and the browser tests follow.
-test: deps test-db-start ## swift test against the test PostgreSQL, then the browser tests (TEST_FILTER=regex: swift tests only)
+# With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check and the
+# browser tests follow.
+test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
 else
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)'
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
+	@$(MAKE) --no-print-directory privacy-noise-check
 	@$(MAKE) --no-print-directory browser-test
 endif
+
+# The Swift tests check the sampler against its exact pmf from inside; this checks `d4h privacy noise` from outside,
+# with scipy and against OpenDP's own sampler (both from PyPI, in var/venv). No database; about 20 s.
+privacy-noise-check: deps build ## the discrete Gaussian noise against scipy's exact pmf and OpenDP's sampler
+	D4H='$(D4H)' bash scripts/privacy-noise-check.sh
 
 browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots
 	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh

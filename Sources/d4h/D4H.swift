@@ -12,7 +12,7 @@ struct D4H: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "d4h",
         abstract: "Data4Help: a broker for sharing personal health data.",
-        subcommands: [Serve.self, Migrate.self, Seed.self, Auditors.self, Audit.self, Import.self, SOS.self, Bench.self])
+        subcommands: [Serve.self, Migrate.self, Seed.self, Auditors.self, Audit.self, Import.self, SOS.self, Privacy.self, Bench.self])
 
     /// Database errors hide their detail from `description` (it may hold data); an operator at a terminal needs it.
     static func main() async {

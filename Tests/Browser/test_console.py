@@ -1,7 +1,7 @@
 """Browser tests of the web console against docs/console.md.
 
 Run by scripts/browser-tests.sh, which serves a freshly seeded database (demo accounts plus 300 synthetic
-people with a week of data, GROUP_MIN_COHORT=5) and sets BASE_URL, MAIL_DIR and SCREENSHOT_DIR.
+people with a week of data, GROUP_MIN_COHORT=100) and sets BASE_URL, MAIL_DIR and SCREENSHOT_DIR.
 
 The methods are numbered because unittest runs them in name order and later ones reuse what earlier ones
 made (the registered person, the accepted group request); each reuses it through an `ensure_…` helper that
@@ -348,7 +348,7 @@ class ConsoleTests(ConsoleTestCase):
         self.assertIn("refused", wait_text(company, "#status").lower())
         reason = wait_text(company, "#refusal-reason")
         self.assertRegex(reason.lower(), r"threshold|fewer than|at least|minimum|too few|too small", reason)
-        self.assertTrue(set(re.findall(r"\d+", reason)) <= {"5"},
+        self.assertTrue(set(re.findall(r"\d+", reason)) <= {"100"},
                         f"the refusal must not reveal a count: {reason!r}")
         self.assertFalse(exists(company, "table#results tbody tr"), "a refused request has no results")
         refused_id = group_request_id(company)
@@ -364,12 +364,14 @@ class ConsoleTests(ConsoleTestCase):
         request_id = group_request_id(company)
         results = find(company, "table#results")
         self.assertTrue(results.find_elements(By.CSS_SELECTOR, "tbody tr"), c.describe(company))
+        self.assertTrue(find(company, "table#results td.margin").text.strip(), "a released mean shows its 95 % margin")
         c.screenshot(company, "group-request-results.png")
         csv = c.http(find(company, "a#results-csv").get_attribute("href"), cookie=c.session_cookie(company))
         self.assertEqual(csv.status, 200, csv.text[:500])
         self.assertIn("text/csv", csv.headers.get("Content-Type", ""))
         lines = c.csv_lines(csv.body)
-        self.assertEqual(lines[0], "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed")
+        self.assertEqual(lines[0], "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,"
+                                   "people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho")
         self.assertGreater(len(lines), 1, csv.text)
         self.assertEqual({line.split(",")[1] for line in lines[1:]}, {"heart_rate", "step_count"})
         STATE["group"] = {"id": request_id, "csv": csv.body}
@@ -379,6 +381,7 @@ class ConsoleTests(ConsoleTestCase):
             row = self.company_row(company, "group-requests", listed)
             self.assertIn(status, find(row, "td.status").text.lower())
         self.assertTrue(exists(self.company_row(company, "group-requests", request_id), "a.results"))
+        self.assertIn("privacy budget", wait_text(company, "#privacy-budget").lower())
 
     def test_05_auditor(self):
         group = self.ensure_group_request()
@@ -404,6 +407,11 @@ class ConsoleTests(ConsoleTestCase):
         csv = c.http(find(auditor, "a#results-csv").get_attribute("href"), cookie=c.session_cookie(auditor))
         self.assertEqual(csv.status, 200, csv.text[:500])
         self.assertEqual(csv.body, group["csv"], "the auditor's CSV differs from the company's")
+
+        go(auditor, "/audit/privacy-ledger")
+        ledger = wait_css(auditor, "table#privacy-ledger")
+        self.assertTrue(ledger.find_elements(By.CSS_SELECTOR, "tbody tr"), c.describe(auditor))
+        assert_private("/audit/privacy-ledger", auditor.page_source)
 
         go(auditor, "/audit/events")
         wait_css(auditor, "table#events")

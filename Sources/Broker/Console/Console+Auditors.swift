@@ -13,6 +13,20 @@ extension Console {
             ConsoleRequest.addPageLink("/audit", next: page.nextCursor, as: "olderLink", to: &values)
             return request.page("audit-group-requests", title: "Group requests", values: values)
         }
+        get("/audit/privacy-ledger", .role(.auditor), on: router) { request in
+            let after = request.query["after"].flatMap { Int64($0) }
+            let (entries, next) = try await request.api.groupRequests.ledger(for: try request.caller, after: after, limit: 100, logger: request.logger)
+            var values: [String: Any] = [
+                "entries": entries.map { entry in
+                    ["at": Wording.time(entry.at), "kind": entry.kind.rawValue, "cells": String(entry.cells),
+                     "rho": PrivacyFormat.rho(entry.rho), "company": entry.companyID?.uuidString.lowercased() ?? "—",
+                     "request": entry.requestID?.uuidString.lowercased() ?? "—"]
+                },
+                "hasEntries": !entries.isEmpty,
+            ]
+            if let next { values["olderLink"] = "/audit/privacy-ledger?after=\(next)" }
+            return request.page("audit-privacy-ledger", title: "Privacy ledger", values: values)
+        }
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
             let release = try await request.api.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)

@@ -12,9 +12,11 @@ extension Console {
                 for: principal, status: nil, cursor: request.cursor("requests"), limit: 100, logger: request.logger)
             let group = try await request.api.groupRequests.list(
                 for: principal, status: nil, cursor: request.cursor("groups"), limit: 100, logger: request.logger)
+            let budget = try await request.api.groupRequests.budget(for: principal, logger: request.logger)
             var values: [String: Any] = [
                 "singleRequests": single.rows.map(Self.sentItem), "hasSingleRequests": !single.rows.isEmpty,
                 "groupRequests": group.rows.map(Self.groupItem), "hasGroupRequests": !group.rows.isEmpty,
+                "budget": Self.budgetSentence(budget),
             ]
             ConsoleRequest.addPageLink("/company", parameter: "requests", next: single.nextCursor, as: "olderRequestsLink", to: &values)
             ConsoleRequest.addPageLink("/company", parameter: "groups", next: group.nextCursor, as: "olderGroupsLink", to: &values)
@@ -60,7 +62,7 @@ extension Console {
         }
 
         get("/company/group-requests/new", .role(.thirdParty), on: router) { request in
-            request.page("group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(FormFields()))
+            request.page("group-request-new", title: "Ask for anonymised statistics", values: try await Self.groupFormValues(FormFields(), request))
         }
         post("/company/group-requests/new", .role(.thirdParty), on: router) { request in
             let form = request.form
@@ -72,8 +74,9 @@ extension Console {
                     fieldNames["filters[\(index)].\(api)"] = "\(name)\(row)"
                 }
             }
+            let formValues = try await Self.groupFormValues(form, request)
             return try await request.submitting(
-                "group-request-new", title: "Ask for anonymised statistics", values: Self.groupFormValues(form), fieldNames: fieldNames
+                "group-request-new", title: "Ask for anonymised statistics", values: formValues, fieldNames: fieldNames
             ) {
                 var errors: [FieldError] = []
                 var filters: [GroupRequestService.Creation.Filter] = []
@@ -92,13 +95,14 @@ extension Console {
                 let ageMin = FormValues.integer(form["ageMin"], field: "ageMin", into: &errors)
                 let ageMax = FormValues.integer(form["ageMax"], field: "ageMax", into: &errors)
                 let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
+                let cellLoss = FormValues.decimal(form["cellLoss"], field: "cellLoss", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 let principal = try request.caller
                 try request.api.charge(principal, for: .groupRequests)
                 let created = try await request.api.groupRequests.create(
                     .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
                           windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
-                          purpose: form["purpose"] ?? "", subscriptionDays: days),
+                          purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
                     by: principal, logger: request.logger)
                 return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
             }
@@ -173,7 +177,8 @@ extension Console {
             "types": "types", "purpose": "purpose", "window.from": "windowFrom", "window.to": "windowTo",
             "subscription.days": "subscriptionDays", "subscriptionDays": "subscriptionDays", "bucket": "bucket",
             "demographics.ageMin": "ageMin", "demographics.ageMax": "ageMax", "demographics.sex": "sex",
-            "ageMin": "ageMin", "ageMax": "ageMax", "filters": "filterType1",
+            "ageMin": "ageMin", "ageMax": "ageMax", "filters": "filterType1", "privacy.cellLoss": "cellLoss", "cellLoss": "cellLoss",
+            "window": "windowTo",
         ]
         for index in 0..<SampleType.allCases.count { names["types[\(index)]"] = "types" }
         for index in 0..<3 {
@@ -185,7 +190,8 @@ extension Console {
         return names
     }()
 
-    static func groupFormValues(_ form: FormFields) -> [String: Any] {
+    static func groupFormValues(_ form: FormFields, _ request: ConsoleRequest) async throws -> [String: Any] {
+        let budget = try await request.api.groupRequests.budget(for: try request.caller, logger: request.logger)
         let today = CalendarDate.today
         var echoed = form.echo()
         echoed["windowFrom"] = echoed["windowFrom"] ?? today.adding(days: -6).description
@@ -202,6 +208,8 @@ extension Console {
                 ["value": $0.0, "label": $0.1, "selected": (Wording.sexCode(form["sex"]) ?? "") == $0.0]
             },
             "form": echoed,
+            "budget": Self.budgetSentence(budget),
+            "defaultCellLoss": HealthChart.number(request.api.groupRequests.privacy.defaultCellLoss),
         ]
     }
 

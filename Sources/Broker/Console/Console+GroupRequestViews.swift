@@ -21,7 +21,7 @@ extension Console {
             "status": request.status.rawValue,
             "isAccepted": request.status == .accepted,
             "refusalReason": Wording.refusalReason(request.refusalReason),
-            "cohortSize": request.cohortSize.map(String.init) ?? "",
+            "cohortSize": request.cohortSize.map { "about \($0) (a noisy count)" } ?? "",
             "createdAt": Wording.time(request.createdAt),
             "canStop": request.subscription?.status == .active,
         ]
@@ -36,8 +36,14 @@ extension Console {
             ["bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
              "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
              "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
-             "p90": cell.p90.map(HealthChart.number) ?? ""]
+             "p90": cell.p90.map(HealthChart.number) ?? "", "margin": cell.accuracy?.meanMargin95.map(HealthChart.number) ?? ""]
         }
+    }
+
+    /// The company's budget in a sentence.
+    static func budgetSentence(_ budget: CompanyBudget) -> String {
+        "Your privacy budget: ρ \(HealthChart.number(budget.remainingRho)) of \(HealthChart.number(budget.limitRho)) left for the last "
+            + "\(budget.periodDays) days" + (budget.renewsAt.map { "; the oldest spending stops counting on \(Wording.time($0))." } ?? ".")
     }
 
     static func csvDownload(_ body: HTTPBody, filename: String) -> Response {

@@ -74,11 +74,12 @@ public struct GroupRequestService: Sendable {
     // MARK: Creation
 
     /// The buckets released at creation: a one-off request's whole window, at once and frozen; a
-    /// subscription's buckets of the window that have closed (the rest follow, each once, as they close).
+    /// subscription's buckets from the window's start that have closed (a subscription runs past the
+    /// window's end, to its own), at most a release's worth; the rest follow, each once, as they close.
     func initialBuckets(of request: ValidCreation, now: Date) -> [CalendarDate] {
         guard request.subscriptionDays != nil else { return request.bucket.starts(from: request.windowFrom, to: request.windowTo) }
         guard let last = schedule.lastClosed(request.bucket, from: request.windowFrom, now: now, stop: nil) else { return [] }
-        return request.bucket.starts(from: request.windowFrom, to: min(last, request.windowTo))
+        return Array(request.bucket.starts(from: request.windowFrom, to: last).prefix(max(1, privacy.maximumCellsPerRelease / request.types.count)))
     }
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused.

@@ -1,13 +1,14 @@
 import Logging
 import ServiceLifecycle
 
-/// Looks at each live group subscription once per `interval` and, when buckets have closed since its last
-/// release (`ReleaseSchedule`), releases them — each bucket once, never recomputing a released one — and
-/// queues `group_request.results_updated`, so the sender learns of them without polling. Reading the
-/// results releases closed buckets as well; this loop is what makes the webhook worth having.
+/// Looks at each live group subscription once per `interval` and releases the buckets that have closed
+/// since its last release (`GroupRequestService.releaseClosedBuckets`: each bucket once, through the
+/// privacy module, debited from the budget), queueing `group_request.results_updated`, so the sender
+/// learns of them without polling. Reading the results releases them as well; this loop is what makes
+/// the webhook worth having.
 ///
-/// Cost: a look at a subscription with nothing closed reads one row; a release computes only the new
-/// buckets' cells. Spread over every instance by `FOR UPDATE SKIP LOCKED`.
+/// Cost: nothing when no bucket has closed; otherwise one type's cells per new bucket, spread over every
+/// instance by `FOR UPDATE SKIP LOCKED`.
 struct GroupResultsRefresh: Service {
     let groupRequests: GroupRequestService
     /// `GROUP_RESULTS_REFRESH_INTERVAL`; nil turns the loop off.

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Cross-check of the discrete Gaussian sampler (Sources/Broker/Privacy/Noise) from outside Swift.
+
+Runs `d4h privacy noise` for a few variances and checks its draws
+  1. against the exact, normalised pmf of N_Z(0, σ²), P(y) = exp(−y²/(2σ²)) / Σ_z exp(−z²/(2σ²)), computed here
+     independently of the Swift code: Pearson's χ² over cells of about equal probability, and a KS-type test
+     (the largest gap between the empirical and the exact CDF at the integers);
+  2. when `opendp` is importable, against OpenDP's own exact discrete Gaussian sampler: a two-sample KS test and
+     a χ² test of homogeneity on the same cells.
+
+The Swift draws come from fixed seeds (`--seed`), so that part is deterministic: a seed that passes passes on every
+run. Two checks cannot be seeded — one run of the production source (SecureNoise, the operating system's CSPRNG)
+and OpenDP, which draws from the operating system too — so they use a level of 10^−6: a correct sampler fails them
+once in a million runs. Exits 0 when every check passes, 1 otherwise.
+
+Usage: privacy-noise-check.py [--d4h PATH] [--draws N]   (D4H in the environment also names the executable)
+"""
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+# (variance, seed): σ² = 1 is the coarsest lattice, 10^10 takes every product into 128 bits (2σ²t² ≈ 2·10^30).
+SEEDED_RUNS = [(1, 11), (2, 12), (10, 13), (1000, 14), (10**10, 15)]
+# The production source, unseeded.
+SECURE_VARIANCE = 1000
+# Levels: seeded checks are deterministic, so their level only says how unlucky a newly chosen seed could be;
+# the unseeded ones are drawn afresh on every run, so theirs is the false-alarm rate of the check itself.
+SEEDED_LEVEL = 1e-5
+UNSEEDED_LEVEL = 1e-6
+# Target number of cells for χ²: equal-probability cells, but never less than one integer, so a small σ² gets one
+# cell per likely value.
+CELLS = 100
+
+
+class ExactDiscreteGaussian:
+    """The pmf and CDF of N_Z(0, σ²) on −reach…reach; beyond 12σ the mass is below 10^−32."""
+
+    def __init__(self, variance):
+        self.variance = variance
+        sigma = math.sqrt(variance)
+        self.reach = int(math.ceil(12 * sigma)) + 10
+        self.support = np.arange(-self.reach, self.reach + 1, dtype=np.int64)
+        weights = np.exp(-(self.support.astype(np.float64) ** 2) / (2.0 * variance))
+        self.pmf = weights / weights.sum()
+        self.cdf = np.cumsum(self.pmf)
+        self.cdf[-1] = 1.0
+
+    def cells(self, draws):
+        """Cell edges (upper ends, inclusive, as values) of about equal probability, each expected ≥ 5 times."""
+        quantiles = np.arange(1, CELLS) / CELLS
+        uppers = np.unique(np.append(self.support[np.searchsorted(self.cdf, quantiles)], self.reach))
+        # Merge any cell expected fewer than 5 times into the next one.
+        merged, lower_cdf = [], 0.0
+        for upper in uppers:
+            mass = self.cdf[upper + self.reach] - lower_cdf
+            if mass * draws >= 5 or upper == self.reach:
+                merged.append(upper)
+                lower_cdf = self.cdf[upper + self.reach]
+        if len(merged) > 1 and (1.0 - self.cdf[merged[-2] + self.reach]) * draws < 5:
+            merged.pop(-2)
+        return np.array(merged, dtype=np.int64)
+
+    def cell_probabilities(self, uppers):
+        at = self.cdf[uppers + self.reach]
+        return np.diff(np.concatenate(([0.0], at)))
+
+
+def cell_counts(values, uppers):
+    """How many values fall in each cell; the first cell takes everything below, the last everything above."""
+    index = np.searchsorted(uppers, values, side="left")
+    return np.bincount(np.minimum(index, len(uppers) - 1), minlength=len(uppers))
+
+
+def ks_distance(values, exact):
+    """max over integers y of |F_n(y) − F(y)|. Both CDFs are step functions that jump only at integers, so the
+    integers of the support are the only places to look (a draw beyond the support counts as a gap of its own)."""
+    inside = np.clip(values, -exact.reach, exact.reach)
+    counts = np.bincount(inside + exact.reach, minlength=len(exact.support))
+    empirical = np.cumsum(counts) / len(values)
+    outside = np.count_nonzero(np.abs(values) > exact.reach) / len(values)
+    return max(float(np.max(np.abs(empirical - exact.cdf))), outside)
+
+
+def draw_d4h(d4h, variance, count, seed=None):
+    arguments = [d4h, "privacy", "noise", "--variance", str(variance), "--count", str(count)]
+    if seed is not None:
+        arguments += ["--seed", str(seed)]
+    run = subprocess.run(arguments, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise SystemExit(f"privacy-noise-check: {' '.join(arguments)} failed ({run.returncode}): {run.stderr.strip()}")
+    values = np.array(run.stdout.split(), dtype=np.int64)
+    if len(values) != count:
+        raise SystemExit(f"privacy-noise-check: expected {count} draws, got {len(values)}")
+    return values
+
+
+def draw_opendp(dp, variance, count):
+    # OpenDP takes the standard deviation as a float and samples exactly for the rational that float is; √σ² as a
+    # double squares back to σ² within 10^−16 relative, far below what any test here can see.
+    measurement = dp.m.make_gaussian(
+        dp.vector_domain(dp.atom_domain(T="i64"), size=count), dp.l2_distance(T="i64"), scale=math.sqrt(variance))
+    return np.array(measurement([0] * count), dtype=np.int64)
+
+
+class Report:
+    def __init__(self):
+        self.failures = []
+
+    def check(self, label, name, statistic, p_value, level):
+        passed = p_value >= level
+        print(f"  {'ok  ' if passed else 'FAIL'} {label}: {name} = {statistic}, p = {p_value:.3g} (level {level:g})")
+        if not passed:
+            self.failures.append(f"{label}: {name}")
+
+
+def against_exact(report, label, values, exact, level):
+    n = len(values)
+    uppers = exact.cells(n)
+    observed = cell_counts(values, uppers)
+    expected = exact.cell_probabilities(uppers) * n
+    chi2, p = stats.chisquare(observed, expected)
+    report.check(label, f"χ² on {len(uppers) - 1} d.f.", f"{chi2:.1f}", p, level)
+    distance = ks_distance(values, exact)
+    # kstwo is the exact null law of D for a continuous distribution; for a discrete one D is stochastically smaller,
+    # so this p-value is conservative (it can only overstate the evidence for the sampler, never fail it unfairly).
+    report.check(label, "KS D", f"{distance:.5f}", float(stats.kstwo.sf(distance, n)), level)
+    mean, variance = float(np.mean(values)), float(np.mean(values.astype(np.float64) ** 2))
+    print(f"       mean {mean:.4g}, mean square {variance:.6g} (σ² = {exact.variance})")
+
+
+def against_opendp(report, label, values, reference, exact, level):
+    ks = stats.ks_2samp(values, reference)
+    report.check(label, "two-sample KS D", f"{ks.statistic:.5f}", float(ks.pvalue), level)
+    uppers = exact.cells(min(len(values), len(reference)))
+    table = np.vstack([cell_counts(values, uppers), cell_counts(reference, uppers)])
+    table = table[:, table.sum(axis=0) > 0]
+    result = stats.chi2_contingency(table, correction=False)
+    report.check(label, f"χ² homogeneity on {result.dof} d.f.", f"{result.statistic:.1f}", float(result.pvalue), level)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--d4h", default=os.environ.get("D4H", ".build/debug/d4h"))
+    parser.add_argument("--draws", type=int, default=200_000)
+    arguments = parser.parse_args()
+    started = time.monotonic()
+
+    try:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        print(f"privacy-noise-check: comparing with OpenDP {getattr(dp, '__version__', '')}".rstrip())
+    except ImportError:
+        dp = None
+        print("privacy-noise-check: opendp is not importable; skipping the comparison with OpenDP")
+
+    report = Report()
+    n = arguments.draws
+    for variance, seed in SEEDED_RUNS:
+        exact = ExactDiscreteGaussian(variance)
+        print(f"σ² = {variance} ({n} draws, seed {seed})")
+        values = draw_d4h(arguments.d4h, variance, n, seed)
+        against_exact(report, f"σ² = {variance}, seeded", values, exact, SEEDED_LEVEL)
+        if dp is not None:
+            against_opendp(report, f"σ² = {variance}, vs OpenDP", values, draw_opendp(dp, variance, n), exact,
+                           UNSEEDED_LEVEL)
+
+    print(f"σ² = {SECURE_VARIANCE} ({n} draws, SecureNoise: the operating system's CSPRNG)")
+    against_exact(report, f"σ² = {SECURE_VARIANCE}, SecureNoise",
+                  draw_d4h(arguments.d4h, SECURE_VARIANCE, n), ExactDiscreteGaussian(SECURE_VARIANCE), UNSEEDED_LEVEL)
+
+    elapsed = time.monotonic() - started
+    if report.failures:
+        print(f"privacy-noise-check: {len(report.failures)} check(s) failed in {elapsed:.1f} s: "
+              + "; ".join(report.failures), file=sys.stderr)
+        return 1
+    print(f"privacy-noise-check: passed in {elapsed:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
