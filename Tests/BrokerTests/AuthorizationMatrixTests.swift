@@ -109,7 +109,13 @@ struct AuthorizationMatrixTests {
     func matrix() async throws {
         let operations = try OpenAPIOperations.load()
         try #require(operations.count >= 40, "only \(operations.count) operations read from openapi.yaml")
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: {
+            GroupRequestTests.smallK(&$0)
+            // The other party's group subscription starts on 2026-03-01, so its first release holds every day
+            // closed since: more than a person's yearly cap, which would leave everyone out of it.
+            $0.privacy.personBudget = 100
+            $0.privacy.companyBudget = 100
+        }, noise: NoNoise()) { harness in
             let callers = try await Self.callers(harness)
             let other = try await Self.otherParty(harness)
             var checked: [String: Int] = [:]

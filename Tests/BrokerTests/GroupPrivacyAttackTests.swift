@@ -13,10 +13,10 @@ import Testing
 /// budgets are raised out of the way: here the noise alone must defeat a differencing, and
 /// `GroupPrivacyLedgerTests` shows the budget bounding how often one can be repeated (and averaged).
 ///
-/// Noise: a seeded source (`TestSeededNoise`), so runs are reproducible. Every assertion is nevertheless
-/// statistical with a failure probability below about 1e-5 for *any* draws of the right scale (several
-/// cells per attack, bounds of 6 σ), so a background task drawing from the same source in a different order
-/// cannot make a test flaky.
+/// Noise: the exact discrete Gaussian from a seed (`SeededNoise`), so runs are reproducible. Every
+/// assertion is nevertheless statistical, with a failure probability below about 1e-5 for *any* draws of
+/// the right scale (several cells per attack, bounds of 6 σ), so a background task drawing from the same
+/// source in a different order cannot make a test flaky.
 ///
 /// `D4H_ATTACK_EXACT=1` runs the suite with exact figures instead (`NoNoise`), as the implementation
 /// before issue 16 released them: families 1, 2, 3, 4b, 5 and 8 must then fail (their defence is the
@@ -27,7 +27,7 @@ struct GroupPrivacyAttackTests {
     static let k = 3
     /// The seeded noise, or none under `D4H_ATTACK_EXACT`.
     static func exactOr(_ seed: UInt64) -> any NoiseSource {
-        ProcessInfo.processInfo.environment["D4H_ATTACK_EXACT"] != nil ? NoNoise() : TestSeededNoise(seed: seed)
+        ProcessInfo.processInfo.environment["D4H_ATTACK_EXACT"] != nil ? NoNoise() : SeededNoise(seed: seed)
     }
     /// The most one cell may cost: the least noise an attacker can ask for.
     static let cellLoss = 0.1
@@ -378,9 +378,8 @@ struct GroupPrivacyAttackTests {
     /// stored cells whatever happens to the data.
     @Test("6: a late upload or a member's erasure never changes a released cell; a new bucket is released once")
     func subscriptionReleasesAreImmutable() async throws {
-        try await TestHarness.run(
-            configure: { Self.configure(&$0); GroupRequestTests.closedThroughTwoDaysAgo(&$0) }, noise: Self.exactOr(6)
-        ) { harness in
+        struct Day1: Sendable { var company: String, id: String, released: [String] }
+        try await GroupRequestTests.acrossADay(configure: Self.configure, noise: Self.exactOr(6), before: { harness in
             let ids = try await GroupRequestTests.populate(harness, (0..<12).map { _ in Member() })
             for (offset, day) in (2...6).enumerated() {
                 for (index, id) in ids.enumerated() {
@@ -392,28 +391,30 @@ struct GroupPrivacyAttackTests {
                 harness, company, demographics: #"{"sex":"F"}"#, from: GroupRequestTests.daysAgo(6).description,
                 to: GroupRequestTests.daysAgo(3).description, subscription: 30)
             let id = try #require(request["id"] as? String)
-            func read() async throws -> (body: String, items: [[String: Any]]) {
-                let response = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
-                try #require(response.status == .ok)
-                return (harness.text(response), try #require(try harness.object(response)["items"] as? [[String: Any]]))
-            }
-            // The first read releases the day before yesterday, closed since the window's end: once.
-            let before = try await read()
-            #expect(before.items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupRequestTests.daysAgo($0).description })
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 2)
-
-            // The victim uploads late, far from everyone, into two released days; another member is erased;
-            // everyone uploads yesterday and today (not closed).
-            let victim = ids[0]
-            for day in [2, 3] { try await GroupRequestTests.upload(harness, [victim], heartRate: 155, on: GroupRequestTests.daysAgo(day), hour: 22) }
+            let response = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+            let released = try #require(try harness.object(response)["items"] as? [[String: Any]])
+            #expect(released.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupRequestTests.daysAgo($0).description })
+            // The victim uploads late, far from everyone, into a released day and into the next (not yet
+            // closed); another member is erased; everyone uploads yesterday and today.
+            for day in [2, 3] { try await GroupRequestTests.upload(harness, [ids[0]], heartRate: 155, on: GroupRequestTests.daysAgo(day), hour: 22) }
             _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
             for day in [0, 1] { try await GroupRequestTests.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupRequestTests.daysAgo(day)) }
+            return Day1(company: company, id: id, released: try released.map(GroupRequestTests.canonical))
+        }, after: { harness, day1 in
+            // A day later the day before yesterday has closed: the next read releases it, once, and the
+            // days released before are returned exactly as they were.
+            var bodies: [String] = []
             for _ in 0..<3 {
-                let after = try await read()
-                #expect(after.body == before.body, "a released cell changed")
+                let response = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
+                try #require(response.status == .ok)
+                let items = try #require(try harness.object(response)["items"] as? [[String: Any]])
+                #expect(items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupRequestTests.daysAgo($0).description })
+                #expect(try items.prefix(4).map(GroupRequestTests.canonical) == day1.released, "a released cell changed")
+                bodies.append(harness.text(response))
             }
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 2)
-        }
+            #expect(Set(bodies).count == 1, "the newly released cell changed between reads")
+            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'") == 2)
+        })
     }
 
     // MARK: 8. Exact sizes
@@ -446,28 +447,19 @@ struct GroupPrivacyAttackTests {
         }
     }
 
-    static let secureNoiseIsStub = (0..<4).allSatisfy { _ in SecureNoise().discreteGaussian(variance: 1_000_000) == 0 }
-
-    /// The same with the server's own generator: eight identical requests do not all get the same size.
+    /// The same with the server's own generator: eight identical requests do not all get the same size
+    /// (all eight equal has a chance below 1e-8 at σ ≈ 7).
     @Test("8: with the secure generator too, identical requests get different cohort sizes")
     func secureSizesDiffer() async throws {
-        let body: @Sendable () async throws -> Void = {
-            try await TestHarness.run(configure: Self.configure) { harness in
-                _ = try await GroupRequestTests.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
-                let company = try await harness.activeCompany()
-                var sizes: [Int?] = []
-                for _ in 0..<8 {
-                    let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#
-                    sizes.append(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["cohortSize"] as? Int)
-                }
-                #expect(Set(sizes).count > 1, "\(sizes)")
+        try await TestHarness.run(configure: Self.configure, noise: SecureNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
+            let company = try await harness.activeCompany()
+            var sizes: [Int?] = []
+            for _ in 0..<8 {
+                let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#
+                sizes.append(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["cohortSize"] as? Int)
             }
-        }
-        // TODO: drop once the sampler branch replaces Privacy/NoiseStub.swift (its SecureNoise draws 0).
-        if Self.secureNoiseIsStub {
-            await withKnownIssue("SecureNoise is the stub until the discrete Gaussian sampler is merged") { try await body() }
-        } else {
-            try await body()
+            #expect(Set(sizes).count > 1, "\(sizes)")
         }
     }
 }
