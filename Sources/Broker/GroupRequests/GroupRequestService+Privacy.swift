@@ -34,7 +34,7 @@ extension GroupRequestService {
         let k = Double(minimumCohort)
         return Estimate(
             cells: cells, cellLoss: valid.cellLoss.rho, rho: cost.rho, epsilon: cost.epsilon(delta: Self.reportingDelta),
-            delta: Self.reportingDelta, budget: budget, affordable: cost <= budget.remaining,
+            delta: Self.reportingDelta, budget: budget, affordable: cost <= budget.remaining && cost <= privacy.personGroupBudget,
             types: valid.types.map { type in
                 let calibration = CellCalibration(type: type, loss: valid.cellLoss)
                 // The mean at a bound is the worst case of the count's share of the error.

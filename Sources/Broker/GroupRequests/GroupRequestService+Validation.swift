@@ -77,4 +77,14 @@ extension GroupRequestService {
             types: types, filters: filters, demographics: demographics, windowFrom: from, windowTo: to, bucket: bucket,
             purpose: purpose, subscriptionDays: creation.subscriptionDays, cellLoss: PrivacyLoss(rho: cellLoss))
     }
+
+    /// A release dearer than a person's yearly group cap would be answered from nobody (everyone would be
+    /// left out): a 422 that says so, rather than a refusal that looks like a small cohort.
+    func ensureSomeoneCanAfford(_ cost: PrivacyLoss, cells: Int) throws {
+        guard cost > privacy.personGroupBudget else { return }
+        throw GroupRequestError.invalid([FieldError(
+            field: "window", message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than any person may give to group "
+                + "requests in twelve months (ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): ask for fewer buckets or types, "
+                + "or a lower privacy.cellLoss")])
+    }
 }

@@ -79,7 +79,8 @@ public struct GroupRequestService: Sendable {
     func initialBuckets(of request: ValidCreation, now: Date) -> [CalendarDate] {
         guard request.subscriptionDays != nil else { return request.bucket.starts(from: request.windowFrom, to: request.windowTo) }
         guard let last = schedule.lastClosed(request.bucket, from: request.windowFrom, now: now, stop: nil) else { return [] }
-        return Array(request.bucket.starts(from: request.windowFrom, to: last).prefix(max(1, privacy.maximumCellsPerRelease / request.types.count)))
+        return Array(request.bucket.starts(from: request.windowFrom, to: last)
+            .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: request.cellLoss)))
     }
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused.
@@ -97,6 +98,7 @@ public struct GroupRequestService: Sendable {
         let buckets = initialBuckets(of: valid, now: Date())
         let cellCount = buckets.count * valid.types.count
         let cohortCost = valid.cellLoss, releaseCost = valid.cellLoss * cellCount
+        try ensureSomeoneCanAfford(cohortCost + releaseCost, cells: cellCount)
         // Refused before any data is read when the budget cannot pay (a data-independent answer).
         try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
         for _ in 0..<3 {
@@ -275,7 +277,8 @@ public struct GroupRequestService: Sendable {
         let stop = subscription.endedAt ?? subscription.endsAt
         guard let last = schedule.lastClosed(request.bucket, from: first, now: Date(), stop: stop) else { return false }
         // At most a release's worth of buckets at once (a subscription that was starved of budget catches up in steps).
-        let buckets = Array(request.bucket.starts(from: first, to: last).prefix(max(1, privacy.maximumCellsPerRelease / request.types.count)))
+        let buckets = Array(request.bucket.starts(from: first, to: last)
+            .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: cellLoss)))
         let cost = cellLoss * (buckets.count * request.types.count)
         try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
         let members = try await client.withConnection { connection in

@@ -33,6 +33,14 @@ public struct PrivacySettings: Sendable, Equatable {
 
     /// What group releases may take from one person in twelve months.
     var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }
+
+    /// The most buckets of `types` one release may hold: within `maximumCellsPerRelease`, and cheap enough,
+    /// with the cohort's size, for a person with an untouched cap to be in it (a dearer release would
+    /// leave everyone out). At least one.
+    func bucketsPerRelease(types: Int, cellLoss: PrivacyLoss) -> Int {
+        let affordable = Int(personGroupBudget.micro / max(1, cellLoss.micro)) - 1
+        return max(1, min(maximumCellsPerRelease, affordable) / max(1, types))
+    }
 }
 
 
