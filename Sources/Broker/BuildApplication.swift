@@ -41,9 +41,11 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     let importJobs = ImportJobs(
         importer: AppleHealthImport(client: client), backgroundBytes: configuration.importBackgroundBytes,
         maximumBackground: configuration.importSlots, logger: logger)
+    let peers = PeerStatistics(
+        client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
     let api = BrokerAPI(
         accounts: accountService,
-        samples: SampleService(client: client, groupMinCohort: configuration.groupMinCohort),
+        samples: SampleService(client: client, peers: peers),
         singleRequests: accountService.singleRequests,
         transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
         groupRequests: GroupRequestService(
@@ -89,6 +91,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
             DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
+            PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             importJobs,

@@ -1,10 +1,12 @@
-import Broker
+@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// `GET /v1/me/statistics`: the caller's own buckets, and the k-gated distribution of their peers'.
+/// `GET /v1/me/statistics`: the caller's own buckets, and their peers' composed from the shared noisy day
+/// cells (exact here: the tests that check figures inject `NoNoise`), gated on k. Peer data is on closed
+/// days, at least three days back; attacks on these figures are in `PeerStatisticsPrivacyTests`.
 @Suite("Statistics", .serialized)
 struct StatisticsTests {
     typealias Triple = (type: String, value: Double, at: String)
@@ -24,11 +26,16 @@ struct StatisticsTests {
         var start: String
         var people: Int
         var mean, p10, p50, p90: Double
-        var description: String { "\(start) people=\(people) mean=\(mean) p10=\(p10) p50=\(p50) p90=\(p90)" }
+        var days: Int
+        var description: String { "\(start) people=\(people) mean=\(mean) p10=\(p10) p50=\(p50) p90=\(p90) days=\(days)" }
 
-        static func == (a: Self, b: Self) -> Bool {
-            a.start == b.start && a.people == b.people && abs(a.mean - b.mean) < 1e-9 && abs(a.p10 - b.p10) < 1e-9
-                && abs(a.p50 - b.p50) < 1e-9 && abs(a.p90 - b.p90) < 1e-9
+        static func == (a: Self, b: Self) -> Bool { a.isClose(to: b, within: 1e-6) }
+
+        func isWithinAHundredth(of other: Self) -> Bool { isClose(to: other, within: 0.0100001) }
+
+        func isClose(to b: Self, within tolerance: Double) -> Bool {
+            start == b.start && people == b.people && days == b.days
+                && [(mean, b.mean), (p10, b.p10), (p50, b.p50), (p90, b.p90)].allSatisfy { abs($0 - $1) < tolerance }
         }
     }
 
@@ -52,8 +59,10 @@ struct StatisticsTests {
         }
         let peers = body["peers"] as? [String: Any] ?? [:]
         let peerBuckets = (peers["buckets"] as? [[String: Any]] ?? []).map {
-            PeerBucket(start: $0["start"] as? String ?? "?", people: $0["people"] as? Int ?? -1, mean: $0["mean"] as? Double ?? .nan,
-                       p10: $0["p10"] as? Double ?? .nan, p50: $0["p50"] as? Double ?? .nan, p90: $0["p90"] as? Double ?? .nan)
+            PeerBucket(start: $0["start"] as? String ?? "?", people: $0["people"] as? Int ?? -1,
+                       mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, p10: ($0["p10"] as? NSNumber)?.doubleValue ?? .nan,
+                       p50: ($0["p50"] as? NSNumber)?.doubleValue ?? .nan, p90: ($0["p90"] as? NSNumber)?.doubleValue ?? .nan,
+                       days: $0["days"] as? Int ?? -1)
         }
         return Result(body: body, own: own, available: peers["available"] as? Bool, group: peers["group"] as? String, peers: peerBuckets)
     }
@@ -65,11 +74,6 @@ struct StatisticsTests {
         let lower = Int(position.rounded(.down))
         let upper = Swift.min(lower + 1, sorted.count - 1)
         return sorted[lower] + (position - Double(lower)) * (sorted[upper] - sorted[lower])
-    }
-
-    static func peerBucket(_ start: String, _ means: [Double]) -> PeerBucket {
-        PeerBucket(start: start, people: means.count, mean: means.reduce(0, +) / Double(means.count),
-                   p10: percentileCont(0.1, means), p50: percentileCont(0.5, means), p90: percentileCont(0.9, means))
     }
 
     /// A daily rollup written directly, as ingest would leave it for these values.
@@ -108,6 +112,9 @@ struct StatisticsTests {
 
     // MARK: Own
 
+    // These tests do not look at peers, but their requests publish the window's closed days: without noise
+    // that is cheap (the exact sampler draws some 18,000 values per day).
+
     /// Heart rate of the caller across March 2026, plus samples the window or the type must leave out.
     private static let ownSamples: [Triple] = [
         ("heart_rate", 200, "2026-02-28T08:00:00Z"),  // before the window
@@ -125,7 +132,7 @@ struct StatisticsTests {
 
     @Test("own statistics by day: count, mean, min and max of each UTC day in the window")
     func ownByDay() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=day")
@@ -146,7 +153,7 @@ struct StatisticsTests {
 
     @Test("own statistics by week: weeks start on Monday")
     func ownByWeek() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=week")
@@ -162,7 +169,7 @@ struct StatisticsTests {
 
     @Test("own statistics by month: months start on the first")
     func ownByMonth() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=month")
@@ -179,7 +186,7 @@ struct StatisticsTests {
 
     @Test("the bucket defaults to day and the window to the last 30 days, today included")
     func defaultWindow() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             try await upload(harness, [
                 ("heart_rate", 60, Self.day(0) + "T00:00:00Z"),
@@ -198,7 +205,7 @@ struct StatisticsTests {
 
     @Test("no data is an empty own list")
     func noData() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             let result = try await statistics(harness, token, "type=step_count")
             #expect(result.own.isEmpty)
@@ -256,6 +263,25 @@ struct StatisticsTests {
 
     // MARK: Peers
 
+    static func hundredths(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+
+    /// The noise-free heart-rate bucket of `days` published days holding these person-day figures (each a
+    /// multiple of 0.01, so the centred sum is exact): people the mean day's count, the mean over every
+    /// person-day, percentiles from their histogram; nil when the mean day has fewer than k.
+    static func expectedBucket(_ start: String, days: Int, figures: [Double], k: Int) -> PeerBucket? {
+        guard !figures.isEmpty, figures.count >= k * days else { return nil }
+        func percentile(_ q: Double) -> Double { GroupRequestTests.histogramPercentile(q, of: figures, type: .heartRate) }
+        return PeerBucket(
+            start: start, people: Int((Double(figures.count) / Double(days)).rounded()), mean: hundredths(figures.reduce(0, +) / Double(figures.count)),
+            p10: percentile(0.1), p50: percentile(0.5), p90: percentile(0.9), days: days)
+    }
+
+    /// The offset from today of the Monday on or before the day `offset` days from today.
+    static func monday(onOrBefore offset: Int) -> Int {
+        let dayNumber = CalendarDate(iso: day(offset))!.dayNumber
+        return offset - (dayNumber + 3) % 7  // 1970-01-05, day number 4, was a Monday
+    }
+
     @Test("the peer group names the caller's sex and ten-year band")
     func groupName() async throws {
         let cases = [
@@ -275,28 +301,24 @@ struct StatisticsTests {
 
     @Test("with the default GROUP_MIN_COHORT, a handful of peers is not enough: available false and no buckets")
     func defaultCohortHidesPeers() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             for birth in Self.peerBirthDates {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, "2026-03-02", [70])
+                try await rollup(harness, peer, .heartRate, Self.day(-5), [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-10))&to=\(Self.day(0))")
             #expect(result.available == false)
             #expect(result.peers.isEmpty)
             #expect(result.group == "women aged 30–39")
         }
     }
 
-    @Test("with k = 3 and enough peers: people, mean and percentiles per bucket; buckets with fewer than k peers are left out; the caller, men, other ages and other types do not count")
+    @Test("with k = 3, per closed day: people, mean and histogram percentiles; a day with fewer than k peers is left out, and so are today and yesterday (not closed); men, other ages and other types do not count, the caller does")
     func peersByDay() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
-            // The caller's own data, on every day (must never count as a peer).
-            try await upload(harness, [
-                ("heart_rate", 150, "2026-03-02T08:00:00Z"), ("heart_rate", 150, "2026-03-03T08:00:00Z"),
-                ("heart_rate", 150, "2026-03-04T08:00:00Z"),
-            ], token)
+            let (d1, d2, d3) = (Self.day(-6), Self.day(-5), Self.day(-4))
             let a = try await harness.insertPerson(birthDate: Self.peerBirthDates[0], sex: "F")
             let b = try await harness.insertPerson(birthDate: Self.peerBirthDates[1], sex: "F")
             let c = try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F")
@@ -309,151 +331,215 @@ struct StatisticsTests {
             let younger = try await harness.insertPerson(birthDate: "\(Self.year - 25)-05-05", sex: "F")
             let otherType = try await harness.insertPerson(birthDate: Self.peerBirthDates[4], sex: "F")
 
-            // 2 March: four peers.
-            try await rollup(harness, a, .heartRate, "2026-03-02", [60])
-            try await rollup(harness, b, .heartRate, "2026-03-02", [70, 80])
-            try await rollup(harness, c, .heartRate, "2026-03-02", [90])
-            try await upload(harness, [("heart_rate", 100, "2026-03-02T10:00:00Z")], d)
-            // 3 March: two peers (plus the caller, a man, other ages and another type: not enough).
-            try await rollup(harness, a, .heartRate, "2026-03-03", [50])
-            try await rollup(harness, b, .heartRate, "2026-03-03", [60])
-            for outsider in [man, older, younger] { try await rollup(harness, outsider, .heartRate, "2026-03-03", [70]) }
-            try await rollup(harness, otherType, .weight, "2026-03-03", [70])
-            // 4 March: three peers.
-            try await rollup(harness, a, .heartRate, "2026-03-04", [65])
-            try await rollup(harness, b, .heartRate, "2026-03-04", [66])
-            try await rollup(harness, c, .heartRate, "2026-03-04", [67])
+            // d1: four peers and the caller, who is one of her band like everyone else.
+            try await rollup(harness, a, .heartRate, d1, [60])
+            try await rollup(harness, b, .heartRate, d1, [70, 80])
+            try await rollup(harness, c, .heartRate, d1, [90])
+            try await upload(harness, [("heart_rate", 100, "\(d1)T10:00:00Z")], d)
+            try await upload(harness, [("heart_rate", 150, "\(d1)T08:00:00Z")], token)
+            // d2: two peers (plus a man, other ages and another type: not enough).
+            try await rollup(harness, a, .heartRate, d2, [50])
+            try await rollup(harness, b, .heartRate, d2, [60])
+            for outsider in [man, older, younger] { try await rollup(harness, outsider, .heartRate, d2, [70]) }
+            try await rollup(harness, otherType, .weight, d2, [70])
+            // d3: three peers.
+            try await rollup(harness, a, .heartRate, d3, [65])
+            try await rollup(harness, b, .heartRate, d3, [66])
+            try await rollup(harness, c, .heartRate, d3, [67])
+            // Yesterday and today have not closed: never in peer figures, however many peers.
+            for offset in [-1, 0] {
+                for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, Self.day(offset), [80]) }
+            }
             // Outside the window.
-            try await rollup(harness, a, .heartRate, "2026-03-08", [60])
-            try await rollup(harness, b, .heartRate, "2026-03-08", [60])
-            try await rollup(harness, c, .heartRate, "2026-03-08", [60])
+            for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, Self.day(-8), [60]) }
 
-            let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-02&to=2026-03-07&bucket=day")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-7))&to=\(Self.day(0))&bucket=day")
             #expect(result.available == true)
             #expect(result.group == "women aged 30–39")
-            // Computed by hand: means 60, 75, 90, 100 → p10 at rank 0.3 = 64.5, p50 at 1.5 = 82.5, p90 at 2.7 = 97.
+            // By hand. Heart rate's bins are 3 beats/min wide from 40. d1: 60, 75, 90, 100, 150 are in bins 6, 11,
+            // 16, 20, 36; p10 (rank 0.5 of 5) is half-way into bin 6: 40 + 3 × 6.5 = 59.5; p50 (2.5) half-way into
+            // bin 16: 89.5; p90 (4.5) half-way into bin 36: 149.5. d3: 65 and 66 in bin 8, 67 in bin 9: p10 (0.3)
+            // = 40 + 3 × (8 + 0.3/2) = 64.45, p50 (1.5) = 40 + 3 × 8.75 = 66.25, p90 (2.7) = 40 + 3 × 9.7 = 69.1.
             #expect(result.peers == [
-                PeerBucket(start: "2026-03-02", people: 4, mean: 81.25, p10: 64.5, p50: 82.5, p90: 97),
-                PeerBucket(start: "2026-03-04", people: 3, mean: 66, p10: 65.2, p50: 66, p90: 66.8),
+                PeerBucket(start: d1, people: 5, mean: 95, p10: 59.5, p50: 89.5, p90: 149.5, days: 1),
+                PeerBucket(start: d3, people: 3, mean: 66, p10: 64.45, p50: 66.25, p90: 69.1, days: 1),
             ])
-            #expect(result.own.map(\.start) == ["2026-03-02", "2026-03-03", "2026-03-04"])
-            #expect(result.own.map(\.mean) == [150, 150, 150])
+            #expect(result.peers == [
+                Self.expectedBucket(d1, days: 1, figures: [60, 75, 90, 100, 150], k: 3),
+                Self.expectedBucket(d3, days: 1, figures: [65, 66, 67], k: 3),
+            ].compactMap { $0 })
+            // Every bucket says how far the noise may have moved it.
+            let buckets = try #require(((result.body["peers"] as? [String: Any])?["buckets"]) as? [[String: Any]])
+            #expect(buckets.allSatisfy { (($0["meanMargin95"] as? NSNumber)?.doubleValue ?? 0) > 0 && $0["peopleMargin95"] is NSNumber })
+            #expect(result.own.map(\.start) == [d1])
         }
     }
 
-    @Test("a peer's mean over a week or month weighs every sample, not every day")
+    @Test("a week or a month composes its days: the mean weighs every peer-day, people is the mean day's count, and k applies to that mean day")
     func peersByWeekAndMonth() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             var ids: [String] = []
             for birth in Self.peerBirthDates.prefix(3) { ids.append(try await harness.insertPerson(birthDate: birth, sex: "F")) }
-            // a: 3 samples of 60 on Monday and one of 100 on Tuesday → 70 (the mean of daily means would be 80).
-            try await rollup(harness, ids[0], .heartRate, "2026-03-02", [60, 60, 60])
-            try await rollup(harness, ids[0], .heartRate, "2026-03-03", [100])
-            try await rollup(harness, ids[1], .heartRate, "2026-03-08", [80, 90])  // Sunday: still the week of 2 March
-            try await rollup(harness, ids[2], .heartRate, "2026-03-05", [120])
-            // The next week: only two peers.
-            try await rollup(harness, ids[0], .heartRate, "2026-03-09", [70])
-            try await rollup(harness, ids[1], .heartRate, "2026-03-10", [70])
+            // Two whole closed weeks, Monday to Sunday.
+            let monday = Self.monday(onOrBefore: -16)
+            var figures: [String: [Double]] = [:]
+            // Week 1: every peer every day. a: three readings of 60 and one of 100 on Monday (that day's
+            // figure is 70), 60 on the other days; b 80 and c 120 every day.
+            for offset in monday..<(monday + 7) {
+                let day = Self.day(offset)
+                try await rollup(harness, ids[0], .heartRate, day, offset == monday ? [60, 60, 60, 100] : [60])
+                try await rollup(harness, ids[1], .heartRate, day, [80])
+                try await rollup(harness, ids[2], .heartRate, day, [120])
+                figures[day] = [offset == monday ? 70 : 60, 80, 120]
+            }
+            // Week 2: each peer on two days only: three peers in the week, but about one on its mean day.
+            for (index, offset) in [monday + 7, monday + 8, monday + 9, monday + 10, monday + 11, monday + 12].enumerated() {
+                try await rollup(harness, ids[index % 3], .heartRate, Self.day(offset), [70])
+                figures[Self.day(offset)] = [70]
+            }
+            let window = "from=\(Self.day(monday))&to=\(Self.day(monday + 13))"
 
-            let weeks = try await statistics(harness, token, "type=heart_rate&from=2026-03-02&to=2026-03-15&bucket=week")
+            let weeks = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=week")
             #expect(weeks.available == true)
-            #expect(weeks.peers == [Self.peerBucket("2026-03-02", [70, 85, 120])])
-            #expect(weeks.peers.first.map { abs($0.p10 - 73) < 1e-9 && abs($0.p90 - 113) < 1e-9 } == true)
+            // By hand: 21 peer-days, mean (70 + 6 × 60 + 7 × 80 + 7 × 120) / 21 = 87.14; bins 6 (60) ×6, 10 (70) ×1,
+            // 13 (80) ×7, 26 (120) ×7: p10 (rank 2.1) = 40 + 3 × (6 + 2.1/6) = 59.05, p50 (10.5) = 40 + 3 × 13.5 =
+            // 80.5, p90 (18.9) = 40 + 3 × 26.7 = 120.1.
+            #expect(weeks.peers == [PeerBucket(start: Self.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)])
 
-            let months = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31&bucket=month")
-            // a: (180 + 100 + 70) / 5 = 70; b: (170 + 70) / 3 = 80; c: 120.
-            #expect(months.peers == [Self.peerBucket("2026-03-01", [70, 80, 120])])
+            // Months: each month bucket composes the window's days in it and starts on its first. Week 1 alone
+            // has three peers every day, so whichever months it spans are shown; over both weeks a month is
+            // shown only if its mean day still has three (it depends on where the month ends).
+            for last in [monday + 6, monday + 13] {
+                let months = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(monday))&to=\(Self.day(last))&bucket=month")
+                var byMonth: [String: (days: Int, figures: [Double])] = [:]
+                for offset in monday...last {
+                    let day = Self.day(offset)
+                    let start = String(day.prefix(8)) + "01"
+                    byMonth[start, default: (0, [])].days += 1
+                    byMonth[start, default: (0, [])].figures += figures[day] ?? []
+                }
+                let expected = byMonth.keys.sorted().compactMap { start in
+                    Self.expectedBucket(start, days: byMonth[start]!.days, figures: byMonth[start]!.figures, k: 3)
+                }
+                // Within a hundredth: a mean or percentile on an exact half-hundredth may round either way.
+                #expect(months.peers.count == expected.count && zip(months.peers, expected).allSatisfy { $0.isWithinAHundredth(of: $1) },
+                        "\(months.peers) ≠ \(expected)")
+                if last == monday + 6 { #expect(!months.peers.isEmpty) }
+            }
         }
     }
 
-    @Test("enough peers overall but fewer than k in every bucket: available, with no buckets")
-    func availableWithoutBuckets() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+    @Test("peers spread over the days so that no day reaches k: nothing is shown, not even their month, and available is false")
+    func spreadPeersShowNothing() async throws {
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
             for (index, birth) in Self.peerBirthDates.prefix(3).enumerated() {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, "2026-03-0\(2 + index)", [70])
+                try await rollup(harness, peer, .heartRate, Self.day(-5 - index), [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31")
-            #expect(result.available == true)
-            #expect(result.peers.isEmpty)
-            let months = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31&bucket=month")
-            #expect(months.peers.map(\.people) == [3])
+            for bucket in ["day", "week", "month"] {
+                let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-9))&to=\(Self.day(-3))&bucket=\(bucket)")
+                #expect(result.available == false, "\(bucket)")
+                #expect(result.peers.isEmpty, "\(bucket)")
+            }
         }
     }
 
-    @Test("two true peers plus someone who must not count is not enough for k = 3", arguments: [
-        "the caller", "a man of the same age", "a woman of the next band", "a woman of the band below", "a peer with another type",
+    @Test("the caller is one of her band's peers: two others and she make three")
+    func callerCounts() async throws {
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
+            let token = try await harness.activeUser(Self.caller())
+            for birth in Self.peerBirthDates.prefix(2) {
+                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, Self.day(-4), [70])
+            }
+            try await upload(harness, [("heart_rate", 73, "\(Self.day(-4))T12:00:00Z")], token)
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-6))&to=\(Self.day(-3))")
+            #expect(result.peers.map(\.people) == [3])
+            #expect(result.peers.map(\.mean) == [71])
+        }
+    }
+
+    @Test("two true peers plus someone who must not count is not enough for k = 3; three true peers are", arguments: [
+        "a man of the same age", "a woman of the next band", "a woman of the band below", "a peer with another type",
         "a peer with data outside the window", "a company account",
     ])
     func nonPeersDoNotCount(extra: String) async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
+            // Two true peers and the extra on `short`; three true peers on `full` (a published day is never
+            // recomputed, so everything is in place before the first request).
+            let short = Self.day(-5), full = Self.day(-4)
             for birth in Self.peerBirthDates.prefix(2) {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, "2026-03-02", [70])
+                try await rollup(harness, peer, .heartRate, short, [70])
+                try await rollup(harness, peer, .heartRate, full, [70])
             }
+            try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
             switch extra {
-            case "the caller":
-                try await upload(harness, [("heart_rate", 70, "2026-03-02T08:00:00Z")], token)
             case "a man of the same age":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 35)-01-01", sex: "M"), .heartRate, "2026-03-02", [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
             case "a woman of the next band":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 41)-01-01", sex: "F"), .heartRate, "2026-03-02", [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
             case "a woman of the band below":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 29)-12-31", sex: "F"), .heartRate, "2026-03-02", [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
             case "a peer with another type":
-                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .weight, "2026-03-02", [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .weight, short, [70])
             case "a peer with data outside the window":
-                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .heartRate, "2026-04-01", [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .heartRate, Self.day(-8), [70])
             default:
                 let company = try await harness.activeCompany()
                 let id = try await harness.accountID(company)
-                try await rollup(harness, id, .heartRate, "2026-03-02", [70])
+                try await rollup(harness, id, .heartRate, short, [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31")
-            #expect(result.available == false)
-            #expect(result.peers.isEmpty)
-
-            // A third true peer makes the group available, counting exactly three people.
-            let third = try await harness.insertPerson(birthDate: Self.peerBirthDates[3], sex: "F")
-            try await rollup(harness, third, .heartRate, "2026-03-02", [70])
-            let now = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31")
-            #expect(now.available == true)
-            #expect(now.peers.map(\.people) == [3])
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-7))&to=\(Self.day(-3))")
+            #expect(result.available == true)
+            #expect(result.peers.map(\.start) == [full])
+            #expect(result.peers.map(\.people) == [3])
         }
     }
 
-    @Test(
-        "the age band follows birthdays: 30 today is in, 30 tomorrow is not; 40 today is out, 40 tomorrow is in",
-        // On the 29th–31st the known month-end bug (see bandBirthDatesOnMonthEnds) would make this fail.
-        .enabled(if: CalendarDate.today.day <= 28)
-    )
-    func bandBoundariesToday() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }) { harness in
+    @Test("a day's band is the peers' age on that day: 30 that day is in, 30 the next day is not; 40 that day is out, 40 the next day is in")
+    func bandByAgeOnTheDay() async throws {
+        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
-            let today = CalendarDate.today
-            func yearsAgo(_ years: Int, plusDays days: Int) -> String {
-                var calendar = Calendar(identifier: .gregorian)
-                calendar.timeZone = TimeZone(identifier: "UTC")!
-                let birthday = calendar.date(from: DateComponents(year: today.year - years, month: today.month, day: today.day))!
-                return Self.day(days, from: birthday)
+            // A closed day with no month-end or leap-day ambiguity in "the same date, N years earlier".
+            var offset = -4
+            while CalendarDate(iso: Self.day(offset))!.day > 28 { offset -= 1 }
+            let day = CalendarDate(iso: Self.day(offset))!
+            func born(_ years: Int, daysLater: Int) -> String {
+                CalendarDate(year: day.year - years, month: day.month, day: day.day)!.adding(days: daysLater).description
             }
-            let inside = [yearsAgo(30, plusDays: 0), yearsAgo(40, plusDays: 1)]
-            let outside = [yearsAgo(30, plusDays: 1), yearsAgo(40, plusDays: 0)]
-            for birth in inside + outside {
-                let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, "2026-03-02", [70])
+            for birth in [born(30, daysLater: 0), born(40, daysLater: 1), born(30, daysLater: 1), born(40, daysLater: 0)] {
+                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, day.description, [70])
             }
-            // Two inside: not enough. One more inside makes three, so exactly the two borderline insiders counted.
-            #expect(try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31").available == false)
-            let third = try await harness.insertPerson(birthDate: Self.peerBirthDates[0], sex: "F")
-            try await rollup(harness, third, .heartRate, "2026-03-02", [70])
-            let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-03-31")
-            #expect(result.available == true)
+            // Two inside, and one more peer: three. Had either outsider counted, four or five.
+            try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(day.adding(days: -1))&to=\(day.adding(days: 1))")
+            #expect(result.peers.map(\.start) == [day.description])
             #expect(result.peers.map(\.people) == [3])
         }
+    }
+
+    @Test("the console's chart draws the peers' median from shared cells only over the person's own days, inside the axes")
+    func chartWithSharedCells() throws {
+        let day = CalendarDate(iso: "2026-03-10")!
+        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 3, days: 1, mean: 70, min: 60, max: 80) }
+        // Shared cells exist for every closed day, before and after the person's own data too.
+        let peers = (-5..<6).map {
+            Statistics.PeerBucket(start: day.adding(days: $0), people: 1000, mean: 72, p10: 60, p50: 71 + Double($0), p90: 85, days: 1,
+                                  meanMargin95: 15.9, peopleMargin95: 346.6)
+        }
+        let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
+        let chart = HealthChart(statistics: Statistics(
+            type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers))
+        let svg = chart.svg
+        let line = try #require(svg.components(separatedBy: #"<polyline class="peer" points=""#).dropFirst().first?.prefix { $0 != "\"" })
+        let xs = line.split(separator: " ").compactMap { Double($0.split(separator: ",")[0]) }
+        #expect(xs.count == 3)
+        #expect(xs.allSatisfy { $0 >= HealthChart.left && $0 <= HealthChart.width - HealthChart.right }, "\(xs)")
+        #expect((chart.values["rows"] as? [[String: String]])?.map { $0["peerMedian"] } == ["71", "72", "73"])
+        #expect(chart.values["peersAvailable"] as? Bool == true)
     }
 
     @Test("the band's birth-date range agrees with the age of everyone born near its edges, also on month ends and a leap day")

@@ -14,6 +14,9 @@ public struct BrokerConfiguration: Sendable {
     /// How often a live group subscription's results are recomputed to announce new figures
     /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
     public var groupResultsRefreshInterval: Duration? = .seconds(3600)
+    /// How often the background looks for closed days whose peer statistics are not yet published
+    /// (`PEER_STATISTICS_INTERVAL`, seconds; 0 turns it off: requests then publish the days they need). Nil is off.
+    public var peerStatisticsInterval: Duration? = .seconds(600)
     /// Lifetime of a session token, in seconds.
     public var sessionTTL: Int
     public var webhookAllowPrivate: Bool
@@ -126,6 +129,10 @@ public struct BrokerConfiguration: Sendable {
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
             self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+        // At most a day: a day closes every day.
+        if let seconds = try reader.wholeNumber("PEER_STATISTICS_INTERVAL", in: 0...86_400, zeroMeans: "off") {
+            self.peerStatisticsInterval = seconds == 0 ? nil : .seconds(seconds)
         }
     }
 

@@ -33,7 +33,9 @@ struct HealthChart {
     var svg: String {
         let own = statistics.own
         guard let firstDay = own.first?.start.dayNumber, let lastDay = own.last?.start.dayNumber else { return "" }
-        let peers = statistics.peersAvailable ? statistics.peerBuckets : []
+        // Peers' days within the person's own first and last: shared cells exist for every closed day, also
+        // where the person has no data, and a point beyond the axes would be drawn outside the plot.
+        let peers = (statistics.peersAvailable ? statistics.peerBuckets : []).filter { (firstDay...lastDay).contains($0.start.dayNumber) }
         let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.map(\.p50)
         var low = values.min() ?? 0, high = values.max() ?? 1
         // A flat series still needs a range; totals keep their zero baseline (all-zero days draw on 0–1).

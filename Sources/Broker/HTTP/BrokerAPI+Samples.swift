@@ -50,7 +50,8 @@ extension BrokerAPI {
                 group: statistics.group.name,
                 available: statistics.peersAvailable,
                 buckets: statistics.peerBuckets.map {
-                    .init(start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90)
+                    .init(start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90,
+                          days: $0.days, meanMargin95: $0.meanMargin95, peopleMargin95: $0.peopleMargin95)
                 })))))
     }
 

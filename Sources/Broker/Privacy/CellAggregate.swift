@@ -18,6 +18,15 @@ struct CellAggregate: Sendable {
     }
 }
 
+extension CellAggregate {
+    /// From the SQL of `CellAggregateStore.aggregates`: the non-empty bins' indices and their people.
+    init(bucketStart: String, type: SampleType, people: Int64, centredSum: Int64, binIndices: [Int32], binCounts: [Int64]) {
+        var histogram = [Int64](repeating: 0, count: ContributionBounds.of(type).bins)
+        for (bin, count) in zip(binIndices, binCounts) where histogram.indices.contains(Int(bin)) { histogram[Int(bin)] = count }
+        self.init(bucketStart: bucketStart, type: type, people: people, centredSum: centredSum, bins: histogram)
+    }
+}
+
 extension CellAggregate: CustomStringConvertible {
     /// Exact figures must not reach a log line by accident.
     var description: String { "CellAggregate(\(bucketStart), \(type.rawValue), <redacted>)" }

@@ -15,9 +15,8 @@ struct CellMechanism: Sendable {
     func release(_ exact: CellAggregate, calibration: CellCalibration) -> GroupResultCell {
         let bounds = calibration.bounds
         // All noise is drawn whatever the outcome, so the time taken does not depend on the data.
-        let people = exact.people + noise.discreteGaussian(variance: calibration.countVariance)
-        let sum = exact.centredSum + noise.discreteGaussian(variance: calibration.sumVariance)
-        let bins = exact.bins.map { $0 + noise.discreteGaussian(variance: calibration.binVariance) }
+        let noisy = noisyFigures(exact, calibration: calibration)
+        let people = noisy.people, sum = noisy.centredSum, bins = noisy.bins
         var cell = GroupResultCell(
             bucketStart: exact.bucketStart, type: exact.type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true)
         cell.accuracy = .init(calibration)

@@ -8,12 +8,20 @@ public struct SampleService: Sendable {
     public let statistics: StatisticsStore
     public let accounts: AccountStore
     public let groupMinCohort: Int
+    let peers: PeerStatistics
 
     public init(client: DatabasePool, groupMinCohort: Int) {
+        self.init(client: client, peers: PeerStatistics(
+            client: client, mechanism: CellMechanism(noise: SecureNoise(), minimumPeople: groupMinCohort), settings: PrivacySettings()))
+    }
+
+    /// Peers' figures come through `peers`, whose mechanism holds k (`GROUP_MIN_COHORT`) and the noise.
+    init(client: DatabasePool, peers: PeerStatistics) {
         self.samples = SampleStore(client: client)
         self.statistics = StatisticsStore(client: client)
         self.accounts = AccountStore(client: client)
-        self.groupMinCohort = groupMinCohort
+        self.groupMinCohort = peers.mechanism.minimumPeople
+        self.peers = peers
     }
 
     /// Validates the whole batch, then stores it in one transaction. `timeZone` is the device's: adopted as
@@ -76,13 +84,12 @@ public struct SampleService: Sendable {
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)
         async let own = statistics.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, logger: logger)
-        async let peers = statistics.peers(
-            excluding: account.id, group: group, type: type, from: first, to: last, bucket: bucket,
-            minimumPeople: groupMinCohort, today: today, logger: logger)
-        let (ownBuckets, peerResult) = try await (own, peers)
+        // Peers: the stored cells of the caller's band (the caller is in them, as everyone is in their own).
+        async let peerBuckets = peers.buckets(for: group, type: type, from: first, to: last, bucket: bucket, now: Date(), logger: logger)
+        let (ownBuckets, shown) = try await (own, peerBuckets)
         return Statistics(
-            type: type, timeZone: timeZone ?? "UTC", bucket: bucket, own: ownBuckets, group: group, peersAvailable: peerResult.available,
-            peerBuckets: peerResult.buckets)
+            type: type, timeZone: timeZone ?? "UTC", bucket: bucket, own: ownBuckets, group: group, peersAvailable: !shown.isEmpty,
+            peerBuckets: shown)
     }
 
     /// The zone of a person's days: theirs, or UTC while it is not known.

@@ -16,13 +16,23 @@ public struct Statistics: Sendable, Equatable {
         public var total: Double?
     }
 
+    /// Peers' figures for one bucket, composed from the stored noisy cells of its closed days
+    /// (`PeerStatistics`). For a week or month they describe peers' *days*: the mean is Σ noisy sums over
+    /// Σ noisy counts of its days, and the percentiles come from the days' summed histograms.
     public struct PeerBucket: Sendable, Equatable {
         public var start: CalendarDate
+        /// Noisy: the peers with data that day; for a week or month, the mean over its days.
         public var people: Int
         public var mean, p10, p50, p90: Double
+        /// Closed days composed into the bucket (those of the window that have been published).
+        public var days = 1
+        /// Half the width of the 95 % intervals the noise leaves around `mean` and `people`.
+        public var meanMargin95: Double?
+        public var peopleMargin95: Double?
     }
 
-    /// The peer group: people of the caller's sex and ten-year age band, the caller excluded.
+    /// The peer group: people of the caller's sex and ten-year age band (the caller too: the cells are the
+    /// same for everyone in it).
     public struct PeerGroup: Sendable, Equatable {
         public var sex: Sex
         public var ageFrom: Int
@@ -51,9 +61,9 @@ public struct Statistics: Sendable, Equatable {
     public var bucket: Bucket
     public var own: [OwnBucket]
     public var group: PeerGroup
-    /// False when fewer than `GROUP_MIN_COHORT` peers have data of this type in the window.
+    /// True when some bucket is shown.
     public var peersAvailable: Bool
-    /// Only buckets to which at least `GROUP_MIN_COHORT` peers contribute.
+    /// Only buckets whose noisy count of peers (per day) reaches `GROUP_MIN_COHORT`.
     public var peerBuckets: [PeerBucket]
 }
 

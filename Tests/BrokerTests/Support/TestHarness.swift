@@ -44,6 +44,9 @@ struct TestHarness: Sendable {
         // The nested-lease check, not a short wait, is what catches a lease taken inside a lease; a few
         // connections shared by concurrent requests on a loaded machine may take a while to come free.
         configuration.database.leaseTimeout = .seconds(60)
+        // Peer statistics' background publishing would compute 400 days on every test's server: off, so a
+        // test's peer figures are published when its own request (or the test itself) asks, after its data.
+        configuration.peerStatisticsInterval = nil
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration, noise: noise)
         try await app.test(.live) { client in
