@@ -137,16 +137,16 @@ extension Bench {
         func printCosts(_ rhos: [Double]) {
             let settings = PrivacySettings()
             let delta = 1e-7
-            print("What one request costs (ρ-zCDP, cells × ρ per cell + one for the cohort's noisy size; ε at δ = 10⁻⁷). Default budgets: ρ = \(sig(settings.companyBudget)) per company per \(settings.companyPeriodDays) days, ρ = \(sig(settings.personBudget - settings.peerReserve)) per person per year for group releases.")
+            print("What one request costs (ρ-zCDP, cells × ρ per cell + one for the cohort's noisy size; ε at δ = 10⁻⁷). Default budgets: ρ = \(short(settings.companyBudget)) per company per \(settings.companyPeriodDays) days, ρ = \(short(settings.personBudget - settings.peerReserve)) per person per year for group releases.")
             print("| ρ per cell | 7 cells (a week of days) | 90 cells (a quarter of days) | 400 cells (the most per release) |")
             print("|---:|---:|---:|---:|")
             for rho in rhos {
                 let columns = [7, 90, 400].map { cells -> String in
                     let total = rho * Double(cells + 1)
                     let fits = total <= settings.companyBudget ? "\(Int((settings.companyBudget / total).rounded(.down)))/period" : "over budget"
-                    return "ρ \(sig(total)), ε \(sig(PrivacyBenchProbe.epsilon(rho: total, delta: delta))) (\(fits))"
+                    return "ρ \(short(total)), ε \(String(format: "%.2g", PrivacyBenchProbe.epsilon(rho: total, delta: delta))) (\(fits))"
                 }
-                print("| \(sig(rho)) | " + columns.joined(separator: " | ") + " |")
+                print("| \(short(rho)) | " + columns.joined(separator: " | ") + " |")
             }
         }
 
@@ -159,8 +159,8 @@ extension Bench {
                 for cohort in Self.cohorts.map(\.label) {
                     for rho in rhos {
                         guard let r = rows.first(where: { $0.type == type && $0.cohort == cohort && $0.rho == rho }) else { continue }
-                        let name = "\(type.rawValue) (\(sig(b.lower))–\(sig(b.upper)) \(type.unit), \(b.bins) bins)"
-                        print("| \(name) | \(cohort) | \(Int(r.peoplePerCell.rounded())) | \(sig(rho)) | \(String(format: "%.0f %%", 100 * r.released)) | \(sig(r.meanAbs)) | \(pct(r.meanRel)) | \(sig(r.stated)) | \(sig(r.medianAbs)) | \(pct(r.medianRel)) | \(signed(r.medianSigned)) |")
+                        let name = "\(type.rawValue) (\(short(b.lower))–\(short(b.upper)) \(type.unit), \(b.bins) bins)"
+                        print("| \(name) | \(cohort) | \(Int(r.peoplePerCell.rounded())) | \(short(rho)) | \(String(format: "%.0f %%", 100 * r.released)) | \(sig(r.meanAbs)) | \(pct(r.meanRel)) | \(sig(r.stated)) | \(sig(r.medianAbs)) | \(pct(r.medianRel)) | \(signed(r.medianSigned)) |")
                     }
                 }
             }
@@ -187,6 +187,9 @@ func sig(_ value: Double) -> String {
     let digits = max(0, 2 - Int(floor(log10(abs(value)))))
     return String(format: "%.\(min(digits, 6))f", value)
 }
+
+/// The shortest form: 0.001, 0.08, 30000.
+func short(_ value: Double) -> String { String(format: "%g", value) }
 
 /// With its sign: "+12.3", "−0.0450".
 func signed(_ value: Double) -> String {

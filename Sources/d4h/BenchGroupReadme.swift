@@ -85,7 +85,7 @@ extension Bench {
             }
             let people = exact.map(\.people)
             print("## The README's group request on `make run`'s population (\(try await GroupBenchCompany.population(client, logger)))")
-            print("Heart rate of women 30–49 whose mean heart rate is 50–90, \(from) to \(to), day buckets: \(exact.count) cells, cohort \(cohort.count) people (\(people.min() ?? 0)–\(people.max() ?? 0) per cell), k = \(k), ρ = \(sig(PrivacySettings().defaultCellLoss)) per cell (`PRIVACY_CELL_RHO` default), `SecureNoise`; \(runs) requests through `GroupRequestService.create`.")
+            print("Heart rate of women 30–49 whose mean heart rate is 50–90, \(from) to \(to), day buckets: \(exact.count) cells, cohort \(cohort.count) people (\(people.min() ?? 0)–\(people.max() ?? 0) per cell), k = \(k), ρ = \(short(PrivacySettings().defaultCellLoss)) per cell (`PRIVACY_CELL_RHO` default), `SecureNoise`; \(runs) requests through `GroupRequestService.create`.")
             print("| runs | every mean within \(pct(tolerance)) | refused | suppressed cells | relative error of a mean: p50 / p95 / max | worst cell of a run: p95 | stated ±95 % (relative, median) | evaluation p50 ms |")
             print("|---:|---:|---:|---:|---:|---:|---:|---:|")
             print("| \(runs) | \(passed) (\(pct(Double(passed) / Double(runs)))) | \(refused) | \(suppressed) | \(percent(errors, 0.5)) / \(percent(errors, 0.95)) / \(percent(errors, 1)) | \(percent(worstPerRun, 0.95)) | \(percent(margins, 0.5)) | \(ms(percentile(times, 0.5))) |")
