@@ -65,6 +65,11 @@ extension Bench {
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
             }
+            // The mechanism alone on aggregates read once: what the noise costs (3 + bins draws per cell).
+            var aggregates: [PrivacyBenchProbe.Aggregate] = []
+            for type in types {
+                aggregates += try await PrivacyBenchProbe.aggregates(cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
+            }
             let exactCells = { @Sendable () async throws -> [PrivacyBenchProbe.ExactCell] in
                 try await withThrowingTaskGroup(of: [PrivacyBenchProbe.ExactCell].self) { group in
                     for type in types {
@@ -78,7 +83,7 @@ extension Bench {
 
             // Side by side: each run times the whole evaluation, then the cells with DP, the same cells exact,
             // and the cohort alone, so a change in the machine's load touches all of them alike.
-            var evaluation: [Double] = [], dp: [Double] = [], exact: [Double] = [], cohortTimes: [Double] = []
+            var evaluation: [Double] = [], dp: [Double] = [], exact: [Double] = [], cohortTimes: [Double] = [], mechanism: [Double] = []
             var accepted: GroupRequest?
             var exactFigures: [PrivacyBenchProbe.ExactCell] = []
             for index in 0..<(runs + 1) {
@@ -88,7 +93,9 @@ extension Bench {
                 let (figures, x) = try await timed { try await exactCells() }
                 exactFigures = figures
                 let (_, c) = try await timed { try await cohortOf() }
+                let (_, m) = try await timed { aggregates.map { PrivacyBenchProbe.release($0, rho: 0.01, minimumPeople: k, noise: noise) } }
                 guard index > 0 else { continue }
+                mechanism.append(m)
                 evaluation.append(e)
                 dp.append(d)
                 exact.append(x)
@@ -120,6 +127,7 @@ extension Bench {
             print(row("its cells alone with DP: exact aggregates (`CellAggregateStore`) + `CellMechanism`, 2 types side by side", dp))
             print(row("the same cells exact, before DP: `percentile_cont` per cell, 2 types side by side (baseline)", exact))
             print(row("the cohort alone (part of the evaluation)", cohortTimes))
+            print(row("the mechanism alone: noise for the \(aggregates.count) cells (`SecureNoise`, part of the cells)", mechanism))
             print(row("naive SQL over raw samples, same exact answer (\(naiveRuns) runs)", naiveTimes))
             print("The evaluation is \(String(format: "%.1f", percentile(naiveTimes, 0.5) / percentile(evaluation, 0.5)))× faster than the naive query; p50 \(percentile(evaluation, 0.5) <= 1000 ? "within" : "OVER") the 1 s goal.")
             print(agreement(exactFigures: exactFigures, naive: naiveCells, released: released))
