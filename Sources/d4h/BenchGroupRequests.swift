@@ -65,7 +65,7 @@ extension Bench {
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
             }
-            // The mechanism alone on aggregates read once: what the noise costs (3 + bins draws per cell).
+            // The mechanism alone on aggregates read once: what the noise costs (2 + bins draws per cell).
             var aggregates: [PrivacyBenchProbe.Aggregate] = []
             for type in types {
                 aggregates += try await PrivacyBenchProbe.aggregates(cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
