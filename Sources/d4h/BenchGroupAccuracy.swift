@@ -69,9 +69,8 @@ extension Bench {
                 let last = try await GroupBenchCompany.lastDay(client: client, logger: logger), first = last.adding(days: 1 - days)
                 var rows: [Row] = []
                 for (label, demographics) in Self.cohorts {
-                    let members = try await client.withConnection { connection in
-                        try await GroupRequestStore.cohort(filters: [], demographics: demographics, from: first, to: last, on: connection, logger: logger)
-                    }
+                    let members = try await PrivacyBenchProbe.cohort(
+                        filters: [], demographics: demographics, from: first, to: last, client: client, logger: logger)
                     for type in typeValues {
                         let aggregates = try await PrivacyBenchProbe.aggregates(
                             cohort: members, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)

@@ -25,6 +25,12 @@ extension Bench {
         @Option(help: "Fraction of runs that must pass.") var required = 0.95
         @Option(help: "GROUP_MIN_COHORT (the server's default).") var k = 1000
 
+        func validate() throws {
+            guard runs >= 1, tolerance > 0, (0...1).contains(required) else {
+                throw ValidationError("--runs must be at least 1, --tolerance above 0 and --required within 0–1")
+            }
+        }
+
         func run() async throws {
             let logger = makeLogger(level: .warning)
             let (runs, tolerance, required, k) = (runs, tolerance, required, k)
@@ -58,9 +64,8 @@ extension Bench {
             let creation = GroupRequestService.Creation(
                 types: ["heart_rate"], filters: [.init(type: "heart_rate", min: 50, max: 90)], ageMin: 30, ageMax: 49, sex: "F",
                 windowFrom: from.description, windowTo: to.description, bucket: "day", purpose: "Population study", subscriptionDays: nil)
-            let cohort = try await client.withConnection { connection in
-                try await GroupRequestStore.cohort(filters: filters, demographics: demographics, from: from, to: to, on: connection, logger: logger)
-            }
+            let cohort = try await PrivacyBenchProbe.cohort(
+                filters: filters, demographics: demographics, from: from, to: to, client: client, logger: logger)
             let exact = try await PrivacyBenchProbe.exactCells(
                 cohort: cohort, type: .heartRate, bucket: .day, from: from, to: to, client: client, logger: logger)
             let truth = Dictionary(exact.compactMap { cell in cell.mean.map { (cell.bucketStart, $0) } }, uniquingKeysWith: { a, _ in a })

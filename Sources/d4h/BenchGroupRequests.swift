@@ -20,6 +20,10 @@ extension Bench {
         @Option(help: "Timed runs of the naive query (it is slow).") var naiveRuns = 3
         @Option(help: "GROUP_MIN_COHORT.") var k = 1000
 
+        func validate() throws {
+            guard runs >= 1, naiveRuns >= 1 else { throw ValidationError("--runs and --naive-runs must be at least 1") }
+        }
+
         func run() async throws {
             let logger = makeLogger(level: .warning)
             let (runs, naiveRuns, k) = (runs, naiveRuns, k)
@@ -45,11 +49,9 @@ extension Bench {
                 ageMin: nil, ageMax: nil, sex: nil, windowFrom: first.description, windowTo: last.description, bucket: "day",
                 purpose: "Benchmark", subscriptionDays: nil)
             let cohortOf = { @Sendable () async throws -> [Int32] in
-                try await client.withConnection { connection in
-                    try await GroupRequestStore.cohort(
-                        filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last,
-                        on: connection, logger: logger)
-                }
+                try await PrivacyBenchProbe.cohort(
+                    filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last, client: client,
+                    logger: logger)
             }
             let cohort = try await cohortOf()
             let noise = SecureNoise()

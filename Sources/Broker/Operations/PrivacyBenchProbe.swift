@@ -36,6 +36,19 @@ package enum PrivacyBenchProbe {
         }
     }
 
+    /// The cohort of a request as the service selects it (in a transaction with its sort memory), before
+    /// the people's yearly caps.
+    package static func cohort(
+        filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
+        client: DatabasePool, logger: Logger
+    ) async throws -> [Int32] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+            return try await GroupRequestStore.cohort(
+                filters: filters, demographics: demographics, from: from, to: to, on: connection, logger: logger)
+        }
+    }
+
     /// The exact aggregates of one type's cells, exactly as a release computes them.
     package static func aggregates(
         cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, client: DatabasePool,
