@@ -8,7 +8,7 @@ import FoundationNetworking
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure a running server. Results are ratios against baselines measured in the same run.",
-        subcommands: [Login.self, Load.self, Accounts.self, Ingest.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self, Webhooks.self, GroupRequestEvaluation.self, SOSMonitorBench.self])
+        subcommands: [Login.self, Load.self, Accounts.self, Ingest.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self, Webhooks.self, GroupRequestEvaluation.self, GroupAccuracy.self, GroupReadmeRequest.self, SOSMonitorBench.self])
 
     struct Login: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
