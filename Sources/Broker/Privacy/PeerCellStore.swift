@@ -107,14 +107,15 @@ enum PeerCellStore {
     }
 
     /// The stored cells of one sex, band and type from `from` to `to`, oldest first: a primary-key range,
-    /// one row per published day, and nobody's rollups.
+    /// one row per published day, and nobody's rollups. (The sex is cast to the column's `char`: compared as
+    /// text, the column would be cast instead and the key's first column could not be used.)
     static func cells(
         sex: Sex, ageFrom: Int, type: SampleType, from: CalendarDate, to: CalendarDate, on connection: PostgresConnection, logger: Logger
     ) async throws -> [(day: CalendarDate, cell: NoisyCell)] {
         let rows = try await connection.query(
             """
             SELECT to_char(day, 'YYYY-MM-DD'), people, centred_sum, bins, loss_micro FROM peer_cells
-            WHERE sex = \(sex.rawValue) AND age_from = \(Int16(ageFrom)) AND type = \(type.code)
+            WHERE sex = \(sex.rawValue)::bpchar AND age_from = \(Int16(ageFrom)) AND type = \(type.code)
               AND day BETWEEN \(from.description)::date AND \(to.description)::date
             ORDER BY day
             """, logger: logger)

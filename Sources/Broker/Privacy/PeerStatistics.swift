@@ -37,13 +37,18 @@ struct PeerStatistics: Sendable {
 
     /// The newest day that has closed by `now`.
     func lastClosedDay(at now: Date) -> CalendarDate {
-        var day = CalendarDate(now, in: .utc)
+        var day = Self.utcDay(of: now)
         while schedule.closes(.day, startingOn: day) > now { day = day.adding(days: -1) }
         return day
     }
 
     /// The oldest day the background publishes at `now`.
-    func firstDayWithinHorizon(at now: Date) -> CalendarDate { CalendarDate(now, in: .utc).adding(days: -Self.horizonDays) }
+    func firstDayWithinHorizon(at now: Date) -> CalendarDate { Self.utcDay(of: now).adding(days: -Self.horizonDays) }
+
+    /// The UTC day of `date` by arithmetic: on the read path, where a `Calendar` would cost more than the rest.
+    static func utcDay(of date: Date) -> CalendarDate {
+        CalendarDate(dayNumber: Int((date.timeIntervalSince1970 / 86_400).rounded(.down)))!
+    }
 
     // MARK: Publishing
 
