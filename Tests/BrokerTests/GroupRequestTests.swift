@@ -519,6 +519,17 @@ struct GroupRequestTests {
         }
     }
 
+    @Test("a server with the refresh off (GROUP_RESULTS_REFRESH_INTERVAL=0) keeps serving: the stopped loop does not end it")
+    func refreshOffKeepsServing() async throws {
+        // A service that returns ends a ServiceGroup; the loop that is off must wait for shutdown instead.
+        try await TestHarness.run(configure: { $0.groupResultsRefreshInterval = nil }) { harness in
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await harness.request(.get, "/health/live").status == .ok)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await harness.request(.get, "/health/live").status == .ok)
+        }
+    }
+
     @Test("GROUP_RESULTS_REFRESH_INTERVAL: hourly by default, 0 turns it off, anything else but seconds stops the start")
     func refreshIntervalSetting() throws {
         func interval(_ environment: [String: String]) throws -> Duration? {

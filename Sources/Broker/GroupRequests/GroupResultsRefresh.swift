@@ -16,7 +16,8 @@ struct GroupResultsRefresh: Service {
     let logger: Logger
 
     func run() async throws {
-        guard let interval else { return }
+        // Off: wait for shutdown all the same, since a service that returns ends the whole server.
+        guard let interval else { return try await gracefulShutdown() }
         let groupRequests = groupRequests, logger = logger
         // Look for due subscriptions often enough that none waits much longer than `interval`.
         await repeatUntilShutdown(every: min(interval, .seconds(60)), logger: logger, failure: "refreshing group subscriptions failed; will retry") {
