@@ -152,6 +152,23 @@ struct GroupPrivacyLedgerTests {
         }
     }
 
+    /// The requests outlive the company for the auditors; a live subscription must not go on releasing
+    /// (and spending people's caps) for a company that no longer exists. Fails if erasure leaves it running.
+    @Test("erasing a company ends its live group subscriptions: the background release never picks them again")
+    func erasureEndsSubscriptions() async throws {
+        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            let token = try await harness.activeCompany(company)
+            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger","subscription":{"days":365}}"#
+            let created = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: token))
+            let requestID = try #require(created["id"] as? String)
+            #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(requestID)' AND ended_at IS NULL") == 1)
+            #expect(try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(company.password)"}"#, token: token).status == .noContent)
+            #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(requestID)' AND ended_at IS NOT NULL") == 1)
+        }
+    }
+
     /// Feldman and Zrnic (2021): with individual accounting a person whose budget is spent is left out of
     /// later releases, and only their own loss decides — so no one's total ever passes the cap.
     @Test("each person's yearly cap: a person whose budget is spent is left out; no one ever passes the cap")
@@ -314,7 +331,7 @@ struct GroupPrivacyLedgerTests {
         let set = try privacy(["PRIVACY_CELL_RHO": "0.05", "PRIVACY_COMPANY_BUDGET": "10", "GROUP_RESULTS_LATENESS": "0"])
         #expect(set.defaultCellLoss == 0.05 && set.companyBudget == 10 && set.latenessHours == 0)
         for (name, wrong) in [("PRIVACY_CELL_RHO", "0"), ("PRIVACY_CELL_RHO", "1"), ("PRIVACY_COMPANY_BUDGET", "0"), ("PRIVACY_PERSON_BUDGET", "0"),
-                              ("PRIVACY_PEER_RESERVE", "2"), ("GROUP_RESULTS_LATENESS", "-1")] {
+                              ("PRIVACY_PEER_RESERVE", "2"), ("PRIVACY_PEER_RESERVE", "0.001"), ("GROUP_RESULTS_LATENESS", "-1")] {
             #expect(throws: ConfigurationError.self, "\(name)=\(wrong)") { try privacy([name: wrong]) }
         }
     }

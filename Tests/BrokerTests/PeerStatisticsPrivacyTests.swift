@@ -230,7 +230,7 @@ struct PeerStatisticsPrivacyTests {
     func onDemandIsBounded() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(Self.caller())
-            let days = (3...42).map { Self.day(-$0) }  // forty closed days, newest first
+            let days = (3...34).map { Self.day(-$0) }  // thirty-two closed days within the horizon, newest first
             try await Self.insertCrowd(harness, count: 3, days: days, value: 70)
             let first = try await Self.peerBuckets(harness, token, from: days.last!, to: days.first!)
             #expect(first.map(\.start) == Array(days.prefix(31).reversed()))
@@ -243,7 +243,7 @@ struct PeerStatisticsPrivacyTests {
     @Test("the server's background loop publishes closed days, newest first, without any request")
     func backgroundLoopRuns() async throws {
         try await TestHarness.run(configure: { $0.peerStatisticsInterval = .seconds(1) }, noise: NoNoise()) { harness in
-            // It catches up on 400 days one by one; the newest are there within moments (a minute at most here).
+            // It catches up on the horizon's days one by one; the newest are there within moments (a minute at most here).
             var published = 0
             for _ in 0..<600 where published < 3 {
                 published = try await harness.int("SELECT count(*) FROM peer_days")
@@ -271,7 +271,7 @@ struct PeerStatisticsPrivacyTests {
         }
     }
 
-    @Test("the background publishes the newest missing closed day each step, and stops when the last 400 days are done")
+    @Test("the background publishes the newest missing closed day each step, and stops when the horizon's days are done")
     func backgroundNewestFirst() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
             let now = Date()
@@ -286,9 +286,9 @@ struct PeerStatisticsPrivacyTests {
                 for _ in 0..<2 { #expect(try await peers.publishNewestMissingDay(at: now, logger: TestDatabase.logger)) }
                 let days = try await harness.sql("SELECT to_char(day, 'YYYY-MM-DD') FROM peer_days ORDER BY computed_at, day").map { try $0.decode(String.self) }
                 #expect(days == [newest.adding(days: -1), newest, newest.adding(days: -2)].map(\.description))
-                // Everything from 400 days back already published: nothing to do.
+                // Everything from the horizon on already published: nothing to do.
                 _ = try await harness.sql(
-                    "INSERT INTO peer_days (day) SELECT d::date FROM generate_series('\(today.adding(days: -400))'::date, '\(newest)'::date, interval '1 day') AS d ON CONFLICT DO NOTHING")
+                    "INSERT INTO peer_days (day) SELECT d::date FROM generate_series('\(today.adding(days: -PeerStatistics.horizonDays))'::date, '\(newest)'::date, interval '1 day') AS d ON CONFLICT DO NOTHING")
                 #expect(try await peers.publishNewestMissingDay(at: now, logger: TestDatabase.logger) == false)
             }
         }

@@ -300,6 +300,11 @@ public struct AccountService: Sendable {
             if current.role == .user {
                 try await singleRequests.releaseForErasure(userID: principal.accountID, on: connection, logger: logger)
             }
+            if current.role == .thirdParty {
+                // Its group requests outlive it for the auditors; its subscriptions must not go on releasing
+                // (and spending people's caps) for a company that no longer exists.
+                try await GroupRequestStore.endSubscriptions(of: principal.accountID, on: connection, logger: logger)
+            }
             try await AccountStore.delete(accountID: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue, action: AuditAction.accountErased,

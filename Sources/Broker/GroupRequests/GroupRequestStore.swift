@@ -170,6 +170,15 @@ public enum GroupRequestStore {
             """, logger: logger)).first
     }
 
+    /// Ends every live group subscription of a company that is being erased.
+    static func endSubscriptions(of company: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE group_requests SET ended_at = now()
+            WHERE third_party_id = \(company) AND subscription_days IS NOT NULL AND ended_at IS NULL
+            """, logger: logger)
+    }
+
     // MARK: Background refresh of live subscriptions
 
     /// Takes the group subscription compared longest ago (never, first) whose last comparison is older than

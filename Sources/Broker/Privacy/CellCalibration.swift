@@ -32,7 +32,8 @@ struct CellCalibration: Sendable, Equatable {
 
     /// σ² = Δ²/(2ρ), rounded up to a whole number.
     static func variance(sensitivity: Double, rho: Double) -> UInt64 {
-        UInt64(max(1, (sensitivity * sensitivity / (2 * rho)).rounded(.up)))
+        precondition(rho > 0, "a cell must cost something: a zero loss has no finite noise")
+        return UInt64(max(1, (sensitivity * sensitivity / (2 * rho)).rounded(.up)))
     }
 
     /// A count's noise alone, for a cohort size (sensitivity 1, the whole loss).

@@ -25,8 +25,10 @@ struct PeerStatistics: Sendable {
     let mechanism: CellMechanism
     let settings: PrivacySettings
 
-    /// How far back the background publishes missing days: a year's page (365 days) and a little more.
-    static let horizonDays = 400
+    /// How far back days are published at all. Short on purpose: every day that can be published counts
+    /// against the reserve (`PrivacySettings.peerDaysPerYear`), so a new server catches up on five weeks,
+    /// not a year, and a year's page fills in as days close.
+    static let horizonDays = 35
     /// The most days one request publishes before it answers. Each day is one query per type over that
     /// day's rollups; an unbounded number (a ten-year window on a server that has just started) would hold
     /// the request and a pooled connection for minutes. The rest is left to the background loop, and

@@ -27,9 +27,15 @@ public struct PrivacySettings: Sendable, Equatable {
     public init() {}
 
     var peerCellLoss: PrivacyLoss {
-        // 366 days × every type a person may have: a per-day, per-type share of the reserve.
-        PrivacyLoss(micro: PrivacyLoss(rho: peerReserve).micro / Int64(366 * SampleType.allCases.count))
+        // A per-day, per-type share of the reserve (never below a millionth), over every day that can be
+        // published in any 366 days.
+        PrivacyLoss(micro: max(1, PrivacyLoss(rho: peerReserve).micro / Int64(Self.peerDaysPerYear * SampleType.allCases.count)))
     }
+
+    /// How many days' peer cells any 366 days can publish: a day is published once, and only within
+    /// `PeerStatistics.horizonDays` of now, so 366 days of publishing cover at most 367 + horizon days
+    /// (a new server's catch-up included).
+    static var peerDaysPerYear: Int { 367 + PeerStatistics.horizonDays }
 
     /// What group releases may take from one person in twelve months.
     var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }
@@ -52,7 +58,8 @@ extension PrivacySettings {
         if let rho = try reader.decimalNumber("PRIVACY_COMPANY_BUDGET", in: 0.001...100) { companyBudget = rho }
         if let days = try reader.wholeNumber("PRIVACY_COMPANY_PERIOD_DAYS", in: 1...366) { companyPeriodDays = days }
         if let rho = try reader.decimalNumber("PRIVACY_PERSON_BUDGET", in: 0.01...100) { personBudget = rho }
-        if let rho = try reader.decimalNumber("PRIVACY_PEER_RESERVE", in: 0.001...100) { peerReserve = rho }
+        // Enough for at least a millionth of ρ per peer cell: below that a cell's loss would round to nothing.
+        if let rho = try reader.decimalNumber("PRIVACY_PEER_RESERVE", in: 0.05...100) { peerReserve = rho }
         guard peerReserve < personBudget else {
             throw ConfigurationError.invalid("PRIVACY_PEER_RESERVE", "must be less than PRIVACY_PERSON_BUDGET (\(personBudget))")
         }
