@@ -47,6 +47,11 @@ struct TestHarness: Sendable {
         // Peer statistics' background publishing would compute 400 days on every test's server: off, so a
         // test's peer figures are published when its own request (or the test itself) asks, after its data.
         configuration.peerStatisticsInterval = nil
+        // The harness's client is one keep-alive connection, and many tests fill the database directly
+        // between two requests; on a loaded machine that can take longer than the production idle timeout
+        // (60 s), after which the server had closed the connection and the next request failed with "I/O on
+        // closed channel". The idle timeout is not what those tests are about; tests of it set their own.
+        configuration.httpIdleTimeout = 900
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration, noise: noise)
         try await app.test(.live) { client in
