@@ -198,7 +198,7 @@ extension Bench {
 /// month never leave people out of the next run's cohorts.
 struct GroupBenchCompany: Sendable {
     let id: UUID
-    var principal: Principal { Principal(accountID: id, role: .thirdParty, credential: .apiKey(id: UUID())) }
+    var principal: Principal { Principal(accountID: id, role: .thirdParty, credential: .apiKey(id: UUID(), scope: .full)) }
 
     static func create(name: String, client: DatabasePool, logger: Logger) async throws -> GroupBenchCompany {
         let id = try await client.query(

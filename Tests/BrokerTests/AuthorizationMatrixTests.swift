@@ -74,6 +74,8 @@ struct AuthorizationMatrixTests {
         var revoked: [String: String] = [:]
         var apiKey = ""
         var revokedAPIKey = ""
+        /// The same company's key of scope `read_only`.
+        var readOnlyAPIKey = ""
     }
 
     // MARK: Classification (no server needed)
@@ -158,8 +160,23 @@ struct AuthorizationMatrixTests {
                                           path: path + operation.requiredQueryString, decodable: true, expected: .notFound))
                     }
                     if allowed.contains("third_party") {
+                        // What no key may call is refused before any id is looked at.
+                        let sessionOnly = AuthenticationGate.sessionOnlyOperations.contains(operation.key)
                         cells.append(Cell(label: "(e) another party's ids, with an API key", token: callers.apiKey,
-                                          path: path + operation.requiredQueryString, decodable: true, expected: .notFound))
+                                          path: path + operation.requiredQueryString, decodable: true,
+                                          expected: sessionOnly ? .forbidden : .notFound))
+                    }
+                }
+                // (f): a key on what only a session may do (manage keys, credentials, erasure), and a read-only
+                // key on whatever changes something: 403 with a body that would otherwise be accepted.
+                if allowed.contains("third_party") {
+                    if AuthenticationGate.sessionOnlyOperations.contains(operation.key) {
+                        cells.append(Cell(label: "(f) a full API key on a session-only operation", token: callers.apiKey,
+                                          path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
+                    }
+                    if operation.method != "GET", !AuthenticationGate.readOnlyExceptions.contains(operation.key) {
+                        cells.append(Cell(label: "(f) a read-only API key on a change", token: callers.readOnlyAPIKey,
+                                          path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
                     }
                 }
                 for cell in cells {
@@ -182,6 +199,7 @@ struct AuthorizationMatrixTests {
             #expect((checked["(b)"] ?? 0) >= operationsChecked && (checked["(c)"] ?? 0) > operationsChecked)
             #expect((checked["(d)"] ?? 0) >= 50, "\(checked)")
             #expect((checked["(e)"] ?? 0) >= Self.otherPartyIDs.count, "\(checked)")
+            #expect((checked["(f)"] ?? 0) >= 15, "\(checked)")
         }
     }
 
@@ -258,6 +276,7 @@ struct AuthorizationMatrixTests {
         }
         let thirdParty = try #require(callers.valid["third_party"])
         callers.apiKey = try await apiKey(harness, thirdParty).secret
+        callers.readOnlyAPIKey = try await apiKey(harness, thirdParty, scope: "read_only").secret
         let revokedKey = try await apiKey(harness, thirdParty)
         let revoke = try await harness.request(.delete, "/v1/api-keys/\(revokedKey.id)", token: thirdParty)
         try #require(revoke.status == .noContent, "revoking the key answered \(revoke.status)")
@@ -269,8 +288,8 @@ struct AuthorizationMatrixTests {
         return callers
     }
 
-    static func apiKey(_ harness: TestHarness, _ token: String) async throws -> (id: String, secret: String) {
-        let response = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"matrix"}"#, token: token)
+    static func apiKey(_ harness: TestHarness, _ token: String, scope: String = "full") async throws -> (id: String, secret: String) {
+        let response = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"matrix","scope":"\#(scope)"}"#, token: token)
         try #require(response.status == .created, "creating an API key answered \(response.status): \(harness.text(response))")
         let key = try harness.object(response)
         return (try #require(key["id"] as? String), try #require(key["secret"] as? String))

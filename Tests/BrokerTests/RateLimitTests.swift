@@ -260,7 +260,7 @@ struct RateLimitTests {
 
     // MARK: The limiter alone
 
-    static func person() -> Principal { Principal(accountID: UUID(), role: .user, credential: .apiKey(id: UUID())) }
+    static func person() -> Principal { Principal(accountID: UUID(), role: .user, credential: .apiKey(id: UUID(), scope: .full)) }
 
     @Test("a burst of the full capacity is admitted at once; the next waits exactly one interval")
     func burstAndExactWait() throws {

@@ -154,8 +154,17 @@ extension Console {
             return request.redirect("/company/settings", notice: "webhook-removed")
         }
         post("/company/api-keys", .role(.thirdParty), on: router) { request in
+            // The form offers a few lifetimes; anything else is named as the field's error.
+            var expiresAt: Date?
+            if let days = request.form["expiresInDays"], !days.isEmpty {
+                guard let count = Int(days), [30, 90, 365].contains(count) else {
+                    throw AccountError.invalid([FieldError(field: "expiresInDays", message: "must be 30, 90 or 365 days, or never")])
+                }
+                expiresAt = Date().addingTimeInterval(Double(count) * 86_400)
+            }
             let (key, secret) = try await request.api.accounts.createAPIKey(
-                try request.caller, name: request.form["name"], logger: request.logger)
+                try request.caller, name: request.form["name"], scope: request.form["scope"], expiresAt: expiresAt,
+                logger: request.logger)
             var values = try await Self.settingsValues(request)
             // Shown once, on this response only: it is stored as a hash.
             values["newKey"] = ["name": key.name, "secret": secret.text]
@@ -222,8 +231,9 @@ extension Console {
         } catch WebhookError.notFound {}
         let keys = try await request.api.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
         values["apiKeys"] = keys.map {
-            ["id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix, "createdAt": Wording.time($0.createdAt),
-             "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never"]
+            ["id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,
+             "scope": $0.scope == .readOnly ? "read only" : "full", "createdAt": Wording.time($0.createdAt),
+             "expiresAt": $0.expiresAt.map(Wording.time) ?? "never", "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never"]
         }
         values["hasAPIKeys"] = !keys.isEmpty
         return values

@@ -15,7 +15,27 @@ struct AuthenticationGate: Sendable {
         "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
     ]
 
+    /// Operations only a signed-in session may call, whatever an API key's scope: managing keys (a key that
+    /// could mint keys would outlive its own revocation), changing the account's credentials and deleting it.
+    static let sessionOnlyOperations: Set<String> = [
+        "POST /v1/api-keys", "DELETE /v1/api-keys/{id}", "PATCH /v1/me", "DELETE /v1/me",
+    ]
+
+    /// Operations other than GET that a `read_only` key may call: they change nothing the company does not
+    /// own (the estimate reads no data and spends no budget; logging out revokes the key itself).
+    static let readOnlyExceptions: Set<String> = ["POST /v1/group-requests/estimate", "DELETE /v1/sessions/current"]
+
     let accounts: AccountService
+
+    /// Refuses an API key an operation its scope, or any key, may not call; sessions pass.
+    static func checkScope(of principal: Principal, method: HTTPRequest.Method, path: String) throws {
+        guard let scope = principal.credential.apiKeyScope else { return }
+        let operation = "\(method.rawValue) \(path)"
+        if sessionOnlyOperations.contains(operation) { throw APIKeyError.sessionRequired }
+        if scope == .readOnly, method != .get, method != .head, !readOnlyExceptions.contains(operation) {
+            throw APIKeyError.readOnlyScope
+        }
+    }
 
     /// `handler`, behind a 401 unless the operation is public.
     func guarding(_ handler: @escaping StreamingEndpoints.Handler, method: HTTPRequest.Method, path: String)
@@ -27,6 +47,7 @@ struct AuthenticationGate: Sendable {
             var scope = RequestScope.current
             guard let token = scope.bearerToken, let principal = try await accounts.principal(bearer: token, logger: scope.logger)
             else { throw AccountError.unauthenticated }
+            try Self.checkScope(of: principal, method: method, path: path)
             scope.principal = principal
             return try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
         }

@@ -23,9 +23,11 @@ extension BrokerAPI {
     func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
         let principal = try await caller(.thirdParty)
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let (key, secret) = try await accounts.createAPIKey(principal, name: body.name, logger: logger)
+        let (key, secret) = try await accounts.createAPIKey(
+            principal, name: body.name, scope: body.scope?.rawValue, expiresAt: body.expiresAt, logger: logger)
         return .created(.init(body: .json(.init(
-            id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix, createdAt: key.createdAt,
+            id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix,
+            scope: .init(rawValue: key.scope.rawValue) ?? .readOnly, createdAt: key.createdAt, expiresAt: key.expiresAt,
             secret: secret.text))))
     }
 
@@ -35,7 +37,8 @@ extension BrokerAPI {
         let page = try await accounts.listAPIKeys(principal, cursor: cursor, limit: limit, logger: logger)
         let items = page.rows.map {
             Components.Schemas.APIKey(
-                id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix, createdAt: $0.createdAt,
+                id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix,
+                scope: .init(rawValue: $0.scope.rawValue) ?? .readOnly, createdAt: $0.createdAt, expiresAt: $0.expiresAt,
                 lastUsedAt: $0.lastUsedAt)
         }
         return .ok(.init(body: .json(.init(items: items, nextCursor: page.nextCursor))))

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Long-lived third-party API keys; only the secret's hash is stored.
+/// Third parties' API keys; only the secret's hash is stored. A key stops working when it is revoked or its
+/// expiry has passed; neither kind is listed.
 public struct APIKeyStore: Sendable {
     public let client: DatabasePool
 
@@ -12,24 +13,27 @@ public struct APIKeyStore: Sendable {
         public var id: UUID
         public var name: String
         public var prefix: String
+        public var scope: APIKeyScope
         public var createdAt: Date
+        public var expiresAt: Date?
         public var lastUsedAt: Date?
     }
 
     static func create(
-        accountID: UUID, name: String, secret: SecretToken, on connection: PostgresConnection, logger: Logger
+        accountID: UUID, name: String, scope: APIKeyScope, expiresAt: Date?, secret: SecretToken,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> Key {
         let prefix = String(secret.text.prefix(12))
         let rows = try await connection.query(
             """
-            INSERT INTO api_keys (account_id, name, prefix, secret_hash)
-            VALUES (\(accountID), \(name), \(prefix), \(secret.hash))
+            INSERT INTO api_keys (account_id, name, prefix, secret_hash, scope, expires_at)
+            VALUES (\(accountID), \(name), \(prefix), \(secret.hash), \(scope.rawValue), \(expiresAt))
             RETURNING id, created_at
             """, logger: logger)
         guard let (id, createdAt) = try await rows.collect().first?.decode((UUID, Date).self) else {
             throw AccountStoreError.noRow
         }
-        return Key(id: id, name: name, prefix: prefix, createdAt: createdAt, lastUsedAt: nil)
+        return Key(id: id, name: name, prefix: prefix, scope: scope, createdAt: createdAt, expiresAt: expiresAt, lastUsedAt: nil)
     }
 
     /// One page of live keys, newest first, after `cursor`.
@@ -39,15 +43,19 @@ public struct APIKeyStore: Sendable {
         let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         let rows = try await client.query(
             """
-            SELECT id, name, prefix, created_at, last_used_at FROM api_keys
-            WHERE account_id = \(accountID) AND revoked_at IS NULL
+            SELECT id, name, prefix, scope, created_at, expires_at, last_used_at FROM api_keys
+            WHERE account_id = \(accountID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
               AND (\(cursorTime)::timestamptz IS NULL OR (created_at, id) < (\(cursorTime)::timestamptz, \(cursorID)))
             ORDER BY created_at DESC, id DESC
             LIMIT \(limit + 1)
             """, logger: logger)
         var keys: [Key] = []
-        for try await (id, name, prefix, createdAt, lastUsed) in rows.decode((UUID, String, String, Date, Date?).self) {
-            keys.append(Key(id: id, name: name, prefix: prefix, createdAt: createdAt, lastUsedAt: lastUsed))
+        for try await (id, name, prefix, scope, createdAt, expiresAt, lastUsed)
+            in rows.decode((UUID, String, String, String, Date, Date?, Date?).self)
+        {
+            keys.append(Key(
+                id: id, name: name, prefix: prefix, scope: APIKeyScope(rawValue: scope) ?? .readOnly, createdAt: createdAt,
+                expiresAt: expiresAt, lastUsedAt: lastUsed))
         }
         return Page(rows: keys, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
     }
@@ -70,14 +78,16 @@ public struct APIKeyStore: Sendable {
                 UPDATE api_keys k SET last_used_at = now()
                 FROM accounts a
                 WHERE k.secret_hash = \(secret.hash) AND k.revoked_at IS NULL
+                  AND (k.expires_at IS NULL OR k.expires_at > now())
                   AND a.id = k.account_id AND a.status = 'active'
-                RETURNING k.id, a.id AS account_id, a.role
+                RETURNING k.id, a.id AS account_id, a.role, k.scope
             )
-            SELECT id, account_id, role FROM used
+            SELECT id, account_id, role, scope FROM used
             """, logger: logger)
-        for try await (id, accountID, role) in rows.decode((UUID, UUID, String).self) {
+        for try await (id, accountID, role, scope) in rows.decode((UUID, UUID, String, String).self) {
             guard let role = Role(rawValue: role) else { return nil }
-            return Principal(accountID: accountID, role: role, credential: .apiKey(id: id))
+            // An unknown scope (a newer server's) is read as the narrowest.
+            return Principal(accountID: accountID, role: role, credential: .apiKey(id: id, scope: APIKeyScope(rawValue: scope) ?? .readOnly))
         }
         return nil
     }

@@ -48,7 +48,7 @@ extension AccountService {
     public func logOut(_ principal: Principal, logger: Logger) async throws {
         switch principal.credential {
         case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
-        case .apiKey(let id):
+        case .apiKey(let id, _):
             // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
             _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }
         }

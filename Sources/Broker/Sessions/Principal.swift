@@ -13,6 +13,11 @@ public struct Principal: Sendable, Equatable {
     /// How the caller proved who they are; logout revokes exactly this.
     public enum Credential: Sendable, Equatable {
         case session(tokenHash: Data)
-        case apiKey(id: UUID)
+        case apiKey(id: UUID, scope: APIKeyScope)
+
+        /// The scope of the key this caller used, or nil for a session.
+        public var apiKeyScope: APIKeyScope? {
+            if case .apiKey(_, let scope) = self { scope } else { nil }
+        }
     }
 }
