@@ -55,6 +55,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
         imports: importJobs,
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
+        metricsAccess: MetricsAccess(token: configuration.metricsToken),
         webhooks: WebhookService(client: client, policy: webhookPolicy),
         rateLimiter: RateLimiter(limits: configuration.rateLimits),
         streamStallTimeout: .seconds(configuration.downloadStallTimeout))

@@ -75,12 +75,16 @@ struct OperationsTests {
             .flatMap { Double($0.dropFirst(series.count + 1)) }
     }
 
+    /// The scraper's token in the tests' servers.
+    static let metricsToken = "metrics-token-for-the-tests-0123456789"
+    static func withMetrics(_ configuration: inout BrokerConfiguration) { configuration.metricsToken = metricsToken }
+
     @Test("/metrics counts requests by route template, method and status, with latency buckets")
     func metrics() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(configure: Self.withMetrics) { harness in
             #expect(try await harness.request(.get, "/v1/me").status == .unauthorized)
             #expect(try await harness.request(.get, "/v1/me").status == .unauthorized)
-            let response = try await harness.request(.get, "/metrics")
+            let response = try await harness.request(.get, "/metrics", token: Self.metricsToken)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
             let text = harness.text(response)
@@ -93,17 +97,46 @@ struct OperationsTests {
 
     @Test("/metrics labels a request by its route template, never by the ids in its path")
     func metricsUseTemplates() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(configure: Self.withMetrics) { harness in
             let token = try await harness.activeCompany()
             let keyID = UUID().uuidString.lowercased()
             #expect(try await harness.request(.delete, "/v1/api-keys/\(keyID)", token: token).status == .notFound)
             let unknown = "no-such-path-\(UUID().uuidString.lowercased())"
             #expect(try await harness.request(.get, "/v1/\(unknown)").status == .notFound)
-            let text = harness.text(try await harness.request(.get, "/metrics"))
+            let text = harness.text(try await harness.request(.get, "/metrics", token: Self.metricsToken))
             #expect(!text.contains(keyID))
             #expect(!text.contains(unknown))
             #expect(text.contains(#"method="DELETE",status="404""#), "\(text)")
             #expect(text.contains(#"http_requests_total{route="/v1/sessions",method="POST",status="201"}"#))
+        }
+    }
+
+    /// Issue 17, item 12: `/metrics` answered anyone, with every route's request rate and latency.
+    @Test("/metrics: 404 on a server without METRICS_TOKEN; 401 without the token, with a wrong one or an account's; 200 with it")
+    func metricsNeedTheToken() async throws {
+        try await TestHarness.run { harness in
+            let closed = try await harness.request(.get, "/metrics")
+            #expect(closed.status == .notFound)
+            #expect(!harness.text(closed).contains("http_requests_total"))
+        }
+        try await TestHarness.run(configure: Self.withMetrics) { harness in
+            let company = try await harness.activeCompany()
+            for token in [nil, "wrong", String(Self.metricsToken.dropLast()) + "x", company] {
+                let response = try await harness.request(.get, "/metrics", token: token)
+                #expect(response.status == .unauthorized, "\(String(describing: token))")
+                #expect(response.headers[.wwwAuthenticate] == "Bearer")
+                #expect(!harness.text(response).contains("http_requests_total"))
+            }
+            let response = try await harness.request(.get, "/metrics", token: Self.metricsToken)
+            #expect(response.status == .ok)
+            #expect(harness.text(response).contains("http_requests_total"))
+        }
+    }
+
+    @Test("METRICS_TOKEN shorter than 32 characters stops the server at start")
+    func shortMetricsToken() throws {
+        #expect(throws: ConfigurationError.self) {
+            _ = try BrokerConfiguration(reader: ConfigReaderForTests.environment(["METRICS_TOKEN": "short"]))
         }
     }
 

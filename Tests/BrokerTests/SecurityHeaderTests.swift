@@ -46,7 +46,7 @@ struct SecurityHeaderTests {
                 try await get("OpenAPI document", "/openapi.yaml", .ok),
                 try await get("liveness", "/health/live", .ok),
                 try await get("readiness", "/health/ready", .ok),
-                try await get("metrics", "/metrics", .ok),
+                try await get("metrics without the metrics token", "/metrics", .notFound),
             ]
             for answer in answers {
                 let (label, headers) = (answer.label, answer.response.headers)

@@ -240,6 +240,47 @@ struct StatisticsTests {
         }
     }
 
+    /// Issue 17, item 12: ten years of day buckets (3,660 own and peer buckets) was one cheap request.
+    @Test("the window is bounded by its buckets: 400 days of days, 2,800 of weeks, ten years of months; one day more is a 422 naming from")
+    func windowBoundedByBuckets() async throws {
+        try await TestHarness.run(configure: { $0.rateLimits = .unlimited }) { harness in
+            let token = try await harness.activeUser(Self.caller())
+            // (bucket, the longest window's first day, to = 2026-03-31)
+            let longest = [("day", "2025-02-25"), ("week", "2018-08-01"), ("month", "2016-03-23")]
+            for (bucket, from) in longest {
+                let first = CalendarDate(iso: from)!, last = CalendarDate(iso: "2026-03-31")!
+                let allowed = try #require(Statistics.Bucket(rawValue: bucket)).maximumWindowDays
+                try #require(last.dayNumber - first.dayNumber + 1 == allowed, "\(bucket): the test's window is not the longest")
+                let fits = try await harness.request(.get, "/v1/me/statistics?type=heart_rate&bucket=\(bucket)&from=\(from)&to=2026-03-31", token: token)
+                #expect(fits.status == .ok, "\(bucket) over \(allowed) days: \(harness.text(fits))")
+                let dayBefore = first.adding(days: -1).description
+                let tooLong = try await harness.request(
+                    .get, "/v1/me/statistics?type=heart_rate&bucket=\(bucket)&from=\(dayBefore)&to=2026-03-31", token: token)
+                #expect(tooLong.status == .unprocessableContent, "\(bucket) over \(allowed + 1) days: \(tooLong.status)")
+                #expect(try harness.errorFields(tooLong) == ["from"])
+            }
+        }
+    }
+
+    @Test("statistics are rate limited per person: over the budget 429 with Retry-After; another person still gets answers")
+    func rateLimited() async throws {
+        let clock = ManualClock()
+        try await TestHarness.run(configure: RateLimitTests.configure(clock, [.statistics: .perMinute(3)])) { harness in
+            let token = try await harness.activeUser(Self.caller())
+            for _ in 0..<3 {
+                #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token).status == .ok)
+            }
+            let refused = try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token)
+            try RateLimitTests().expectRateLimited(refused, harness)
+            var other = TestHarness.Person()
+            other.fiscalCode = TestHarness.uniqueFiscalCode()
+            let otherToken = try await harness.activeUser(other)
+            #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: otherToken).status == .ok)
+            clock.advance(by: .seconds(20))
+            #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token).status == .ok)
+        }
+    }
+
     @Test("a missing type is a 422")
     func missingType() async throws {
         try await TestHarness.run { harness in

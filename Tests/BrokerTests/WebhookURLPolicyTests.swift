@@ -63,3 +63,32 @@ struct WebhookURLPolicyTests {
         #expect((try? (await lenient.check("https://[::1]:9000/hook")).get()) != nil)
     }
 }
+
+/// Issue 17, item 9: registration answered "has a host name that does not resolve" for one URL and "must
+/// resolve to public internet addresses only" for another, so a company could map the server's internal DNS
+/// (which names exist inside, and that they are internal). Every refused URL now gets one answer.
+@Suite("Webhook URL policy: no DNS oracle")
+struct WebhookDNSOracleTests {
+    @Test("a name that does not resolve, internal names and addresses, and a malformed URL all get the identical 422")
+    func oneAnswerForEveryRefusal() async throws {
+        try await TestHarness.run(configure: { $0.webhookAllowPrivate = false }) { harness in
+            let company = try await harness.activeCompany()
+            let refused = [
+                "https://no-such-host.invalid/hook",  // does not resolve
+                "https://localhost/hook",  // resolves, to loopback
+                "https://10.0.0.1/hook", "https://[::1]/hook", "https://169.254.169.254/latest/meta-data",
+                "http://203.0.113.9/hook",  // not https
+                "https://user:password@example.com/hook",
+            ]
+            var answers: Set<String> = []
+            for url in refused {
+                let response = try await harness.request(
+                    .put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookTests.secret)"}"#, token: company)
+                #expect(response.status == .unprocessableContent, "\(url): \(response.status)")
+                answers.insert(harness.text(response))
+            }
+            #expect(answers.count == 1, "different answers: \(answers.sorted())")
+            #expect(try await harness.int("SELECT count(*) FROM webhooks") == 0)
+        }
+    }
+}

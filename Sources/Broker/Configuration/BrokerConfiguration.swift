@@ -50,6 +50,9 @@ public struct BrokerConfiguration: Sendable {
     public var importBackgroundConcurrency = 2
     /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
     public var privacy = PrivacySettings()
+    /// `METRICS_TOKEN`: the bearer token a Prometheus scraper sends for `/metrics` (at least 32 characters).
+    /// Unset, `/metrics` answers 404: usage figures are not for anyone who asks.
+    public var metricsToken: String?
 
     public init(
         databaseURL: String,
@@ -124,6 +127,10 @@ public struct BrokerConfiguration: Sendable {
         if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
             self.groupEvaluationQueueTimeout = .seconds(seconds)
+        }
+        if let token = reader.string(forKey: "metrics.token", isSecret: true), !token.isEmpty {
+            guard token.count >= 32 else { throw ConfigurationError.invalid("METRICS_TOKEN", "must be at least 32 characters") }
+            self.metricsToken = token
         }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.

@@ -19,7 +19,8 @@ extension BrokerAPI {
     }
 
     func getMetrics(_ input: Operations.GetMetrics.Input) async throws -> Operations.GetMetrics.Output {
-        .ok(.init(body: .plainText(HTTPBody(metrics.emitToString()))))
+        try metricsAccess.admit(bearer: RequestScope.current.bearerToken)
+        return .ok(.init(body: .plainText(HTTPBody(metrics.emitToString()))))
     }
 
     func getOpenAPIDocument(_ input: Operations.GetOpenAPIDocument.Input) async throws

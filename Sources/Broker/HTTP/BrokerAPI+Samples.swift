@@ -31,7 +31,7 @@ extension BrokerAPI {
     }
 
     func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {
-        let principal = try await caller()
+        let principal = try await caller(rateLimited: .statistics)
         guard let type = SampleType(rawValue: input.query._type.rawValue) else { throw Problem.status(.unprocessableContent) }
         let bucket = Statistics.Bucket(rawValue: input.query.bucket?.rawValue ?? "day") ?? .day
         let statistics = try await samples.statistics(

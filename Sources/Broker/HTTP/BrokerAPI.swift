@@ -14,6 +14,8 @@ struct BrokerAPI: APIProtocol {
     let imports: ImportJobs
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry
+    /// Only a scraper with `METRICS_TOKEN` reads `metrics`.
+    let metricsAccess: MetricsAccess
     let webhooks: WebhookService
     let rateLimiter: RateLimiter
     /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).

@@ -8,6 +8,8 @@ public enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
     case downloads
     /// `POST /v1/group-requests` (each one evaluates a cohort over the whole population).
     case groupRequests
+    /// `GET /v1/me/statistics` (each one composes the person's buckets and their peers' published cells).
+    case statistics
 
     /// The roles that can perform the operation; only they are charged. A caller of another role is left
     /// to the service's own role check, so it gets its 403, never a 429 for something it may not do.
@@ -15,7 +17,7 @@ public enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
     /// log), so download endpoints name their own roles (`BrokerAPI.caller(rateLimited:roles:)`).
     var chargedRoles: Set<Role> {
         switch self {
-        case .uploads, .imports: [.user]
+        case .uploads, .imports, .statistics: [.user]
         case .groupRequests: [.thirdParty]
         case .downloads: Set(Role.allCases)
         }
@@ -28,6 +30,7 @@ public enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
         case .imports: "Apple Health imports"
         case .downloads: "downloads"
         case .groupRequests: "new group requests"
+        case .statistics: "statistics requests"
         }
     }
 }

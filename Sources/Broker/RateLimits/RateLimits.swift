@@ -7,6 +7,7 @@ public struct RateLimits: Sendable {
     public var imports: RateLimit? = .perHour(10)
     public var downloads: RateLimit? = .perMinute(120)
     public var groupRequests: RateLimit? = .perMinute(30)
+    public var statistics: RateLimit? = .perMinute(60)
     /// The most buckets held at once (about 100 bytes each), whatever the number of accounts.
     public var maximumBuckets = 100_000
     /// The time the buckets refill by; tests pass a clock they move by hand instead of sleeping.
@@ -21,6 +22,7 @@ public struct RateLimits: Sendable {
             case .imports: imports
             case .downloads: downloads
             case .groupRequests: groupRequests
+            case .statistics: statistics
             }
         }
         set {
@@ -29,6 +31,7 @@ public struct RateLimits: Sendable {
             case .imports: imports = newValue
             case .downloads: downloads = newValue
             case .groupRequests: groupRequests = newValue
+            case .statistics: statistics = newValue
             }
         }
     }
@@ -47,6 +50,7 @@ public struct RateLimits: Sendable {
         case .imports: ("RATE_LIMIT_IMPORTS_PER_HOUR", .seconds(3600))
         case .downloads: ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", .seconds(60))
         case .groupRequests: ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", .seconds(60))
+        case .statistics: ("RATE_LIMIT_STATISTICS_PER_MINUTE", .seconds(60))
         }
     }
 

@@ -80,7 +80,10 @@ public struct SampleService: Sendable {
         let last = parseDay(to, field: "to", into: &errors) ?? CalendarDate(Date(), in: zone)
         let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
         if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
-        if last.dayNumber - first.dayNumber > 3660 { errors.append(FieldError(field: "from", message: "the window may span at most ten years")) }
+        if last.dayNumber - first.dayNumber + 1 > bucket.maximumWindowDays {
+            errors.append(FieldError(
+                field: "from", message: "with \(bucket.rawValue) buckets the window may span at most \(bucket.maximumWindowDays) days"))
+        }
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)
         async let own = statistics.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, logger: logger)

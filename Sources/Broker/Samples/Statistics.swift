@@ -2,7 +2,20 @@ import Foundation
 
 /// `GET /v1/me/statistics`: the person's own buckets and, when enough peers exist, theirs.
 public struct Statistics: Sendable, Equatable {
-    public enum Bucket: String, Sendable, CaseIterable { case day, week, month }
+    public enum Bucket: String, Sendable, CaseIterable {
+        case day, week, month
+
+        /// The longest window (days from `from` to `to`, both counted) a request with these buckets may ask
+        /// for: about 400 buckets of days or weeks, ten years of months. Ten years of day buckets was 3,660
+        /// buckets of own and peer figures from one cheap request.
+        public var maximumWindowDays: Int {
+            switch self {
+            case .day: 400
+            case .week: 2800
+            case .month: 3661
+            }
+        }
+    }
 
     /// The person's own figures for one bucket of their local days, under the type's aggregation: for a
     /// daily-total type `mean`/`min`/`max` are over daily totals and `total` is the bucket's sum.

@@ -52,22 +52,20 @@ public struct WebhookURLPolicy: Sendable {
         return .success((url, host))
     }
 
-    /// Why a URL is refused.
+    /// Why a URL is refused. The reason is for the server's own tests and logic only: every refusal is
+    /// answered with the same `message`, because telling "does not resolve" from "resolves to an internal
+    /// address" (or a re-pointed host at delivery time) turned registration into an oracle for the
+    /// server's internal DNS.
     public enum Rejection: Error, Equatable, Sendable {
         case tooLong, malformed, schemeNotHTTPS, schemeNotHTTP, hasUserInfo, doesNotResolve, notPublic
 
-        public var message: String {
-            switch self {
-            case .tooLong: "must be at most \(WebhookURLPolicy.maxLength) characters"
-            case .malformed: "must be an absolute URL with a host"
-            case .schemeNotHTTPS: "must be an https URL"
-            case .schemeNotHTTP: "must be an http or https URL"
-            case .hasUserInfo: "must not contain a user name or password"
-            case .doesNotResolve: "has a host name that does not resolve"
-            // The address itself is not echoed: the answer must not become an oracle for internal DNS.
-            case .notPublic: "must resolve to public internet addresses only (not loopback, private, link-local or reserved)"
-            }
-        }
+        /// The one answer to every refused URL (it completes "url …" in a 422): every rule at once.
+        public static let requirements =
+            "must be an absolute https URL of at most \(WebhookURLPolicy.maxLength) characters, without a user name or password, "
+            + "whose host resolves, and only to public internet addresses (not loopback, private, link-local or reserved)"
+
+        /// The same for every reason; a server that allows private addresses (development) also takes http.
+        public var message: String { Self.requirements }
     }
 
     // MARK: Addresses
