@@ -50,6 +50,13 @@ public struct BrokerConfiguration: Sendable {
     public var importBackgroundConcurrency = 2
     /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
     public var privacy = PrivacySettings()
+    /// `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` names the client (default none).
+    public var trustedProxies = TrustedProxies.none
+    /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` and `LOGIN_ADDRESS_MAX_FAILURES`: the password-guess throttle.
+    public var loginThrottle = LoginThrottle.Settings()
+    /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
+    /// fiscal code or VAT number can be registered again.
+    public var activationExpiryHours = 48
 
     public init(
         databaseURL: String,
@@ -125,6 +132,12 @@ public struct BrokerConfiguration: Sendable {
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
             self.groupEvaluationQueueTimeout = .seconds(seconds)
         }
+        self.trustedProxies = try TrustedProxies.parse(reader.string(forKey: "trusted.proxies", default: "")).get()
+        if let free = try reader.wholeNumber("LOGIN_ACCOUNT_FREE_ATTEMPTS", in: 1...100) { self.loginThrottle.account.freeFailures = free }
+        if let failures = try reader.wholeNumber("LOGIN_ADDRESS_MAX_FAILURES", in: 1...1_000_000) {
+            self.loginThrottle.address.freeFailures = failures
+        }
+        if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
