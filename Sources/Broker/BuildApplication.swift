@@ -91,7 +91,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
             client, SamplePartitionMaintenance(client: client, logger: logger),
             DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
-            AccountHousekeeping(accounts: accountService, logger: logger),
+            AccountHousekeeping(accounts: accountService, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),

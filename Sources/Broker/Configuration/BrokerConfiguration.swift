@@ -57,6 +57,8 @@ public struct BrokerConfiguration: Sendable {
     /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
     /// fiscal code or VAT number can be registered again.
     public var activationExpiryHours = 48
+    /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
+    public var accountHousekeepingInterval: Duration = .seconds(600)
 
     public init(
         databaseURL: String,
