@@ -34,7 +34,8 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     let mailer = try makeMailer(configuration: configuration, logger: logger)
     let accountService = try await AccountService(
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
-        sessionTTL: configuration.sessionTTL)
+        sessionTTL: configuration.sessionTTL, loginThrottle: configuration.loginThrottle,
+        unactivatedLifetime: configuration.activationExpiryHours * 3600)
     let registry = PrometheusCollectorRegistry()
     let availability = DatabaseAvailability()
     let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
@@ -65,7 +66,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     router.middlewares.add(SecurityHeadersMiddleware(servesTLS: configuration.tls != nil))
     router.middlewares.add(ProblemMiddleware())
     router.middlewares.add(LocationHeaderMiddleware())
-    router.middlewares.add(RequestScopeMiddleware())
+    router.middlewares.add(RequestScopeMiddleware(trustedProxies: configuration.trustedProxies))
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
     router.middlewares.add(RequestBodyLimitMiddleware(
         defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit]))
@@ -91,6 +92,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
             client, SamplePartitionMaintenance(client: client, logger: logger),
             DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+            AccountHousekeeping(accounts: accountService, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),

@@ -140,14 +140,14 @@ enum BenchPeople {
         for index in 0..<count {
             let email = "\(prefix)-\(run)-\(index)@bench.data4help.example"
             let password = "bench-password-\(index)"
-            let account = try await service.register(
+            _ = try await service.register(
                 AccountService.UserRegistration(
                     email: email, password: password, fiscalCode: SyntheticFiscalCode.make(
                         // Far above the serials `d4h seed --people` uses, so bench people never collide with them.
                         serial: Int.random(in: 200_000_000..<SyntheticFiscalCode.serialCount),
                         birthDate: CalendarDate(year: 1980, month: 1, day: 1)!, sex: .male, place: "H501"),
                     fullName: "Bench Person", birthDate: "1980-01-01", sex: "M"), logger: logger)
-            _ = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
+            let account = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
             people.append(Person(id: account.id, email: email, password: password))
         }
         return people

@@ -193,11 +193,11 @@ enum BenchCompany {
         let email = "webhooks-\(UUID().uuidString.prefix(8).lowercased())@bench.data4help.example"
         let password = "bench-company-password"
         let first10 = "1" + String((0..<9).map { _ in "0123456789".randomElement()! })
-        let account = try await service.register(
+        _ = try await service.register(
             AccountService.ThirdPartyRegistration(
                 email: email, password: password, vatNumber: first10 + String(VATNumber.checkDigit(for: first10)!),
                 companyName: "Webhook Bench S.r.l.", description: nil), logger: logger)
-        _ = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
+        let account = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
         return Company(id: account.id, email: email, password: password)
     }
 }

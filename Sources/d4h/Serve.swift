@@ -40,6 +40,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "DOWNLOAD_STALL_TIMEOUT: seconds a download waits for a client that takes no more (default 20)") var downloadStallTimeout: Int?
     @Option(help: "IMPORT_BACKGROUND_BYTES: Apple Health uploads larger than this run as background jobs (default 8388608)")
     var importBackgroundBytes: Int?
+    @Option(help: "TRUSTED_PROXIES: comma-separated proxy addresses/CIDRs whose X-Forwarded-For names the client (default none)")
+    var trustedProxies: String?
+    @Option(help: "LOGIN_ACCOUNT_FREE_ATTEMPTS: failed password checks per account before growing delays (default 5)")
+    var loginAccountFreeAttempts: Int?
+    @Option(help: "LOGIN_ADDRESS_MAX_FAILURES: failed logins per client address in 15 minutes before a 15-minute block (default 100)")
+    var loginAddressMaxFailures: Int?
+    @Option(help: "ACTIVATION_EXPIRY_HOURS: unactivated accounts are deleted after this many hours, freeing their email and fiscal code/VAT (default 48)")
+    var activationExpiryHours: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -61,6 +69,10 @@ struct Serve: AsyncParsableCommand {
             ("GROUP_EVALUATION_QUEUE_TIMEOUT", groupEvaluationQueueTimeout.map(String.init)),
             ("DOWNLOAD_STALL_TIMEOUT", downloadStallTimeout.map(String.init)),
             ("IMPORT_BACKGROUND_BYTES", importBackgroundBytes.map(String.init)),
+            ("TRUSTED_PROXIES", trustedProxies),
+            ("LOGIN_ACCOUNT_FREE_ATTEMPTS", loginAccountFreeAttempts.map(String.init)),
+            ("LOGIN_ADDRESS_MAX_FAILURES", loginAddressMaxFailures.map(String.init)),
+            ("ACTIVATION_EXPIRY_HOURS", activationExpiryHours.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -34,7 +34,7 @@ struct AuditLogTests {
     func registrationAndActivation() async throws {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
-            #expect(try await harness.request(.post, "/v1/users", json: person.registrationJSON).status == .created)
+            #expect(try await harness.request(.post, "/v1/users", json: person.registrationJSON).status == .accepted)
             try await harness.activate(email: person.email)
             let log = try await events(harness)
             try #require(log.count == 2)
@@ -155,7 +155,7 @@ struct AuditLogTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(statuses == Array(repeating: .created, count: 8))
+            #expect(statuses == Array(repeating: .accepted, count: 8))
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action = 'account.created'") == 8)
             #expect(try await harness.int("SELECT count(DISTINCT subject) FROM audit_events") == 8)
             #expect(try await harness.bool(Self.chainIsValid))

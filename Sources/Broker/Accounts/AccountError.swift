@@ -9,6 +9,8 @@ public enum AccountError: Error, ProblemConvertible, Equatable {
     case vatNumberTaken
     case activationTokenUnknown
     case activationTokenExpired
+    /// The account was not activated within `ACTIVATION_EXPIRY_HOURS` and is gone (or going).
+    case registrationExpired(hours: Int)
     case wrongCredentials
     case notActivated
     case tooManyAttempts(retryAfterSeconds: Int)
@@ -35,7 +37,10 @@ public enum AccountError: Error, ProblemConvertible, Equatable {
                     detail: "This activation token does not exist or was already used.")
         case .activationTokenExpired:
             Problem(status: .gone, slug: "activation-token-expired", title: "Activation token expired",
-                    detail: "Activation tokens are valid for 24 hours.")
+                    detail: "Activation tokens are valid for 24 hours; ask for a new activation mail.")
+        case .registrationExpired(let hours):
+            Problem(status: .gone, slug: "registration-expired", title: "Registration expired",
+                    detail: "This account was not activated within \(hours) hours and no longer exists; register again.")
         case .wrongCredentials:
             Problem(status: .unauthorized, slug: "wrong-credentials", title: "Wrong email or password",
                     detail: "The email or the password is wrong.")

@@ -20,15 +20,22 @@ public struct AccountService: Sendable {
     let timingDecoyHash: String
 
     public static let activationValidity = 24 * 60 * 60
+    /// `ACTIVATION_EXPIRY_HOURS` (48) in seconds: an account not activated by then no longer exists, and its
+    /// email, fiscal code and VAT number are free again (a squatter cannot hold someone's identity).
+    public let unactivatedLifetime: Int
+    /// Seconds between two activation mails to one account ("send it again", and a repeated registration).
+    public static let activationMailCooldown = 5 * 60
 
     public init(
-        client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int
+        client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
+        loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60
     ) async throws {
+        self.unactivatedLifetime = unactivatedLifetime
         self.client = client
         self.accounts = AccountStore(client: client)
         self.sessions = SessionStore(client: client)
         self.apiKeys = APIKeyStore(client: client)
-        self.throttle = LoginThrottle(client: client)
+        self.throttle = LoginThrottle(client: client, settings: loginThrottle)
         self.hasher = hasher
         self.mailer = mailer
         let pseudonymizer = Pseudonymizer(client: client)
@@ -58,7 +65,11 @@ public struct AccountService: Sendable {
         }
     }
 
-    public func register(_ registration: UserRegistration, logger: Logger) async throws -> Account {
+    /// Registers a person. Returns the new pending account, or nil when the email or the fiscal code is
+    /// already held: then nothing is created and the holder is mailed instead. Callers over HTTP must answer
+    /// both the same way (the registration is not an oracle of who is registered); the work is the same
+    /// (the Argon2id hash is computed either way, and one mail goes out either way).
+    public func register(_ registration: UserRegistration, logger: Logger) async throws -> Account? {
         var errors: [FieldError] = []
         let email = validEmail(registration.email, into: &errors)
         validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
@@ -84,14 +95,17 @@ public struct AccountService: Sendable {
             throw AccountError.invalid(errors)
         }
         let hash = try await hasher.hash(registration.password)
-        return try await createAccount(role: .user, email: email, passwordHash: hash, logger: logger) { id, connection in
+        return try await createAccount(
+            role: .user, email: email, identity: (fiscalCode.value, nil), passwordHash: hash, ifTaken: .tellTheHolder, logger: logger
+        ) { id, connection in
             try await AccountStore.insertUserProfile(
                 accountID: id, fiscalCode: fiscalCode.value, fullName: fullName, birthDate: birthDate.description,
                 sex: sex.rawValue, on: connection, logger: logger)
         }
     }
 
-    public func register(_ registration: ThirdPartyRegistration, logger: Logger) async throws -> Account {
+    /// Registers a company; nil when the email or the VAT number is already held (see the person's `register`).
+    public func register(_ registration: ThirdPartyRegistration, logger: Logger) async throws -> Account? {
         var errors: [FieldError] = []
         let email = validEmail(registration.email, into: &errors)
         validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
@@ -106,7 +120,9 @@ public struct AccountService: Sendable {
         }
         guard errors.isEmpty, let email, let companyName, let vatNumber else { throw AccountError.invalid(errors) }
         let hash = try await hasher.hash(registration.password)
-        return try await createAccount(role: .thirdParty, email: email, passwordHash: hash, logger: logger) { id, connection in
+        return try await createAccount(
+            role: .thirdParty, email: email, identity: (nil, vatNumber.value), passwordHash: hash, ifTaken: .tellTheHolder, logger: logger
+        ) { id, connection in
             try await AccountStore.insertThirdPartyProfile(
                 accountID: id, vatNumber: vatNumber.value, companyName: companyName, description: description,
                 on: connection, logger: logger)
@@ -117,20 +133,42 @@ public struct AccountService: Sendable {
     public func addAuditor(email rawEmail: String, logger: Logger) async throws -> Account {
         var errors: [FieldError] = []
         guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
-        return try await createAccount(role: .auditor, email: email, passwordHash: nil, logger: logger) { _, _ in }
+        // The operator is told plainly (409): the CLI is no oracle for anyone who does not already hold the database.
+        guard let account = try await createAccount(
+            role: .auditor, email: email, identity: (nil, nil), passwordHash: nil, ifTaken: .refuse, logger: logger, insertProfile: { _, _ in })
+        else { throw AccountError.emailTaken }
+        return account
     }
+
+    /// What a registration does when its email (or fiscal code, or VAT number) is already held: the
+    /// operator's CLI is told (409); the public registration tells the holder and creates nothing.
+    private enum WhenTaken { case refuse, tellTheHolder }
 
     /// Inserts the account and its profile, its activation token, the audit event, and sends the mail,
     /// all in one transaction: a failed mail leaves no account behind, so registering again works.
+
     private func createAccount(
-        role: Role, email: String, passwordHash: String?, logger: Logger,
-        insertProfile: @Sendable (UUID, PostgresConnection) async throws -> Void
-    ) async throws -> Account {
+        role: Role, email: String, identity: (fiscalCode: String?, vatNumber: String?), passwordHash: String?,
+        ifTaken: WhenTaken, logger: Logger, insertProfile: @Sendable (UUID, PostgresConnection) async throws -> Void
+    ) async throws -> Account? {
         let token = SecretToken.generate(.activation)
         do {
             // The account is read back inside the transaction: once the mail is sent, a second lease that
             // timed out would answer "503, nothing changed" for an account that exists.
-            let account = try await client.withTransaction(logger: logger) { connection in
+            let account: Account? = try await client.withTransaction(logger: logger) { connection -> Account? in
+                // An expired unactivated account holds nothing: it gives way to this registration.
+                try await expireUnactivated(
+                    try await AccountStore.deleteExpiredHolders(
+                        email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, lifetime: unactivatedLifetime,
+                        on: connection, logger: logger),
+                    on: connection, logger: logger)
+                if ifTaken == .tellTheHolder,
+                    let holder = try await AccountStore.holder(
+                        email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, on: connection, logger: logger)
+                {
+                    try await tellTheHolder(holder, on: connection, logger: logger)
+                    return nil
+                }
                 let id = try await AccountStore.insertAccount(
                     role: role, email: email, passwordHash: passwordHash, on: connection, logger: logger)
                 try await insertProfile(id, connection)
@@ -149,11 +187,29 @@ public struct AccountService: Sendable {
                 try await mailer.send(ActivationMail.make(to: email, role: role, token: token, publicURL: publicURL))
                 return account
             }
-            logger.info("account created", metadata: ["account.id": "\(account.id)", "account.role": "\(role.rawValue)"])
+            if let account {
+                logger.info("account created", metadata: ["account.id": "\(account.id)", "account.role": "\(role.rawValue)"])
+            }
             return account
         } catch {
+            // A registration at the same moment took the email or identity first: it was mailed; this one,
+            // like any other taken registration, creates nothing.
+            if ifTaken == .tellTheHolder, Self.conflict(for: error) != nil { return nil }
             throw Self.conflict(for: error) ?? PostgresErrors.unwrapTransaction(error)
         }
+    }
+
+    /// Someone registered with what `holder` holds: an owner who never activated gets the activation mail
+    /// again; anyone else a note that someone tried. Both within the account's mail cooldown.
+    private func tellTheHolder(_ holder: AccountStore.Holder, on connection: PostgresConnection, logger: Logger) async throws {
+        if holder.byEmail, holder.pending {
+            try await sendActivationAgain(email: holder.email, on: connection, logger: logger)
+            return
+        }
+        guard try await AccountStore.claimNoticeMail(accountID: holder.id, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
+        else { return }
+        let held: RegistrationAttemptMail.Held = holder.byEmail ? .email : (holder.role == .thirdParty ? .vatNumber : .fiscalCode)
+        try await mailer.send(RegistrationAttemptMail.make(to: holder.email, held: held, publicURL: publicURL))
     }
 
     public func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
@@ -163,6 +219,11 @@ public struct AccountService: Sendable {
                 guard let record = try await AccountStore.lockActivation(tokenHash: token.hash, on: connection, logger: logger),
                     !record.used
                 else { throw AccountError.activationTokenUnknown }
+                if try await AccountStore.isExpiredUnactivated(
+                    accountID: record.accountID, lifetime: unactivatedLifetime, on: connection, logger: logger)
+                {
+                    throw AccountError.registrationExpired(hours: unactivatedLifetime / 3600)
+                }
                 guard !record.expired else { throw AccountError.activationTokenExpired }
                 var newHash: String?
                 if record.needsPassword {
@@ -191,6 +252,57 @@ public struct AccountService: Sendable {
         }
     }
 
+    /// Records the deletion of expired unactivated accounts (already deleted by the caller's statement).
+    private func expireUnactivated(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws {
+        for id in ids {
+            let pseudonym = try await pseudonymizer.pseudonym(for: id, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: nil, actorRole: "system", action: AuditAction.accountExpired, subject: pseudonym),
+                on: connection, logger: logger)
+        }
+        if !ids.isEmpty { logger.info("unactivated accounts expired", metadata: ["count": "\(ids.count)"]) }
+    }
+
+    /// The background sweep: deletes up to `limit` expired unactivated accounts; true when there may be more.
+    public func sweepUnactivated(limit: Int = 500, logger: Logger) async throws -> Bool {
+        let count = try await client.withTransaction(logger: logger) { connection -> Int in
+            let ids = try await AccountStore.deleteExpiredUnactivated(lifetime: unactivatedLifetime, limit: limit, on: connection, logger: logger)
+            try await expireUnactivated(ids, on: connection, logger: logger)
+            return ids.count
+        }
+        return count == limit
+    }
+
+    /// `POST /v1/accounts/activation-mail`: sends a new activation mail (the earlier links stop working) if
+    /// `email` names an account that is neither activated nor expired and had no mail in the last few
+    /// minutes. Says nothing either way: the caller learns nothing about which emails have accounts.
+    public func resendActivation(email rawEmail: String, logger: Logger) async throws {
+        var errors: [FieldError] = []
+        guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
+        do {
+            _ = try await client.withTransaction(logger: logger) { connection in
+                try await sendActivationAgain(email: email, on: connection, logger: logger)
+            }
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+    }
+
+    /// A new token and mail for the pending account with `email`, within the mail cooldown; false when none
+    /// went out (no such pending account, or one was mailed a moment ago).
+    @discardableResult
+    func sendActivationAgain(email: String, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        guard let claimed = try await AccountStore.claimActivationMail(
+            email: email, lifetime: unactivatedLifetime, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
+        else { return false }
+        let token = SecretToken.generate(.activation)
+        try await AccountStore.retireActivationTokens(accountID: claimed.id, on: connection, logger: logger)
+        try await AccountStore.insertActivationToken(
+            token, accountID: claimed.id, validFor: Self.activationValidity, on: connection, logger: logger)
+        try await mailer.send(ActivationMail.make(to: email, role: claimed.role, token: token, publicURL: publicURL))
+        return true
+    }
+
     // MARK: Profile
 
     public struct ProfileUpdate: Sendable {
@@ -217,7 +329,7 @@ public struct AccountService: Sendable {
         return account
     }
 
-    public func update(_ principal: Principal, with update: ProfileUpdate, logger: Logger) async throws -> Account {
+    public func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws -> Account {
         let current = try await account(of: principal, logger: logger)
         var errors = update.immutableFieldsPresent.map { FieldError(field: $0, message: "cannot be changed") }
         let notForRole = "is not a field of a \(current.role.rawValue.replacingOccurrences(of: "_", with: " ")) account"
@@ -251,8 +363,7 @@ public struct AccountService: Sendable {
         case (.some, nil): errors.append(FieldError(field: "currentPassword", message: "is required to change the password"))
         case (.some(let newPassword), .some(let currentPassword)):
             validatePassword(newPassword, email: current.email, field: "newPassword", into: &errors)
-            let stored = try await accounts.passwordHash(accountID: current.id, logger: logger) ?? timingDecoyHash
-            if try await !hasher.verify(currentPassword, against: stored) {
+            if try await !checkPassword(currentPassword, of: current, clientAddress: clientAddress, logger: logger) {
                 errors.append(FieldError(field: "currentPassword", message: "is wrong"))
             } else if errors.isEmpty {
                 newHash = try await hasher.hash(newPassword)
@@ -289,11 +400,12 @@ public struct AccountService: Sendable {
     }
 
     /// Erases the caller's account; the audit log keeps only the pseudonym.
-    public func erase(_ principal: Principal, password: String, logger: Logger) async throws {
+    public func erase(_ principal: Principal, password: String, clientAddress: String, logger: Logger) async throws {
         guard principal.role != .auditor else { throw AccountError.wrongRole }
-        let stored = try await accounts.passwordHash(accountID: principal.accountID, logger: logger) ?? timingDecoyHash
-        guard try await hasher.verify(password, against: stored) else { throw AccountError.wrongPassword }
         let current = try await account(of: principal, logger: logger)
+        guard try await checkPassword(password, of: current, clientAddress: clientAddress, logger: logger) else {
+            throw AccountError.wrongPassword
+        }
         let pseudonym = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         try await client.withTransaction(logger: logger) { connection in
             try await LongStatements.allow(on: connection, logger: logger)  // the cascade removes every sample
@@ -312,6 +424,18 @@ public struct AccountService: Sendable {
                 on: connection, logger: logger)
         }
         logger.info("account erased", metadata: ["account.role": "\(current.role.rawValue)"])
+    }
+
+    /// Checks the password of a signed-in caller through the login throttle: a stolen session must not be
+    /// a way to guess the password without the limits a login has (the same account bucket, so guesses
+    /// here and at the login count together). Throws `tooManyAttempts` when the account is blocked.
+    private func checkPassword(_ password: String, of account: Account, clientAddress: String, logger: Logger) async throws -> Bool {
+        let attempt = try await throttle.reserve(email: account.email, clientAddress: clientAddress, logger: logger)
+        let stored = try await accounts.passwordHash(accountID: account.id, logger: logger) ?? timingDecoyHash
+        let plausible = password.count <= PasswordPolicy.maximumLength
+        guard try await hasher.verify(plausible ? password : "", against: stored), plausible else { return false }
+        try await throttle.forgive(attempt, logger: logger)
+        return true
     }
 
     /// People appear in the audit log only as pseudonyms; companies and auditors by account id.

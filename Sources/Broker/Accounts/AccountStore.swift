@@ -175,6 +175,114 @@ public struct AccountStore: Sendable {
             "UPDATE accounts SET password_hash = \(hash) WHERE id = \(accountID)", logger: logger)
     }
 
+    // MARK: Unactivated accounts
+
+    /// The condition of an account that was never activated within `lifetime` seconds. Auditors are added by
+    /// the operator, hold no one's identity, and are not expired. Written into the text: `lifetime` is a
+    /// whole number from the configuration.
+    private static func unactivated(_ alias: String, lifetime: Int) -> String {
+        "(\(alias).status = 'pending' AND \(alias).role <> 'auditor' AND \(alias).created_at < now() - make_interval(secs => \(lifetime)))"
+    }
+
+    /// Deletes the expired unactivated accounts that hold `email`, `fiscalCode` or `vatNumber`, so that a
+    /// registration in the same transaction can take them; returns their ids (for the audit log).
+    static func deleteExpiredHolders(
+        email: String, fiscalCode: String?, vatNumber: String?, lifetime: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [UUID] {
+        let rows = try await connection.query(
+            """
+            DELETE FROM accounts a
+            WHERE \(unescaped: unactivated("a", lifetime: lifetime))
+              AND (a.email = \(email)
+                   OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
+                   OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber)))
+            RETURNING a.id
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode(UUID.self) }
+    }
+
+    /// Deletes up to `limit` expired unactivated accounts (the background sweep); returns their ids.
+    static func deleteExpiredUnactivated(lifetime: Int, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+        let rows = try await connection.query(
+            """
+            DELETE FROM accounts WHERE id IN (
+                SELECT a.id FROM accounts a WHERE \(unescaped: unactivated("a", lifetime: lifetime))
+                ORDER BY a.created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode(UUID.self) }
+    }
+
+    /// Whether the account was never activated and its time to be has passed (its activation links stop).
+    static func isExpiredUnactivated(accountID: UUID, lifetime: Int, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: unactivated("a", lifetime: lifetime)) FROM accounts a WHERE a.id = \(accountID)", logger: logger)
+        return try await rows.collect().first?.decode(Bool.self) ?? false
+    }
+
+    /// The unactivated, unexpired account with `email`, if its last activation mail is older than `cooldown`
+    /// seconds; claims the next mail (stamps the time) in the same statement, so two requests at once send one.
+    static func claimActivationMail(
+        email: String, lifetime: Int, cooldown: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (id: UUID, role: Role)? {
+        let rows = try await connection.query(
+            """
+            UPDATE accounts a SET account_mail_sent_at = now()
+            WHERE a.email = \(email) AND a.status = 'pending' AND NOT \(unescaped: unactivated("a", lifetime: lifetime))
+              AND (a.account_mail_sent_at IS NULL OR a.account_mail_sent_at < now() - make_interval(secs => \(cooldown)))
+            RETURNING a.id, a.role
+            """, logger: logger)
+        for try await (id, role) in rows.decode((UUID, String).self) { return (id, Role(rawValue: role) ?? .user) }
+        return nil
+    }
+
+    /// The account that already holds what a registration asks for: its email, else its fiscal code or VAT number.
+    struct Holder {
+        var id: UUID
+        var email: String
+        var role: Role
+        var pending: Bool
+        /// Whether it holds the email (else the fiscal code or VAT number).
+        var byEmail: Bool
+    }
+
+    static func holder(
+        email: String, fiscalCode: String?, vatNumber: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Holder? {
+        let rows = try await connection.query(
+            """
+            SELECT a.id, a.email, a.role, a.status = 'pending', a.email = \(email)
+            FROM accounts a
+            WHERE a.email = \(email)
+               OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
+               OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber))
+            ORDER BY a.email = \(email) DESC
+            LIMIT 1
+            """, logger: logger)
+        for try await (id, holderEmail, role, pending, byEmail) in rows.decode((UUID, String, String, Bool, Bool).self) {
+            return Holder(id: id, email: holderEmail, role: Role(rawValue: role) ?? .user, pending: pending, byEmail: byEmail)
+        }
+        return nil
+    }
+
+    /// Claims the account's next unsolicited mail if the last one is older than `cooldown` seconds.
+    static func claimNoticeMail(accountID: UUID, cooldown: Int, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            UPDATE accounts SET account_mail_sent_at = now()
+            WHERE id = \(accountID)
+              AND (account_mail_sent_at IS NULL OR account_mail_sent_at < now() - make_interval(secs => \(cooldown)))
+            RETURNING id
+            """, logger: logger)
+        return try await rows.collect().first != nil
+    }
+
+    /// A new activation mail makes the earlier links of the account useless: only the newest works.
+    static func retireActivationTokens(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "DELETE FROM activation_tokens WHERE account_id = \(accountID) AND used_at IS NULL", logger: logger)
+    }
+
     /// Deletes the account; profile, tokens, sessions and keys go with it (ON DELETE CASCADE).
     static func delete(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("DELETE FROM accounts WHERE id = \(accountID)", logger: logger)

@@ -44,6 +44,8 @@ public enum AuditAction {
     public static let accountCreated = "account.created"
     public static let accountActivated = "account.activated"
     public static let accountErased = "account.erased"
+    /// An account not activated in time, deleted so its email and fiscal code or VAT number are free again.
+    public static let accountExpired = "account.expired"
     public static let passwordChanged = "account.password_changed"
     public static let auditorAdded = "auditor.added"
     public static let apiKeyCreated = "api_key.created"

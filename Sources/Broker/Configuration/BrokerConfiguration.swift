@@ -53,6 +53,15 @@ public struct BrokerConfiguration: Sendable {
     /// `METRICS_TOKEN`: the bearer token a Prometheus scraper sends for `/metrics` (at least 32 characters).
     /// Unset, `/metrics` answers 404: usage figures are not for anyone who asks.
     public var metricsToken: String?
+    /// `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` names the client (default none).
+    public var trustedProxies = TrustedProxies.none
+    /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` and `LOGIN_ADDRESS_MAX_FAILURES`: the password-guess throttle.
+    public var loginThrottle = LoginThrottle.Settings()
+    /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
+    /// fiscal code or VAT number can be registered again.
+    public var activationExpiryHours = 48
+    /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
+    public var accountHousekeepingInterval: Duration = .seconds(600)
 
     public init(
         databaseURL: String,
@@ -132,6 +141,12 @@ public struct BrokerConfiguration: Sendable {
             guard token.count >= 32 else { throw ConfigurationError.invalid("METRICS_TOKEN", "must be at least 32 characters") }
             self.metricsToken = token
         }
+        self.trustedProxies = try TrustedProxies.parse(reader.string(forKey: "trusted.proxies", default: "")).get()
+        if let free = try reader.wholeNumber("LOGIN_ACCOUNT_FREE_ATTEMPTS", in: 1...100) { self.loginThrottle.account.freeFailures = free }
+        if let failures = try reader.wholeNumber("LOGIN_ADDRESS_MAX_FAILURES", in: 1...1_000_000) {
+            self.loginThrottle.address.freeFailures = failures
+        }
+        if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {

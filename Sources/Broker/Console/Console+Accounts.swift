@@ -19,7 +19,7 @@ extension Console {
             try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {
                 let session = try await request.api.accounts.logIn(
                     email: request.form["email"] ?? "", password: request.form.raw("password"),
-                    clientAddress: request.context.remoteAddress?.ipAddress ?? "unknown", logger: request.logger)
+                    clientAddress: request.clientAddress, logger: request.logger)
                 var response = request.redirect(Self.home(of: session.role), notice: "signed-in")
                 response.setCookie(cookie(Self.sessionCookie, session.token.text, maxAge: sessionTTL))
                 return response
@@ -42,12 +42,13 @@ extension Console {
                 fieldNames: ConsoleRequest.sameNames("email", "password", "fiscalCode", "fullName", "birthDate", "sex")
             ) {
                 let form = request.form
-                let account = try await request.api.accounts.register(
+                // New or taken, the same page (the holder of a taken email or fiscal code is mailed instead).
+                _ = try await request.api.accounts.register(
                     AccountService.UserRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
                         fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
                     logger: request.logger)
-                return request.page("registered", title: "Check your mail", values: ["email": account.email])
+                return request.page("registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
             }
         }
         get("/register/company", .anyone, on: router) { request in
@@ -59,12 +60,26 @@ extension Console {
                 fieldNames: ConsoleRequest.sameNames("email", "password", "vatNumber", "companyName", "description")
             ) {
                 let form = request.form
-                let account = try await request.api.accounts.register(
+                _ = try await request.api.accounts.register(
                     AccountService.ThirdPartyRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), vatNumber: form["vatNumber"] ?? "",
                         companyName: form["companyName"] ?? "", description: form["description"]),
                     logger: request.logger)
-                return request.page("registered", title: "Check your mail", values: ["email": account.email])
+                return request.page("registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
+            }
+        }
+
+        // The same answer whatever the email: the page tells nobody which emails have pending accounts.
+        get("/activation-mail", .anyone, on: router) { request in
+            request.page("activation-mail", title: "Send the activation mail again")
+        }
+        post("/activation-mail", .anyone, on: router) { request in
+            try await request.submitting(
+                "activation-mail", title: "Send the activation mail again", fieldNames: ConsoleRequest.sameNames("email")
+            ) {
+                try await request.api.accounts.resendActivation(email: request.form["email"] ?? "", logger: request.logger)
+                let email = BrokerAPI.registrationReceipt(email: request.form["email"] ?? "").email
+                return request.page("activation-mail", title: "Send the activation mail again", values: ["sent": true, "email": email])
             }
         }
 
@@ -96,7 +111,7 @@ extension Console {
                 _ = try await request.api.accounts.update(
                     try request.caller,
                     with: .init(currentPassword: request.form.raw("currentPassword"), newPassword: request.form.raw("newPassword")),
-                    logger: request.logger)
+                    clientAddress: request.clientAddress, logger: request.logger)
                 return request.redirect("/account", notice: "password-changed")
             }
         }
@@ -110,7 +125,7 @@ extension Console {
                 fieldNames: ConsoleRequest.sameNames("timeZone")
             ) {
                 _ = try await request.api.accounts.update(
-                    caller, with: .init(timeZone: request.form["timeZone"] ?? ""), logger: request.logger)
+                    caller, with: .init(timeZone: request.form["timeZone"] ?? ""), clientAddress: request.clientAddress, logger: request.logger)
                 return request.redirect("/account", notice: "time-zone-changed")
             }
         }
@@ -121,7 +136,8 @@ extension Console {
                 guard request.form["confirm"] == "yes" else {
                     throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
                 }
-                try await request.api.accounts.erase(try request.caller, password: request.form.raw("password"), logger: request.logger)
+                try await request.api.accounts.erase(
+                    try request.caller, password: request.form.raw("password"), clientAddress: request.clientAddress, logger: request.logger)
                 var signedOut = request
                 signedOut.principal = nil
                 var response = signedOut.page("deleted", title: "Your account is deleted")

@@ -15,6 +15,8 @@ struct ConsoleRequest: Sendable {
 
     var api: BrokerAPI { console.api }
     var logger: Logger { context.logger }
+    /// The client's address as `RequestScopeMiddleware` resolved it (`TRUSTED_PROXIES`), never the raw peer.
+    var clientAddress: String { RequestScope.current.clientAddress }
 
     /// The signed-in caller; pages that reach this were declared `.signedIn` or `.role`.
     var caller: Principal {

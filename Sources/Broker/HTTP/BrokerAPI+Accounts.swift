@@ -4,30 +4,46 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func registerUser(_ input: Operations.RegisterUser.Input) async throws -> Operations.RegisterUser.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let account = try await accounts.register(
+        // New or taken, the same answer: the holder of a taken email or fiscal code is mailed instead.
+        _ = try await accounts.register(
             AccountService.UserRegistration(
                 email: body.email, password: body.password, fiscalCode: body.fiscalCode, fullName: body.fullName,
                 birthDate: body.birthDate, sex: body.sex.rawValue),
             logger: logger)
-        return .created(.init(body: .json(.init(account))))
+        return .accepted(.init(body: .json(Self.registrationReceipt(email: body.email))))
     }
 
     func registerThirdParty(_ input: Operations.RegisterThirdParty.Input) async throws
         -> Operations.RegisterThirdParty.Output
     {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let account = try await accounts.register(
+        _ = try await accounts.register(
             AccountService.ThirdPartyRegistration(
                 email: body.email, password: body.password, vatNumber: body.vatNumber, companyName: body.companyName,
                 description: body.description),
             logger: logger)
-        return .created(.init(body: .json(.init(account))))
+        return .accepted(.init(body: .json(Self.registrationReceipt(email: body.email))))
+    }
+
+    /// The one answer to every well-formed registration: only what the caller sent (the email, as stored).
+    static func registrationReceipt(email: String) -> Components.Schemas.RegistrationReceipt {
+        .init(
+            email: (try? EmailAddress.parse(email).get())?.value ?? email,
+            message: "If this registration can be completed, an activation mail is on its way to this address.")
     }
 
     func activateAccount(_ input: Operations.ActivateAccount.Input) async throws -> Operations.ActivateAccount.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let account = try await accounts.activate(token: body.token, password: body.password, logger: logger)
         return .ok(.init(body: .json(.init(account))))
+    }
+
+    func resendActivationMail(_ input: Operations.ResendActivationMail.Input) async throws
+        -> Operations.ResendActivationMail.Output
+    {
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        try await accounts.resendActivation(email: body.email, logger: logger)
+        return .accepted(.init())
     }
 
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
@@ -46,14 +62,14 @@ extension BrokerAPI {
             fullName: body.fullName, timeZone: body.timeZone, companyName: body.companyName, description: body.description,
             currentPassword: body.currentPassword, newPassword: body.newPassword,
             immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
-        let account = try await accounts.update(principal, with: update, logger: logger)
+        let account = try await accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
         return .ok(.init(body: .json(.init(account))))
     }
 
     func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        try await accounts.erase(principal, password: body.password, logger: logger)
+        try await accounts.erase(principal, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
         return .noContent(.init())
     }
 }

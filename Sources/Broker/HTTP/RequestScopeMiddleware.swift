@@ -1,15 +1,17 @@
 import Hummingbird
 
 /// Makes the bearer token, client address and request logger available to the API handlers.
+/// The client's address is resolved once, here, for the API and the console alike (`TRUSTED_PROXIES`).
 struct RequestScopeMiddleware: RouterMiddleware {
     typealias Context = BrokerRequestContext
+    var trustedProxies = TrustedProxies.none
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         let scope = RequestScope(
             bearerToken: Self.bearerToken(request.headers[.authorization]),
-            clientAddress: context.remoteAddress?.ipAddress ?? "unknown",
+            clientAddress: trustedProxies.clientAddress(peer: context.remoteAddress?.ipAddress, headers: request.headers),
             logger: context.logger)
         return try await RequestScope.$current.withValue(scope) { try await next(request, context) }
     }

@@ -38,9 +38,13 @@ public struct DemoSeed: Decodable, Sendable {
             client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1:8080", sessionTTL: 3600)
         var outcomes: [Outcome] = []
 
-        func seed(role: Role, email: String, password: String, register: () async throws -> Account) async throws {
+        func seed(role: Role, email: String, password: String, register: () async throws -> Account?) async throws {
             do {
-                let account = try await register()
+                // Nil: the email (or the fiscal code or VAT number) is already registered, by an earlier seed.
+                guard let account = try await register() else {
+                    outcomes.append(Outcome(role: role, email: email, password: password, created: false))
+                    return
+                }
                 guard let token = mailer.activationToken(for: email) else { throw AccountStoreError.noRow }
                 _ = try await service.activate(token: token, password: role == .auditor ? password : nil, logger: logger)
                 if role == .user { try await storeDemoSamples(forUser: account.id, client: client, logger: logger) }

@@ -17,20 +17,17 @@ extension AccountService {
         // An email that is not an address cannot name an account, but it is still a failed attempt from
         // this client: it shares one throttle bucket ("") and costs the same decoy verification.
         let email = (try? EmailAddress.parse(rawEmail).get())?.value ?? ""
-        if let seconds = try await throttle.retryAfter(email: email, clientAddress: clientAddress, logger: logger) {
-            throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
-        }
+        // Reserved before the password is checked, so a burst of guesses cannot all pass the check.
+        let attempt = try await throttle.reserve(email: email, clientAddress: clientAddress, logger: logger)
         let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
         // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
         let plausible = password.count <= PasswordPolicy.maximumLength
         let matches = try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
             && plausible
-        guard let record, record.passwordHash != nil, matches else {
-            try await throttle.recordFailure(email: email, clientAddress: clientAddress, logger: logger)
-            throw AccountError.wrongCredentials
-        }
+        // A wrong password keeps its reserved place: that is the recorded failure.
+        guard let record, record.passwordHash != nil, matches else { throw AccountError.wrongCredentials }
+        try await throttle.forgive(attempt, logger: logger)
         guard record.status == .active else { throw AccountError.notActivated }
-        try await throttle.clearFailures(email: email, logger: logger)
         let (token, expiresAt) = try await sessions.create(accountID: record.accountID, ttlSeconds: sessionTTL, logger: logger)
         return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
     }

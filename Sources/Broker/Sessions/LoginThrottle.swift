@@ -2,47 +2,138 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Slows password guessing: after `maxFailures` failed logins for one email, or from one client address,
-/// within `window`, further attempts get 429 until the oldest of those failures ages out.
-/// Kept in the database, so the limit holds across server instances.
+/// Slows password guessing, per account and (at a much higher bar) per client address.
+///
+/// Every password check — a login, or the `currentPassword` of a profile change or an erasure — first
+/// *reserves* its attempt: one statement per bucket counts it and, once the bucket's free attempts are
+/// spent, blocks the bucket for a delay that doubles with each further failure up to a cap. Counting before
+/// the password is checked is what makes the limit hold under a burst: thirty concurrent guesses queue on
+/// the bucket's row, and only the free ones are evaluated. A right password gives its place back.
+///
+/// The account bucket is keyed on the normalised email, whether or not it names an account, so the
+/// throttle answers the same for an unknown email and is not itself an oracle. The address bucket exists
+/// only so that one address cannot guess across many accounts unhindered; its bar is far above what the
+/// users behind one NAT or proxy mistype, so it cannot be used to lock them all out.
+/// Kept in the database, so the limits hold across server instances.
 public struct LoginThrottle: Sendable {
     public let client: DatabasePool
-    public var maxFailures = 5
-    public var windowSeconds = 15 * 60
+    public var settings: Settings
 
-    public init(client: DatabasePool) { self.client = client }
+    /// One bucket's rule: `freeFailures` attempts within `windowSeconds`, then a block of `firstDelaySeconds`
+    /// that doubles with each further failure up to `maximumDelaySeconds`. A bucket starts afresh once it has
+    /// been quiet (not blocked, no new window) for `windowSeconds`.
+    public struct Policy: Sendable, Equatable {
+        public var freeFailures: Int
+        public var firstDelaySeconds: Int
+        public var maximumDelaySeconds: Int
+        public var windowSeconds = 15 * 60
 
-    /// Seconds to wait before trying again, or nil when an attempt is allowed now.
-    public func retryAfter(email: String, clientAddress: String, logger: Logger) async throws -> Int? {
-        let rows = try await client.query(
-            """
-            WITH recent AS (
-                SELECT at, email = \(email) AS by_email, client_address = \(clientAddress) AS by_address
-                FROM failed_logins
-                WHERE (email = \(email) OR client_address = \(clientAddress))
-                  AND at > now() - make_interval(secs => \(windowSeconds))
-            ), ranked AS (
-                SELECT (SELECT at FROM recent WHERE by_email ORDER BY at DESC OFFSET \(maxFailures - 1) LIMIT 1) AS email_gate,
-                       (SELECT at FROM recent WHERE by_address ORDER BY at DESC OFFSET \(maxFailures - 1) LIMIT 1) AS address_gate
-            )
-            SELECT ceil(extract(epoch FROM greatest(email_gate, address_gate)
-                        + make_interval(secs => \(windowSeconds)) - now()))::int8
-            FROM ranked
-            """, logger: logger)
-        guard let seconds = try await rows.collect().first?.decode(Int64?.self) else { return nil }
-        return max(1, Int(seconds))
+        public init(freeFailures: Int, firstDelaySeconds: Int, maximumDelaySeconds: Int, windowSeconds: Int = 15 * 60) {
+            (self.freeFailures, self.firstDelaySeconds, self.maximumDelaySeconds, self.windowSeconds) =
+                (freeFailures, firstDelaySeconds, maximumDelaySeconds, windowSeconds)
+        }
     }
 
-    public func recordFailure(email: String, clientAddress: String, logger: Logger) async throws {
+    /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` (5) and `LOGIN_ADDRESS_MAX_FAILURES` (100).
+    public struct Settings: Sendable, Equatable {
+        /// Five free failures, then 1 min, 2, 4, 8, and 15 min per further failure.
+        public var account = Policy(freeFailures: 5, firstDelaySeconds: 60, maximumDelaySeconds: 15 * 60)
+        /// A hundred failures in 15 minutes from one address, then 15 minutes' block.
+        public var address = Policy(freeFailures: 100, firstDelaySeconds: 15 * 60, maximumDelaySeconds: 15 * 60)
+        public init() {}
+    }
+
+    /// An attempt allowed to check a password; give it back with `forgive` when the password was right.
+    public struct Reservation: Sendable {
+        let accountBucket: String
+        let addressBucket: String
+    }
+
+    public init(client: DatabasePool, settings: Settings = Settings()) {
+        self.client = client
+        self.settings = settings
+    }
+
+    /// Counts one attempt for `email` from `clientAddress`, or throws `AccountError.tooManyAttempts` (and
+    /// counts nothing) when either bucket is blocked: a refused attempt does not extend the block.
+    public func reserve(email: String, clientAddress: String, logger: Logger) async throws -> Reservation {
+        let reservation = Reservation(accountBucket: "account:" + email, addressBucket: "address:" + clientAddress)
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                // Always the address first, then the account: every attempt locks in the same order, so
+                // concurrent attempts queue rather than deadlock. The account's refusal rolls the address's
+                // count back with it.
+                for (bucket, policy) in [(reservation.addressBucket, settings.address), (reservation.accountBucket, settings.account)] {
+                    if let seconds = try await Self.count(bucket, policy: policy, on: connection, logger: logger) {
+                        throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
+                    }
+                }
+            }
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+        return reservation
+    }
+
+    /// A right password: the account's failures are forgiven, and the address gets its attempt back (not its
+    /// earlier failures: one address may try many accounts). Should that attempt have been the one that
+    /// reached the address's bar, the block it set goes too: below the bar, no block can be older (a count
+    /// restarts only after a block is over).
+    public func forgive(_ reservation: Reservation, logger: Logger) async throws {
         try await client.query(
             """
-            WITH expired AS (DELETE FROM failed_logins WHERE at < now() - make_interval(secs => \(windowSeconds)))
-            INSERT INTO failed_logins (email, client_address) VALUES (\(email), \(clientAddress))
+            WITH forgiven AS (DELETE FROM login_throttle WHERE bucket = \(reservation.accountBucket))
+            UPDATE login_throttle SET
+                failures = greatest(failures - 1, 0),
+                blocked_until = CASE WHEN failures - 1 < \(settings.address.freeFailures) THEN '-infinity' ELSE blocked_until END
+            WHERE bucket = \(reservation.addressBucket)
             """, logger: logger)
     }
 
-    /// A successful login forgives the email's failures (not the address's: one address may try many emails).
-    public func clearFailures(email: String, logger: Logger) async throws {
-        try await client.query("DELETE FROM failed_logins WHERE email = \(email)", logger: logger)
+    /// Forgets buckets that have been quiet for their window (the background housekeeping calls this).
+    @discardableResult
+    public func forgetQuietBuckets(logger: Logger) async throws -> Int {
+        let window = max(settings.account.windowSeconds, settings.address.windowSeconds)
+        let rows = try await client.query(
+            """
+            WITH gone AS (
+                DELETE FROM login_throttle
+                WHERE greatest(window_started_at, blocked_until) < now() - make_interval(secs => \(window))
+                RETURNING 1)
+            SELECT count(*)::int8 FROM gone
+            """, logger: logger)
+        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
+    }
+
+    /// Counts one failure in `bucket` and returns nil, or returns the seconds until it may be tried again.
+    /// The row lock that the upsert and the update take is held to the end of the transaction: a concurrent
+    /// attempt waits, then sees this one's count.
+    private static func count(_ bucket: String, policy: Policy, on connection: PostgresConnection, logger: Logger) async throws -> Int? {
+        try await connection.query(
+            """
+            INSERT INTO login_throttle (bucket, failures, window_started_at, blocked_until)
+            VALUES (\(bucket), 0, now(), '-infinity') ON CONFLICT (bucket) DO NOTHING
+            """, logger: logger)
+        // The policy's numbers are whole numbers from the configuration, not input: written into the text.
+        let window = "make_interval(secs => \(policy.windowSeconds))"
+        let quiet = "(now() >= window_started_at + \(window) AND now() >= blocked_until + \(window))"
+        let failures = "(CASE WHEN \(quiet) THEN 1 ELSE failures + 1 END)"
+        let delay = "least(\(policy.maximumDelaySeconds)::float8, \(policy.firstDelaySeconds)::float8 * power(2, least(\(failures) - \(policy.freeFailures), 30)))"
+        let counted = try await connection.query(
+            """
+            UPDATE login_throttle SET
+                window_started_at = CASE WHEN \(unescaped: quiet) THEN now() ELSE window_started_at END,
+                blocked_until = CASE WHEN \(unescaped: failures) >= \(unescaped: String(policy.freeFailures))
+                                     THEN now() + make_interval(secs => \(unescaped: delay)) ELSE blocked_until END,
+                failures = \(unescaped: failures)
+            WHERE bucket = \(bucket) AND blocked_until <= now()
+            RETURNING failures
+            """, logger: logger)
+        if try await counted.collect().first != nil { return nil }
+        let rows = try await connection.query(
+            "SELECT ceil(extract(epoch FROM blocked_until - now()))::int8 FROM login_throttle WHERE bucket = \(bucket)",
+            logger: logger)
+        let seconds = try await rows.collect().first?.decode(Int64.self) ?? 1
+        return max(1, Int(seconds))
     }
 }

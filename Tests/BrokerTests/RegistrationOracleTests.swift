@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Issue 17, item 4: registration must not tell anyone whether an email, a fiscal code or a VAT number
+/// is registered. Only the public API.
+@Suite("Registration is not an oracle")
+struct RegistrationOracleTests {
+    /// Status, headers (but the ones that differ on every response) and body, as one comparable text.
+    private func answer(_ response: TestResponse, replacing: (String, String)? = nil) -> String {
+        let headers = response.headers
+            .filter { ![.date, HTTPField.Name("X-Request-Id")!].contains($0.name) }
+            .map { "\($0.name.canonicalName): \($0.value)" }
+            .sorted()
+        var body = String(buffer: response.body)
+        if let (from, to) = replacing { body = body.replacingOccurrences(of: from, with: to) }
+        return "\(response.status.code)\n\(headers.joined(separator: "\n"))\n\n\(body)"
+    }
+
+    private func mailTo(_ harness: TestHarness, _ email: String) throws -> [String] {
+        try harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }
+    }
+
+    @Test("a taken email answers byte for byte like a new registration; the owner is told, nothing is created")
+    func takenEmail() async throws {
+        try await TestHarness.run { harness in
+            let owner = TestHarness.Person()
+            let fresh = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
+            try await harness.activate(email: owner.email)
+            let attacker = TestHarness.Person(
+                email: owner.email, password: "attacker-password-1", fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Someone Else")
+            let taken = try await harness.request(.post, "/v1/users", json: attacker.registrationJSON)
+            #expect(answer(taken) == answer(fresh))
+            #expect(taken.status != .conflict)
+            #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
+            #expect(try await harness.int("SELECT count(*) FROM users WHERE fiscal_code = '\(attacker.fiscalCode)'") == 0)
+            let notice = try #require(try mailTo(harness, owner.email).last)
+            #expect(notice.contains("Someone tried to register"), "\(notice)")
+            #expect(!notice.contains("Activation token:"))
+            // The owner's account is untouched: the attacker's password does not log in.
+            _ = try await harness.logIn(email: owner.email, password: owner.password)
+        }
+    }
+
+    @Test("a taken fiscal code with a new email answers like a new registration; its holder is told, nothing is created")
+    func takenFiscalCode() async throws {
+        try await TestHarness.run { harness in
+            let owner = TestHarness.Person()
+            let fresh = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
+            try await harness.activate(email: owner.email)
+            let prober = TestHarness.Person(fiscalCode: owner.fiscalCode.lowercased(), fullName: "Laura Bianchi Bis")
+            let taken = try await harness.request(.post, "/v1/users", json: prober.registrationJSON)
+            #expect(answer(taken) == answer(fresh, replacing: (owner.email, prober.email)))
+            #expect(try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(prober.email)'") == 0)
+            #expect(try mailTo(harness, prober.email).isEmpty, "no activation mail for an account that was not created")
+            #expect(try mailTo(harness, owner.email).last?.contains("with your fiscal code") == true)
+        }
+    }
+
+    @Test("a taken VAT number answers like a new company registration; its holder is told, nothing is created")
+    func takenVATNumber() async throws {
+        try await TestHarness.run { harness in
+            let owner = TestHarness.Company()
+            let fresh = try await harness.request(.post, "/v1/third-parties", json: owner.registrationJSON)
+            try await harness.activate(email: owner.email)
+            let prober = TestHarness.Company(companyName: "Another Company S.r.l.")
+            let taken = try await harness.request(.post, "/v1/third-parties", json: prober.registrationJSON)
+            #expect(answer(taken) == answer(fresh, replacing: (owner.email, prober.email)))
+            #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
+            #expect(try mailTo(harness, owner.email).last?.contains("VAT number") == true)
+        }
+    }
+
+    @Test("registering again with the email of an account never activated re-sends its activation mail")
+    func takenByAnUnactivatedOwner() async throws {
+        try await TestHarness.run { harness in
+            let owner = TestHarness.Person()
+            let fresh = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
+            let firstToken = try #require(try harness.activationToken(for: owner.email))
+            let again = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
+            #expect(answer(again) == answer(fresh))
+            let secondToken = try #require(try harness.activationToken(for: owner.email))
+            #expect(secondToken != firstToken)
+            try await harness.activate(email: owner.email)
+            #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
+        }
+    }
+
+    @Test("repeated registrations with a taken email do not flood its owner's mailbox")
+    func noticesAreSpaced() async throws {
+        try await TestHarness.run { harness in
+            let owner = TestHarness.Person()
+            try await harness.activeUser(owner)
+            let before = try mailTo(harness, owner.email).count
+            for attempt in 1...4 {  // one notice, then the 5-minute cooldown
+                let attacker = TestHarness.Person(
+                    email: owner.email, fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Someone Else \(attempt)")
+                #expect(try await harness.request(.post, "/v1/users", json: attacker.registrationJSON).status == .accepted)
+            }
+            #expect(try mailTo(harness, owner.email).count <= before + 1)
+        }
+    }
+}
