@@ -50,6 +50,9 @@ public struct BrokerConfiguration: Sendable {
     public var importBackgroundConcurrency = 2
     /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
     public var privacy = PrivacySettings()
+    /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
+    /// (a request to nobody among them: it must answer and end like any other).
+    public var pendingRequestExpiryDays = 30
 
     public init(
         databaseURL: String,
@@ -125,6 +128,7 @@ public struct BrokerConfiguration: Sendable {
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
             self.groupEvaluationQueueTimeout = .seconds(seconds)
         }
+        if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...365) { self.pendingRequestExpiryDays = days }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {

@@ -118,8 +118,11 @@ public struct SampleStore: Sendable {
     }
 
     /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
-    /// subscribers of these types that data is available from `after` on. Runs under the arrival row lock,
-    /// so `clock_timestamp()` grows with the arrival numbers.
+    /// subscribers that data is available, only those to whom this upload releases something (a sample of
+    /// a requested type inside the window). The cursor they are given is the one their last download of
+    /// everything before this upload ended at: the last released sample's arrival, never the person's raw
+    /// arrival count (which would tell them how much else the person uploaded). Runs under the arrival
+    /// row lock, so `clock_timestamp()` grows with the arrival numbers.
     private static func announceArrival(
         userID: UUID, after base: Int64, upTo last: Int64, types: [Int16], on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -129,10 +132,19 @@ public struct SampleStore: Sendable {
         try await connection.query(
             """
             SELECT enqueue_webhook_event(r.third_party_id, 'subscription.data_available', r.id,
-                                         jsonb_build_object('requestId', r.id, 'cursor', \(String(base))::text))
+                                         jsonb_build_object('requestId', r.id, 'cursor', coalesce((
+                                             SELECT max(s.arrival) FROM samples s
+                                             WHERE s.user_id = r.user_id AND s.arrival <= \(base) AND s.type = ANY(r.types)
+                                               AND (r.window_from IS NULL OR s.at >= r.window_from)
+                                               AND (r.window_to IS NULL OR s.at <= r.window_to)), 0)::text))
             FROM single_requests r
             WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
               AND r.ended_at IS NULL AND r.ends_at > now() AND r.types && \(types)::int2[]
+              AND EXISTS (
+                  SELECT 1 FROM samples s
+                  WHERE s.user_id = r.user_id AND s.arrival > \(base) AND s.arrival <= \(last) AND s.type = ANY(r.types)
+                    AND (r.window_from IS NULL OR s.at >= r.window_from)
+                    AND (r.window_to IS NULL OR s.at <= r.window_to))
             """, logger: logger)
     }
 

@@ -15,11 +15,17 @@ extension SingleRequestService {
             cursor = parsed
         }
         return try await client.withConnection { connection in
-            guard let (request, bound) = try await SingleRequestStore.releaseBound(
+            guard let (request, arrived) = try await SingleRequestStore.releaseBound(
                 requestID: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw SingleRequestError.notFound }
             guard request.status == .accepted else { throw SingleRequestError.notAccepted }
             guard let userID = request.userID else { throw SingleRequestError.noRequestedData }
+            // The bound, and so the next cursor, is the last sample this request releases, not the last that
+            // arrived: otherwise uploads it does not release (other types, outside the window) would move
+            // the cursor and tell the company that the person uploaded them.
+            let bound = try await SingleRequestStore.lastReleasedArrival(
+                userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, upTo: arrived,
+                on: connection, logger: logger)
             let available = try await SingleRequestStore.availableTypes(
                 userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, bound: bound,
                 on: connection, logger: logger)
