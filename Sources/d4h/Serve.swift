@@ -40,6 +40,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "DOWNLOAD_STALL_TIMEOUT: seconds a download waits for a client that takes no more (default 20)") var downloadStallTimeout: Int?
     @Option(help: "IMPORT_BACKGROUND_BYTES: Apple Health uploads larger than this run as background jobs (default 8388608)")
     var importBackgroundBytes: Int?
+    @Option(help: "PENDING_REQUEST_EXPIRY_DAYS: days a single request stays pending unanswered before it expires (default 30)")
+    var pendingRequestExpiryDays: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -61,6 +63,7 @@ struct Serve: AsyncParsableCommand {
             ("GROUP_EVALUATION_QUEUE_TIMEOUT", groupEvaluationQueueTimeout.map(String.init)),
             ("DOWNLOAD_STALL_TIMEOUT", downloadStallTimeout.map(String.init)),
             ("IMPORT_BACKGROUND_BYTES", importBackgroundBytes.map(String.init)),
+            ("PENDING_REQUEST_EXPIRY_DAYS", pendingRequestExpiryDays.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -112,6 +112,24 @@ struct RequestPrivacyTests {
         }
     }
 
+    @Test("PENDING_REQUEST_EXPIRY_DAYS: 30 by default, 1–365, and the server gives new requests that long")
+    func pendingExpirySetting() async throws {
+        func days(_ environment: [String: String]) throws -> Int {
+            try BrokerConfiguration(reader: ConfigReaderForTests.environment(environment)).pendingRequestExpiryDays
+        }
+        #expect(try days([:]) == 30)
+        #expect(try days(["PENDING_REQUEST_EXPIRY_DAYS": "7"]) == 7)
+        for wrong in ["0", "-1", "366", "ten"] {
+            #expect(throws: ConfigurationError.self) { try days(["PENDING_REQUEST_EXPIRY_DAYS": wrong]) }
+        }
+        try await TestHarness.run(configure: { $0.pendingRequestExpiryDays = 2 }) { harness in
+            let parties = try await harness.requestParties()
+            let id = try await harness.sentRequestID(parties)
+            let expiry = try await harness.sql("SELECT (expires_at - created_at)::text FROM single_requests WHERE id = '\(id)'")
+            #expect(try expiry.first?.decode(String.self) == "2 days")
+        }
+    }
+
     // MARK: Item 6: a block ends subscriptions and keeps the person out of the company's cohorts
 
     @Test("blocking a company ends its live subscriptions at once, with the webhook, and releases nothing more")
