@@ -223,6 +223,15 @@ struct RequestPrivacyTests {
                 parties, subscriptionDays: 30, window: #"{"from":"2026-03-01T00:00:00Z","to":"2026-03-31T00:00:00Z"}"#)
             let first = try await harness.download(id, token: parties.company)
             #expect(first.items.count == 1)
+            // Cursors are sealed, not arrival numbers (whose gaps would count the person's other uploads):
+            // an arrival number, or another request's cursor, is refused.
+            #expect(Int(first.nextCursor) == nil)
+            let numeric = try await harness.request(.get, "/v1/single-requests/\(id)/data?cursor=1", token: parties.company)
+            #expect(numeric.status == .unprocessableContent)
+            let other = try await harness.acceptedRequestID(parties, types: ["heart_rate", "weight"])
+            let otherCursor = try await harness.download(other, token: parties.company).nextCursor
+            let moved = try await harness.request(.get, "/v1/single-requests/\(id)/data?cursor=\(otherCursor)", token: parties.company)
+            #expect(moved.status == .unprocessableContent)
 
             let weight = try await harness.upload([("weight", 70.5, TestHarness.time(minutes: 1))], token: parties.person)
             #expect(weight.status == .ok)

@@ -40,3 +40,10 @@ CREATE INDEX single_requests_unaddressed_email ON single_requests (subject_email
 -- personal data); the company's name and VAT number go with its account, and reads show
 -- "Erased company" (as group requests do since 0009).
 ALTER TABLE single_requests DROP CONSTRAINT single_requests_third_party_id_fkey;
+-- split
+
+-- The key download cursors are sealed with: a cursor is a position among the person's arrivals, and
+-- the gap between two plain positions would tell the company how much else the person uploaded.
+INSERT INTO server_secrets (name, value)
+-- gen_random_uuid() draws from pg_strong_random(): two of them give 244 random bits.
+VALUES ('download_cursor_key', decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));

@@ -13,10 +13,9 @@ public struct DownloadPlan: Sendable {
     public var cursor: Int64
     public var bound: Int64
     public var availableTypes: [SampleType]
-
-    /// Where the next download starts; never behind the cursor the caller sent. It moves only when the
-    /// request releases something new.
-    public var nextCursor: String { String(max(cursor, bound)) }
+    /// Where the next download starts (`max(cursor, bound)`, sealed: `DownloadCursor`); never behind the
+    /// cursor the caller sent. It moves only when the request releases something new.
+    public var nextCursor: String
 }
 
 extension SingleRequestStore {

@@ -7,9 +7,10 @@ extension SingleRequestService {
     /// is one this API gave out, and at least one requested type has data. Fixes the release bound.
     public func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
         guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only the sender downloads a request's data.") }
+        let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
         if let cursorText {
-            guard let parsed = Int64(cursorText), parsed >= 0, cursorText.allSatisfy(\.isASCII) else {
+            guard let parsed = DownloadCursor.open(cursorText, request: id, key: key) else {
                 throw SingleRequestError.invalid([FieldError(field: "cursor", message: "is not a cursor this API gave out")])
             }
             cursor = parsed
@@ -30,7 +31,9 @@ extension SingleRequestService {
                 userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, bound: bound,
                 on: connection, logger: logger)
             guard !available.isEmpty else { throw SingleRequestError.noRequestedData }
-            return DownloadPlan(request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available)
+            return DownloadPlan(
+                request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
+                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, key: key))
         }
     }
 

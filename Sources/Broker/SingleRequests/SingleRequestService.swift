@@ -9,10 +9,13 @@ public struct SingleRequestService: Sendable {
     public let pseudonymizer: Pseudonymizer
     /// Days a request stays pending before it expires unanswered (`PENDING_REQUEST_EXPIRY_DAYS`).
     public var pendingExpiryDays = 30
+    /// What download cursors are sealed with (`DownloadCursor`).
+    let cursorKey: ServerSecret
 
     public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
         self.client = client
         self.pseudonymizer = pseudonymizer
+        self.cursorKey = ServerSecret("download_cursor_key", client: client)
     }
 
     public static let purposeLength = 1...500
