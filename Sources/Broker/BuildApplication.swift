@@ -32,10 +32,11 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
         client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
         leaseTimeout: configuration.database.leaseTimeout, logger: logger)
     let mailer = try makeMailer(configuration: configuration, logger: logger)
-    let accountService = try await AccountService(
+    var accountService = try await AccountService(
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
         sessionTTL: configuration.sessionTTL, loginThrottle: configuration.loginThrottle,
         unactivatedLifetime: configuration.activationExpiryHours * 3600)
+    accountService.singleRequests.pendingExpiryDays = configuration.pendingRequestExpiryDays
     let registry = PrometheusCollectorRegistry()
     let availability = DatabaseAvailability()
     let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)

@@ -48,6 +48,8 @@ struct Serve: AsyncParsableCommand {
     var loginAddressMaxFailures: Int?
     @Option(help: "ACTIVATION_EXPIRY_HOURS: unactivated accounts are deleted after this many hours, freeing their email and fiscal code/VAT (default 48)")
     var activationExpiryHours: Int?
+    @Option(help: "PENDING_REQUEST_EXPIRY_DAYS: days a single request stays pending unanswered before it expires (default 30)")
+    var pendingRequestExpiryDays: Int?
 
     /// Flags, as the environment variables they stand for, so one reader resolves both (flags first).
     var flagsAsEnvironment: [String: String] {
@@ -73,6 +75,7 @@ struct Serve: AsyncParsableCommand {
             ("LOGIN_ACCOUNT_FREE_ATTEMPTS", loginAccountFreeAttempts.map(String.init)),
             ("LOGIN_ADDRESS_MAX_FAILURES", loginAddressMaxFailures.map(String.init)),
             ("ACTIVATION_EXPIRY_HOURS", activationExpiryHours.map(String.init)),
+            ("PENDING_REQUEST_EXPIRY_DAYS", pendingRequestExpiryDays.map(String.init)),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -46,19 +46,19 @@ struct SingleRequestLifecycleTests {
         }
     }
 
-    @Test("send: unknown person 404, pending duplicate 409, a new request once the first is decided")
+    @Test("send: unknown person 201 as for anyone (issue 17), pending duplicate 409, a new request once the first is decided")
     func sendConflicts() async throws {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let unknown = try await harness.request(
                 .post, "/v1/single-requests", json: #"{"subject":{"email":"nobody@example.com"},"types":["heart_rate"],"purpose":"x"}"#,
                 token: parties.company)
-            #expect(unknown.status == .notFound)
+            #expect(unknown.status == .created)
             let unknownCode = try await harness.request(
                 .post, "/v1/single-requests",
                 json: #"{"subject":{"fiscalCode":"\#(TestHarness.uniqueFiscalCode())"},"types":["heart_rate"],"purpose":"x"}"#,
                 token: parties.company)
-            #expect(unknownCode.status == .notFound)
+            #expect(unknownCode.status == .created)
 
             let first = try await harness.sentRequestID(parties)
             let duplicate = try await harness.sendRequest(parties, types: ["weight"])

@@ -7,7 +7,7 @@ import Testing
 /// Blocks, erasure's effect on requests, the export, and the webhook events the request lifecycle queues.
 @Suite("Blocks, erasure and the request outbox", .serialized)
 struct TransparencyTests {
-    @Test("blocking refuses the company's pending requests and stops new ones; unblocking allows them again")
+    @Test("blocking refuses the company's pending requests and its new ones reach nobody; unblocking allows them again")
     func blocks() async throws {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
@@ -19,9 +19,14 @@ struct TransparencyTests {
 
             let request = try harness.object(try await harness.request(.get, "/v1/single-requests/\(pending)", token: parties.company))
             #expect(request["status"] as? String == "refused")
-            let refusedAgain = try await harness.sendRequest(parties)
-            #expect(refusedAgain.status == .conflict)
-            #expect(try harness.object(refusedAgain)["type"] as? String == "https://data4help.example/problems/blocked")
+            // The company is not told it is blocked (that would tell it the person exists): its new request
+            // is answered as usual and reaches nobody.
+            let whileBlocked = try await harness.sendRequest(parties)
+            #expect(whileBlocked.status == .created)
+            let unseen = try #require(try harness.object(whileBlocked)["id"] as? String)
+            #expect(try await harness.request(.get, "/v1/single-requests/\(unseen)", token: parties.person).status == .notFound)
+            let inbox = try harness.object(try await harness.request(.get, "/v1/single-requests", token: parties.person))
+            #expect((inbox["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [pending])
 
             let list = try harness.object(try await harness.request(.get, "/v1/me/blocks", token: parties.person))
             #expect((list["items"] as? [[String: Any]])?.count == 1)
@@ -31,6 +36,9 @@ struct TransparencyTests {
 
             #expect(try await harness.request(.delete, "/v1/me/blocks/\(parties.companyID)", token: parties.person).status == .noContent)
             #expect(try await harness.request(.delete, "/v1/me/blocks/\(parties.companyID)", token: parties.person).status == .notFound)
+            // The request sent while blocked is still pending for the company (as any unanswered one).
+            #expect(try await harness.sendRequest(parties).status == .conflict)
+            #expect(try await harness.request(.post, "/v1/single-requests/\(unseen)/cancel", token: parties.company).status == .ok)
             #expect(try await harness.sendRequest(parties).status == .created)
             let actions = try await harness.sql("SELECT action FROM audit_events WHERE action LIKE 'block.%' ORDER BY seq")
             #expect(try actions.map { try $0.decode(String.self) } == ["block.added", "block.added", "block.removed"])

@@ -13,7 +13,8 @@ public struct AccountService: Sendable {
     public let mailer: any Mailer
     public let pseudonymizer: Pseudonymizer
     /// Erasure refuses and ends the person's requests through the single-request rules.
-    public let singleRequests: SingleRequestService
+    /// Settable so the server can give it the configured pending-request expiry.
+    public var singleRequests: SingleRequestService
     public let publicURL: String
     public let sessionTTL: Int
     /// Verified against when an email is unknown, so a wrong email costs the same time as a wrong password.
@@ -238,6 +239,8 @@ public struct AccountService: Sendable {
                 }
                 try await AccountStore.activate(
                     accountID: record.accountID, tokenHash: token.hash, newPasswordHash: newHash, on: connection, logger: logger)
+                // Requests sent to this email or fiscal code before anyone active had it reach the person now.
+                try await SingleRequestStore.deliverWaiting(to: record.accountID, on: connection, logger: logger)
                 let pseudonym = try await pseudonymizer.pseudonym(for: record.accountID, on: connection, logger: logger)
                 try await AuditLog.append(
                     AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountActivated, subject: pseudonym),
@@ -416,6 +419,8 @@ public struct AccountService: Sendable {
                 // Its group requests outlive it for the auditors; its subscriptions must not go on releasing
                 // (and spending people's caps) for a company that no longer exists.
                 try await GroupRequestStore.endSubscriptions(of: principal.accountID, on: connection, logger: logger)
+                // Its single requests outlive it too: they are the people's history.
+                try await singleRequests.releaseForCompanyErasure(thirdPartyID: principal.accountID, on: connection, logger: logger)
             }
             try await AccountStore.delete(accountID: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(

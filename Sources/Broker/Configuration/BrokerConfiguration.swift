@@ -62,6 +62,9 @@ public struct BrokerConfiguration: Sendable {
     public var activationExpiryHours = 48
     /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
     public var accountHousekeepingInterval: Duration = .seconds(600)
+    /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
+    /// (a request to nobody among them: it must answer and end like any other).
+    public var pendingRequestExpiryDays = 30
 
     public init(
         databaseURL: String,
@@ -147,6 +150,7 @@ public struct BrokerConfiguration: Sendable {
             self.loginThrottle.address.freeFailures = failures
         }
         if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
+        if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...365) { self.pendingRequestExpiryDays = days }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {

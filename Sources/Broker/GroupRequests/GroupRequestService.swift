@@ -107,7 +107,7 @@ public struct GroupRequestService: Sendable {
                     try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
                     let matching = try await GroupRequestStore.cohort(
                         filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                        on: connection, logger: logger)
+                        excludingBlocksOf: company, on: connection, logger: logger)
                     return try await budgets.eligible(matching, cost: cohortCost + releaseCost, on: connection, logger: logger)
                 }
             }

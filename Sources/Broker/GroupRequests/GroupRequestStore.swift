@@ -56,10 +56,11 @@ public enum GroupRequestStore {
 
     /// The sorted person numbers of everyone who matches: active people of the demographics whose figure of
     /// each filter's type over the window (mean reading, or mean daily total for a cumulative type: see
-    /// `RollupFigureSQL`) lies within its bounds (all filters must hold).
+    /// `RollupFigureSQL`) lies within its bounds (all filters must hold). People who blocked `company` are
+    /// not in its cohorts: a block keeps a person's data from the company, aggregated or not.
     public static func cohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
-        on connection: PostgresConnection, logger: Logger
+        excludingBlocksOf company: UUID?, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Int32] {
         let filterJSON = String(decoding: try JSONEncoder().encode(filters.map(FilterRow.init)), as: UTF8.self)
         let rows = try await connection.query(
@@ -70,6 +71,7 @@ public enum GroupRequestStore {
             ), people AS (
                 SELECT u.account_id, u.person_number FROM users u JOIN accounts a ON a.id = u.account_id
                 WHERE a.status = 'active'
+                  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.user_id = u.account_id AND b.third_party_id = \(company))
                   AND (\(demographics.sex?.rawValue)::text IS NULL OR u.sex = \(demographics.sex?.rawValue)::text)
                   AND (\(demographics.ageMin)::int IS NULL
                        OR u.birth_date <= ((now() AT TIME ZONE 'UTC')::date - make_interval(years => \(demographics.ageMin)::int))::date)
@@ -221,10 +223,19 @@ public enum GroupRequestStore {
 
     // MARK: Releases
 
-    /// The frozen cohort of an accepted request.
+    /// The frozen cohort of an accepted request, less the members who have blocked its company since: a
+    /// subscription's later releases leave them out.
     static func cohort(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
-        try await connection.query("SELECT coalesce(cohort, '{}') FROM group_requests WHERE id = \(requestID)", logger: logger)
-            .collect().first?.decode([Int32].self) ?? []
+        try await connection.query(
+            """
+            SELECT coalesce(array_agg(m.n ORDER BY m.i), '{}')
+            FROM group_requests g, unnest(g.cohort) WITH ORDINALITY AS m(n, i)
+            WHERE g.id = \(requestID)
+              AND NOT EXISTS (
+                  SELECT 1 FROM users u JOIN blocks b ON b.user_id = u.account_id
+                  WHERE u.person_number = m.n AND b.third_party_id = g.third_party_id)
+            """, logger: logger
+        ).collect().first?.decode([Int32].self) ?? []
     }
 
     /// Evaluations and releases sort about a million person-days; in memory that is several times faster

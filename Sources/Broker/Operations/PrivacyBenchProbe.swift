@@ -45,7 +45,7 @@ package enum PrivacyBenchProbe {
         try await client.withTransaction(logger: logger) { connection in
             try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
             return try await GroupRequestStore.cohort(
-                filters: filters, demographics: demographics, from: from, to: to, on: connection, logger: logger)
+                filters: filters, demographics: demographics, from: from, to: to, excludingBlocksOf: nil, on: connection, logger: logger)
         }
     }
 

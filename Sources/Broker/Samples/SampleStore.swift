@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import NIOCore
@@ -118,22 +119,46 @@ public struct SampleStore: Sendable {
     }
 
     /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
-    /// subscribers of these types that data is available from `after` on. Runs under the arrival row lock,
-    /// so `clock_timestamp()` grows with the arrival numbers.
+    /// subscribers that data is available, only those to whom this upload releases something (a sample of
+    /// a requested type inside the window). The cursor they are given is the one their last download of
+    /// everything before this upload ended at: the last released sample's arrival, sealed (`DownloadCursor`),
+    /// never the person's raw arrival count (which would tell them how much else they uploaded). Runs under the arrival
+    /// row lock, so `clock_timestamp()` grows with the arrival numbers.
     private static func announceArrival(
         userID: UUID, after base: Int64, upTo last: Int64, types: [Int16], on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             "INSERT INTO sample_batches (user_id, last_arrival, received_at) VALUES (\(userID), \(last), clock_timestamp())",
             logger: logger)
-        try await connection.query(
+        let rows = try await connection.query(
             """
-            SELECT enqueue_webhook_event(r.third_party_id, 'subscription.data_available', r.id,
-                                         jsonb_build_object('requestId', r.id, 'cursor', \(String(base))::text))
+            SELECT r.id, r.third_party_id, coalesce((
+                       SELECT max(s.arrival) FROM samples s
+                       WHERE s.user_id = r.user_id AND s.arrival <= \(base) AND s.type = ANY(r.types)
+                         AND (r.window_from IS NULL OR s.at >= r.window_from)
+                         AND (r.window_to IS NULL OR s.at <= r.window_to)), 0)
             FROM single_requests r
             WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
               AND r.ended_at IS NULL AND r.ends_at > now() AND r.types && \(types)::int2[]
+              AND EXISTS (
+                  SELECT 1 FROM samples s
+                  WHERE s.user_id = r.user_id AND s.arrival > \(base) AND s.arrival <= \(last) AND s.type = ANY(r.types)
+                    AND (r.window_from IS NULL OR s.at >= r.window_from)
+                    AND (r.window_to IS NULL OR s.at <= r.window_to))
             """, logger: logger)
+        let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
+        guard !subscribers.isEmpty else { return }
+        // Read here rather than cached: this runs on the caller's connection, with no server state at hand.
+        guard let secret = try await connection.query(
+            "SELECT value FROM server_secrets WHERE name = 'download_cursor_key'", logger: logger
+        ).collect().first?.decode(Data.self) else { throw ServerSecretMissing(name: "download_cursor_key") }
+        let key = SymmetricKey(data: secret)
+        for (requestID, thirdPartyID, arrival) in subscribers {
+            let data = #"{"requestId":"\#(requestID.uuidString.lowercased())","cursor":"\#(DownloadCursor.seal(arrival, request: requestID, key: key))"}"#
+            try await connection.query(
+                "SELECT enqueue_webhook_event(\(thirdPartyID), 'subscription.data_available', \(requestID), \(data)::jsonb)",
+                logger: logger)
+        }
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].

@@ -2,8 +2,10 @@ import Foundation
 
 /// A third party's request for one person's data, as both sides see it.
 public struct SingleRequest: Sendable, Equatable {
-    public enum Status: String, Sendable { case pending, accepted, refused, cancelled }
+    /// `expired`: it was still pending when its time ran out (`PENDING_REQUEST_EXPIRY_DAYS`).
+    public enum Status: String, Sendable { case pending, accepted, refused, cancelled, expired }
 
+    /// The sender; once the company erased its account, its former id with the name "Erased company".
     public struct ThirdParty: Sendable, Equatable {
         public var id: UUID
         public var companyName: String
@@ -29,7 +31,8 @@ public struct SingleRequest: Sendable, Equatable {
 
     public var id: UUID
     public var thirdParty: ThirdParty
-    /// The person's account; nil once they erased it.
+    /// The person's account; nil once they erased it, and for a request that reached nobody (no active
+    /// person had the subject's email or fiscal code, or the person had blocked the sender).
     public var userID: UUID?
     public var subject: Subject
     public var types: [SampleType]
@@ -50,7 +53,7 @@ extension SingleRequest.Subscription {
     ) -> Status {
         switch requestStatus {
         case .pending: return .pending
-        case .refused, .cancelled: return .ended
+        case .refused, .cancelled, .expired: return .ended
         case .accepted:
             if endedAt != nil { return .ended }
             if let endsAt, endsAt <= now { return .expired }

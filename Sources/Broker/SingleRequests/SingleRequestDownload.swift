@@ -3,7 +3,8 @@ import Logging
 import PostgresNIO
 
 /// What one download of a single request releases: the samples of the requested types inside the window
-/// whose arrival number lies in `(cursor, bound]`. The bound is fixed before the first row is read, so
+/// whose arrival number lies in `(cursor, bound]`, where `bound` is the arrival number of the last such
+/// sample (so nothing the request does not release moves it). The bound is fixed before the first row is read, so
 /// the set is exact: arrival order is commit order, and nothing that arrived after the decision, the
 /// end of a subscription or its expiry is ever inside it.
 public struct DownloadPlan: Sendable {
@@ -12,9 +13,9 @@ public struct DownloadPlan: Sendable {
     public var cursor: Int64
     public var bound: Int64
     public var availableTypes: [SampleType]
-
-    /// Where the next download starts; never behind the cursor the caller sent.
-    public var nextCursor: String { String(max(cursor, bound)) }
+    /// Where the next download starts (`max(cursor, bound)`, sealed: `DownloadCursor`); never behind the
+    /// cursor the caller sent. It moves only when the request releases something new.
+    public var nextCursor: String
 }
 
 extension SingleRequestStore {
@@ -37,11 +38,27 @@ extension SingleRequestStore {
                         (SELECT max(b.last_arrival) FROM sample_batches b WHERE b.user_id = r.user_id AND b.received_at < r.ends_at), 0)
                     ELSE coalesce((SELECT a.last_arrival FROM sample_arrivals a WHERE a.user_id = r.user_id), 0)
                 END AS bound
-            FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            FROM single_requests r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             WHERE r.id = \(requestID) AND r.third_party_id = \(sender)
             """, logger: logger)
         guard let row = try await rows.collect().first else { return nil }
         return (try request(from: row), try row.makeRandomAccess()["bound"].decode(Int64.self))
+    }
+
+    /// The arrival number of the last sample the request releases among those up to `bound` (0 if none):
+    /// the requested types, inside the window. Read backwards along (user, arrival), per partition.
+    static func lastReleasedArrival(
+        userID: UUID, types: [SampleType], from: Date?, to: Date?, upTo bound: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int64 {
+        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(max(arrival), 0) FROM samples
+            WHERE user_id = \(userID) AND arrival <= \(bound) AND type = ANY(\(types.map(\.code))::int2[])
+              AND (\(from)::timestamptz IS NULL OR at >= \(from)::timestamptz)
+              AND (\(to)::timestamptz IS NULL OR at <= \(to)::timestamptz)
+            """, logger: logger)
+        return try await rows.collect().first?.decode(Int64.self) ?? 0
     }
 
     /// The requested types that have any sample in the window up to the bound.

@@ -1,13 +1,12 @@
 import Foundation
 
-/// What can go wrong with single requests, each with the status the contract gives it.
+/// What can go wrong with single requests, each with the status the contract gives it. Creation has no
+/// "no such person" or "blocked" answer: either would tell a company who is registered (issue 17).
 public enum SingleRequestError: Error, ProblemConvertible, Equatable {
     case invalid([FieldError])
     case wrongRole(String)
     case notFound
-    case subjectNotFound
     case duplicatePending
-    case blocked
     case notPending(SingleRequest.Status)
     case notAccepted
     case noActiveSubscription(String)
@@ -22,15 +21,9 @@ public enum SingleRequestError: Error, ProblemConvertible, Equatable {
         case .notFound:
             Problem(status: .notFound, slug: "request-not-found", title: "No such request",
                     detail: "There is no single request with this id among yours.")
-        case .subjectNotFound:
-            Problem(status: .notFound, slug: "subject-not-found", title: "No such person",
-                    detail: "No active Data4Help user has this email or fiscal code.")
         case .duplicatePending:
             Problem(status: .conflict, slug: "duplicate-pending-request", title: "A request is already pending",
-                    detail: "You already have a pending request to this person; wait for their answer or cancel it.")
-        case .blocked:
-            Problem(status: .conflict, slug: "blocked", title: "The person blocked you",
-                    detail: "This person does not accept requests from you.")
+                    detail: "You already have a pending request to this email or fiscal code; wait for it to be answered, cancel it, or let it expire.")
         case .notPending(let status):
             Problem(status: .conflict, slug: "not-pending", title: "The request is not pending",
                     detail: "The request is already \(status.rawValue).")

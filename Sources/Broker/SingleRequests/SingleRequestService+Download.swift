@@ -7,24 +7,33 @@ extension SingleRequestService {
     /// is one this API gave out, and at least one requested type has data. Fixes the release bound.
     public func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
         guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only the sender downloads a request's data.") }
+        let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
         if let cursorText {
-            guard let parsed = Int64(cursorText), parsed >= 0, cursorText.allSatisfy(\.isASCII) else {
+            guard let parsed = DownloadCursor.open(cursorText, request: id, key: key) else {
                 throw SingleRequestError.invalid([FieldError(field: "cursor", message: "is not a cursor this API gave out")])
             }
             cursor = parsed
         }
         return try await client.withConnection { connection in
-            guard let (request, bound) = try await SingleRequestStore.releaseBound(
+            guard let (request, arrived) = try await SingleRequestStore.releaseBound(
                 requestID: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw SingleRequestError.notFound }
             guard request.status == .accepted else { throw SingleRequestError.notAccepted }
             guard let userID = request.userID else { throw SingleRequestError.noRequestedData }
+            // The bound, and so the next cursor, is the last sample this request releases, not the last that
+            // arrived: otherwise uploads it does not release (other types, outside the window) would move
+            // the cursor and tell the company that the person uploaded them.
+            let bound = try await SingleRequestStore.lastReleasedArrival(
+                userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, upTo: arrived,
+                on: connection, logger: logger)
             let available = try await SingleRequestStore.availableTypes(
                 userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, bound: bound,
                 on: connection, logger: logger)
             guard !available.isEmpty else { throw SingleRequestError.noRequestedData }
-            return DownloadPlan(request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available)
+            return DownloadPlan(
+                request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
+                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, key: key))
         }
     }
 

@@ -18,6 +18,36 @@ extension SingleRequestService {
         }
     }
 
+    /// A company's erasure, on its transaction and before its account goes: its pending requests are
+    /// cancelled and its live subscriptions end, each with its audit event (no webhook: its endpoint goes
+    /// with it). The requests stay, with the company shown as erased, in the people's inboxes and exports.
+    func releaseForCompanyErasure(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        let (cancelled, ended) = try await SingleRequestStore.releaseForCompanyErasure(thirdPartyID: thirdPartyID, on: connection, logger: logger)
+        for request in cancelled {
+            try await audit(AuditAction.singleRequestCancelled, request, actor: .thirdParty, details: ["reason": .string("erased")],
+                            on: connection, logger: logger)
+        }
+        for request in ended {
+            try await audit(AuditAction.subscriptionEnded, request, actor: .thirdParty,
+                            details: ["endedBy": .string(SingleRequest.Subscription.Party.thirdParty.rawValue), "reason": .string("erased")],
+                            on: connection, logger: logger)
+        }
+    }
+
+    /// A block, on its transaction: the blocked company's live subscriptions to the person end at once, by
+    /// the user. The sender's webhook says "revoked", as when the person ends one: a block is not disclosed
+    /// to the company (requests it sends afterwards are answered as usual and reach nobody). The audit
+    /// event, for auditors only, says "blocked".
+    func endSubscriptionsForBlock(of thirdPartyID: UUID, by userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> Int
+    {
+        let ended = try await SingleRequestStore.endSubscriptions(from: thirdPartyID, to: userID, on: connection, logger: logger)
+        for request in ended {
+            try await announceEnd(request, by: .user, reason: "revoked", auditReason: "blocked", on: connection, logger: logger)
+        }
+        return ended.count
+    }
+
     /// Queues the `subscription.ended` (expired) webhook of subscriptions whose `endsAt` has passed, a batch
     /// at a time. Expiry itself needs no job (it is computed from time); this only announces it. Rows are
     /// claimed with SKIP LOCKED, so several server instances never announce one expiry twice.
@@ -35,7 +65,7 @@ extension SingleRequestService {
                 ), changed AS (
                     UPDATE single_requests r SET expiry_announced = true FROM due WHERE r.id = due.id RETURNING r.*
                 )
-                \(unescaped: SingleRequestStore.selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+                \(unescaped: SingleRequestStore.selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
                 """, logger: logger)
             let expired = try await SingleRequestStore.collect(rows)
             for request in expired {

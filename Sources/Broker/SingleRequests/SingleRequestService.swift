@@ -7,10 +7,15 @@ import PostgresNIO
 public struct SingleRequestService: Sendable {
     public let client: DatabasePool
     public let pseudonymizer: Pseudonymizer
+    /// Days a request stays pending before it expires unanswered (`PENDING_REQUEST_EXPIRY_DAYS`).
+    public var pendingExpiryDays = 30
+    /// What download cursors are sealed with (`DownloadCursor`).
+    let cursorKey: ServerSecret
 
     public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
         self.client = client
         self.pseudonymizer = pseudonymizer
+        self.cursorKey = ServerSecret("download_cursor_key", client: client)
     }
 
     public static let purposeLength = 1...500
@@ -33,21 +38,26 @@ public struct SingleRequestService: Sendable {
 
     // MARK: Creation
 
+    /// Creates a request. The answer is the same whether the subject names an active person, nobody, an
+    /// erased person or a person who blocked the sender: a company must not learn who is registered from
+    /// it. A request that reaches nobody is stored all the same (to nobody: invisible to everyone but its
+    /// sender, for whom it stays pending until it expires), and reaches a person who activates an account
+    /// with that email or fiscal code meanwhile. What the person has, or that they exist, the sender
+    /// learns only when they accept. Both paths run the same statements, so their times match too.
     public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only third parties send single requests.") }
         let valid = try Self.validate(creation)
+        let expiryDays = pendingExpiryDays
         return try await withMappedErrors {
             try await client.withTransaction(logger: logger) { connection in
-                guard let userID = try await SingleRequestStore.personID(
+                let userID = try await SingleRequestStore.personID(
                     email: valid.subject.email, fiscalCode: valid.subject.fiscalCode, on: connection, logger: logger)
-                else { throw SingleRequestError.subjectNotFound }
                 try await SingleRequestStore.lockPersonAgainstBlocks(userID, on: connection, logger: logger)
-                guard let request = try await SingleRequestStore.insert(
+                let request = try await SingleRequestStore.insert(
                     thirdPartyID: principal.accountID, userID: userID, subject: valid.subject, types: valid.types,
                     purpose: valid.purpose, windowFrom: valid.windowFrom.map(Timestamp.postgresText),
                     windowTo: valid.windowTo.map(Timestamp.postgresText), subscriptionDays: valid.subscriptionDays,
-                    on: connection, logger: logger)
-                else { throw SingleRequestError.blocked }
+                    expiryDays: expiryDays, on: connection, logger: logger)
                 try await audit(AuditAction.singleRequestCreated, request, actor: .thirdParty,
                                 details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
                                           "subscriptionDays": .int(valid.subscriptionDays ?? 0)],
@@ -217,13 +227,14 @@ public struct SingleRequestService: Sendable {
     }
 
     /// The audit event and the sender's webhook of a subscription's end.
+    /// `auditReason` is what the audit log records when it must say more than the sender is told.
     func announceEnd(
-        _ request: SingleRequest, by party: SingleRequest.Subscription.Party, reason: String,
+        _ request: SingleRequest, by party: SingleRequest.Subscription.Party, reason: String, auditReason: String? = nil,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         let actor: Role = party == .user ? .user : .thirdParty
         try await audit(AuditAction.subscriptionEnded, request, actor: actor,
-                        details: ["endedBy": .string(party.rawValue), "reason": .string(reason)], on: connection, logger: logger)
+                        details: ["endedBy": .string(party.rawValue), "reason": .string(auditReason ?? reason)], on: connection, logger: logger)
         try await WebhookOutbox.enqueue(
             .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
             data: ["endedBy": party.rawValue, "reason": reason], on: connection, logger: logger)
@@ -248,7 +259,7 @@ public struct SingleRequestService: Sendable {
         do {
             return try await body()
         } catch {
-            if PostgresErrors.uniqueViolation(in: error) == "single_requests_one_pending" { throw SingleRequestError.duplicatePending }
+            if PostgresErrors.uniqueViolation(in: error) == "single_requests_one_pending_subject" { throw SingleRequestError.duplicatePending }
             throw PostgresErrors.unwrapTransaction(error)
         }
     }

@@ -6,11 +6,23 @@ import PostgresNIO
 /// concurrent decisions on one request are settled by the row lock: one changes it, the other finds nothing.
 public enum SingleRequestStore {
     /// The columns every read returns; `now()` comes along so expiry is judged by the database's clock.
+    /// An erased sender's requests stay (the people's history): its name and VAT number went with its
+    /// account, so every read joins `third_parties` by LEFT JOIN and shows it as "Erased company".
     static let selection = """
-        SELECT r.id, r.third_party_id, t.company_name, t.vat_number, r.user_id, r.subject_email,
-               r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, r.status, r.created_at,
+        SELECT r.id, r.third_party_id, coalesce(t.company_name, '\(erasedCompanyName)') AS company_name,
+               coalesce(t.vat_number, '') AS vat_number, r.user_id, r.subject_email,
+               r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, \(effectiveStatus) AS status, r.created_at,
                r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, now() AS now
         """
+
+    static let erasedCompanyName = "Erased company"
+
+    /// A request's status as of now: a pending request whose `expires_at` has passed is expired, whether
+    /// or not the row says so yet (no job has to run at the moment it lapses).
+    static let effectiveStatus = "(CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END)"
+
+    /// The sender's name for the subject, as the one-pending-request index keys it.
+    static let subjectKey = "coalesce(subject_fiscal_code, subject_email)"
 
     /// Inside an UPDATE of `single_requests`: how far the person's data had arrived at this moment (what a
     /// one-off acceptance or a subscription's end releases up to).
@@ -71,30 +83,59 @@ public enum SingleRequestStore {
     /// Waits for a concurrent block of this person to commit (it locks the person's account row for update),
     /// so the block check that follows sees it. The row is read so a lock time-out is thrown here, not met
     /// by the next statement as "transaction aborted".
-    static func lockPersonAgainstBlocks(_ userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+    /// With no person (nil) the same statement runs and finds nothing, so both paths take the same time.
+    static func lockPersonAgainstBlocks(_ userID: UUID?, on connection: PostgresConnection, logger: Logger) async throws {
         _ = try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR SHARE", logger: logger).collect()
     }
 
-    /// Inserts the request unless the person blocked the sender; nil when blocked. A second pending request
-    /// of the same sender to the same person fails on the unique partial index (23505).
+    /// Inserts the request, pending until `expiryDays` from now. `userID` is the active person the subject
+    /// names, if any; a person who blocked the sender does not receive it either. Either way the request is
+    /// stored alike, to nobody (`user_id` NULL) when it reaches no one, so the sender learns nothing from
+    /// the answer. A second pending request of the same sender to the same subject (as typed) fails on the
+    /// unique partial index (23505); one whose time ran out is marked expired first, so it no longer counts.
     static func insert(
-        thirdPartyID: UUID, userID: UUID, subject: SingleRequest.Subject, types: [SampleType], purpose: String,
-        windowFrom: String?, windowTo: String?, subscriptionDays: Int?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> SingleRequest? {
+        thirdPartyID: UUID, userID: UUID?, subject: SingleRequest.Subject, types: [SampleType], purpose: String,
+        windowFrom: String?, windowTo: String?, subscriptionDays: Int?, expiryDays: Int,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> SingleRequest {
         let codes = types.map(\.code)
+        let key = subject.fiscalCode ?? subject.email
+        try await connection.query(
+            """
+            UPDATE single_requests SET status = 'expired'
+            WHERE third_party_id = \(thirdPartyID) AND \(unescaped: subjectKey) = \(key) AND status = 'pending' AND expires_at <= now()
+            """, logger: logger)
         let rows = try await connection.query(
             """
             WITH inserted AS (
                 INSERT INTO single_requests (third_party_id, user_id, subject_email, subject_fiscal_code, types, purpose,
-                                             window_from, window_to, subscription_days)
-                SELECT \(thirdPartyID), \(userID), \(subject.email), \(subject.fiscalCode), \(codes), \(purpose),
-                       \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays)
-                WHERE NOT EXISTS (SELECT 1 FROM blocks WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID))
+                                             window_from, window_to, subscription_days, expires_at)
+                SELECT \(thirdPartyID),
+                       CASE WHEN NOT EXISTS (SELECT 1 FROM blocks WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID))
+                            THEN \(userID)::uuid END,
+                       \(subject.email), \(subject.fiscalCode), \(codes), \(purpose),
+                       \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays),
+                       now() + make_interval(days => \(expiryDays)::int)
                 RETURNING *
             )
-            \(unescaped: selection) FROM inserted r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM inserted r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger)
-        return try await collect(rows).first
+        guard let request = try await collect(rows).first else { throw AccountStoreError.noRow }
+        return request
+    }
+
+    /// Hands a newly activated person the pending requests that were sent to their email or fiscal code
+    /// while no active person had it: a request to nobody reaches the person once they exist.
+    static func deliverWaiting(to userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE single_requests r SET user_id = a.id
+            FROM accounts a JOIN users u ON u.account_id = a.id
+            WHERE a.id = \(userID) AND a.status = 'active'
+              AND r.status = 'pending' AND r.user_id IS NULL AND r.expires_at > now()
+              AND (r.subject_email = a.email OR r.subject_fiscal_code = u.fiscal_code)
+              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.user_id = a.id AND b.third_party_id = r.third_party_id)
+            """, logger: logger)
     }
 
     // MARK: Reads
@@ -103,7 +144,7 @@ public enum SingleRequestStore {
     static func request(id: UUID, visibleTo accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequest? {
         let rows = try await connection.query(
             """
-            \(unescaped: selection) FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM single_requests r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             WHERE r.id = \(id) AND (r.third_party_id = \(accountID) OR r.user_id = \(accountID))
             """, logger: logger)
         return try await collect(rows).first
@@ -118,9 +159,9 @@ public enum SingleRequestStore {
         let party = asSender ? "r.third_party_id" : "r.user_id"
         let rows = try await connection.query(
             """
-            \(unescaped: selection) FROM single_requests r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM single_requests r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             WHERE \(unescaped: party) = \(accountID)
-              AND (\(status?.rawValue)::text IS NULL OR r.status = \(status?.rawValue))
+              AND (\(status?.rawValue)::text IS NULL OR \(unescaped: effectiveStatus) = \(status?.rawValue))
               AND (\(after)::timestamptz IS NULL OR (r.created_at, r.id) < (\(after)::timestamptz, \(cursor?.id)))
             ORDER BY r.created_at DESC, r.id DESC
             LIMIT \(limit + 1)
@@ -148,10 +189,10 @@ public enum SingleRequestStore {
                         \(unescaped: personsLastArrival) END,
                     ends_at = CASE WHEN \(decision.rawValue) = 'accepted' AND subscription_days IS NOT NULL
                         THEN now() + make_interval(days => subscription_days) END
-                WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending'
+                WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending' AND expires_at > now()
                 RETURNING *
             )
-            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger)
         return try await collect(rows).first
     }
@@ -173,7 +214,7 @@ public enum SingleRequestStore {
                   AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
                 RETURNING *
             )
-            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger)
         return try await collect(rows).first
     }
@@ -190,9 +231,9 @@ public enum SingleRequestStore {
             """
             WITH changed AS (
                 UPDATE single_requests SET status = 'refused', decided_at = now()
-                WHERE user_id = \(userID) AND status = 'pending' RETURNING *
+                WHERE user_id = \(userID) AND status = 'pending' AND expires_at > now() RETURNING *
             )
-            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger))
         let ended = try await collect(connection.query(
             """
@@ -203,7 +244,7 @@ public enum SingleRequestStore {
                   AND ended_at IS NULL AND ends_at > now()
                 RETURNING *
             )
-            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger))
         try await connection.query(
             "UPDATE single_requests SET subject_email = NULL, subject_fiscal_code = NULL WHERE user_id = \(userID)",
@@ -219,9 +260,56 @@ public enum SingleRequestStore {
             """
             WITH changed AS (
                 UPDATE single_requests SET status = 'refused', decided_at = now()
-                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' RETURNING *
+                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now()
+                RETURNING *
             )
-            \(unescaped: selection) FROM changed r JOIN third_parties t ON t.account_id = r.third_party_id
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger))
+    }
+
+    /// Ends the live subscriptions of a third party the person just blocked, by the user, recording how far
+    /// the person's data had arrived (as the person ending each one would).
+    static func endSubscriptions(from thirdPartyID: UUID, to userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> [SingleRequest]
+    {
+        try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET ended_at = now(), ended_by = 'user',
+                    ended_arrival = \(unescaped: personsLastArrival)
+                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'accepted'
+                  AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+    }
+
+    /// What a company's erasure does to its requests, before its account goes: pending ones are cancelled
+    /// and live subscriptions end by the third party (nothing more is released to a company that is gone).
+    /// The requests themselves stay, for the people's history and the audit trail.
+    static func releaseForCompanyErasure(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> (cancelled: [SingleRequest], ended: [SingleRequest])
+    {
+        let cancelled = try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET status = 'cancelled', decided_at = now()
+                WHERE third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now() RETURNING *
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+        let ended = try await collect(connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET ended_at = now(), ended_by = 'third_party',
+                    ended_arrival = \(unescaped: personsLastArrival)
+                WHERE third_party_id = \(thirdPartyID) AND status = 'accepted' AND subscription_days IS NOT NULL
+                  AND ended_at IS NULL AND ends_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+        return (cancelled, ended)
     }
 }

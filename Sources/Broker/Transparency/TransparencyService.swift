@@ -27,7 +27,9 @@ public struct TransparencyService: Sendable {
         }
     }
 
-    /// Blocks the company (harmless when already blocked) and refuses its pending requests to the person.
+    /// Blocks the company (harmless when already blocked), refuses its pending requests to the person and
+    /// ends its live subscriptions to them, all in one transaction. From then on the person is also left
+    /// out of the company's group cohorts and group subscription releases (`GroupRequestStore`).
     public func block(_ thirdPartyID: UUID, by principal: Principal, requests: SingleRequestService, logger: Logger) async throws -> Block {
         guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
         return try await client.withTransaction(logger: logger) { connection in
@@ -39,10 +41,12 @@ public struct TransparencyService: Sendable {
                                          on: connection, logger: logger)
                 try await WebhookOutbox.enqueue(.singleRequestRefused, to: thirdPartyID, requestID: request.id, data: [:], on: connection, logger: logger)
             }
+            let ended = try await requests.endSubscriptionsForBlock(of: thirdPartyID, by: principal.accountID, on: connection, logger: logger)
             let subject = try await pseudonymizer.pseudonym(for: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyBlocked, subject: subject,
-                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count)]),
+                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count),
+                                     "endedSubscriptions": .int(ended)]),
                 on: connection, logger: logger)
             return block
         }
