@@ -63,6 +63,35 @@ struct AuditCheckpointTests {
         }
     }
 
+    @Test("verification while the log grows sees a consistent prefix: always valid, never a half-appended head")
+    func verificationDuringAppends() async throws {
+        try await TestHarness.run { harness in
+            let auditor = try await harness.activeAuditor()
+            let results = try await withThrowingTaskGroup(of: [Bool].self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        let person = TestHarness.Person(
+                            email: "grow\(index).\(UUID().uuidString.prefix(6).lowercased())@example.com", fiscalCode: TestHarness.uniqueFiscalCode())
+                        _ = try await harness.requestOnNewConnection(.post, "/v1/users", json: person.registrationJSON)
+                        return []
+                    }
+                }
+                group.addTask {
+                    var valid: [Bool] = []
+                    for _ in 0..<6 {
+                        let response = try await harness.requestOnNewConnection(.get, "/v1/audit/verification", token: auditor)
+                        let body = try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]
+                        valid.append(body?["valid"] as? Bool == true)
+                    }
+                    return valid
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(results == Array(repeating: true, count: 6))
+            #expect(try await harness.int("SELECT count(*) FROM audit_events") == 6)
+        }
+    }
+
     @Test("no checkpoint is signed over a chain that does not verify")
     func brokenChainIsNotSigned() async throws {
         let key = try await AuditTamperingTests.signingKey()
