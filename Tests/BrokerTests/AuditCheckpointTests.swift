@@ -92,6 +92,27 @@ struct AuditCheckpointTests {
         }
     }
 
+    @Test("the console's verification page shows the newest checkpoint and the key, and downloads the checkpoint file")
+    func consoleDownload() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeAuditor()
+            // Signed at start, over the empty log.
+            let latest = try await Self.checkpoint(covering: 0, harness, auditor: token)
+            let email = try #require(try await harness.sql("SELECT email FROM accounts WHERE role = 'auditor'").first?.decode(String.self))
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(email, "auditor-password-1")
+            #expect(try await browser.get("/audit/verification").status == .ok)
+            #expect(browser.lastPage.contains(#"href="/audit/checkpoint.json""#))
+            let key = try harness.object(try await harness.request(.get, "/v1/audit/signing-key", token: token))
+            #expect(browser.lastPage.contains(try #require(key["publicKey"] as? String)))
+            let file = try await browser.get("/audit/checkpoint.json")
+            #expect(file.status == .ok)
+            #expect(file.headers[.contentDisposition] == #"attachment; filename="audit-checkpoint-0.json""#)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(browser.lastPage.utf8)) as? [String: Any])
+            #expect(json["signature"] as? String == latest["signature"] as? String)
+        }
+    }
+
     @Test("no checkpoint is signed over a chain that does not verify")
     func brokenChainIsNotSigned() async throws {
         let key = try await AuditTamperingTests.signingKey()
