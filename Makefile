@@ -40,6 +40,8 @@ HTTP_HOST  := 127.0.0.1
 HTTP_PORT  := 8080
 PUBLIC_URL := http://$(HTTP_HOST):$(HTTP_PORT)
 MAIL_DIR   := $(CURDIR)/var/mail
+# The dev server's audit signing key (`d4h audit keygen` makes it on first `make run`); outside the database.
+AUDIT_KEY  := $(CURDIR)/var/audit-signing.key
 
 DEV_DATABASE_URL  := postgres://$(D4H_DB_ROLE):$(D4H_DB_PASSWORD)@127.0.0.1:$(DEV_DB_PORT)/$(D4H_DB_NAME)?sslmode=disable
 # The tests connect as the superuser: they create a migrated template database and one
@@ -51,7 +53,8 @@ TEST_FILTER ?=
 
 # Environment of `make run` (single quotes: the URL holds `?`).
 RUN_ENV := DATABASE_URL='$(DEV_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
-           PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info
+           PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info \
+           AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)'
 
 # What the helper scripts read.
 export PG_BIN PG_SUPERUSER_PASSWORD D4H_DB_ROLE D4H_DB_PASSWORD D4H_DB_NAME
@@ -101,6 +104,7 @@ psql: db-start ## open psql on the dev database as d4h
 # `exec`: the server gets Ctrl-C itself; the database keeps running (`make db-stop`).
 run: deps build db-start ## migrate, seed demo accounts + a synthetic population, serve on http://127.0.0.1:8080
 	@mkdir -p '$(MAIL_DIR)'
+	@test -f '$(AUDIT_KEY)' || '$(D4H)' audit keygen '$(AUDIT_KEY)'
 	$(RUN_ENV) '$(D4H)' migrate
 	@# 20,000 people put about 1,400 in each sex and ten-year age band: enough for peer statistics and
 	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.

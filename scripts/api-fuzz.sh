@@ -73,8 +73,10 @@ mkdir -p "$OUT/mail"
 recreate_database "$SERVED_DB"
 
 # The server's settings (API.md "Operations"); migrate and seed get the same.
+# A signing key of its own, so the audit checkpoint operations answer with checkpoints, not 404.
+"$D4H" audit keygen "$OUT/audit-signing.key" >/dev/null
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \
-    MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/mail LOG_LEVEL=info
+    MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/mail LOG_LEVEL=info AUDIT_SIGNING_KEY_FILE=$OUT/audit-signing.key
 
 log "d4h migrate"
 "$D4H" migrate

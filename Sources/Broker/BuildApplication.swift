@@ -54,6 +54,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
             privacy: configuration.privacy, noise: noise),
         auditTrail: AuditTrail(client: client),
+        auditCheckpoints: AuditCheckpoints(client: client, key: configuration.auditSigningKey),
         imports: importJobs,
         readiness: Readiness(client: client, migrations: try Migration.bundled(), availability: availability),
         metrics: registry,
@@ -96,6 +97,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
             AccountHousekeeping(accounts: accountService, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
+            AuditCheckpointPublishing(checkpoints: api.auditCheckpoints, interval: configuration.auditCheckpointInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             importJobs,

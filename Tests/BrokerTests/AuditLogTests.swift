@@ -124,6 +124,8 @@ struct AuditLogTests {
             try await harness.activeUser()
             try await harness.activeCompany()
             #expect(try await harness.bool(Self.chainIsValid))
+            // The log refuses changes (0012); its owner can switch that off, which is the attack here.
+            _ = try await harness.sql("ALTER TABLE audit_events DISABLE TRIGGER USER")
             _ = try await harness.sql("UPDATE audit_events SET \(change) WHERE seq = 2")
             #expect(try await harness.bool(Self.chainIsValid) == false)
         }
@@ -134,6 +136,7 @@ struct AuditLogTests {
         try await TestHarness.run { harness in
             try await harness.activeUser()
             try await harness.activeCompany()
+            _ = try await harness.sql("ALTER TABLE audit_events DISABLE TRIGGER USER")
             _ = try await harness.sql("DELETE FROM audit_events WHERE seq = 2")
             #expect(try await harness.bool(Self.chainIsValid) == false)
         }

@@ -58,39 +58,99 @@ public struct AuditTrail: Sendable {
         case broken(at: Int64)
     }
 
-    /// Recomputes every hash from the stored fields: each event's hash must be SHA-256(previous hash ‖
-    /// canonical event), its `prev_hash` the previous event's hash, its `seq` one more than the previous,
-    /// and the chain head the last event. The first sequence number where any of this fails is reported.
+    /// What the log says against an earlier signed checkpoint (whose signature the caller has checked).
+    public enum CheckpointVerification: Sendable, Equatable {
+        /// The chain verifies and still holds the checkpoint's events unchanged.
+        case consistent(events: Int64, lastHash: String)
+        /// The log is shorter than it was when the checkpoint was signed.
+        case truncated(checkpointSize: Int64, events: Int64)
+        /// The chain verifies, but its first `checkpointSize` events no longer hash to the signed head.
+        case rewritten(checkpointSize: Int64)
+        /// The chain itself does not verify at this sequence number.
+        case broken(at: Int64)
+    }
+
+    /// Recomputes every hash, in Swift, from the stored fields: each event's hash must be SHA-256(previous
+    /// hash ‖ canonical event), its `prev_hash` the previous event's hash, its `seq` one more than the
+    /// previous, and the chain head the last event. The first sequence number where any of this fails is
+    /// reported. No SQL function of the database takes part, so one that lies changes nothing.
     public func verify(logger: Logger) async throws -> Verification {
-        // The whole log is rehashed: a statement as long as the log, so the longer bound.
-        let rows = try await client.withTransaction(logger: logger) { connection in
-            try await LongStatements.allow(on: connection, logger: logger)
-            let rows = try await connection.query(
-                """
-                WITH chain AS (
-                    SELECT seq, hash, prev_hash,
-                           lag(seq) OVER (ORDER BY seq) AS previous_seq,
-                           lag(hash) OVER (ORDER BY seq) AS previous_hash,
-                           sha256(prev_hash || audit_event_canonical(seq, at, actor_id, actor_role, action, request_id, subject, details)) AS recomputed
-                    FROM audit_events
-                )
-                SELECT
-                    (SELECT min(seq) FROM chain
-                     WHERE hash <> recomputed
-                        OR prev_hash <> coalesce(previous_hash, '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea)
-                        OR seq <> coalesce(previous_seq, 0) + 1),
-                    (SELECT count(*) FROM chain),
-                    (SELECT encode(hash, 'hex') FROM chain ORDER BY seq DESC LIMIT 1),
-                    (SELECT h.seq <> coalesce((SELECT max(seq) FROM audit_events), 0)
-                         OR h.hash <> coalesce((SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1), h.hash)
-                     FROM audit_chain_head h)
-                """, logger: logger)
-            return try await rows.collect()
+        try await walk(noting: nil, logger: logger).verification
+    }
+
+    /// The same from an earlier verified point (a checkpoint's size and head hash) onwards: event `start.0`
+    /// must still have that hash, and every event after it must link on. What the checkpoint publisher uses,
+    /// so each step rehashes only what was appended since.
+    public func verify(from start: (Int64, [UInt8])?, logger: Logger) async throws -> Verification {
+        try await walk(from: start, noting: nil, logger: logger).verification
+    }
+
+    /// The same, and then: the log still has at least `checkpoint.logSize` events, and the first that many
+    /// hash to the checkpoint's head. Catches a truncation (events deleted and the head moved back) and a
+    /// rewrite (an event changed and the whole chain recomputed after it), however consistent the result.
+    public func verify(against checkpoint: AuditCheckpoint, logger: Logger) async throws -> CheckpointVerification {
+        let (verification, noted) = try await walk(noting: checkpoint.logSize, logger: logger)
+        switch verification {
+        case .broken(let seq):
+            return .broken(at: seq)
+        case .valid(let events, let lastHash):
+            if events < checkpoint.logSize { return .truncated(checkpointSize: checkpoint.logSize, events: events) }
+            guard noted?.hexText == checkpoint.headHash else { return .rewritten(checkpointSize: checkpoint.logSize) }
+            return .consistent(events: events, lastHash: lastHash)
         }
-        guard let row = rows.first else { return .valid(events: 0, lastHash: "") }
-        let (broken, count, last, headMismatch) = try row.decode((Int64?, Int64, String?, Bool?).self)
-        if let broken { return .broken(at: broken) }
-        if headMismatch == true { return .broken(at: count + 1) }
-        return .valid(events: count, lastHash: last ?? String(repeating: "0", count: 64))
+    }
+
+    /// The events per statement while walking the chain.
+    static let walkPage = 5000
+
+    /// Reads the whole log in one repeatable-read snapshot (so events appended meanwhile by the running
+    /// server are simply not seen: a consistent prefix), a page at a time, and walks it in Swift. `noting`
+    /// asks for the chain's hash after that many events.
+    private func walk(from start: (Int64, [UInt8])? = nil, noting size: Int64?, logger: Logger) async throws
+        -> (verification: Verification, noted: [UInt8]?)
+    {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+            try await LongStatements.allow(on: connection, logger: logger)
+            var walker = AuditChain.Walker()
+            if let (events, hash) = start, events > 0 {
+                let rows = try await connection.query("SELECT hash FROM audit_events WHERE seq = \(events)", logger: logger).collect()
+                guard let stored = try rows.first?.decode(ByteBuffer.self), Array(stored.readableBytesView) == hash else {
+                    return (.broken(at: events), nil)
+                }
+                walker = AuditChain.Walker(events: events, lastHash: hash)
+            }
+            var noted: [UInt8]? = size == 0 ? AuditChain.genesis : nil
+            let head = try await connection.query("SELECT seq, hash FROM audit_chain_head", logger: logger).collect()
+            while true {
+                let rows = try await connection.query(
+                    """
+                    SELECT seq, pg_catalog.to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), actor_id, actor_role,
+                           action, request_id::text, subject, details::text, prev_hash, hash
+                    FROM audit_events WHERE seq > \(walker.events) ORDER BY seq LIMIT \(Self.walkPage)
+                    """, logger: logger)
+                var read = 0
+                for try await (seq, at, actorID, role, action, requestID, subject, details, prevHash, hash)
+                    in rows.decode((Int64, String, String?, String, String, String?, String?, String, ByteBuffer, ByteBuffer).self)
+                {
+                    read += 1
+                    let link = AuditChain.Link(
+                        seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID, subject: subject,
+                        details: details, prevHash: Array(prevHash.readableBytesView), hash: Array(hash.readableBytesView))
+                    // A gap, a wrong link or a wrong hash: the first event that does not verify.
+                    guard walker.accept(link) else { return (.broken(at: seq), nil) }
+                    if walker.events == size { noted = walker.lastHash }
+                }
+                if read < Self.walkPage { break }
+            }
+            // The head must be the last event (or the genesis on an empty log).
+            if let row = head.first {
+                let (headSeq, headHash) = try row.decode((Int64, ByteBuffer).self)
+                if headSeq != walker.events || Array(headHash.readableBytesView) != walker.lastHash {
+                    return (.broken(at: walker.events + 1), nil)
+                }
+            }
+            return (.valid(events: walker.events, lastHash: walker.lastHash.hexText), noted)
+        }
     }
 }

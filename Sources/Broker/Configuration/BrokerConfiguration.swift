@@ -65,6 +65,13 @@ public struct BrokerConfiguration: Sendable {
     /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
     /// (a request to nobody among them: it must answer and end like any other).
     public var pendingRequestExpiryDays = 30
+    /// The key that signs audit checkpoints, read from `AUDIT_SIGNING_KEY_FILE` (a file outside the
+    /// database, made by `d4h audit keygen`). Nil signs nothing: auditors then cannot detect a log that
+    /// whoever holds the database truncated or rewrote.
+    public var auditSigningKey: AuditSigningKey?
+    /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
+    /// one is also signed at start; 0 signs none in the background). Nil is off.
+    public var auditCheckpointInterval: Duration? = .seconds(300)
 
     public init(
         databaseURL: String,
@@ -155,6 +162,13 @@ public struct BrokerConfiguration: Sendable {
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
             self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+        // Read now, so a wrong path or a file that is not a key stops the start with a message naming the variable.
+        if let file = reader.string(forKey: "audit.signing.key.file"), !file.isEmpty {
+            self.auditSigningKey = try AuditSigningKey.read(file: file)
+        }
+        if let seconds = try reader.wholeNumber("AUDIT_CHECKPOINT_INTERVAL", in: 0...86_400, zeroMeans: "off") {
+            self.auditCheckpointInterval = seconds == 0 ? nil : .seconds(seconds)
         }
         // At most a day: a day closes every day.
         if let seconds = try reader.wholeNumber("PEER_STATISTICS_INTERVAL", in: 0...86_400, zeroMeans: "off") {

@@ -78,11 +78,31 @@ extension Console {
 
         get("/audit/verification", .role(.auditor), on: router) { request in
             _ = try request.caller
-            let values: [String: Any] = switch try await request.api.auditTrail.verify(logger: request.logger) {
+            var values: [String: Any] = switch try await request.api.auditTrail.verify(logger: request.logger) {
             case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
             case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
             }
+            // The newest signed checkpoint, to download and keep, and the key to pin: what later proves the
+            // log was neither truncated nor rewritten, which no verification of the log alone can.
+            if let key = request.api.auditCheckpoints.key {
+                values["publicKey"] = key.publicKeyText
+                values["keyId"] = key.keyID
+            }
+            if let checkpoint = try await request.api.auditCheckpoints.latest(logger: request.logger) {
+                values["checkpoint"] = ["logSize": String(checkpoint.logSize), "signedAt": checkpoint.signedAt, "link": "/audit/checkpoint.json"]
+            }
             return request.page("audit-verification", title: "Audit chain verification", values: values)
+        }
+
+        get("/audit/checkpoint.json", .role(.auditor), on: router) { request in
+            _ = try request.caller
+            guard let checkpoint = try await request.api.auditCheckpoints.latest(logger: request.logger) else {
+                throw Problem.status(.notFound, detail: "No audit checkpoint has been signed yet.")
+            }
+            var head = HTTPResponse(status: .ok)
+            head.headerFields[.contentType] = "application/json"
+            head.headerFields[.contentDisposition] = #"attachment; filename="audit-checkpoint-\#(checkpoint.logSize).json""#
+            return Response(openAPI: head, body: HTTPBody(String(decoding: checkpoint.fileData, as: UTF8.self)))
         }
     }
 

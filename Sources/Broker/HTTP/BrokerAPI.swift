@@ -11,6 +11,7 @@ struct BrokerAPI: APIProtocol {
     let transparency: TransparencyService
     let groupRequests: GroupRequestService
     let auditTrail: AuditTrail
+    let auditCheckpoints: AuditCheckpoints
     let imports: ImportJobs
     let readiness: Readiness
     let metrics: PrometheusCollectorRegistry

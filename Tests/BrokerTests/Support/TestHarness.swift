@@ -52,6 +52,8 @@ struct TestHarness: Sendable {
         // (60 s), after which the server had closed the connection and the next request failed with "I/O on
         // closed channel". The idle timeout is not what those tests are about; tests of it set their own.
         configuration.httpIdleTimeout = 900
+        // Every test server signs audit checkpoints, as `make run` does, with a key of its own.
+        configuration.auditSigningKey = AuditSigningKey.generate()
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration, noise: noise)
         try await app.test(.live) { client in

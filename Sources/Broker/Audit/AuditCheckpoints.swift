@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+
+/// Signs checkpoints of the audit log and hands them to auditors. A checkpoint is signed only for a chain
+/// that verifies (recomputed in Swift) from the previous checkpoint this key signed, so the signer never
+/// blesses a log that was rewritten behind its back.
+public struct AuditCheckpoints: Sendable {
+    let store: AuditCheckpointStore
+    let trail: AuditTrail
+    /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
+    public let key: AuditSigningKey?
+
+    public init(client: DatabasePool, key: AuditSigningKey?) {
+        self.store = AuditCheckpointStore(client: client)
+        self.trail = AuditTrail(client: client)
+        self.key = key
+    }
+
+    /// Signs and stores a checkpoint of the log as it is now; returns nil (signing nothing) when the log has
+    /// not grown since this key's last checkpoint, unless `always`. Throws when the chain does not verify.
+    @discardableResult
+    public func publish(always: Bool = false, logger: Logger) async throws -> AuditCheckpoint? {
+        guard let key else { throw AuditCheckpointError.notConfigured }
+        let previous = try await lastSigned(by: key, logger: logger)
+        let start = previous.flatMap { checkpoint in [UInt8](hexText: checkpoint.headHash).map { (checkpoint.logSize, $0) } }
+        switch try await trail.verify(from: start, logger: logger) {
+        case .broken(let seq):
+            logger.critical("the audit log does not verify: no checkpoint signed", metadata: ["audit.broken_at": "\(seq)"])
+            throw AuditCheckpointError.chainDoesNotVerify(seq)
+        case .valid(let events, let lastHash):
+            if !always, let previous, previous.logSize == events { return nil }
+            let checkpoint = try AuditCheckpoint.sign(logSize: events, headHash: lastHash, at: Date(), with: key)
+            try await store.insert(checkpoint, logger: logger)
+            return checkpoint
+        }
+    }
+
+    /// The newest checkpoint stored under this key whose signature holds (a row that does not is skipped).
+    private func lastSigned(by key: AuditSigningKey, logger: Logger) async throws -> AuditCheckpoint? {
+        for (_, checkpoint) in try await store.list(before: nil, limit: 10, keyID: key.keyID, logger: logger) {
+            if checkpoint.isSigned(by: key.publicKey) { return checkpoint }
+            logger.error("a stored audit checkpoint does not carry this key's signature", metadata: ["audit.log_size": "\(checkpoint.logSize)"])
+        }
+        return nil
+    }
+
+    public func list(before: Int64?, limit: Int, logger: Logger) async throws -> [(id: Int64, checkpoint: AuditCheckpoint)] {
+        try await store.list(before: before, limit: limit, logger: logger)
+    }
+
+    public func latest(logger: Logger) async throws -> AuditCheckpoint? {
+        try await store.list(before: nil, limit: 1, logger: logger).first?.checkpoint
+    }
+}
