@@ -352,7 +352,7 @@ struct GroupRequestTests {
     @Test("a subscription releases each bucket once, after it closes: not today, released cells never change")
     func subscriptionReleasesEachClosedBucketOnce() async throws {
         struct Day1: Sendable { var company: String, id: String, ids: [UUID], first: [String] }
-        try await Self.acrossADay(configure: Self.smallK, noise: NoNoise(), before: { harness in
+        try await Self.acrossADay(configure: Self.refreshEverySecond, noise: NoNoise(), before: { harness in
             let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
             for day in [5, 4, 2] { try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(day), hour: 9) }
             let company = try await harness.activeCompany()
@@ -375,9 +375,10 @@ struct GroupRequestTests {
         }, after: { harness, day1 in
             let (company, id) = (day1.company, day1.id)
             let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
+            // The day before yesterday has closed: the background refresh releases it once, with what had arrived by then.
+            #expect(await eventually { (try? await harness.int(releases)) == 2 })
             let read = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
             let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
-            // The day before yesterday has closed: released once, with what had arrived by then.
             #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { Self.daysAgo($0).description })
             #expect(try await harness.int(releases) == 2)
             let newest = try #require(cells.last)
@@ -469,7 +470,7 @@ struct GroupRequestTests {
         }
     }
 
-    @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads release a closed bucket once; one access-log entry a day")
+    @Test("the refresh leaves one-off, ended and refused requests alone; concurrent reads release nothing; one access-log entry a day")
     func refreshScopeAndConcurrentReads() async throws {
         struct Day1: Sendable { var company: String, oneOff: String, ended: String, refused: String, live: String }
         try await WebhookReceiver.run { receiver in
@@ -484,7 +485,7 @@ struct GroupRequestTests {
                 #expect(try await harness.request(.delete, "/v1/group-requests/\(ended)/subscription", token: company).status == .ok)
                 let refused = try #require(try await create(harness, company, filters: hr(250, 300), subscription: "30", window: window)["id"] as? String)
                 let live = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
-                // Only reads release the live subscription's next bucket from now on.
+                // The refresh leaves the live subscription alone until the next server lets it.
                 _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
                 return Day1(company: company, oneOff: oneOff, ended: ended, refused: refused, live: live)
             }, after: { harness, day1 in
@@ -492,7 +493,7 @@ struct GroupRequestTests {
                 func releases(_ id: String) async throws -> Int {
                     try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'")
                 }
-                // Six reads at once: the newly closed bucket is released and announced once.
+                // Six reads at once of a subscription whose next bucket has closed: they release nothing.
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<6 {
                         group.addTask { try await harness.sendOnNewConnection(.get, "/v1/group-requests/\(live)/results",
@@ -500,11 +501,11 @@ struct GroupRequestTests {
                     }
                     for try await status in group { #expect(status == 200) }
                 }
-                #expect(try await releases(live) == 2)
-                #expect(await eventually { await receiver.log.delivered("scope").count == 1 })
+                #expect(try await releases(live) == 1)
 
-                // Let the refresh run a few times over everything: nothing else changes.
+                // Let the refresh run a few times over everything: it releases the closed bucket once, and nothing else changes.
                 _ = try await harness.sql("UPDATE group_requests SET results_checked_at = NULL WHERE id = '\(live)'")
+                #expect(await eventually { await receiver.log.delivered("scope").count == 1 })
                 try await Task.sleep(for: .milliseconds(2500))
                 #expect(try await releases(day1.oneOff) == 1)
                 #expect(try await releases(day1.ended) == 1)
@@ -517,6 +518,48 @@ struct GroupRequestTests {
                 #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(live)'") == 6)
             })
         }
+    }
+
+    @Test("reading a subscription's results changes nothing: the API's GET and the console's page write no release, ledger, audit or access-log row")
+    func readingResultsChangesNothing() async throws {
+        struct Day1: Sendable { var company: String, email: String, id: String }
+        // The refresh is off, so a closed bucket stays unreleased: whatever a read wrote would show.
+        let refreshOff: @Sendable (inout BrokerConfiguration) -> Void = { Self.smallK(&$0); $0.groupResultsRefreshInterval = nil }
+        try await Self.acrossADay(configure: refreshOff, noise: NoNoise(), before: { harness in
+            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
+            try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(4))
+            try await Self.upload(harness, ids, heartRate: 80, on: Self.daysAgo(2))
+            let account = TestHarness.Company()
+            let company = try await harness.activeCompany(account)
+            let request = try await create(
+                harness, company, filters: hr(0, 300), subscription: "30",
+                window: #"{"from":"\#(Self.daysAgo(4))","to":"\#(Self.daysAgo(4))"}"#)
+            return Day1(company: company, email: account.email, id: try #require(request["id"] as? String))
+        }, after: { harness, day1 in
+            // The day before yesterday has closed since the release at creation.
+            func writes() async throws -> [String] {
+                var counts: [String] = []
+                for table in ["group_releases", "privacy_ledger", "privacy_person_loss", "audit_events", "access_log", "webhook_events"] {
+                    counts.append("\(table) \(try await harness.int("SELECT count(*) FROM \(table)"))")
+                }
+                let through = try await harness.sql("SELECT released_through::text FROM group_requests WHERE id = '\(day1.id)'")
+                counts.append("released through \(try through.first?.decode(String?.self) ?? "nothing")")
+                return counts
+            }
+            let before = try await writes()
+            let api = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
+            #expect(api.status == .ok)
+            #expect(Self.released(try harness.object(api)).map { $0["bucketStart"] as? String } == [Self.daysAgo(4).description])
+            let csv = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results?format=csv", token: day1.company)
+            #expect(csv.status == .ok)
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(day1.email, TestHarness.Company().password)
+            let page = try await browser.get("/company/group-requests/\(day1.id)")
+            #expect(page.status == .ok)
+            #expect(browser.lastPage.contains(Self.daysAgo(4).description))
+            #expect(try await browser.get("/company/group-requests/\(day1.id)/results.csv").status == .ok)
+            #expect(try await writes() == before)
+        })
     }
 
     @Test("a server with the refresh off (GROUP_RESULTS_REFRESH_INTERVAL=0) keeps serving: the stopped loop does not end it")

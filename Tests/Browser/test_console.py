@@ -565,21 +565,26 @@ class ConsoleTests(ConsoleTestCase):
         self.assertTrue(rows, f"/blocks does not list {c.DEMO_COMPANY_NAME}; {c.describe(browser)}")
         c.screenshot(browser, "blocks.png")
 
-        # A blocked company cannot ask again.
-        go(company, "/company/requests/new")
-        form = wait_css(company, "form#single-request-form")
-        c.fill(form, "subjectEmail", person.email)
-        c.fill(form, "types", ["sleeping_hours"])
-        c.fill(form, "purpose", purpose + " (again)")
-        c.submit_and_wait(company, form)
-        self.assertTrue(wait_text(company, "#error"), c.describe(company))
-        self.assertFalse(exists(company, "#notice"), c.describe(company))
+        # A blocked company's new request is answered as any other (the company must not learn of the
+        # block, or that the person exists) but never reaches the person.
+        self.send_single_request(company, person, ["sleeping_hours"], purpose + " (again)")
+        go(browser, "/inbox")
+        self.assertNotIn(purpose + " (again)", wait_css(browser, "section#pending").text, c.describe(browser))
 
-        # Unblocked, it can.
+        # Unblocked, it can ask again, once it has cancelled the request that is still pending on its side.
+        go(browser, "/blocks")
+        rows = [r for r in wait_css(browser, "table#blocks").find_elements(By.CSS_SELECTOR, "tbody tr")
+                if c.DEMO_COMPANY_NAME in r.text]
         c.click_and_wait(browser, find(rows[0], "button.unblock"))
         wait_css(browser, "#notice")
         self.assertFalse([r for r in browser.find_elements(By.CSS_SELECTOR, "table#blocks tbody tr")
                           if c.DEMO_COMPANY_NAME in r.text], "the company is still blocked")
+        go(company, "/company")
+        again = [r for r in wait_css(company, "main").find_elements(By.CSS_SELECTOR, "tr")
+                 if purpose + " (again)" in r.text]
+        self.assertTrue(again, f"the company does not list its request; {c.describe(company)}")
+        c.click_and_wait(company, find(again[0], "button.cancel"))
+        wait_css(company, "#notice")
         self.send_single_request(company, person, ["sleeping_hours"], purpose + " (after unblocking)")
         self.pending_request(browser, purpose + " (after unblocking)")
 

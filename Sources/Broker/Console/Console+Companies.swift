@@ -115,9 +115,14 @@ extension Console {
             if group.status == .accepted {
                 // A release, as `GET /v1/group-requests/{id}/results` is: the same download budget.
                 try request.api.charge(principal, for: .downloads)
-                let release = try await request.api.groupRequests.results(id: id, for: principal, logger: request.logger)
-                values["results"] = Self.resultRows(release)
-                values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
+                do {
+                    let release = try await request.api.groupRequests.results(id: id, for: principal, logger: request.logger)
+                    values["results"] = Self.resultRows(release)
+                    values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
+                } catch GroupRequestError.notReleased {
+                    // A subscription whose first bucket has not closed yet: the page says so (and writes nothing).
+                    values["nothingReleased"] = true
+                }
             }
             return request.page("group-request", title: "Group request", values: values)
         }

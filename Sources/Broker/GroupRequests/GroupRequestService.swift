@@ -246,21 +246,18 @@ public struct GroupRequestService: Sendable {
         }
     }
 
-    /// The sender's results: every cell released so far. A subscription first releases the buckets that
-    /// have closed since its last release (each bucket once; a released cell is never recomputed).
+    /// The sender's results: every cell released so far. A read changes nothing: a subscription's buckets
+    /// are released by `GroupResultsRefresh` once they close, never because someone looked (a page view or
+    /// a GET that wrote releases, ledger entries, audit events and access-log rows would let any reader
+    /// spend the budget and fill the people's logs).
     public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender reads results here; auditors use /v1/audit.") }
-        let request = try await client.withConnection { connection in
-            try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
+        let release = try await client.withConnection { connection -> GroupRelease? in
+            guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
+            else { throw GroupRequestError.notFound }
+            guard request.status == .accepted else { throw GroupRequestError.notAccepted }
+            return try await GroupRequestStore.releasedCells(of: id, on: connection, logger: logger)
         }
-        guard let request else { throw GroupRequestError.notFound }
-        guard request.status == .accepted else { throw GroupRequestError.notAccepted }
-        if request.subscription != nil {
-            do { _ = try await releaseClosedBuckets(of: request, logger: logger) }
-            // An exhausted budget holds back the new buckets, not what was already released.
-            catch let error as PrivacyError { logger.info("group subscription release waits for budget", metadata: ["error": "\(error)"]) }
-        }
-        let release = try await client.withConnection { try await GroupRequestStore.releasedCells(of: id, on: $0, logger: logger) }
         guard let release else { throw GroupRequestError.notReleased }
         return release
     }

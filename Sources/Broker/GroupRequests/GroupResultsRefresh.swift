@@ -4,8 +4,8 @@ import ServiceLifecycle
 /// Looks at each live group subscription once per `interval` and releases the buckets that have closed
 /// since its last release (`GroupRequestService.releaseClosedBuckets`: each bucket once, through the
 /// privacy module, debited from the budget), queueing `group_request.results_updated`, so the sender
-/// learns of them without polling. Reading the results releases them as well; this loop is what makes
-/// the webhook worth having.
+/// learns of them without polling. It is the only thing that releases a subscription's later buckets:
+/// reading the results changes nothing.
 ///
 /// Cost: nothing when no bucket has closed; otherwise one type's cells per new bucket, spread over every
 /// instance by `FOR UPDATE SKIP LOCKED`.
