@@ -379,7 +379,8 @@ struct GroupPrivacyAttackTests {
     @Test("6: a late upload or a member's erasure never changes a released cell; a new bucket is released once")
     func subscriptionReleasesAreImmutable() async throws {
         struct Day1: Sendable { var company: String, id: String, released: [String] }
-        try await GroupRequestTests.acrossADay(configure: Self.configure, noise: Self.exactOr(6), before: { harness in
+        let refreshed: @Sendable (inout BrokerConfiguration) -> Void = { Self.configure(&$0); $0.groupResultsRefreshInterval = .seconds(1) }
+        try await GroupRequestTests.acrossADay(configure: refreshed, noise: Self.exactOr(6), before: { harness in
             let ids = try await GroupRequestTests.populate(harness, (0..<12).map { _ in Member() })
             for (offset, day) in (2...6).enumerated() {
                 for (index, id) in ids.enumerated() {
@@ -401,8 +402,9 @@ struct GroupPrivacyAttackTests {
             for day in [0, 1] { try await GroupRequestTests.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupRequestTests.daysAgo(day)) }
             return Day1(company: company, id: id, released: try released.map(GroupRequestTests.canonical))
         }, after: { harness, day1 in
-            // A day later the day before yesterday has closed: the next read releases it, once, and the
-            // days released before are returned exactly as they were.
+            // A day later the day before yesterday has closed: the background refresh releases it, once,
+            // and the days released before are returned exactly as they were.
+            #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
             var bodies: [String] = []
             for _ in 0..<3 {
                 let response = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)

@@ -91,6 +91,96 @@ struct RequestPrivacyTests {
         }
     }
 
+    @Test("a refusal (the person's, a block's, an erasure's) reads to the sender like a request to nobody: pending, then expired")
+    func refusalIsNoOracle() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            try await harness.sql(
+                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 's')")
+            // Three people who will refuse (by refusing, by blocking, by erasing), and three fiscal codes of nobody.
+            var refusers: [(token: String, person: TestHarness.Person)] = []
+            for _ in 0..<3 {
+                var person = TestHarness.Person()
+                person.fiscalCode = TestHarness.uniqueFiscalCode()
+                refusers.append((try await harness.activeUser(person), person))
+            }
+            let nobodies = (0..<3).map { _ in TestHarness.uniqueFiscalCode() }
+            func send(_ fiscalCode: String) async throws -> String {
+                let sent = try await Self.send(harness, parties.company, fiscalCode: fiscalCode, subscriptionDays: 30)
+                try #require(sent.status == .created)
+                return try #require(try harness.object(sent)["id"] as? String)
+            }
+            var refused: [String] = [], unanswered: [String] = []
+            for index in 0..<3 {
+                refused.append(try await send(refusers[index].person.fiscalCode))
+                unanswered.append(try await send(nobodies[index]))
+            }
+            #expect(try await harness.request(.post, "/v1/single-requests/\(refused[0])/refuse", token: refusers[0].token).status == .ok)
+            #expect(try await harness.request(.put, "/v1/me/blocks/\(parties.companyID)", token: refusers[1].token).status == .ok)
+            let erasure = try await harness.request(
+                .delete, "/v1/me", json: #"{"password":"\#(refusers[2].person.password)"}"#, token: refusers[2].token)
+            #expect(erasure.status == .noContent)
+
+            // The sender reads each refused request as it reads one to nobody: pending, undecided.
+            func read(_ id: String) async throws -> [String: Any] {
+                try harness.object(try await harness.request(.get, "/v1/single-requests/\(id)", token: parties.company))
+            }
+            let nobodyShape = try Self.shape(try await read(unanswered[0]))
+            #expect(nobodyShape.contains(#""status":"pending""#))
+            for id in refused[0...1] { #expect(try Self.shape(try await read(id)) == nobodyShape) }
+            // (An erasure clears the subject from every copy of the person's requests: that is the erasure's
+            // right, and `shape` leaves the subject out.)
+            #expect(try Self.shape(try await read(refused[2])) == nobodyShape)
+            let listed = try harness.object(try await harness.request(.get, "/v1/single-requests?status=pending", token: parties.company))
+            #expect(Set((listed["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }) == Set(refused + unanswered))
+            let refusedList = try harness.object(try await harness.request(.get, "/v1/single-requests?status=refused", token: parties.company))
+            #expect((refusedList["items"] as? [[String: Any]])?.isEmpty == true)
+            // No webhook, no download, and the same 409 for a second request to the subject.
+            #expect(try await harness.int("SELECT count(*) FROM webhook_events WHERE third_party_id = '\(parties.companyID)'") == 0)
+            let downloads = try await (refused + unanswered).asyncMap {
+                let answer = try await harness.request(.get, "/v1/single-requests/\($0)/data", token: parties.company)
+                return "\(answer.status.code) \(try harness.object(answer)["type"] as? String ?? "")"
+            }
+            #expect(Set(downloads).count == 1, "\(downloads)")
+            let endings = try await (refused + unanswered).asyncMap {
+                let answer = try await harness.request(.delete, "/v1/single-requests/\($0)/subscription", token: parties.company)
+                return "\(answer.status.code) \(try harness.object(answer)["detail"] as? String ?? "")"
+            }
+            #expect(Set(endings).count == 1, "\(endings)")
+            let again = try await [refusers[0].person.fiscalCode, nobodies[0]].asyncMap {
+                try await Self.send(harness, parties.company, fiscalCode: $0).status
+            }
+            #expect(again == [.conflict, .conflict])
+
+            // The person still sees their refusal; the audit log has it.
+            let own = try harness.object(try await harness.request(.get, "/v1/single-requests/\(refused[0])", token: refusers[0].token))
+            #expect(own["status"] as? String == "refused")
+            #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE request_id = '\(refused[0])' AND action = 'single_request.refused'") == 1)
+
+            // Cancelled by the sender: cancelled, alike; the person's refusal stays theirs.
+            let cancels = try await [refused[0], unanswered[0]].asyncMap {
+                let answer = try await harness.request(.post, "/v1/single-requests/\($0)/cancel", token: parties.company)
+                return "\(answer.status.code) \(try harness.object(answer)["status"] as? String ?? "")"
+            }
+            #expect(cancels == ["200 cancelled", "200 cancelled"])
+            func undated(_ object: [String: Any]) -> [String: Any] { object.filter { $0.key != "decidedAt" } }
+            #expect(try Self.shape(undated(try await read(refused[0]))) == Self.shape(undated(try await read(unanswered[0]))))
+            #expect(try await read(refused[0])["decidedAt"] != nil)
+            let twice = try await harness.request(.post, "/v1/single-requests/\(refused[0])/cancel", token: parties.company)
+            #expect(twice.status == .conflict)
+            let ownAfter = try harness.object(try await harness.request(.get, "/v1/single-requests/\(refused[0])", token: refusers[0].token))
+            #expect(ownAfter["status"] as? String == "refused")
+            #expect(try await Self.send(harness, parties.company, fiscalCode: refusers[0].person.fiscalCode).status == .created)
+
+            // Once their time has run out, both read expired.
+            _ = try await harness.sql(
+                "UPDATE single_requests SET expires_at = now() - interval '1 second' WHERE id IN ('\(refused[1])', '\(unanswered[1])')")
+            let expired = try await read(refused[1])
+            #expect(expired["status"] as? String == "expired")
+            #expect(try Self.shape(expired) == Self.shape(try await read(unanswered[1])))
+        }
+    }
+
     @Test("a pending request expires: the person can no longer accept it and the sender may ask again")
     func pendingRequestsExpire() async throws {
         try await TestHarness.run { harness in
@@ -186,7 +276,7 @@ struct RequestPrivacyTests {
     @Test("a member who blocks the company after a group subscription started is left out of its later releases")
     func blockExcludesFromGroupSubscriptionReleases() async throws {
         struct Day1: Sendable { var company: String, id: String, blocker: UUID }
-        try await GroupRequestTests.acrossADay(configure: GroupRequestTests.smallK, noise: NoNoise(), before: { harness in
+        try await GroupRequestTests.acrossADay(configure: GroupRequestTests.refreshEverySecond, noise: NoNoise(), before: { harness in
             let ids = try await GroupRequestTests.populate(harness, (0..<6).map { _ in GroupRequestTests.Member() })
             for day in [3, 2] { try await GroupRequestTests.upload(harness, ids, heartRate: 70, on: GroupRequestTests.daysAgo(day), hour: 9) }
             let company = try await harness.activeCompany()
@@ -200,6 +290,8 @@ struct RequestPrivacyTests {
             try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(ids[0])', '\(companyID)')")
             return Day1(company: company, id: id, blocker: ids[0])
         }, after: { harness, day1 in
+            // The background refresh releases the day that closed in between (a read releases nothing).
+            #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
             let read = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
             let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
             let newest = try #require(cells.first { $0["bucketStart"] as? String == GroupRequestTests.daysAgo(2).description })

@@ -56,6 +56,7 @@ struct SingleRequestDownloadTests {
             #expect(try await harness.request(.get, "/v1/single-requests/\(pending)/data", token: parties.person).status == .forbidden)
             _ = try await harness.request(.post, "/v1/single-requests/\(pending)/refuse", token: parties.person)
             #expect(try await harness.request(.get, "/v1/single-requests/\(pending)/data", token: parties.company).status == .conflict)
+            #expect(try await harness.request(.post, "/v1/single-requests/\(pending)/cancel", token: parties.company).status == .ok)
 
             let empty = try await harness.acceptedRequestID(parties, types: ["weight"])
             let none = try await harness.request(.get, "/v1/single-requests/\(empty)/data", token: parties.company)

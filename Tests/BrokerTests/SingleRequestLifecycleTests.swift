@@ -67,6 +67,9 @@ struct SingleRequestLifecycleTests {
 
             let refused = try await harness.request(.post, "/v1/single-requests/\(first)/refuse", token: parties.person)
             #expect(refused.status == .ok)
+            // The company still sees it pending (a refusal is not disclosed, issue 17): 409 until it cancels it.
+            #expect(try await harness.sendRequest(parties).status == .conflict)
+            #expect(try await harness.request(.post, "/v1/single-requests/\(first)/cancel", token: parties.company).status == .ok)
             #expect(try await harness.sendRequest(parties).status == .created)
         }
     }

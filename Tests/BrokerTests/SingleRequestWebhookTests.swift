@@ -40,7 +40,7 @@ struct SingleRequestWebhookTests {
         }
     }
 
-    @Test("a refusal and a block's refusals reach the sender as single_request.refused")
+    @Test("a refusal and a block's refusals send the sender no webhook (issue 17); an acceptance does")
     func refusals() async throws {
         try await WebhookReceiver.run { receiver in
             try await TestHarness.run(configure: WebhookTests.fast) { harness in
@@ -48,16 +48,21 @@ struct SingleRequestWebhookTests {
                 _ = try await harness.request(
                     .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("refusals"))","secret":"\#(WebhookTests.secret)"}"#,
                     token: parties.company)
+                let accepted = try await harness.sentRequestID(parties)
+                _ = try await harness.request(.post, "/v1/single-requests/\(accepted)/accept", token: parties.person)
                 let first = try await harness.sentRequestID(parties)
                 _ = try await harness.request(.post, "/v1/single-requests/\(first)/refuse", token: parties.person)
-                let second = try await harness.sentRequestID(parties)
+                // Shown pending to the company, which cancels it to ask again.
+                #expect(try await harness.request(.post, "/v1/single-requests/\(first)/cancel", token: parties.company).status == .ok)
+                _ = try await harness.sentRequestID(parties)
                 _ = try await harness.request(.put, "/v1/me/blocks/\(parties.companyID)", token: parties.person)
-                #expect(await eventually { await receiver.log.delivered("refusals").count == 2 })
-                let events = try await receiver.log.delivered("refusals").map {
-                    try #require(try JSONSerialization.jsonObject(with: $0.body) as? [String: Any])
-                }
-                #expect(events.map { $0["type"] as? String } == ["single_request.refused", "single_request.refused"])
-                #expect(events.map { ($0["data"] as? [String: Any])?["requestId"] as? String } == [first, second])
+                let queued = try await harness.sql(
+                    "SELECT type FROM webhook_events WHERE third_party_id = '\(parties.companyID)' ORDER BY created_at")
+                #expect(try queued.map { try $0.decode(String.self) } == ["single_request.accepted"])
+                #expect(await eventually { await receiver.log.delivered("refusals").count == 1 })
+                let delivered = try #require(await receiver.log.delivered("refusals").first)
+                let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
+                #expect(event["type"] as? String == "single_request.accepted")
             }
         }
     }

@@ -17,10 +17,14 @@ struct TransparencyTests {
             #expect((try harness.object(blocked)["thirdParty"] as? [String: Any])?["id"] as? String == parties.companyID)
             #expect(try await harness.request(.put, "/v1/me/blocks/\(parties.companyID)", token: parties.person).status == .ok)
 
-            let request = try harness.object(try await harness.request(.get, "/v1/single-requests/\(pending)", token: parties.company))
+            // Refused for the person; for the company, pending as a request to nobody is (issue 17).
+            let request = try harness.object(try await harness.request(.get, "/v1/single-requests/\(pending)", token: parties.person))
             #expect(request["status"] as? String == "refused")
-            // The company is not told it is blocked (that would tell it the person exists): its new request
-            // is answered as usual and reaches nobody.
+            let seen = try harness.object(try await harness.request(.get, "/v1/single-requests/\(pending)", token: parties.company))
+            #expect(seen["status"] as? String == "pending")
+            // The company is not told it is blocked (that would tell it the person exists): once it has
+            // cancelled what it sees as pending, its new request is answered as usual and reaches nobody.
+            #expect(try await harness.request(.post, "/v1/single-requests/\(pending)/cancel", token: parties.company).status == .ok)
             let whileBlocked = try await harness.sendRequest(parties)
             #expect(whileBlocked.status == .created)
             let unseen = try #require(try harness.object(whileBlocked)["id"] as? String)
@@ -70,8 +74,10 @@ struct TransparencyTests {
             #expect(state["status"] as? String == "ended")
             #expect(state["endedBy"] as? String == "user")
             #expect((ended["subject"] as? [String: Any])?.isEmpty == true)
+            // Refused, unseen by its sender (issue 17): pending to it until it expires, as one to nobody.
             let refused = try harness.object(try await harness.request(.get, "/v1/single-requests/\(pendingID)", token: otherToken))
-            #expect(refused["status"] as? String == "refused")
+            #expect(refused["status"] as? String == "pending")
+            #expect(try await harness.sql("SELECT status FROM single_requests WHERE id = '\(pendingID)'").first?.decode(String.self) == "refused")
             let download = try await harness.request(.get, "/v1/single-requests/\(subscription)/data", token: parties.company)
             #expect(download.status == .conflict)
 

@@ -126,6 +126,16 @@ class ConsoleTestCase(unittest.TestCase):
                             f"the request was not sent; {c.describe(company)}")
         wait_css(company, "#notice")
 
+    def cancel_single_request(self, company, purpose):
+        """Cancels, from the company's home page, its pending request whose row shows `purpose`."""
+        go(company, "/company")
+        rows = [r for r in wait_css(company, "main").find_elements(By.CSS_SELECTOR, "tr")
+                if "pending" in r.text.lower()
+                and any(cell.text.strip() == purpose for cell in r.find_elements(By.CSS_SELECTOR, "td"))]
+        self.assertTrue(rows, f"the company lists no pending request {purpose!r}; {c.describe(company)}")
+        c.click_and_wait(company, find(rows[0], "button.cancel"))
+        wait_css(company, "#notice")
+
     def pending_request(self, driver, purpose):
         """The `article.request` of the pending request with `purpose` in /inbox."""
         go(driver, "/inbox")
@@ -316,8 +326,13 @@ class ConsoleTests(ConsoleTestCase):
         browser = self.signed_in(person.email, person.password)
         request_id = self.answer(browser, purpose, "refuse")
 
+        # The person sees their refusal; the company is never told of one (issue 17): the request reads
+        # pending to it, as one to nobody does, until it expires.
+        go(browser, "/inbox")
+        self.assertIn("refused", wait_css(browser, "section#history").text.lower(), c.describe(browser))
         row = self.company_row(company, "single-requests", request_id)
-        self.assertIn("refused", find(row, "td.status").text.lower())
+        self.assertIn("pending", find(row, "td.status").text.lower())
+        self.assertNotIn("refused", row.text.lower())
         self.assertFalse(exists(row, "a.download-csv"), "a refused request must not offer a download")
 
     def test_04_group_requests(self):
@@ -565,8 +580,10 @@ class ConsoleTests(ConsoleTestCase):
         self.assertTrue(rows, f"/blocks does not list {c.DEMO_COMPANY_NAME}; {c.describe(browser)}")
         c.screenshot(browser, "blocks.png")
 
-        # A blocked company's new request is answered as any other (the company must not learn of the
-        # block, or that the person exists) but never reaches the person.
+        # The company is told of neither the block nor the refusal it made (that would tell it the person
+        # exists): its request still reads pending, and once cancelled, a new one is answered as any other
+        # but never reaches the person.
+        self.cancel_single_request(company, purpose)
         self.send_single_request(company, person, ["sleeping_hours"], purpose + " (again)")
         go(browser, "/inbox")
         self.assertNotIn(purpose + " (again)", wait_css(browser, "section#pending").text, c.describe(browser))
@@ -579,12 +596,7 @@ class ConsoleTests(ConsoleTestCase):
         wait_css(browser, "#notice")
         self.assertFalse([r for r in browser.find_elements(By.CSS_SELECTOR, "table#blocks tbody tr")
                           if c.DEMO_COMPANY_NAME in r.text], "the company is still blocked")
-        go(company, "/company")
-        again = [r for r in wait_css(company, "main").find_elements(By.CSS_SELECTOR, "tr")
-                 if purpose + " (again)" in r.text]
-        self.assertTrue(again, f"the company does not list its request; {c.describe(company)}")
-        c.click_and_wait(company, find(again[0], "button.cancel"))
-        wait_css(company, "#notice")
+        self.cancel_single_request(company, purpose + " (again)")
         self.send_single_request(company, person, ["sleeping_hours"], purpose + " (after unblocking)")
         self.pending_request(browser, purpose + " (after unblocking)")
 

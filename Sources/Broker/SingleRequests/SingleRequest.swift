@@ -43,6 +43,36 @@ public struct SingleRequest: Sendable, Equatable {
     public var createdAt: Date
     public var decidedAt: Date?
     public var subscription: Subscription?
+    /// Set when the person refused and the sender may not learn it (`seenBySender`).
+    public var unseenRefusal: UnseenRefusal?
+
+    /// What keeps a refusal from the sender: a request to nobody stays pending until it expires, so a refused
+    /// one must look the same, or a refusal would tell the sender that the person exists.
+    public struct UnseenRefusal: Sendable, Equatable {
+        public var expiresAt: Date
+        /// When the sender cancelled it (it was shown pending to them): cancelled from then on.
+        public var withdrawnAt: Date?
+        public var now: Date
+    }
+
+    /// The request as its sender is shown it. A refusal becomes pending until the request expires, then
+    /// expired (as a request to nobody does), or cancelled once the sender withdrew it; the person and the
+    /// audit log keep the refusal.
+    public var seenBySender: SingleRequest {
+        guard let unseenRefusal else { return self }
+        var seen = self
+        seen.unseenRefusal = nil
+        if let withdrawnAt = unseenRefusal.withdrawnAt {
+            (seen.status, seen.decidedAt) = (.cancelled, withdrawnAt)
+        } else {
+            (seen.status, seen.decidedAt) = (unseenRefusal.expiresAt <= unseenRefusal.now ? .expired : .pending, nil)
+        }
+        if var subscription = seen.subscription {
+            subscription.status = Subscription.status(requestStatus: seen.status, endsAt: nil, endedAt: nil, now: unseenRefusal.now)
+            seen.subscription = subscription
+        }
+        return seen
+    }
 }
 
 extension SingleRequest.Subscription {

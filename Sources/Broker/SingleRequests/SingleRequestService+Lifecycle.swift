@@ -3,15 +3,14 @@ import Logging
 import PostgresNIO
 
 extension SingleRequestService {
-    /// A person's erasure, on its transaction and before the account row goes: pending requests are refused,
-    /// live subscriptions end by the user, each with its audit event and the sender's webhook.
+    /// A person's erasure, on its transaction and before the account row goes: pending requests are refused
+    /// (unseen by their senders, as every refusal), live subscriptions end by the user, each with its audit
+    /// event, and the ended ones with the sender's webhook.
     func releaseForErasure(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         let (refused, ended) = try await SingleRequestStore.releaseForErasure(userID: userID, on: connection, logger: logger)
         for request in refused {
             try await audit(AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("erased")],
                             on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(.singleRequestRefused, to: request.thirdParty.id, requestID: request.id, data: [:],
-                                            on: connection, logger: logger)
         }
         for request in ended {
             try await announceEnd(request, by: .user, reason: "revoked", on: connection, logger: logger)

@@ -132,8 +132,13 @@ public struct SingleRequestService: Sendable {
         return try await client.withConnection { connection in
             guard let request = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
             else { throw SingleRequestError.notFound }
-            return request
+            return Self.asSeen(request, by: principal)
         }
+    }
+
+    /// The request as `principal` is shown it: a sender never sees a refusal (`SingleRequest.seenBySender`).
+    static func asSeen(_ request: SingleRequest, by principal: Principal) -> SingleRequest {
+        principal.role == .thirdParty ? request.seenBySender : request
     }
 
     /// Sent requests for a third party, received ones for a person.
@@ -146,7 +151,7 @@ public struct SingleRequestService: Sendable {
                 accountID: principal.accountID, asSender: principal.role == .thirdParty, status: status, after: cursor,
                 limit: limit, on: connection, logger: logger)
         }
-        return Page(rows: rows, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+        return Page(rows: rows.map { Self.asSeen($0, by: principal) }, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
     }
 
     // MARK: Decisions
@@ -173,14 +178,24 @@ public struct SingleRequestService: Sendable {
         }
         return try await client.withTransaction(logger: logger) { connection in
             guard let request = try await SingleRequestStore.decide(decision, requestID: id, by: principal.accountID, on: connection, logger: logger)
-            else { throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger) }
+            else {
+                // The sender cancels what it is shown as pending, a refusal it may not see included.
+                if decision == .cancel,
+                   let withdrawn = try await SingleRequestStore.withdrawUnseenRefusal(requestID: id, by: principal.accountID, on: connection, logger: logger)
+                {
+                    try await audit(AuditAction.singleRequestCancelled, withdrawn, actor: .thirdParty, details: ["reason": .string("withdrawn after refusal")],
+                                    on: connection, logger: logger)
+                    return withdrawn.seenBySender
+                }
+                throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger)
+            }
             switch decision {
             case .accept:
                 try await audit(AuditAction.singleRequestAccepted, request, actor: .user, on: connection, logger: logger)
                 try await WebhookOutbox.enqueue(.singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
             case .refuse:
+                // No webhook: the sender may not learn of a refusal (`SingleRequest.seenBySender`).
                 try await audit(AuditAction.singleRequestRefused, request, actor: .user, on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(.singleRequestRefused, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
             case .cancel:
                 try await audit(AuditAction.singleRequestCancelled, request, actor: .thirdParty, on: connection, logger: logger)
             }
@@ -192,7 +207,7 @@ public struct SingleRequestService: Sendable {
     private func whyUnchanged(id: UUID, principal: Principal, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequestError {
         guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
         else { return .notFound }
-        return .notPending(current.status)
+        return .notPending(Self.asSeen(current, by: principal).status)
     }
 
     public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
@@ -208,7 +223,7 @@ public struct SingleRequestService: Sendable {
             else {
                 guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
                 else { throw SingleRequestError.notFound }
-                throw SingleRequestError.noActiveSubscription(Self.whyNoActiveSubscription(current))
+                throw SingleRequestError.noActiveSubscription(Self.whyNoActiveSubscription(Self.asSeen(current, by: principal)))
             }
             try await announceEnd(request, by: party, reason: "revoked", on: connection, logger: logger)
             return request

@@ -12,7 +12,8 @@ public enum SingleRequestStore {
         SELECT r.id, r.third_party_id, coalesce(t.company_name, '\(erasedCompanyName)') AS company_name,
                coalesce(t.vat_number, '') AS vat_number, r.user_id, r.subject_email,
                r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, \(effectiveStatus) AS status, r.created_at,
-               r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, now() AS now
+               r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, r.expires_at,
+               r.refusal_unseen, r.withdrawn_at, now() AS now
         """
 
     static let erasedCompanyName = "Erased company"
@@ -20,6 +21,14 @@ public enum SingleRequestStore {
     /// A request's status as of now: a pending request whose `expires_at` has passed is expired, whether
     /// or not the row says so yet (no job has to run at the moment it lapses).
     static let effectiveStatus = "(CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END)"
+
+    /// A request's status as its sender is shown it (`SingleRequest.seenBySender`): a refusal the sender may
+    /// not see looks like a request to nobody, pending until it expires; cancelled once the sender withdrew it.
+    static let senderStatus = """
+        (CASE WHEN r.status = 'refused' AND r.refusal_unseen THEN
+                  CASE WHEN r.withdrawn_at IS NOT NULL THEN 'cancelled' WHEN r.expires_at <= now() THEN 'expired' ELSE 'pending' END
+              ELSE \(effectiveStatus) END)
+        """
 
     /// The sender's name for the subject, as the one-pending-request index keys it.
     static let subjectKey = "coalesce(subject_fiscal_code, subject_email)"
@@ -33,6 +42,10 @@ public enum SingleRequestStore {
         let columns = row.makeRandomAccess()
         let status = SingleRequest.Status(rawValue: try columns["status"].decode(String.self)) ?? .pending
         let now = try columns["now"].decode(Date.self)
+        let unseenRefusal = try columns["refusal_unseen"].decode(Bool.self) && status == .refused
+            ? SingleRequest.UnseenRefusal(
+                expiresAt: try columns["expires_at"].decode(Date.self), withdrawnAt: try columns["withdrawn_at"].decode(Date?.self), now: now)
+            : nil
         let days = try columns["subscription_days"].decode(Int?.self)
         let endsAt = try columns["ends_at"].decode(Date?.self)
         let endedAt = try columns["ended_at"].decode(Date?.self)
@@ -59,7 +72,8 @@ public enum SingleRequestStore {
                     status: SingleRequest.Subscription.status(requestStatus: status, endsAt: endsAt, endedAt: endedAt, now: now),
                     endsAt: endsAt, endedAt: endedAt,
                     endedBy: try? columns["ended_by"].decode(String?.self).flatMap(SingleRequest.Subscription.Party.init(rawValue:)))
-            })
+            },
+            unseenRefusal: unseenRefusal)
     }
 
     static func collect(_ rows: PostgresRowSequence) async throws -> [SingleRequest] {
@@ -105,6 +119,16 @@ public enum SingleRequestStore {
             UPDATE single_requests SET status = 'expired'
             WHERE third_party_id = \(thirdPartyID) AND \(unescaped: subjectKey) = \(key) AND status = 'pending' AND expires_at <= now()
             """, logger: logger)
+        // A refusal the sender is shown as pending holds the subject as a pending request would: a second
+        // request then gets the same 409, so it cannot tell a refusal from a request still waiting.
+        let heldByUnseenRefusal = try await connection.query(
+            """
+            SELECT 1 FROM single_requests
+            WHERE third_party_id = \(thirdPartyID) AND \(unescaped: subjectKey) = \(key) AND status = 'refused'
+              AND refusal_unseen AND withdrawn_at IS NULL AND expires_at > now()
+            """, logger: logger
+        ).collect()
+        guard heldByUnseenRefusal.isEmpty else { throw SingleRequestError.duplicatePending }
         let rows = try await connection.query(
             """
             WITH inserted AS (
@@ -161,7 +185,7 @@ public enum SingleRequestStore {
             """
             \(unescaped: selection) FROM single_requests r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             WHERE \(unescaped: party) = \(accountID)
-              AND (\(status?.rawValue)::text IS NULL OR \(unescaped: effectiveStatus) = \(status?.rawValue))
+              AND (\(status?.rawValue)::text IS NULL OR \(unescaped: asSender ? senderStatus : effectiveStatus) = \(status?.rawValue))
               AND (\(after)::timestamptz IS NULL OR (r.created_at, r.id) < (\(after)::timestamptz, \(cursor?.id)))
             ORDER BY r.created_at DESC, r.id DESC
             LIMIT \(limit + 1)
@@ -185,11 +209,30 @@ public enum SingleRequestStore {
                 UPDATE single_requests SET
                     status = \(decision.rawValue),
                     decided_at = now(),
+                    refusal_unseen = \(decision.rawValue) = 'refused',
                     accepted_arrival = CASE WHEN \(decision.rawValue) = 'accepted' THEN
                         \(unescaped: personsLastArrival) END,
                     ends_at = CASE WHEN \(decision.rawValue) = 'accepted' AND subscription_days IS NOT NULL
                         THEN now() + make_interval(days => subscription_days) END
                 WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending' AND expires_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    /// The sender's cancellation of a request the person refused while the sender was shown it as pending:
+    /// the sender sees it cancelled from now on, the person their refusal. Nil when there is none such.
+    static func withdrawUnseenRefusal(requestID: UUID, by thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> SingleRequest?
+    {
+        let rows = try await connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET withdrawn_at = now()
+                WHERE id = \(requestID) AND third_party_id = \(thirdPartyID) AND status = 'refused' AND refusal_unseen
+                  AND withdrawn_at IS NULL AND expires_at > now()
                 RETURNING *
             )
             \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
@@ -230,7 +273,7 @@ public enum SingleRequestStore {
         let refused = try await collect(connection.query(
             """
             WITH changed AS (
-                UPDATE single_requests SET status = 'refused', decided_at = now()
+                UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
                 WHERE user_id = \(userID) AND status = 'pending' AND expires_at > now() RETURNING *
             )
             \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
@@ -259,7 +302,7 @@ public enum SingleRequestStore {
         try await collect(connection.query(
             """
             WITH changed AS (
-                UPDATE single_requests SET status = 'refused', decided_at = now()
+                UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
                 WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now()
                 RETURNING *
             )

@@ -37,9 +37,9 @@ public struct TransparencyService: Sendable {
             else { throw TransparencyError.companyNotFound }
             let refused = try await SingleRequestStore.refusePending(from: thirdPartyID, to: principal.accountID, on: connection, logger: logger)
             for request in refused {
+                // Unseen by the sender, as every refusal: no webhook.
                 try await requests.audit(AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("blocked")],
                                          on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(.singleRequestRefused, to: thirdPartyID, requestID: request.id, data: [:], on: connection, logger: logger)
             }
             let ended = try await requests.endSubscriptionsForBlock(of: thirdPartyID, by: principal.accountID, on: connection, logger: logger)
             let subject = try await pseudonymizer.pseudonym(for: principal.accountID, on: connection, logger: logger)

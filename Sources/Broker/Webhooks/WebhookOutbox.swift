@@ -7,7 +7,7 @@ import PostgresNIO
 public enum WebhookOutbox {
     public enum EventType: String, Sendable {
         case singleRequestAccepted = "single_request.accepted"
-        case singleRequestRefused = "single_request.refused"
+        // No `single_request.refused`: a sender may not learn of a refusal (`SingleRequest.seenBySender`).
         case subscriptionDataAvailable = "subscription.data_available"
         case subscriptionEnded = "subscription.ended"
         case groupRequestResultsUpdated = "group_request.results_updated"
