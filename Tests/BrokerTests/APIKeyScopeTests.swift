@@ -19,7 +19,7 @@ struct APIKeyScopeTests {
         (try harness.object(response)["type"] as? String)?.components(separatedBy: "/").last
     }
 
-    @Test("a key can neither mint nor revoke keys, change the email or password, nor delete the account; revoked, nothing it made lives on")
+    @Test("a key can neither mint nor revoke keys, set the webhook, change the email or password, nor delete the account; revoked, nothing it made lives on")
     func keysCannotManageKeysOrTheAccount() async throws {
         try await TestHarness.run { harness in
             let company = TestHarness.Company()
@@ -33,14 +33,17 @@ struct APIKeyScopeTests {
                 (.patch, "/v1/me", #"{"email":"attacker@example.com","currentPassword":"\#(company.password)"}"#),
                 (.patch, "/v1/me", #"{"password":"attacker-password-1","currentPassword":"\#(company.password)"}"#),
                 (.delete, "/v1/me", #"{"password":"\#(company.password)"}"#),
+                (.put, "/v1/webhook", #"{"url":"https://attacker.example.com/hook","secret":"\#(WebhookTests.secret)"}"#),
+                (.delete, "/v1/webhook", nil),
             ]
             for (method, path, body) in attempts {
                 let response = try await harness.request(method, path, json: body, token: key.secret)
                 #expect(response.status == .forbidden, "\(method) \(path) with a key answered \(response.status): \(harness.text(response))")
                 #expect(try Self.slug(harness, response) == "session-required", "\(method) \(path)")
             }
-            // Nothing changed: two live keys, the other one works, the email and password are the company's.
+            // Nothing changed: two live keys, the other one works, no webhook, the email and password are the company's.
             #expect(try await harness.int("SELECT count(*) FROM api_keys WHERE revoked_at IS NULL") == 2)
+            #expect(try await harness.int("SELECT count(*) FROM webhooks") == 0)
             #expect(try await harness.request(.get, "/v1/me", token: other.secret).status == .ok)
             let me = try harness.object(try await harness.request(.get, "/v1/me", token: session))
             #expect(me["email"] as? String == company.email)
@@ -71,7 +74,6 @@ struct APIKeyScopeTests {
 
             let changes: [(HTTPRequest.Method, String, String)] = [
                 (.post, "/v1/single-requests", #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"Study"}"#),
-                (.put, "/v1/webhook", #"{"url":"https://example.com/hook","secret":"\#(WebhookTests.secret)"}"#),
                 (.post, "/v1/group-requests",
                  #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#),
             ]
@@ -81,7 +83,6 @@ struct APIKeyScopeTests {
                 #expect(try Self.slug(harness, response) == "api-key-read-only", "\(method) \(path)")
             }
             #expect(try await harness.int("SELECT count(*) FROM single_requests") == 0)
-            #expect(try await harness.int("SELECT count(*) FROM webhooks") == 0)
             #expect(try await harness.int("SELECT count(*) FROM group_requests") == 0)
             // The same company's session may do all of it.
             let allowed = try await harness.request(.post, "/v1/single-requests", json: changes[0].2, token: parties.company)

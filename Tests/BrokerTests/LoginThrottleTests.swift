@@ -197,4 +197,24 @@ struct LoginThrottleTests {
             #expect(try await harness.int("SELECT failures::int8 FROM login_throttle WHERE bucket = 'address:203.0.113.5'") == 5)
         }
     }
+
+    @Test("an IPv6 client's addresses count as its /64: rotating through them does not escape the address bar")
+    func ipv6ClientsAreTheirSlash64() async throws {
+        try await TestHarness.run(configure: {
+            $0.loginThrottle.address.freeFailures = 5
+            $0.trustedProxies = try! TrustedProxies.parse("127.0.0.1").get()
+        }) { harness in
+            let person = TestHarness.Person()
+            try await harness.activeUser(person)
+            // Five guesses at five accounts, each from a fresh address of one /64.
+            for attempt in 1...5 {
+                let response = try await tryLogIn(harness, "nobody\(attempt)@example.com", "some-password-1", from: "2001:db8:1:2::\(attempt)")
+                #expect(response.status == .unauthorized, "attempt \(attempt)")
+            }
+            _ = try expectThrottled(try await tryLogIn(harness, person.email, person.password, from: "2001:db8:1:2:ffff::9"), harness)
+            // The next /64 is another client.
+            #expect(try await tryLogIn(harness, person.email, person.password, from: "2001:db8:1:3::1").status == .created)
+            #expect(try await harness.int("SELECT failures::int8 FROM login_throttle WHERE bucket = 'address:2001:db8:1:2::/64'") == 5)
+        }
+    }
 }

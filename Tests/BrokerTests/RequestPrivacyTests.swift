@@ -128,9 +128,11 @@ struct RequestPrivacyTests {
             let nobodyShape = try Self.shape(try await read(unanswered[0]))
             #expect(nobodyShape.contains(#""status":"pending""#))
             for id in refused[0...1] { #expect(try Self.shape(try await read(id)) == nobodyShape) }
-            // (An erasure clears the subject from every copy of the person's requests: that is the erasure's
-            // right, and `shape` leaves the subject out.)
             #expect(try Self.shape(try await read(refused[2])) == nobodyShape)
+            // The erased person's request keeps the subject as the company typed it, as one to nobody does.
+            func subject(_ id: String) async throws -> [String: String] { try await read(id)["subject"] as? [String: String] ?? [:] }
+            #expect(try await subject(refused[2]) == ["fiscalCode": refusers[2].person.fiscalCode])
+            #expect(try await subject(unanswered[2]) == ["fiscalCode": nobodies[2]])
             let listed = try harness.object(try await harness.request(.get, "/v1/single-requests?status=pending", token: parties.company))
             #expect(Set((listed["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }) == Set(refused + unanswered))
             let refusedList = try harness.object(try await harness.request(.get, "/v1/single-requests?status=refused", token: parties.company))
@@ -147,10 +149,10 @@ struct RequestPrivacyTests {
                 return "\(answer.status.code) \(try harness.object(answer)["detail"] as? String ?? "")"
             }
             #expect(Set(endings).count == 1, "\(endings)")
-            let again = try await [refusers[0].person.fiscalCode, nobodies[0]].asyncMap {
+            let again = try await [refusers[0].person.fiscalCode, refusers[2].person.fiscalCode, nobodies[0]].asyncMap {
                 try await Self.send(harness, parties.company, fiscalCode: $0).status
             }
-            #expect(again == [.conflict, .conflict])
+            #expect(again == [.conflict, .conflict, .conflict])
 
             // The person still sees their refusal; the audit log has it.
             let own = try harness.object(try await harness.request(.get, "/v1/single-requests/\(refused[0])", token: refusers[0].token))

@@ -84,7 +84,12 @@ struct TransparencyTests {
             let events = try await harness.sql("SELECT type, data->>'endedBy', data->>'reason' FROM webhook_events WHERE request_id = '\(subscription)'")
             let decoded = try events.map { try $0.decode((String, String?, String?).self) }
             #expect(decoded.contains { $0.0 == "subscription.ended" && $0.1 == "user" && $0.2 == "revoked" })
-            #expect(try await harness.int("SELECT count(*) FROM single_requests WHERE subject_email IS NOT NULL OR subject_fiscal_code IS NOT NULL") == 0)
+            // Cleared everywhere but on the request its sender is still shown as pending (issue 17): that one
+            // keeps the subject as typed, as a request to nobody does, and no longer names the person.
+            let kept = try await harness.sql(
+                "SELECT id::text FROM single_requests WHERE subject_email IS NOT NULL OR subject_fiscal_code IS NOT NULL")
+            #expect(try kept.map { try $0.decode(String.self) } == [pendingID])
+            #expect(try await harness.int("SELECT count(*) FROM single_requests WHERE id = '\(pendingID)' AND user_id IS NULL") == 1)
         }
     }
 

@@ -19,6 +19,9 @@ struct AuthenticationGate: Sendable {
     /// could mint keys would outlive its own revocation), changing the account's credentials and deleting it.
     static let sessionOnlyOperations: Set<String> = [
         "POST /v1/api-keys", "DELETE /v1/api-keys/{id}", "PATCH /v1/me", "DELETE /v1/me",
+        // Where the company's events go, and the secret that signs them: a leaked key must not be able to
+        // redirect them to itself, a setting that would outlive the key's revocation.
+        "PUT /v1/webhook", "DELETE /v1/webhook",
     ]
 
     /// Operations other than GET that a `read_only` key may call: they change nothing the company does not

@@ -34,6 +34,16 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         self.init(text)
     }
 
+    /// The block one client is taken to hold, for limits keyed by address: the address itself for IPv4,
+    /// its /64 for IPv6 (a single host is routinely given a whole /64, and could otherwise draw a fresh
+    /// address, and a fresh limit, for every attempt).
+    var clientBlock: String {
+        guard bytes.count == 16 else { return description }
+        return (IPAddress(bytes: Array(bytes.prefix(8)) + Array(repeating: 0, count: 8)).description) + "/64"
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
     var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = bytes.count == 4 ? AF_INET : AF_INET6

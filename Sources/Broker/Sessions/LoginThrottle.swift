@@ -57,7 +57,8 @@ public struct LoginThrottle: Sendable {
     /// Counts one attempt for `email` from `clientAddress`, or throws `AccountError.tooManyAttempts` (and
     /// counts nothing) when either bucket is blocked: a refused attempt does not extend the block.
     public func reserve(email: String, clientAddress: String, logger: Logger) async throws -> Reservation {
-        let reservation = Reservation(accountBucket: "account:" + email, addressBucket: "address:" + clientAddress)
+        let addressBlock = IPAddress(clientAddress)?.clientBlock ?? clientAddress
+        let reservation = Reservation(accountBucket: "account:" + email, addressBucket: "address:" + addressBlock)
         do {
             try await client.withTransaction(logger: logger) { connection in
                 // Always the address first, then the account: every attempt locks in the same order, so

@@ -265,7 +265,7 @@ public enum SingleRequestStore {
     // MARK: Erasure and blocks
 
     /// What a person's erasure does to their requests, before the account row goes: pending ones are refused,
-    /// live subscriptions end by the user, and the subject's identifiers are cleared. Returns the ended
+    /// live subscriptions end by the user, and the subject's identifiers are cleared (but see below). Returns the ended
     /// subscriptions (for their webhooks).
     static func releaseForErasure(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
         -> (refused: [SingleRequest], ended: [SingleRequest])
@@ -289,9 +289,15 @@ public enum SingleRequestStore {
             )
             \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
             """, logger: logger))
+        // The requests the sender is still shown as pending keep the subject as the sender typed it, as a
+        // request to nobody does (cleared, it would tell the sender that a person was there and left). The
+        // account's deletion then unlinks them (`user_id` SET NULL): they are requests to nobody from here on.
         try await connection.query(
-            "UPDATE single_requests SET subject_email = NULL, subject_fiscal_code = NULL WHERE user_id = \(userID)",
-            logger: logger)
+            """
+            UPDATE single_requests SET subject_email = NULL, subject_fiscal_code = NULL
+            WHERE user_id = \(userID)
+              AND NOT (status = 'refused' AND refusal_unseen AND withdrawn_at IS NULL AND expires_at > now())
+            """, logger: logger)
         return (refused, ended)
     }
 

@@ -33,8 +33,29 @@ struct PatientTestClient: TestClientProtocol {
     func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> TestResponse {
         var headers = headers
         headers[.connection] = "keep-alive"
-        let response = try await connection.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        let response = try await Self.execute(
+            TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body), on: connection)
         return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
+    }
+
+    /// `connection.execute`, bounded for real. HummingbirdTesting's own read timeout cannot end a request in
+    /// flight (it waits for the response future, which ignores cancellation), so a server that never
+    /// answers, or a close the client never noticed, hung the whole test run. Closing the connection fails
+    /// the request, and the test fails naming it.
+    static func execute(_ request: TestClient.Request, on connection: TestClient) async throws -> TestClient.Response {
+        try await withThrowingTaskGroup(of: TestClient.Response?.self) { group in
+            group.addTask { try await connection.execute(request) }
+            group.addTask {
+                try await Task.sleep(for: readTimeout + .seconds(5))
+                try? await connection.close(mode: .all)
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw TestClient.Error.readTimeout
+        }
     }
 
     var port: Int? { connection.port }

@@ -191,7 +191,8 @@ struct TestHarness: Sendable {
     ) async throws -> TestClient.Response {
         let port = try #require(client.port)
         return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: PatientTestClient.readTimeout)) { connection in
-            try await connection.execute(TestClient.Request(path, method: method, authority: "localhost", headers: headers, body: body))
+            try await PatientTestClient.execute(
+                TestClient.Request(path, method: method, authority: "localhost", headers: headers, body: body), on: connection)
         }
     }
 
