@@ -65,7 +65,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test privacy-noise-check browser-test bench loadtest faults format fuzz psql \
+.PHONY: help deps build run test privacy-noise-check browser-test readme-walk bench loadtest faults format fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -120,16 +120,25 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 # rest of a 2-core machine, and other tests in the same process would blur the memory they measure.
 MEMORY_TESTS := largeImport|aLongTraceInConstantMemory
 
-# With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check and the
-# browser tests follow.
+# The suites that drive the server through Foundation's URLSession (the generated client) run in a process
+# of their own. Twice, on a fresh clone, the parallel suite stopped for good near its end with every thread
+# idle and URLSession's socket thread still holding a connection to a server that had gone; the cause is
+# not proven, and keeping libcurl's socket manager out of the process that runs 600 tests at once has
+# not stalled since. (URLSession on Linux is the one part here not built on NIO.)
+URLSESSION_TESTS := BrokerTests\.ClientTests|BrokerTests\.MonitoredUploaderServerTests
+
+# With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
+# browser tests and the README's walk-through follow.
 test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
 else
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)'
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
+	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
 	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
 	@$(MAKE) --no-print-directory privacy-noise-check
 	@$(MAKE) --no-print-directory browser-test
+	@$(MAKE) --no-print-directory readme-walk
 endif
 
 # The Swift tests check the sampler against its exact pmf from inside; this checks `d4h privacy noise` from outside,
@@ -139,6 +148,9 @@ privacy-noise-check: deps build ## the discrete Gaussian noise against scipy's e
 
 browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots
 	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh
+
+readme-walk: deps build test-db-start ## the README's walk-through, run as written against a fresh seeded server
+	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/readme-walk.sh
 
 bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABASE_URL)
 	@if [ -x bench/run ]; then \

@@ -40,8 +40,8 @@ struct PatientTestClient: TestClientProtocol {
 
     /// `connection.execute`, bounded for real. HummingbirdTesting's own read timeout cannot end a request in
     /// flight (it waits for the response future, which ignores cancellation), so a server that never
-    /// answers, or a close the client never noticed, hung the whole test run. Closing the connection fails
-    /// the request, and the test fails naming it.
+    /// answers, or a close the client never noticed, would hang the test for ever. Closing the connection
+    /// fails the request, and the test fails naming it.
     static func execute(_ request: TestClient.Request, on connection: TestClient) async throws -> TestClient.Response {
         try await withThrowingTaskGroup(of: TestClient.Response?.self) { group in
             group.addTask { try await connection.execute(request) }
