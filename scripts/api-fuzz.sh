@@ -72,7 +72,7 @@ mkdir -p "$OUT/mail"
 
 recreate_database "$SERVED_DB"
 
-# The server's settings (API.md "Operations"); migrate and seed get the same.
+# The server's settings (README "Configuration"); migrate and seed get the same.
 # A signing key of its own, so the audit checkpoint operations answer with checkpoints, not 404.
 "$D4H" audit keygen "$OUT/audit-signing.key" >/dev/null
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \

@@ -72,7 +72,7 @@ mkdir -p "$OUT/mail" "$SCREENSHOT_DIR"
 
 recreate_database "$SERVED_DB"
 
-# The server's settings (API.md "Operations"); migrate and seed get the same.
+# The server's settings (README "Configuration"); migrate and seed get the same.
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \
     MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/mail LOG_LEVEL=info GROUP_MIN_COHORT=100
 

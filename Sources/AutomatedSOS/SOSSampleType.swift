@@ -1,6 +1,6 @@
 import Foundation
 
-/// The kinds of health data the device records; the raw values are the server's sample type names (API.md).
+/// The kinds of health data the device records; the raw values are the server's sample type names (openapi.yaml, `SampleType`).
 ///
 /// The list mirrors the server's `SampleType` instead of importing it, because this module must never
 /// depend on server code; a trace or an upload uses the same names on both sides.

@@ -75,7 +75,9 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     let transport = RouteRecordingTransport(
         router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: accountService),
         outageGuard: OutageGuard(availability: availability))
-    try api.registerHandlers(on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder()))
+    // Compact JSON (the generator's default pretty-prints): smaller, and a line-oriented script can read it.
+    try api.registerHandlers(
+        on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: [.sortedKeys]))
     transport.registerMethodNotAllowed()
     try await Console.load(
         api: api, servesTLS: configuration.tls != nil, publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL

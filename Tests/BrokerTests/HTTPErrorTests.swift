@@ -115,7 +115,7 @@ struct HTTPErrorTests {
         }
     }
 
-    @Test("every /v1 answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff")
+    @Test("every /v1 answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff, and is compact JSON")
     func securityHeaders() async throws {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
@@ -140,7 +140,12 @@ struct HTTPErrorTests {
             for (label, response) in responses {
                 #expect(response.headers[.cacheControl] == "no-store", "\(label): \(response.status)")
                 #expect(response.headers[nosniff] == "nosniff", "\(label): \(response.status)")
+                // Compact JSON, answers and problems alike: `sed 's/.*"token":"\([^"]*\)".*/\1/'` in a shell
+                // script works on them (the README's walk-through does that), and no byte is spent on layout.
+                let body = harness.text(response)
+                #expect(!body.contains("\n") && !body.contains("\" : "), "\(label): \(body)")
             }
+            #expect(harness.text(responses[2].1).contains(#""token":""#))
         }
     }
 

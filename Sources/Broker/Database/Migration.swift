@@ -13,7 +13,7 @@ public struct Migration: Sendable, Equatable {
     }
 
     /// The file's statements: PostgreSQL's extended protocol runs one statement at a time, so files
-    /// separate statements with a line `-- split` (ARCHITECTURE.md, convention 5).
+    /// separate statements with a line `-- split` (docs/architecture.md, convention 6).
     public var statements: [String] {
         var statements: [String] = []
         var current: [Substring] = []
