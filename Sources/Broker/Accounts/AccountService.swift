@@ -404,7 +404,7 @@ public struct AccountService: Sendable {
 
     /// Erases the caller's account; the audit log keeps only the pseudonym.
     public func erase(_ principal: Principal, password: String, clientAddress: String, logger: Logger) async throws {
-        guard principal.role != .auditor else { throw AccountError.wrongRole }
+        guard principal.role != .auditor else { throw WrongRole() }
         let current = try await account(of: principal, logger: logger)
         guard try await checkPassword(password, of: current, clientAddress: clientAddress, logger: logger) else {
             throw AccountError.wrongPassword

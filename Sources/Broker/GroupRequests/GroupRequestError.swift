@@ -1,35 +1,12 @@
 import Foundation
 
 /// What can go wrong with group requests, each with the status the contract gives it.
-public enum GroupRequestError: Error, ProblemConvertible, Equatable {
+public enum GroupRequestError: Error, Equatable {
     case invalid([FieldError])
-    case wrongRole(String)
     case notFound
     case notAccepted
     case notReleased
     case noActiveSubscription(String)
     /// Other releases kept taking the cohort's last budget while this one was evaluated.
     case busy
-
-    public var problem: Problem {
-        switch self {
-        case .invalid(let errors): Problem.validationFailed(errors)
-        case .wrongRole(let detail): Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role", detail: detail)
-        case .notFound:
-            Problem(status: .notFound, slug: "group-request-not-found", title: "No such group request",
-                    detail: "There is no group request with this id among those you may see.")
-        case .notAccepted:
-            Problem(status: .conflict, slug: "not-accepted", title: "The group request was refused",
-                    detail: "Results exist only for accepted group requests.")
-        case .notReleased:
-            Problem(status: .conflict, slug: "not-released", title: "Nothing released yet",
-                    detail: "No results of this group request have been released.")
-        case .busy:
-            Problem(status: .serviceUnavailable, slug: "busy", title: "Busy",
-                    detail: "Other releases changed this cohort's privacy budgets while it was evaluated; nothing was released. Try again.",
-                    headers: [.retryAfter: "5"])
-        case .noActiveSubscription(let detail):
-            Problem(status: .conflict, slug: "no-active-subscription", title: "No active subscription", detail: detail)
-        }
-    }
 }

@@ -26,7 +26,7 @@ extension GroupRequestService {
 
     /// The cost and the accuracy of a request, from the request alone: no one's data is read.
     public func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
-        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
         let cells = initialBuckets(of: valid, now: Date()).count * valid.types.count
         let cost = valid.cellLoss * (cells + 1)
@@ -49,13 +49,13 @@ extension GroupRequestService {
     }
 
     public func budget(for principal: Principal, logger: Logger) async throws -> CompanyBudget {
-        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only companies have a privacy budget.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only companies have a privacy budget.") }
         return try await client.withConnection { try await budgets.companyBudget(principal.accountID, on: $0, logger: logger) }
     }
 
     /// The ledger, newest first: everything for auditors.
     public func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (entries: [LedgerEntry], next: Int64?) {
-        guard principal.role == .auditor else { throw GroupRequestError.wrongRole("Only auditors read the privacy ledger.") }
+        guard principal.role == .auditor else { throw WrongRole("Only auditors read the privacy ledger.") }
         let rows = try await client.withConnection {
             try await PrivacyLedgerStore.entries(company: nil, after: cursor, limit: limit, on: $0, logger: logger)
         }

@@ -92,7 +92,7 @@ public struct GroupRequestService: Sendable {
     /// budget checks, the debits and the writes run under the ledger lock, so two requests racing for the
     /// last of a budget cannot both be released.
     public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
-        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only third parties send group requests.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
         let company = principal.accountID
         let buckets = initialBuckets(of: valid, now: Date())
@@ -242,7 +242,7 @@ public struct GroupRequestService: Sendable {
         switch principal.role {
         case .thirdParty: return principal.accountID
         case .auditor: return nil
-        case .user: throw GroupRequestError.wrongRole("Group requests are for third parties and auditors.")
+        case .user: throw WrongRole("Group requests are for third parties and auditors.")
         }
     }
 
@@ -251,7 +251,7 @@ public struct GroupRequestService: Sendable {
     /// a GET that wrote releases, ledger entries, audit events and access-log rows would let any reader
     /// spend the budget and fill the people's logs).
     public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
-        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender reads results here; auditors use /v1/audit.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only the sender reads results here; auditors use /v1/audit.") }
         let release = try await client.withConnection { connection -> GroupRelease? in
             guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw GroupRequestError.notFound }
@@ -324,7 +324,7 @@ public struct GroupRequestService: Sendable {
 
     /// What was released, for auditors: the same stored cells the third party received.
     public func releasedResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
-        guard principal.role == .auditor else { throw GroupRequestError.wrongRole("Only auditors read this.") }
+        guard principal.role == .auditor else { throw WrongRole("Only auditors read this.") }
         return try await client.withConnection { connection in
             guard try await GroupRequestStore.request(id: id, sender: nil, on: connection, logger: logger) != nil
             else { throw GroupRequestError.notFound }
@@ -335,7 +335,7 @@ public struct GroupRequestService: Sendable {
     }
 
     public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> GroupRequest {
-        guard principal.role == .thirdParty else { throw GroupRequestError.wrongRole("Only the sender ends a group subscription.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only the sender ends a group subscription.") }
         return try await client.withTransaction(logger: logger) { connection in
             if let ended = try await GroupRequestStore.endSubscription(id: id, sender: principal.accountID, on: connection, logger: logger) {
                 try await AuditLog.append(

@@ -36,7 +36,7 @@ struct BrokerAPI: APIProtocol {
     /// The authenticated caller, or 401; 403 when their role may not do this.
     func caller(_ roles: Role...) async throws -> Principal {
         let principal = try await caller()
-        guard roles.contains(principal.role) else { throw AccountError.wrongRole }
+        guard roles.contains(principal.role) else { throw WrongRole() }
         return principal
     }
 

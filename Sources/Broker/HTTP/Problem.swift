@@ -52,16 +52,6 @@ public struct Problem: Error, Sendable, Equatable {
     }
 }
 
-/// One offending field of a 422.
-public struct FieldError: Sendable, Equatable, Codable {
-    public var field: String
-    public var message: String
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-}
-
 /// A domain error that knows its problem document; each capability has one such enum.
 public protocol ProblemConvertible: Error {
     var problem: Problem { get }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import HTTPTypes
 
 /// Who may read `/metrics`. Its figures (request rates and latencies per route and status) tell an attacker
 /// how the service is used and when it is under strain, so they are served only to a scraper that sends
@@ -27,19 +26,7 @@ struct MetricsAccess: Sendable {
     }
 }
 
-enum MetricsAccessError: Error, ProblemConvertible {
+enum MetricsAccessError: Error {
     case disabled
     case wrongToken
-
-    var problem: Problem {
-        switch self {
-        case .disabled:
-            Problem(status: .notFound, slug: "not-found", title: "Not found",
-                    detail: "Metrics are served only when the server is configured with METRICS_TOKEN.")
-        case .wrongToken:
-            Problem(status: .unauthorized, slug: "unauthenticated", title: "Authentication required",
-                    detail: "Send the metrics token as `Authorization: Bearer <METRICS_TOKEN>`.",
-                    headers: [.wwwAuthenticate: "Bearer"])
-        }
-    }
 }

@@ -1,7 +1,6 @@
-import HTTPTypes
 
 /// A request over its account's budget: 429 with `Retry-After` in whole seconds (at least 1).
-public struct RateLimitExceeded: Error, ProblemConvertible, Equatable {
+public struct RateLimitExceeded: Error, Equatable {
     public var operation: RateLimitedOperation
     public var limit: RateLimit
     public var retryAfterSeconds: Int
@@ -12,11 +11,5 @@ public struct RateLimitExceeded: Error, ProblemConvertible, Equatable {
         // Rounded up: a client that waits exactly this long is admitted.
         let (seconds, attoseconds) = wait.components
         self.retryAfterSeconds = max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
-    }
-
-    public var problem: Problem {
-        Problem(status: .tooManyRequests, slug: "rate-limited", title: "Too many requests",
-                detail: "This account may make at most \(limit.description) \(operation.noun); try again in \(retryAfterSeconds) seconds. Nothing was done.",
-                headers: [.retryAfter: String(retryAfterSeconds)])
     }
 }

@@ -1,21 +1,8 @@
 import Foundation
 
 /// What can go wrong with health data, each with the status the contract gives it.
-public enum SampleError: Error, ProblemConvertible, Equatable {
+public enum SampleError: Error, Equatable {
     case invalid([FieldError])
     case notAUser
     case importFailed(String)
-
-    public var problem: Problem {
-        switch self {
-        case .invalid(let errors):
-            Problem.validationFailed(errors)
-        case .notAUser:
-            Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role",
-                    detail: "Only people (role user) hold health data.")
-        case .importFailed(let why):
-            Problem(status: .unprocessableContent, slug: "import-failed", title: "The file cannot be imported",
-                    detail: "\(why) Nothing from this file was stored.")
-        }
-    }
 }

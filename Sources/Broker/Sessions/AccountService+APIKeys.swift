@@ -14,7 +14,7 @@ extension AccountService {
         _ principal: Principal, name: String?, scope rawScope: String? = nil, expiresAt: Date? = nil, now: Date = Date(),
         logger: Logger
     ) async throws -> (APIKeyStore.Key, SecretToken) {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         guard principal.credential.apiKeyScope == nil else { throw APIKeyError.sessionRequired }
         var errors: [FieldError] = []
         let name = validText(name ?? "API key", field: "name", maxLength: 100, into: &errors)
@@ -47,12 +47,12 @@ extension AccountService {
     public func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<APIKeyStore.Key>
     {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         return try await apiKeys.list(accountID: principal.accountID, after: cursor, limit: limit, logger: logger)
     }
 
     public func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         guard principal.credential.apiKeyScope == nil else { throw APIKeyError.sessionRequired }
         do {
             try await client.withTransaction(logger: logger) { connection in

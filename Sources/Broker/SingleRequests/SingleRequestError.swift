@@ -2,39 +2,12 @@ import Foundation
 
 /// What can go wrong with single requests, each with the status the contract gives it. Creation has no
 /// "no such person" or "blocked" answer: either would tell a company who is registered (issue 17).
-public enum SingleRequestError: Error, ProblemConvertible, Equatable {
+public enum SingleRequestError: Error, Equatable {
     case invalid([FieldError])
-    case wrongRole(String)
     case notFound
     case duplicatePending
     case notPending(SingleRequest.Status)
     case notAccepted
     case noActiveSubscription(String)
     case noRequestedData
-
-    public var problem: Problem {
-        switch self {
-        case .invalid(let errors):
-            Problem.validationFailed(errors)
-        case .wrongRole(let who):
-            Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role", detail: who)
-        case .notFound:
-            Problem(status: .notFound, slug: "request-not-found", title: "No such request",
-                    detail: "There is no single request with this id among yours.")
-        case .duplicatePending:
-            Problem(status: .conflict, slug: "duplicate-pending-request", title: "A request is already pending",
-                    detail: "You already have a pending request to this email or fiscal code; wait for it to be answered, cancel it, or let it expire.")
-        case .notPending(let status):
-            Problem(status: .conflict, slug: "not-pending", title: "The request is not pending",
-                    detail: "The request is already \(status.rawValue).")
-        case .notAccepted:
-            Problem(status: .conflict, slug: "not-accepted", title: "The request is not accepted",
-                    detail: "Data can be downloaded only for an accepted request.")
-        case .noActiveSubscription(let why):
-            Problem(status: .conflict, slug: "no-active-subscription", title: "No active subscription", detail: why)
-        case .noRequestedData:
-            Problem(status: .conflict, slug: "no-requested-data", title: "No requested data",
-                    detail: "The person has no data of the requested types in the granted range.")
-        }
-    }
 }

@@ -6,7 +6,7 @@ extension SingleRequestService {
     /// Checks a download before anything is sent: the caller sent the request, it is accepted, the cursor
     /// is one this API gave out, and at least one requested type has data. Fixes the release bound.
     public func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
-        guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only the sender downloads a request's data.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only the sender downloads a request's data.") }
         let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
         if let cursorText {

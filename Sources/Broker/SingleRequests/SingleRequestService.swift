@@ -45,7 +45,7 @@ public struct SingleRequestService: Sendable {
     /// with that email or fiscal code meanwhile. What the person has, or that they exist, the sender
     /// learns only when they accept. Both paths run the same statements, so their times match too.
     public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
-        guard principal.role == .thirdParty else { throw SingleRequestError.wrongRole("Only third parties send single requests.") }
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties send single requests.") }
         let valid = try Self.validate(creation)
         let expiryDays = pendingExpiryDays
         return try await withMappedErrors {
@@ -128,7 +128,7 @@ public struct SingleRequestService: Sendable {
     // MARK: Reads
 
     public func request(id: UUID, for principal: Principal, logger: Logger) async throws -> SingleRequest {
-        guard principal.role != .auditor else { throw SingleRequestError.wrongRole("Auditors see no single requests.") }
+        guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
         return try await client.withConnection { connection in
             guard let request = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
             else { throw SingleRequestError.notFound }
@@ -145,7 +145,7 @@ public struct SingleRequestService: Sendable {
     public func list(
         for principal: Principal, status: SingleRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger
     ) async throws -> Page<SingleRequest> {
-        guard principal.role != .auditor else { throw SingleRequestError.wrongRole("Auditors see no single requests.") }
+        guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
         let rows = try await client.withConnection { connection in
             try await SingleRequestStore.list(
                 accountID: principal.accountID, asSender: principal.role == .thirdParty, status: status, after: cursor,
@@ -173,7 +173,7 @@ public struct SingleRequestService: Sendable {
     {
         let expectedRole: Role = decision == .cancel ? .thirdParty : .user
         guard principal.role == expectedRole else {
-            throw SingleRequestError.wrongRole(decision == .cancel
+            throw WrongRole(decision == .cancel
                 ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
         }
         return try await client.withTransaction(logger: logger) { connection in
@@ -215,7 +215,7 @@ public struct SingleRequestService: Sendable {
         switch principal.role {
         case .user: party = .user
         case .thirdParty: party = .thirdParty
-        case .auditor: throw SingleRequestError.wrongRole("Auditors see no single requests.")
+        case .auditor: throw WrongRole("Auditors see no single requests.")
         }
         return try await client.withTransaction(logger: logger) { connection in
             guard let request = try await SingleRequestStore.endSubscription(

@@ -13,7 +13,7 @@ public struct TransparencyService: Sendable {
     }
 
     public func accessLog(for principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<AccessLogEntry> {
-        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people have an access log.") }
+        guard principal.role == .user else { throw WrongRole("Only people have an access log.") }
         let rows = try await client.withConnection { connection in
             try await AccessLogStore.list(userID: principal.accountID, after: cursor, limit: limit, on: connection, logger: logger)
         }
@@ -21,7 +21,7 @@ public struct TransparencyService: Sendable {
     }
 
     public func blocks(of principal: Principal, logger: Logger) async throws -> [Block] {
-        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         return try await client.withConnection { connection in
             try await BlockStore.list(userID: principal.accountID, on: connection, logger: logger)
         }
@@ -31,7 +31,7 @@ public struct TransparencyService: Sendable {
     /// ends its live subscriptions to them, all in one transaction. From then on the person is also left
     /// out of the company's group cohorts and group subscription releases (`GroupRequestStore`).
     public func block(_ thirdPartyID: UUID, by principal: Principal, requests: SingleRequestService, logger: Logger) async throws -> Block {
-        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         return try await client.withTransaction(logger: logger) { connection in
             guard let block = try await BlockStore.block(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)
             else { throw TransparencyError.companyNotFound }
@@ -53,7 +53,7 @@ public struct TransparencyService: Sendable {
     }
 
     public func unblock(_ thirdPartyID: UUID, by principal: Principal, logger: Logger) async throws {
-        guard principal.role == .user else { throw SingleRequestError.wrongRole("Only people block companies.") }
+        guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         let subject = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         try await client.withTransaction(logger: logger) { connection in
             guard try await BlockStore.unblock(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)

@@ -18,7 +18,7 @@ public struct WebhookService: Sendable {
     public func register(_ principal: Principal, url: String, secret: String, logger: Logger) async throws
         -> WebhookStore.Webhook
     {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         var errors: [FieldError] = []
         if !Self.secretLength.contains(secret.count) {
             errors.append(FieldError(field: "secret", message: "must be \(Self.secretLength.lowerBound)–\(Self.secretLength.upperBound) characters"))
@@ -33,7 +33,7 @@ public struct WebhookService: Sendable {
     }
 
     public func webhook(of principal: Principal, logger: Logger) async throws -> WebhookStore.Webhook {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         guard let webhook = try await store.webhook(thirdPartyID: principal.accountID, logger: logger) else {
             throw WebhookError.notFound
         }
@@ -42,7 +42,7 @@ public struct WebhookService: Sendable {
 
     /// Removes the webhook; its undelivered events are marked failed.
     public func remove(_ principal: Principal, logger: Logger) async throws {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         guard try await store.delete(thirdPartyID: principal.accountID, logger: logger) else { throw WebhookError.notFound }
         logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
     }
@@ -50,7 +50,7 @@ public struct WebhookService: Sendable {
     public func deliveries(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<WebhookStore.Delivery>
     {
-        guard principal.role == .thirdParty else { throw AccountError.wrongRole }
+        guard principal.role == .thirdParty else { throw WrongRole() }
         return try await store.deliveries(thirdPartyID: principal.accountID, after: cursor, limit: limit, logger: logger)
     }
 }
