@@ -5,7 +5,13 @@ import Testing
 /// Signed checkpoints: published by the server, downloaded by auditors, checked by `d4h audit verify`.
 @Suite("Audit checkpoints")
 struct AuditCheckpointTests {
-    static func frequent(_ configuration: inout BrokerConfiguration) { configuration.auditCheckpointInterval = .milliseconds(200) }
+    /// A server that signs checkpoints with a key of its own (test servers sign none by default).
+    static func signing(_ configuration: inout BrokerConfiguration) { configuration.auditSigningKey = AuditSigningKey.generate() }
+
+    static func frequent(_ configuration: inout BrokerConfiguration) {
+        signing(&configuration)
+        configuration.auditCheckpointInterval = .milliseconds(200)
+    }
 
     /// Waits (at most 30 s) for the newest checkpoint to cover `size` events.
     static func checkpoint(covering size: Int, _ harness: TestHarness, auditor: String) async throws -> [String: Any] {
@@ -94,7 +100,7 @@ struct AuditCheckpointTests {
 
     @Test("the console's verification page shows the newest checkpoint and the key, and downloads the checkpoint file")
     func consoleDownload() async throws {
-        try await TestHarness.run { harness in
+        try await TestHarness.run(configure: Self.signing) { harness in
             let token = try await harness.activeAuditor()
             // Signed at start, over the empty log.
             let latest = try await Self.checkpoint(covering: 0, harness, auditor: token)

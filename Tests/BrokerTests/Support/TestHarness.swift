@@ -52,8 +52,10 @@ struct TestHarness: Sendable {
         // (60 s), after which the server had closed the connection and the next request failed with "I/O on
         // closed channel". The idle timeout is not what those tests are about; tests of it set their own.
         configuration.httpIdleTimeout = 900
-        // Every test server signs audit checkpoints, as `make run` does, with a key of its own.
-        configuration.auditSigningKey = AuditSigningKey.generate()
+        // No audit checkpoints unless a test asks (AuditCheckpointTests): the publisher verifies the whole
+        // chain when the server starts, and three fresh-clone runs of the whole suite stalled for good with
+        // short tests' servers shutting down while that first verification was under way (suspected, not
+        // proven: see the issue 17 note). Tests of checkpoints set `auditSigningKey` themselves.
         configure(&configuration)
         let app = try await buildApplication(configuration: configuration, noise: noise)
         try await app.test(.live) { client in
