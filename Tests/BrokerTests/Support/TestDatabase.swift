@@ -36,7 +36,7 @@ enum TestDatabase {
 
     /// A new database with the current schema; dropped after `body`.
     static func withMigratedDatabase<T: Sendable>(_ body: (DatabaseURL) async throws -> T) async throws -> T {
-        try await template.ensure()
+        try await StallReport.step("building the migrated template") { try await template.ensure() }
         return try await withDatabase(template: templateName, body)
     }
 
@@ -44,13 +44,16 @@ enum TestDatabase {
         let admin = try adminURL
         let name = "d4h_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let templateClause = template.map { " TEMPLATE \($0)" } ?? ""
-        try await runAdmin(admin, "CREATE DATABASE \(name)\(templateClause)")
+        try await StallReport.step("creating the test database") {
+            try await runAdmin(admin, "CREATE DATABASE \(name)\(templateClause)")
+        }
+        let dropping = { try? await StallReport.step("dropping the test database") { try await runAdmin(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
         do {
             let result = try await body(admin.with(database: name))
-            try? await runAdmin(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            await dropping()
             return result
         } catch {
-            try? await runAdmin(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            await dropping()
             throw error
         }
     }

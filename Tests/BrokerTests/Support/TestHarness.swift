@@ -22,8 +22,10 @@ struct TestHarness: Sendable {
         noise: any NoiseSource = SecureNoise(),
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
-        try await TestDatabase.withMigratedDatabase { url in
-            try await run(databaseURL: url, configure: configure, noise: noise, body)
+        try await StallReport.step("a test database, its server and the test") {
+            try await TestDatabase.withMigratedDatabase { url in
+                try await run(databaseURL: url, configure: configure, noise: noise, body)
+            }
         }
     }
 
@@ -57,10 +59,16 @@ struct TestHarness: Sendable {
         // short tests' servers shutting down while that first verification was under way (suspected, not
         // proven: see the issue 17 note). Tests of checkpoints set `auditSigningKey` themselves.
         configure(&configuration)
-        let app = try await buildApplication(configuration: configuration, noise: noise)
-        try await app.test(.live) { client in
-            try await PatientTestClient.withClient(port: try #require(client.port)) { patient in
-                try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))
+        let app = try await StallReport.step("building the application") {
+            try await buildApplication(configuration: configuration, noise: noise)
+        }
+        try await StallReport.step("the server's whole life (start, test, shutdown)") {
+            try await app.test(.live) { client in
+                try await StallReport.step("the test's body") {
+                    try await PatientTestClient.withClient(port: try #require(client.port)) { patient in
+                        try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))
+                    }
+                }
             }
         }
     }
@@ -299,8 +307,10 @@ struct TestHarness: Sendable {
 
     /// Runs a statement on this test's database (to age a token, read the audit log, …).
     func sql(_ text: String) async throws -> [PostgresRow] {
-        try await TestDatabase.withClient(databaseURL) { client in
-            try await client.query(PostgresQuery(unsafeSQL: text), logger: TestDatabase.logger).collect()
+        try await StallReport.step("SQL: \(text.prefix(60))") {
+            try await TestDatabase.withClient(databaseURL) { client in
+                try await client.query(PostgresQuery(unsafeSQL: text), logger: TestDatabase.logger).collect()
+            }
         }
     }
 }
