@@ -134,16 +134,19 @@ URLSESSION_TESTS := BrokerTests\.ClientTests|BrokerTests\.MonitoredUploaderServe
 # both cores busy (the whole suite took 168 s instead of 195 s) and stays far below max_connections.
 TEST_PARALLELISM ?= 8
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
+# Each test holds a score of descriptors (its server, pool, clients); a shell's soft limit of 1,024 is
+# not much above eight tests' worth once URLSession and child processes join. Raised to the hard limit.
+RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
 
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
 # browser tests and the README's walk-through follow.
 test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
+	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
 else
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
-	D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
+	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
 	@$(MAKE) --no-print-directory privacy-noise-check
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory readme-walk

@@ -63,9 +63,9 @@ struct TestHarness: Sendable {
             try await buildApplication(configuration: configuration, noise: noise)
         }
         try await StallReport.step("the server's whole life (start, test, shutdown)") {
-            try await app.test(.live) { client in
+            try await LiveServer.run(app) { port in
                 try await StallReport.step("the test's body") {
-                    try await PatientTestClient.withClient(port: try #require(client.port)) { patient in
+                    try await PatientTestClient.withClient(port: port) { patient in
                         try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))
                     }
                 }

@@ -77,8 +77,8 @@ struct WebhookReceiver: Sendable {
         var logger = Logger(label: "webhook-receiver")
         logger.logLevel = .warning
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        try await app.test(.live) { client in
-            let receiver = WebhookReceiver(port: client.port!, log: log)
+        try await LiveServer.run(app) { port in
+            let receiver = WebhookReceiver(port: port, log: log)
             do {
                 try await body(receiver)
             } catch {
