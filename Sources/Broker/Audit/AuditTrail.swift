@@ -31,26 +31,7 @@ public struct AuditTrail: Sendable {
 
     /// Up to `limit` events after `afterSeq`, oldest first.
     public func events(_ query: Query, afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Entry] {
-        let from = query.from.map(Timestamp.postgresText), to = query.to.map(Timestamp.postgresText)
-        let rows = try await client.query(
-            """
-            SELECT seq, at, actor_id, actor_role, action, request_id, subject, details::text, encode(prev_hash, 'hex'), encode(hash, 'hex')
-            FROM audit_events
-            WHERE seq > \(afterSeq ?? 0)
-              AND (\(from)::timestamptz IS NULL OR at >= \(from)::timestamptz)
-              AND (\(to)::timestamptz IS NULL OR at <= \(to)::timestamptz)
-              AND (\(query.action)::text IS NULL OR action = \(query.action))
-            ORDER BY seq
-            LIMIT \(limit)
-            """, logger: logger)
-        var entries: [Entry] = []
-        for try await (seq, at, actorID, role, action, requestID, subject, details, prevHash, hash)
-            in rows.decode((Int64, Date, String?, String, String, UUID?, String?, String, String, String).self)
-        {
-            entries.append(Entry(seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID,
-                                 subject: subject, details: details, prevHash: prevHash, hash: hash))
-        }
-        return entries
+        try await client.withConnection { try await AuditEventStore.entries(query, afterSeq: afterSeq, limit: limit, on: $0, logger: logger) }
     }
 
     public enum Verification: Sendable, Equatable {
@@ -110,45 +91,29 @@ public struct AuditTrail: Sendable {
         -> (verification: Verification, noted: [UInt8]?)
     {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+            try await AuditEventStore.readOneSnapshot(on: connection, logger: logger)
             try await LongStatements.allow(on: connection, logger: logger)
             var walker = AuditChain.Walker()
             if let (events, hash) = start, events > 0 {
-                let rows = try await connection.query("SELECT hash FROM audit_events WHERE seq = \(events)", logger: logger).collect()
-                guard let stored = try rows.first?.decode(ByteBuffer.self), Array(stored.readableBytesView) == hash else {
+                guard try await AuditEventStore.hash(ofEvent: events, on: connection, logger: logger) == hash else {
                     return (.broken(at: events), nil)
                 }
                 walker = AuditChain.Walker(events: events, lastHash: hash)
             }
             var noted: [UInt8]? = size == 0 ? AuditChain.genesis : nil
-            let head = try await connection.query("SELECT seq, hash FROM audit_chain_head", logger: logger).collect()
+            let head = try await AuditEventStore.chainHead(on: connection, logger: logger)
             while true {
-                let rows = try await connection.query(
-                    """
-                    SELECT seq, pg_catalog.to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), actor_id, actor_role,
-                           action, request_id::text, subject, details::text, prev_hash, hash
-                    FROM audit_events WHERE seq > \(walker.events) ORDER BY seq LIMIT \(Self.walkPage)
-                    """, logger: logger)
-                var read = 0
-                for try await (seq, at, actorID, role, action, requestID, subject, details, prevHash, hash)
-                    in rows.decode((Int64, String, String?, String, String, String?, String?, String, ByteBuffer, ByteBuffer).self)
-                {
-                    read += 1
-                    let link = AuditChain.Link(
-                        seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID, subject: subject,
-                        details: details, prevHash: Array(prevHash.readableBytesView), hash: Array(hash.readableBytesView))
+                let links = try await AuditEventStore.links(after: walker.events, limit: Self.walkPage, on: connection, logger: logger)
+                for link in links {
                     // A gap, a wrong link or a wrong hash: the first event that does not verify.
-                    guard walker.accept(link) else { return (.broken(at: seq), nil) }
+                    guard walker.accept(link) else { return (.broken(at: link.seq), nil) }
                     if walker.events == size { noted = walker.lastHash }
                 }
-                if read < Self.walkPage { break }
+                if links.count < Self.walkPage { break }
             }
             // The head must be the last event (or the genesis on an empty log).
-            if let row = head.first {
-                let (headSeq, headHash) = try row.decode((Int64, ByteBuffer).self)
-                if headSeq != walker.events || Array(headHash.readableBytesView) != walker.lastHash {
-                    return (.broken(at: walker.events + 1), nil)
-                }
+            if let head, head.seq != walker.events || head.hash != walker.lastHash {
+                return (.broken(at: walker.events + 1), nil)
             }
             return (.valid(events: walker.events, lastHash: walker.lastHash.hexText), noted)
         }

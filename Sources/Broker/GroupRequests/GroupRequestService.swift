@@ -104,8 +104,8 @@ public struct GroupRequestService: Sendable {
         for _ in 0..<3 {
             let cohort = try await evaluations.withSlot(for: company) {
                 try await client.withTransaction(logger: logger) { connection in
-                    try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-                    let matching = try await GroupRequestStore.cohort(
+                    try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
+                    let matching = try await GroupCohortStore.cohort(
                         filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
                         excludingBlocksOf: company, on: connection, logger: logger)
                     return try await budgets.eligible(matching, cost: cohortCost + releaseCost, on: connection, logger: logger)
@@ -162,10 +162,10 @@ public struct GroupRequestService: Sendable {
         _ cells: [GroupResultCell], of request: GroupRequest, members: [Int32], loss: PrivacyLoss, on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        try await GroupRequestStore.storeRelease(cells, of: request.id, loss: loss, on: connection, logger: logger)
+        try await GroupReleaseStore.storeRelease(cells, of: request.id, loss: loss, on: connection, logger: logger)
         try await PrivacyLedgerStore.record(
             company: request.thirdParty.id, request: request.id, kind: .release, cells: cells.count, loss: loss, on: connection, logger: logger)
-        try await GroupRequestStore.recordContributions(of: request, members: members, on: connection, logger: logger)
+        try await AccessLogStore.recordGroupContributions(of: request, members: members, on: connection, logger: logger)
         try await AuditLog.append(
             AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
                        action: AuditAction.groupResultsReleased, requestID: request.id,
@@ -201,7 +201,7 @@ public struct GroupRequestService: Sendable {
                 group.addTask {
                     let exact = try await evaluations.withSlot(for: company) {
                         try await client.withTransaction(logger: logger) { connection in
-                            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+                            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
                             return try await CellAggregateStore.groupCells(
                                 cohort: cohort, type: type, bucket: bucket, from: first, to: last, on: connection, logger: logger)
                         }
@@ -256,7 +256,7 @@ public struct GroupRequestService: Sendable {
             guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw GroupRequestError.notFound }
             guard request.status == .accepted else { throw GroupRequestError.notAccepted }
-            return try await GroupRequestStore.releasedCells(of: id, on: connection, logger: logger)
+            return try await GroupReleaseStore.releasedCells(of: id, on: connection, logger: logger)
         }
         guard let release else { throw GroupRequestError.notReleased }
         return release
@@ -279,7 +279,7 @@ public struct GroupRequestService: Sendable {
         let cost = cellLoss * (buckets.count * request.types.count)
         try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
         let members = try await client.withConnection { connection in
-            let frozen = try await GroupRequestStore.cohort(of: request.id, on: connection, logger: logger)
+            let frozen = try await GroupCohortStore.cohort(of: request.id, on: connection, logger: logger)
             return try await budgets.eligible(frozen, cost: cost, on: connection, logger: logger)
         }
         let cells = try await released(
@@ -295,7 +295,7 @@ public struct GroupRequestService: Sendable {
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
             try await PrivacyLedgerStore.debit(members, loss: cost, on: connection, logger: logger)
             try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
-            try await GroupRequestStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
+            try await GroupReleaseStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
             try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
                                             on: connection, logger: logger)
             return true
@@ -328,7 +328,7 @@ public struct GroupRequestService: Sendable {
         return try await client.withConnection { connection in
             guard try await GroupRequestStore.request(id: id, sender: nil, on: connection, logger: logger) != nil
             else { throw GroupRequestError.notFound }
-            guard let released = try await GroupRequestStore.releasedCells(of: id, on: connection, logger: logger)
+            guard let released = try await GroupReleaseStore.releasedCells(of: id, on: connection, logger: logger)
             else { throw GroupRequestError.notReleased }
             return released
         }

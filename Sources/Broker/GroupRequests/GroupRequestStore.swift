@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The SQL of group requests: cohort selection on the daily rollups, the requests themselves, and their
-/// stored releases (the cells' figures come from `CellAggregateStore` through the privacy module).
+/// The SQL of the group requests themselves: creating, reading, ending, and the background refresh's queue.
+/// Cohorts are in `GroupCohortStore`, releases in `GroupReleaseStore`, contributions in `AccessLogStore`.
 public enum GroupRequestStore {
     static let selection = """
         SELECT g.id, g.third_party_id, coalesce(t.company_name, 'Erased company') AS company_name,
@@ -50,59 +50,6 @@ public enum GroupRequestStore {
         var requests: [GroupRequest] = []
         for try await row in rows { requests.append(try request(from: row)) }
         return requests
-    }
-
-    // MARK: Evaluation
-
-    /// The sorted person numbers of everyone who matches: active people of the demographics whose figure of
-    /// each filter's type over the window (mean reading, or mean daily total for a cumulative type: see
-    /// `RollupFigureSQL`) lies within its bounds (all filters must hold). People who blocked `company` are
-    /// not in its cohorts: a block keeps a person's data from the company, aggregated or not.
-    public static func cohort(
-        filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
-        excludingBlocksOf company: UUID?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [Int32] {
-        let filterJSON = String(decoding: try JSONEncoder().encode(filters.map(FilterRow.init)), as: UTF8.self)
-        let rows = try await connection.query(
-            """
-            WITH f AS (
-                SELECT (x->>'code')::int2 AS type, (x->>'min')::float8 AS min, (x->>'max')::float8 AS max
-                FROM jsonb_array_elements(\(filterJSON)::jsonb) x
-            ), people AS (
-                SELECT u.account_id, u.person_number FROM users u JOIN accounts a ON a.id = u.account_id
-                WHERE a.status = 'active'
-                  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.user_id = u.account_id AND b.third_party_id = \(company))
-                  AND (\(demographics.sex?.rawValue)::text IS NULL OR u.sex = \(demographics.sex?.rawValue)::text)
-                  AND (\(demographics.ageMin)::int IS NULL
-                       OR u.birth_date <= ((now() AT TIME ZONE 'UTC')::date - make_interval(years => \(demographics.ageMin)::int))::date)
-                  AND (\(demographics.ageMax)::int IS NULL
-                       OR u.birth_date > ((now() AT TIME ZONE 'UTC')::date - make_interval(years => \(demographics.ageMax)::int + 1))::date)
-            ), means AS (
-                SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r", types: filters.map(\.type))) AS mean
-                FROM daily_rollups r
-                WHERE r.type = ANY(\(filters.map(\.type.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                GROUP BY r.user_id, r.type
-            ), matching AS (
-                SELECT p.person_number FROM people p
-                JOIN means m ON m.user_id = p.account_id
-                JOIN f ON f.type = m.type AND m.mean >= coalesce(f.min, '-Infinity') AND m.mean <= coalesce(f.max, 'Infinity')
-                GROUP BY p.person_number
-                HAVING count(*) = (SELECT count(*) FROM f)
-            )
-            SELECT coalesce(array_agg(person_number::int4 ORDER BY person_number), '{}') FROM (
-                SELECT person_number FROM matching
-                UNION ALL
-                SELECT person_number FROM people WHERE NOT EXISTS (SELECT 1 FROM f)
-            ) cohort
-            """, logger: logger)
-        return try await rows.collect().first?.decode([Int32].self) ?? []
-    }
-
-    private struct FilterRow: Encodable {
-        var code: Int16
-        var min: Double?
-        var max: Double?
-        init(_ filter: GroupRequest.Filter) { (code, min, max) = (filter.type.code, filter.min, filter.max) }
     }
 
     static func insert(
@@ -219,83 +166,5 @@ public enum GroupRequestStore {
 
     static func markResultsChecked(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("UPDATE group_requests SET results_checked_at = now() WHERE id = \(requestID)", logger: logger)
-    }
-
-    // MARK: Releases
-
-    /// The frozen cohort of an accepted request, less the members who have blocked its company since: a
-    /// subscription's later releases leave them out.
-    static func cohort(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
-        try await connection.query(
-            """
-            SELECT coalesce(array_agg(m.n ORDER BY m.i), '{}')
-            FROM group_requests g, unnest(g.cohort) WITH ORDINALITY AS m(n, i)
-            WHERE g.id = \(requestID)
-              AND NOT EXISTS (
-                  SELECT 1 FROM users u JOIN blocks b ON b.user_id = u.account_id
-                  WHERE u.person_number = m.n AND b.third_party_id = g.third_party_id)
-            """, logger: logger
-        ).collect().first?.decode([Int32].self) ?? []
-    }
-
-    /// Evaluations and releases sort about a million person-days; in memory that is several times faster
-    /// than the default 4 MB spilling to disk. Only for this transaction.
-    /// Their statements grow with the population, so they also get the longer statement bound.
-    static func allowLargeSorts(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SET LOCAL work_mem = '256MB'", logger: logger)
-        try await LongStatements.allow(on: connection, logger: logger)
-    }
-
-    /// Stores the cells a release adds; they are never changed afterwards.
-    static func storeRelease(_ cells: [GroupResultCell], of requestID: UUID, loss: PrivacyLoss, on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        let json = String(decoding: try JSONEncoder().encode(cells), as: UTF8.self)
-        try await connection.query(
-            "INSERT INTO group_releases (request_id, cells, loss_micro) VALUES (\(requestID), \(json)::jsonb, \(loss.micro))", logger: logger)
-    }
-
-    static func setReleasedThrough(_ bucket: CalendarDate, of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
-            "UPDATE group_requests SET released_through = \(bucket.description)::date WHERE id = \(requestID)", logger: logger)
-    }
-
-    /// Every cell released so far, by bucket and type, as of the latest release; nil before the first.
-    /// Releases from before differential privacy were whole snapshots (`snapshot`): the latest of them is
-    /// the base, and later releases only add cells.
-    static func releasedCells(of requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRelease? {
-        let rows = try await connection.query(
-            "SELECT released_at, snapshot, cells::text FROM group_releases WHERE request_id = \(requestID) ORDER BY id", logger: logger)
-        var latest: Date?
-        var cells: [String: GroupResultCell] = [:]
-        for try await (at, snapshot, json) in rows.decode((Date, Bool, String).self) {
-            latest = at
-            if snapshot { cells = [:] }
-            for cell in try JSONDecoder().decode([GroupResultCell].self, from: Data(json.utf8)) {
-                cells["\(cell.bucketStart) \(cell.type.code)"] = cells["\(cell.bucketStart) \(cell.type.code)"] ?? cell
-            }
-        }
-        guard let latest else { return nil }
-        return GroupRelease(releasedAt: latest, cells: cells.values.sorted { ($0.bucketStart, $0.type.code) < ($1.bucketStart, $1.type.code) })
-    }
-
-    /// Tells each member whose data went into a release that it contributed to an anonymised aggregate:
-    /// once a UTC day per request, however many releases that day (releases are serialised by the ledger
-    /// lock, so two cannot both find the day's entry missing).
-    static func recordContributions(of request: GroupRequest, members: [Int32], on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        try await connection.query(
-            """
-            INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples)
-            SELECT u.account_id, \(request.thirdParty.id), \(request.thirdParty.companyName), \(request.id), 'group',
-                   \(request.types.map(\.code))::int2[], NULL
-            FROM unnest(\(members)::int4[]) AS n(person_number)
-            JOIN users u ON u.person_number = n.person_number
-            WHERE NOT EXISTS (
-                  SELECT 1 FROM access_log a
-                  WHERE a.user_id = u.account_id AND a.request_id = \(request.id) AND a.kind = 'group'
-                    AND a.at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
-            """, logger: logger)
     }
 }

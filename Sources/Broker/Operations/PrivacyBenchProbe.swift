@@ -43,8 +43,8 @@ package enum PrivacyBenchProbe {
         client: DatabasePool, logger: Logger
     ) async throws -> [Int32] {
         try await client.withTransaction(logger: logger) { connection in
-            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
-            return try await GroupRequestStore.cohort(
+            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
+            return try await GroupCohortStore.cohort(
                 filters: filters, demographics: demographics, from: from, to: to, excludingBlocksOf: nil, on: connection, logger: logger)
         }
     }
@@ -55,7 +55,7 @@ package enum PrivacyBenchProbe {
         logger: Logger
     ) async throws -> [Aggregate] {
         try await client.withTransaction(logger: logger) { connection in
-            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
             return try await CellAggregateStore.groupCells(
                 cohort: cohort, type: type, bucket: bucket, from: from, to: to, on: connection, logger: logger
             ).map(Aggregate.init)
@@ -82,7 +82,7 @@ package enum PrivacyBenchProbe {
         logger: Logger
     ) async throws -> [ExactCell] {
         try await client.withTransaction(logger: logger) { connection in
-            try await GroupRequestStore.allowLargeSorts(on: connection, logger: logger)
+            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
             let perPerson = bucket == .day
                 ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
                 : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"

@@ -48,25 +48,11 @@ extension SingleRequestService {
     }
 
     /// Queues the `subscription.ended` (expired) webhook of subscriptions whose `endsAt` has passed, a batch
-    /// at a time. Expiry itself needs no job (it is computed from time); this only announces it. Rows are
-    /// claimed with SKIP LOCKED, so several server instances never announce one expiry twice.
+    /// at a time. Expiry itself needs no job (it is computed from time); this only announces it.
     @discardableResult
     public func announceExpiries(limit: Int = 500, logger: Logger) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                WITH due AS (
-                    SELECT id FROM single_requests
-                    WHERE status = 'accepted' AND ended_at IS NULL AND NOT expiry_announced AND ends_at <= now()
-                    ORDER BY ends_at
-                    LIMIT \(limit)
-                    FOR UPDATE SKIP LOCKED
-                ), changed AS (
-                    UPDATE single_requests r SET expiry_announced = true FROM due WHERE r.id = due.id RETURNING r.*
-                )
-                \(unescaped: SingleRequestStore.selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-                """, logger: logger)
-            let expired = try await SingleRequestStore.collect(rows)
+            let expired = try await SingleRequestStore.claimUnannouncedExpiries(limit: limit, on: connection, logger: logger)
             for request in expired {
                 try await audit(AuditAction.subscriptionExpired, request, actor: .thirdParty, on: connection, logger: logger)
                 try await WebhookOutbox.enqueue(

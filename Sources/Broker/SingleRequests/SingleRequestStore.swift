@@ -334,6 +334,24 @@ public enum SingleRequestStore {
             """, logger: logger))
     }
 
+    /// Claims up to `limit` subscriptions whose `endsAt` has passed and whose expiry nobody has announced,
+    /// marking them announced. SKIP LOCKED: several server instances never claim one expiry twice.
+    static func claimUnannouncedExpiries(limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [SingleRequest] {
+        try await collect(connection.query(
+            """
+            WITH due AS (
+                SELECT id FROM single_requests
+                WHERE status = 'accepted' AND ended_at IS NULL AND NOT expiry_announced AND ends_at <= now()
+                ORDER BY ends_at
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            ), changed AS (
+                UPDATE single_requests r SET expiry_announced = true FROM due WHERE r.id = due.id RETURNING r.*
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger))
+    }
+
     /// What a company's erasure does to its requests, before its account goes: pending ones are cancelled
     /// and live subscriptions end by the third party (nothing more is released to a company that is gone).
     /// The requests themselves stay, for the people's history and the audit trail.
