@@ -11,8 +11,9 @@ struct SamplePartitionMaintenance: Service {
     func run() async throws {
         let client = client, logger = logger
         await repeatUntilShutdown(every: .seconds(24 * 60 * 60), logger: logger, failure: "sample partition maintenance failed") {
-            let created = try await client.query("SELECT ensure_samples_partitions(24, 3)", logger: logger)
-                .collect().first?.decode(Int.self) ?? 0
+            let created = try await client.withConnection {
+                try await SampleStore.ensurePartitions(monthsBehind: 24, monthsAhead: 3, on: $0, logger: logger)
+            }
             if created > 0 { logger.info("created sample partitions", metadata: ["partitions.created": "\(created)"]) }
             return false
         }

@@ -192,6 +192,13 @@ public struct SampleStore: Sendable {
 }
 
 extension SampleStore {
+    /// Creates the monthly partitions of samples from `monthsBehind` months back to `monthsAhead` ahead that
+    /// do not exist yet; returns how many it created.
+    static func ensurePartitions(monthsBehind: Int, monthsAhead: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query("SELECT ensure_samples_partitions(\(monthsBehind), \(monthsAhead))", logger: logger)
+            .collect().first?.decode(Int.self) ?? 0
+    }
+
     /// The next `limit` of a person's samples in time order (then type) after `cursor`, for the export.
     ///
     /// Each type is read along the primary key (user, type, time) from the cursor on, at most `limit` rows

@@ -65,7 +65,7 @@ public struct LoginThrottle: Sendable {
                 // concurrent attempts queue rather than deadlock. The account's refusal rolls the address's
                 // count back with it.
                 for (bucket, policy) in [(reservation.addressBucket, settings.address), (reservation.accountBucket, settings.account)] {
-                    if let seconds = try await Self.count(bucket, policy: policy, on: connection, logger: logger) {
+                    if let seconds = try await LoginThrottleStore.count(bucket, policy: policy, on: connection, logger: logger) {
                         throw AccountError.tooManyAttempts(retryAfterSeconds: seconds)
                     }
                 }
@@ -81,60 +81,17 @@ public struct LoginThrottle: Sendable {
     /// reached the address's bar, the block it set goes too: below the bar, no block can be older (a count
     /// restarts only after a block is over).
     public func forgive(_ reservation: Reservation, logger: Logger) async throws {
-        try await client.query(
-            """
-            WITH forgiven AS (DELETE FROM login_throttle WHERE bucket = \(reservation.accountBucket))
-            UPDATE login_throttle SET
-                failures = greatest(failures - 1, 0),
-                blocked_until = CASE WHEN failures - 1 < \(settings.address.freeFailures) THEN '-infinity' ELSE blocked_until END
-            WHERE bucket = \(reservation.addressBucket)
-            """, logger: logger)
+        try await client.withConnection {
+            try await LoginThrottleStore.forgive(
+                accountBucket: reservation.accountBucket, addressBucket: reservation.addressBucket,
+                addressFreeFailures: settings.address.freeFailures, on: $0, logger: logger)
+        }
     }
 
     /// Forgets buckets that have been quiet for their window (the background housekeeping calls this).
     @discardableResult
     public func forgetQuietBuckets(logger: Logger) async throws -> Int {
         let window = max(settings.account.windowSeconds, settings.address.windowSeconds)
-        let rows = try await client.query(
-            """
-            WITH gone AS (
-                DELETE FROM login_throttle
-                WHERE greatest(window_started_at, blocked_until) < now() - make_interval(secs => \(window))
-                RETURNING 1)
-            SELECT count(*)::int8 FROM gone
-            """, logger: logger)
-        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
-    }
-
-    /// Counts one failure in `bucket` and returns nil, or returns the seconds until it may be tried again.
-    /// The row lock that the upsert and the update take is held to the end of the transaction: a concurrent
-    /// attempt waits, then sees this one's count.
-    private static func count(_ bucket: String, policy: Policy, on connection: PostgresConnection, logger: Logger) async throws -> Int? {
-        try await connection.query(
-            """
-            INSERT INTO login_throttle (bucket, failures, window_started_at, blocked_until)
-            VALUES (\(bucket), 0, now(), '-infinity') ON CONFLICT (bucket) DO NOTHING
-            """, logger: logger)
-        // The policy's numbers are whole numbers from the configuration, not input: written into the text.
-        let window = "make_interval(secs => \(policy.windowSeconds))"
-        let quiet = "(now() >= window_started_at + \(window) AND now() >= blocked_until + \(window))"
-        let failures = "(CASE WHEN \(quiet) THEN 1 ELSE failures + 1 END)"
-        let delay = "least(\(policy.maximumDelaySeconds)::float8, \(policy.firstDelaySeconds)::float8 * power(2, least(\(failures) - \(policy.freeFailures), 30)))"
-        let counted = try await connection.query(
-            """
-            UPDATE login_throttle SET
-                window_started_at = CASE WHEN \(unescaped: quiet) THEN now() ELSE window_started_at END,
-                blocked_until = CASE WHEN \(unescaped: failures) >= \(unescaped: String(policy.freeFailures))
-                                     THEN now() + make_interval(secs => \(unescaped: delay)) ELSE blocked_until END,
-                failures = \(unescaped: failures)
-            WHERE bucket = \(bucket) AND blocked_until <= now()
-            RETURNING failures
-            """, logger: logger)
-        if try await counted.collect().first != nil { return nil }
-        let rows = try await connection.query(
-            "SELECT ceil(extract(epoch FROM blocked_until - now()))::int8 FROM login_throttle WHERE bucket = \(bucket)",
-            logger: logger)
-        let seconds = try await rows.collect().first?.decode(Int64.self) ?? 1
-        return max(1, Int(seconds))
+        return try await client.withConnection { try await LoginThrottleStore.forgetBuckets(quietFor: window, on: $0, logger: logger) }
     }
 }
