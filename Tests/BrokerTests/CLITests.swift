@@ -38,6 +38,29 @@ struct CLITests {
         }
     }
 
+    @Test("a `d4h serve` flag wins over its environment variable")
+    func serveFlagWinsOverEnvironment() async throws {
+        try await TestDatabase.withEmptyDatabase { url in
+            // The environment names a database nobody listens for; the flag names the (empty) test database.
+            let run = try await Self.d4h(
+                ["serve", "--database-url", url.text, "--http-port=0"],
+                environment: ["DATABASE_URL": "postgres://nobody:nothing@127.0.0.1:1/none", "MAIL_TRANSPORT": "log"])
+            #expect(run.status != 0)
+            #expect(run.output.contains("d4h migrate"), "the flag's database was checked: \(run.output)")
+        }
+    }
+
+    @Test("`d4h serve` refuses a flag that is no setting, and a stray value, naming it", arguments: [
+        (["--htp-port", "9000"], "--htp-port"), (["--http-port", "0", "--log-levle=debug"], "--log-levle"), (["9000"], "9000"),
+    ])
+    func serveRefusesUnknownFlag(arguments: [String], named: String) async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let run = try await Self.d4h(["serve"] + arguments, environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])
+            #expect(run.status != 0)
+            #expect(run.output.contains("\(named) is not a setting of d4h serve"), "\(run.output)")
+        }
+    }
+
     @Test("`d4h migrate` brings an empty database to the current schema, then reports it current")
     func migrateCommand() async throws {
         try await TestDatabase.withEmptyDatabase { url in

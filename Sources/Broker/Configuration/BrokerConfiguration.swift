@@ -151,7 +151,9 @@ public struct BrokerConfiguration: Sendable {
             guard token.count >= 32 else { throw ConfigurationError.invalid("METRICS_TOKEN", "must be at least 32 characters") }
             self.metricsToken = token
         }
-        self.trustedProxies = try TrustedProxies.parse(reader.string(forKey: "trusted.proxies", default: "")).get()
+        // A list: a flag's value arrives split at its commas, the environment's whole.
+        self.trustedProxies = try TrustedProxies.parse(
+            reader.stringArray(forKey: "trusted.proxies", default: []).joined(separator: ",")).get()
         if let free = try reader.wholeNumber("LOGIN_ACCOUNT_FREE_ATTEMPTS", in: 1...100) { self.loginThrottle.account.freeFailures = free }
         if let failures = try reader.wholeNumber("LOGIN_ADDRESS_MAX_FAILURES", in: 1...1_000_000) {
             self.loginThrottle.address.freeFailures = failures
