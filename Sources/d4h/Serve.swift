@@ -19,6 +19,11 @@ struct Serve: AsyncParsableCommand {
     var settings: [String] = []
 
     func run() async throws {
+        // The settings are passed through untouched, `--help` with them: answer it here.
+        if settings.contains("--help") || settings.contains("-h") {
+            print(Serve.helpMessage())
+            return
+        }
         let settingsRead = SettingsRead()
         let reader = ConfigReader(
             providers: [

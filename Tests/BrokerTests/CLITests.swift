@@ -50,6 +50,14 @@ struct CLITests {
         }
     }
 
+    @Test("`d4h serve --help` explains the settings and starts nothing")
+    func serveHelp() async throws {
+        let run = try await Self.d4h(["serve", "--help"], environment: ["DATABASE_URL": ""])
+        #expect(run.status == 0)
+        #expect(run.output.contains("--http-port 9000"), "\(run.output)")
+        #expect(run.output.contains("Settings"))
+    }
+
     @Test("`d4h serve` refuses a flag that is no setting, and a stray value, naming it", arguments: [
         (["--htp-port", "9000"], "--htp-port"), (["--http-port", "0", "--log-levle=debug"], "--log-levle"), (["9000"], "9000"),
     ])
