@@ -12,7 +12,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Every setting is an environment variable and a flag of the same name: HTTP_PORT=9000 or \
-            --http-port 9000 (the flag wins). The README's "Settings" table lists them with their defaults.
+            --http-port 9000 (the flag wins). The README's "Configuration" table lists them with their defaults.
             """)
 
     @Argument(parsing: .captureForPassthrough, help: "Settings as flags, for example --http-port 9000 --log-level debug")

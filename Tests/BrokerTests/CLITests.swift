@@ -55,7 +55,7 @@ struct CLITests {
         let run = try await Self.d4h(["serve", "--help"], environment: ["DATABASE_URL": ""])
         #expect(run.status == 0)
         #expect(run.output.contains("--http-port 9000"), "\(run.output)")
-        #expect(run.output.contains("Settings"))
+        #expect(run.output.contains("Configuration"))
     }
 
     @Test("`d4h serve` refuses a flag that is no setting, and a stray value, naming it", arguments: [
