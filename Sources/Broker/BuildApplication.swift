@@ -32,11 +32,13 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
         client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
         leaseTimeout: configuration.database.leaseTimeout, logger: logger)
     let mailer = try makeMailer(configuration: configuration, logger: logger)
-    var accountService = try await AccountService(
+    let pseudonymizer = Pseudonymizer(client: client)
+    let singleRequests = SingleRequestService(
+        client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays)
+    let accountService = try await AccountService(
         client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
-        sessionTTL: configuration.sessionTTL, loginThrottle: configuration.loginThrottle,
-        unactivatedLifetime: configuration.activationExpiryHours * 3600)
-    accountService.singleRequests.pendingExpiryDays = configuration.pendingRequestExpiryDays
+        sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer, singleRequests: singleRequests,
+        loginThrottle: configuration.loginThrottle, unactivatedLifetime: configuration.activationExpiryHours * 3600)
     let registry = PrometheusCollectorRegistry()
     let availability = DatabaseAvailability()
     let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
@@ -48,8 +50,8 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     let api = BrokerAPI(
         accounts: accountService,
         samples: SampleService(client: client, peers: peers),
-        singleRequests: accountService.singleRequests,
-        transparency: TransparencyService(client: client, pseudonymizer: accountService.pseudonymizer),
+        singleRequests: singleRequests,
+        transparency: TransparencyService(client: client, pseudonymizer: pseudonymizer),
         groupRequests: GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
             privacy: configuration.privacy, noise: noise),
@@ -95,7 +97,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
         services: [
             client, SamplePartitionMaintenance(client: client, logger: logger),
             DatabaseWatchdog(configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
-            SubscriptionExpiry(requests: accountService.singleRequests, logger: logger),
+            SubscriptionExpiry(requests: singleRequests, logger: logger),
             AccountHousekeeping(accounts: accountService, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: api.groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),

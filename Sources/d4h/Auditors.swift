@@ -27,9 +27,8 @@ struct Auditors: AsyncParsableCommand {
             let mailer = try makeMailer(configuration: configuration, logger: logger)
             do {
                 let account = try await withDatabase(url: configuration.databaseURL, logger: logger) { client in
-                    let service = try await AccountService(
-                        client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: configuration.publicURL,
-                        sessionTTL: configuration.sessionTTL)
+                    let service = try await AccountService.standalone(
+                        client: client, mailer: mailer, publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL)
                     return try await service.addAuditor(email: email, logger: logger)
                 }
                 print("Auditor \(account.email) added (pending); the activation mail was sent via \(configuration.mailTransport.rawValue).")

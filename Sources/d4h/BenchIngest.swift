@@ -133,8 +133,7 @@ enum BenchPeople {
 
     static func create(count: Int, client: DatabasePool, logger: Logger, prefix: String = "bench") async throws -> [Person] {
         let mailer = CapturingMailer()
-        let service = try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1", sessionTTL: 3600)
+        let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1")
         var people: [Person] = []
         let run = UUID().uuidString.prefix(8).lowercased()
         for index in 0..<count {

@@ -188,8 +188,7 @@ enum BenchCompany {
 
     static func create(client: DatabasePool, logger: Logger) async throws -> Company {
         let mailer = CapturingMailer()
-        let service = try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1", sessionTTL: 3600)
+        let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1")
         let email = "webhooks-\(UUID().uuidString.prefix(8).lowercased())@bench.data4help.example"
         let password = "bench-company-password"
         let first10 = "1" + String((0..<9).map { _ in "0123456789".randomElement()! })

@@ -14,7 +14,7 @@ public struct AccountService: Sendable {
     public let pseudonymizer: Pseudonymizer
     /// Erasure refuses and ends the person's requests through the single-request rules.
     /// Settable so the server can give it the configured pending-request expiry.
-    public var singleRequests: SingleRequestService
+    public let singleRequests: SingleRequestService
     public let publicURL: String
     public let sessionTTL: Int
     /// Verified against when an email is unknown, so a wrong email costs the same time as a wrong password.
@@ -27,8 +27,10 @@ public struct AccountService: Sendable {
     /// Seconds between two activation mails to one account ("send it again", and a repeated registration).
     public static let activationMailCooldown = 5 * 60
 
+    /// `singleRequests` is what an erasure releases through; `pseudonymizer` names people in the audit log.
     public init(
         client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
+        pseudonymizer: Pseudonymizer, singleRequests: SingleRequestService,
         loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60
     ) async throws {
         self.unactivatedLifetime = unactivatedLifetime
@@ -39,12 +41,22 @@ public struct AccountService: Sendable {
         self.throttle = LoginThrottle(client: client, settings: loginThrottle)
         self.hasher = hasher
         self.mailer = mailer
-        let pseudonymizer = Pseudonymizer(client: client)
         self.pseudonymizer = pseudonymizer
-        self.singleRequests = SingleRequestService(client: client, pseudonymizer: pseudonymizer)
+        self.singleRequests = singleRequests
         self.publicURL = publicURL
         self.sessionTTL = sessionTTL
         self.timingDecoyHash = try await hasher.hash(UUID().uuidString + UUID().uuidString)
+    }
+
+    /// For one-off commands (seeds, `d4h auditors add`, benchmarks), which register accounts and nothing
+    /// more: it builds its collaborators itself. The server's are built once, in `buildApplication`.
+    public static func standalone(client: DatabasePool, mailer: any Mailer, publicURL: String, sessionTTL: Int = 3600) async throws
+        -> AccountService
+    {
+        let pseudonymizer = Pseudonymizer(client: client)
+        return try await AccountService(
+            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: publicURL, sessionTTL: sessionTTL,
+            pseudonymizer: pseudonymizer, singleRequests: SingleRequestService(client: client, pseudonymizer: pseudonymizer))
     }
 
     // MARK: Registration and activation

@@ -34,8 +34,7 @@ public struct DemoSeed: Decodable, Sendable {
     /// Registers and activates every account that does not exist yet; existing ones are left as they are.
     public func apply(client: DatabasePool, logger: Logger) async throws -> [Outcome] {
         let mailer = CapturingMailer()
-        let service = try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: "http://127.0.0.1:8080", sessionTTL: 3600)
+        let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1:8080")
         var outcomes: [Outcome] = []
 
         func seed(role: Role, email: String, password: String, register: () async throws -> Account?) async throws {

@@ -8,13 +8,14 @@ public struct SingleRequestService: Sendable {
     public let client: DatabasePool
     public let pseudonymizer: Pseudonymizer
     /// Days a request stays pending before it expires unanswered (`PENDING_REQUEST_EXPIRY_DAYS`).
-    public var pendingExpiryDays = 30
+    public let pendingExpiryDays: Int
     /// What download cursors are sealed with (`DownloadCursor`).
     let cursorKey: ServerSecret
 
-    public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
+    public init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30) {
         self.client = client
         self.pseudonymizer = pseudonymizer
+        self.pendingExpiryDays = pendingExpiryDays
         self.cursorKey = ServerSecret("download_cursor_key", client: client)
     }
 
