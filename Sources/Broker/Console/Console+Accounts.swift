@@ -146,13 +146,10 @@ extension Console {
             }
         }
 
-        // The API's own streamed export, as a download.
+        // The API's streamed export, as a file.
         get("/export", .role(.user), on: router) { request in
-            let (head, body) = try await request.asCaller {
-                try await StreamingEndpoints(api: request.api).export(
-                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me/export"), nil, ServerRequestMetadata())
-            }
-            var response = Response(openAPI: head, body: body)
+            let download = try await request.api.personalExport(of: try request.caller)
+            var response = Response(openAPI: download.head, body: download.body)
             response.headers[.contentDisposition] = #"attachment; filename="data4help-export.json""#
             return response
         }

@@ -50,15 +50,11 @@ extension Console {
         singleRequestAction("/company/requests/:id/stop", .thirdParty, on: router, then: "/company", notice: "subscription-ended") {
             try await $0.endSubscription(id: $1, by: $2, logger: $3)
         }
-        // The API's own streamed download, as CSV.
+        // The API's streamed download, as CSV.
         get("/company/requests/:id/data.csv", .role(.thirdParty), on: router) { request in
-            let id = try request.id(orElse: SingleRequestError.notFound).uuidString.lowercased()
-            let (head, body) = try await request.asCaller {
-                try await StreamingEndpoints(api: request.api).download(
-                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/single-requests/\(id)/data?format=csv"), nil,
-                    ServerRequestMetadata(pathParameters: ["id": Substring(id)]))
-            }
-            return Response(openAPI: head, body: body)
+            let id = try request.id(orElse: SingleRequestError.notFound)
+            let download = try await request.api.singleRequestData(id: id, cursor: nil, format: .csv, by: try request.caller)
+            return Response(openAPI: download.head, body: download.body)
         }
 
         get("/company/group-requests/new", .role(.thirdParty), on: router) { request in
