@@ -43,6 +43,39 @@ struct ConsoleTests {
         }
     }
 
+    @Test("the console's CSV download and export are the API's, on the same download budget")
+    func downloadsAreTheAPIs() async throws {
+        try await TestHarness.run(configure: { $0.rateLimits.downloads = .perMinute(4) }) { harness in
+            let parties = try await harness.requestParties()
+            try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
+            let id = try await harness.acceptedRequestID(parties)
+            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
+            let company = ConsoleBrowser(harness)
+            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+
+            let console = try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:])   // 1
+            #expect(console.status == .ok)
+            #expect(console.headers[.contentType] == "text/csv; charset=utf-8")
+            let api = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)   // 2
+            #expect(harness.text(console) == harness.text(api))
+            #expect(harness.text(console).split(whereSeparator: \.isNewline).count == 3, "a header and the two samples: \(harness.text(console))")
+
+            let person = ConsoleBrowser(harness)
+            #expect(try await person.logIn(parties.personEmail, Self.personPassword).status == .seeOther)
+            let export = try await person.send(.get, "/export", body: nil, headers: [:])
+            #expect(export.status == .ok)
+            #expect(export.headers[.contentDisposition]?.contains("data4help-export.json") == true)
+            let samples = try #require(try harness.object(export)["samples"] as? [[String: Any]])
+            #expect(samples.count == 2)
+
+            // The company's budget of four: two spent above, one more each way, then both are refused.
+            #expect(try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:]).status == .ok)   // 3
+            #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .ok)   // 4
+            #expect(try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:]).status == .tooManyRequests)
+            #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .tooManyRequests)
+        }
+    }
+
     @Test("the session cookie is HttpOnly and SameSite=Strict; signing out revokes the session itself")
     func sessionCookie() async throws {
         try await TestHarness.run { harness in
