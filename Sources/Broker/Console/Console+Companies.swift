@@ -94,12 +94,11 @@ extension Console {
                 let cellLoss = FormValues.decimal(form["cellLoss"], field: "cellLoss", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 let principal = try request.caller
-                try request.api.charge(principal, for: .groupRequests)
-                let created = try await request.api.groupRequests.create(
+                let created = try await request.api.submitGroupRequest(
                     .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
                           windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
                           purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
-                    by: principal, logger: request.logger)
+                    by: principal)
                 return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
             }
         }
@@ -110,9 +109,8 @@ extension Console {
             var values = Self.groupItem(group)
             if group.status == .accepted {
                 // A release, as `GET /v1/group-requests/{id}/results` is: the same download budget.
-                try request.api.charge(principal, for: .downloads)
                 do {
-                    let release = try await request.api.groupRequests.results(id: id, for: principal, logger: request.logger)
+                    let release = try await request.api.groupResults(id: id, for: principal)
                     values["results"] = Self.resultRows(release)
                     values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
                 } catch GroupRequestError.notReleased {

@@ -94,20 +94,11 @@ extension Console {
             var status = HTTPResponse.Status.ok
             switch kind {
             case "csv":
-                try request.api.charge(principal, for: .uploads)
-                var body = try await Console.collect(request.request.body, upTo: jsonBodyLimit)
-                let text = body.readString(length: body.readableBytes) ?? ""
-                let entries = try SampleCSV.entries(from: text).get()
-                let stored = try await request.api.samples.upload(entries, by: principal, logger: request.logger)
+                let stored = try await request.api.storeSamples(csv: Self.httpBody(request.request.body), by: principal)
                 json = #"{"accepted":\#(stored.accepted),"duplicates":\#(stored.duplicates),"skipped":0}"#
             case "apple-health-xml", "apple-health-zip":
-                try request.api.charge(principal, for: .imports)
-                try await request.api.imports.refuseIfImporting(principal.accountID)
-                let body = HTTPBody(
-                    request.request.body.map { ArraySlice($0.readableBytesView) }, length: .unknown, iterationBehavior: .single)
-                let file = try await TemporaryUpload.write(body)
-                switch try await request.api.imports.submit(
-                    file, format: kind == "apple-health-zip" ? .zip : .xml, userID: principal.accountID, logger: request.logger)
+                switch try await request.api.importAppleHealth(
+                    Self.httpBody(request.request.body), format: kind == "apple-health-zip" ? .zip : .xml, by: principal)
                 {
                 case .finished(let result):
                     json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Mustache
 import NIOCore
+import OpenAPIRuntime
 
 /// The web console: server-rendered pages for people, companies and auditors, served next to the API by
 /// the same process. Every action goes through the API's own services (`api.accounts`, `api.singleRequests`,
@@ -30,6 +31,11 @@ struct Console: Sendable {
     /// Forms are small; only the upload endpoint reads a larger body, and it does so itself.
     static let formBodyLimit = 1024 * 1024
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
+    /// A request's body as the API's operations take it, read once as it arrives.
+    static func httpBody(_ body: RequestBody) -> HTTPBody {
+        HTTPBody(body.map { ArraySlice($0.readableBytesView) }, length: .unknown, iterationBehavior: .single)
+    }
 
     /// The whole body, or the API's 413 when it is over `limit`.
     static func collect(_ body: RequestBody, upTo limit: Int) async throws -> ByteBuffer {

@@ -3,9 +3,9 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func createGroupRequest(_ input: Operations.CreateGroupRequest.Input) async throws -> Operations.CreateGroupRequest.Output {
-        let principal = try await caller(rateLimited: .groupRequests)
+        let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let request = try await groupRequests.create(.init(body), by: principal, logger: logger)
+        let request = try await submitGroupRequest(.init(body), by: principal)
         return .created(.init(body: .json(.init(request))))
     }
 
@@ -45,9 +45,9 @@ extension BrokerAPI {
     }
 
     func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
-        let principal = try await caller(rateLimited: .downloads, roles: [.thirdParty])
+        let principal = try await caller()
         let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
-        let release = try await groupRequests.results(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        let release = try await groupResults(id: try groupRequestID(input.path.id), for: principal)
         switch format {
         case .json: return .ok(.init(body: .json(.init(release))))
         case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))

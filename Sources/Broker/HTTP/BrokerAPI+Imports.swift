@@ -3,18 +3,12 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func importAppleHealth(_ input: Operations.ImportAppleHealth.Input) async throws -> Operations.ImportAppleHealth.Output {
-        let principal = try await caller(rateLimited: .imports)
-        guard principal.role == .user else { throw SampleError.notAUser }
+        let principal = try await caller()
         let (body, format): (HTTPBody, AppleHealthExportReader.Format) = switch input.body {
         case .xml(let body): (body, .xml)
         case .applicationZip(let body): (body, .zip)
         }
-        // Before the body is read: a second import of the same person is refused without uploading it.
-        try await imports.refuseIfImporting(principal.accountID)
-        // A zip is read from its end (the central directory), so the upload goes to a temporary file first;
-        // an XML file too, so both take the same path. The body limit middleware caps it at 512 MiB.
-        let file = try await TemporaryUpload.write(body)
-        switch try await imports.submit(file, format: format, userID: principal.accountID, logger: logger) {
+        switch try await importAppleHealth(body, format: format, by: principal) {
         case .finished(let result):
             return .ok(.init(body: .json(.init(result))))
         case .started(let job):

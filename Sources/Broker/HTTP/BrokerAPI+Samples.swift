@@ -3,21 +3,15 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func uploadSamples(_ input: Operations.UploadSamples.Input) async throws -> Operations.UploadSamples.Output {
-        let principal = try await caller(rateLimited: .uploads)
-        let entries: [SampleBatch.Entry]
-        var timeZone: String?
+        let principal = try await caller()
+        let result: SampleStore.IngestResult
         switch input.body {
         case .json(let upload):
-            entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }
-            timeZone = upload.timeZone
+            let entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }
+            result = try await storeSamples(entries, timeZone: upload.timeZone, by: principal)
         case .csv(let body):
-            let text = try await String(collecting: body, upTo: jsonBodyLimit)
-            switch SampleCSV.entries(from: text) {
-            case .success(let parsed): entries = parsed
-            case .failure(let error): throw error
-            }
+            result = try await storeSamples(csv: body, by: principal)
         }
-        let result = try await samples.upload(entries, timeZone: timeZone, by: principal, logger: logger)
         return .ok(.init(body: .json(.init(accepted: result.accepted, duplicates: result.duplicates))))
     }
 

@@ -47,7 +47,7 @@ struct BrokerAPI: APIProtocol {
     /// endpoint serves (downloads differ per endpoint); by default the operation's (`RateLimitedOperation.chargedRoles`).
     func caller(rateLimited operation: RateLimitedOperation, roles: Set<Role>? = nil) async throws -> Principal {
         let principal = try await caller()
-        if (roles ?? operation.chargedRoles).contains(principal.role) { try charge(principal, for: operation) }
+        try admit(principal, to: operation, roles: roles)
         return principal
     }
 
