@@ -6,19 +6,6 @@ import Testing
 /// Issue 17, items 1 and 2, as an attacker tries them: only the public API, default settings.
 @Suite("Password guessing attacks")
 struct PasswordGuessAttackTests {
-    private func tryLogIn(_ harness: TestHarness, _ email: String, _ password: String) async throws -> TestResponse {
-        try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
-    }
-
-    private func expectThrottled(_ response: TestResponse, _ harness: TestHarness, _ comment: Comment? = nil) throws {
-        #expect(response.status == .tooManyRequests, comment)
-        guard response.status == .tooManyRequests else { return }
-        #expect(response.headers[.contentType] == "application/problem+json")
-        let retryAfter = try #require(response.headers[.retryAfter], "no Retry-After")
-        #expect(Int(retryAfter).map { (1...900).contains($0) } == true, "Retry-After: \(retryAfter)")
-        #expect(try harness.object(response)["type"] as? String == "https://data4help.example/problems/too-many-attempts")
-    }
-
     @Test("thirty concurrent wrong passwords for one account: only the five free attempts are evaluated")
     func concurrentGuessesCannotOutrunTheLimit() async throws {
         try await TestHarness.run { harness in
@@ -31,7 +18,7 @@ struct PasswordGuessAttackTests {
             }
             #expect(statuses.filter { $0 == .unauthorized }.count == 5, "\(statuses.map(\.code))")
             #expect(statuses.filter { $0 == .tooManyRequests }.count == 25, "\(statuses.map(\.code))")
-            try expectThrottled(try await tryLogIn(harness, person.email, person.password), harness, "the right password, after the burst")
+            try harness.expectThrottled(try await harness.tryLogIn(person.email, person.password), "the right password, after the burst")
         }
     }
 
@@ -43,10 +30,10 @@ struct PasswordGuessAttackTests {
             // Every client behind the recommended TLS proxy has its address; twenty failures well below the
             // per-address bar, over twenty other emails.
             for attempt in 1...20 {
-                let response = try await tryLogIn(harness, "nobody\(attempt)@example.com", "some-password-1")
+                let response = try await harness.tryLogIn("nobody\(attempt)@example.com", "some-password-1")
                 #expect(response.status == .unauthorized, "attempt \(attempt)")
             }
-            #expect(try await tryLogIn(harness, person.email, person.password).status == .created)
+            #expect(try await harness.tryLogIn(person.email, person.password).status == .created)
         }
     }
 
@@ -57,13 +44,13 @@ struct PasswordGuessAttackTests {
             try await harness.activeUser(person)
             let unknown = "nobody.\(UUID().uuidString.prefix(8).lowercased())@example.com"
             for attempt in 1...5 {
-                #expect(try await tryLogIn(harness, person.email, "wrong-\(attempt)-pass").status == .unauthorized)
-                #expect(try await tryLogIn(harness, unknown, "wrong-\(attempt)-pass").status == .unauthorized)
+                #expect(try await harness.tryLogIn(person.email, "wrong-\(attempt)-pass").status == .unauthorized)
+                #expect(try await harness.tryLogIn(unknown, "wrong-\(attempt)-pass").status == .unauthorized)
             }
-            let known = try await tryLogIn(harness, person.email, "wrong-6-pass")
-            let nobody = try await tryLogIn(harness, unknown, "wrong-6-pass")
-            try expectThrottled(known, harness)
-            try expectThrottled(nobody, harness)
+            let known = try await harness.tryLogIn(person.email, "wrong-6-pass")
+            let nobody = try await harness.tryLogIn(unknown, "wrong-6-pass")
+            try harness.expectThrottled(known)
+            try harness.expectThrottled(nobody)
             // The same delay (the two blocks began a moment apart, so the seconds may differ by one).
             let waits = [known, nobody].compactMap { $0.headers[.retryAfter].flatMap { Int($0) } }
             #expect(waits.count == 2 && abs(waits[0] - waits[1]) <= 1, "Retry-After \(waits)")
@@ -82,7 +69,7 @@ struct PasswordGuessAttackTests {
             }
             let right = try await harness.request(
                 .patch, "/v1/me", json: #"{"currentPassword":"\#(person.password)","newPassword":"attacker-owns-this-1"}"#, token: token)
-            try expectThrottled(right, harness, "the sixth guess is not evaluated, even when right")
+            try harness.expectThrottled(right, "the sixth guess is not evaluated, even when right")
             // Nothing changed: the old password is still the password (once the block is over).
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action = 'account.password_changed'") == 0)
         }
@@ -98,7 +85,7 @@ struct PasswordGuessAttackTests {
                 #expect(response.status == .unprocessableContent, "guess \(attempt)")
             }
             let right = try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(person.password)"}"#, token: token)
-            try expectThrottled(right, harness)
+            try harness.expectThrottled(right)
             #expect(try await harness.request(.get, "/v1/me", token: token).status == .ok, "the account is still there")
         }
     }
@@ -109,14 +96,14 @@ struct PasswordGuessAttackTests {
             let person = TestHarness.Person()
             let token = try await harness.activeUser(person)
             for attempt in 1...3 {
-                #expect(try await tryLogIn(harness, person.email, "wrong-\(attempt)-pass").status == .unauthorized)
+                #expect(try await harness.tryLogIn(person.email, "wrong-\(attempt)-pass").status == .unauthorized)
             }
             for attempt in 4...5 {
                 let response = try await harness.request(
                     .patch, "/v1/me", json: #"{"currentPassword":"guess-number-\#(attempt)","newPassword":"attacker-owns-this-1"}"#, token: token)
                 #expect(response.status == .unprocessableContent)
             }
-            try expectThrottled(try await tryLogIn(harness, person.email, person.password), harness)
+            try harness.expectThrottled(try await harness.tryLogIn(person.email, person.password))
         }
     }
 }
