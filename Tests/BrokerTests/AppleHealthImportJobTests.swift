@@ -271,7 +271,7 @@ struct AppleHealthImportJobTests {
             try await TestHarness.run { harness in
                 let person = TestHarness.Person()
                 try await harness.activeUser(person)
-                let run = try await CLITests.d4h(
+                let run = try await D4HCommand.run(
                     ["import", "apple-health", "--email", person.email, file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
                 #expect(run.status == 0, "\(run.output)")
                 // Not a terminal: whole lines, the first at once and the last at 100 %.

@@ -236,13 +236,13 @@ struct AppleHealthImportTests {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).xml")
             try Data(Self.exportXML).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            let run = try await CLITests.d4h(
+            let run = try await D4HCommand.run(
                 ["import", "apple-health", "--email", person.email, file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(run.status == 0, "\(run.output)")
             #expect(run.output.contains("Imported \(AppleHealthParserTests.expectedSamples.count) new samples"), "\(run.output)")
             #expect(run.output.contains("line \(AppleHealthParserTests.expectedInvalid[0].line): HKQuantityTypeIdentifierHeartRate"))
             #expect(try await Self.storedSamples(harness) == AppleHealthParserTests.expectedSamples.count)
-            let unknown = try await CLITests.d4h(
+            let unknown = try await D4HCommand.run(
                 ["import", "apple-health", "--email", "nobody@example.com", file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(unknown.status != 0)
         }

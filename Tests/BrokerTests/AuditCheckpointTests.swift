@@ -57,7 +57,7 @@ struct AuditCheckpointTests {
             defer { try? FileManager.default.removeItem(at: file) }
             let download = try await harness.request(.get, "/v1/audit/checkpoints/latest", token: auditor)
             try Data(harness.text(download).utf8).write(to: file)
-            let verified = try await CLITests.d4h(
+            let verified = try await D4HCommand.run(
                 ["audit", "verify", "--checkpoint", file.path, "--public-key", publicKey], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(verified.status == 0, "\(verified.output)")
             #expect(verified.output.contains("consistent with the checkpoint of 4 events"), "\(verified.output)")
@@ -127,7 +127,7 @@ struct AuditCheckpointTests {
             try await harness.activeUser()
             _ = try await harness.sql("ALTER TABLE audit_events DISABLE TRIGGER USER")
             _ = try await harness.sql("UPDATE audit_events SET action = 'account.erased' WHERE seq = 1")
-            let run = try await CLITests.d4h(
+            let run = try await D4HCommand.run(
                 ["audit", "checkpoint"], environment: ["DATABASE_URL": harness.databaseURL.text, "AUDIT_SIGNING_KEY_FILE": key.file.path])
             #expect(run.status != 0)
             #expect(run.output.contains("refusing to sign"), "\(run.output)")
@@ -140,7 +140,7 @@ struct AuditCheckpointTests {
         defer { try? FileManager.default.removeItem(at: file) }
         if exists { try Data("not a key\n".utf8).write(to: file) }
         try await TestDatabase.withMigratedDatabase { url in
-            let run = try await CLITests.d4h(
+            let run = try await D4HCommand.run(
                 ["serve", "--http-port", "0"],
                 environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log", "AUDIT_SIGNING_KEY_FILE": file.path])
             #expect(run.status != 0)

@@ -7,6 +7,13 @@ import Testing
 @Suite("Audit log tampering")
 struct AuditTamperingTests {
     /// A person, a company and an auditor: four events (created and activated, twice).
+    /// `d4h audit verify` on the test's database, against a signed checkpoint and its public key if given.
+    private func verify(_ harness: TestHarness, against checkpoint: URL? = nil, key: String? = nil) async throws -> ChildProcess.Run {
+        var arguments = ["audit", "verify"]
+        if let checkpoint, let key { arguments += ["--checkpoint", checkpoint.path, "--public-key", key] }
+        return try await D4HCommand.run(arguments, environment: ["DATABASE_URL": harness.databaseURL.text])
+    }
+
     private func fourEvents(_ harness: TestHarness) async throws -> String {
         try await harness.activeUser()
         try await harness.activeCompany()
@@ -25,7 +32,7 @@ struct AuditTamperingTests {
     /// A fresh signing key made by `d4h audit keygen`; returns the file and the public key it printed.
     static func signingKey() async throws -> (file: URL, publicKey: String) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-audit-\(UUID().uuidString).key")
-        let run = try await CLITests.d4h(["audit", "keygen", file.path], environment: [:])
+        let run = try await D4HCommand.run(["audit", "keygen", file.path], environment: [:])
         try #require(run.status == 0, "\(run.output)")
         let publicKey = try #require(
             run.output.split(separator: "\n").first { $0.hasPrefix("public key: ") }.map { String($0.dropFirst("public key: ".count)) },
@@ -36,7 +43,7 @@ struct AuditTamperingTests {
     /// `d4h audit checkpoint` signed with `key`, written to a temporary file.
     static func checkpoint(_ harness: TestHarness, key: URL) async throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-checkpoint-\(UUID().uuidString).json")
-        let run = try await CLITests.d4h(
+        let run = try await D4HCommand.run(
             ["audit", "checkpoint", "--output", file.path],
             environment: ["DATABASE_URL": harness.databaseURL.text, "AUDIT_SIGNING_KEY_FILE": key.path])
         try #require(run.status == 0, "\(run.output)")
@@ -57,7 +64,7 @@ struct AuditTamperingTests {
             // Appending still works, and the log still verifies.
             try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
             #expect(try await harness.int("SELECT count(*) FROM audit_events") == 6)
-            let cli = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let cli = try await verify(harness)
             #expect(cli.status == 0, "\(cli.output)")
         }
     }
@@ -93,7 +100,7 @@ struct AuditTamperingTests {
             let api = try harness.object(try await harness.request(.get, "/v1/audit/verification", token: auditor))
             #expect(api["valid"] as? Bool == false)
             #expect(api["brokenAt"] as? Int == 2)
-            let cli = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let cli = try await verify(harness)
             #expect(cli.status != 0)
             #expect(cli.output.contains("sequence number 2"), "\(cli.output)")
         }
@@ -107,9 +114,7 @@ struct AuditTamperingTests {
             _ = try await fourEvents(harness)
             let checkpoint = try await Self.checkpoint(harness, key: key.file)
             defer { try? FileManager.default.removeItem(at: checkpoint) }
-            let good = try await CLITests.d4h(
-                ["audit", "verify", "--checkpoint", checkpoint.path, "--public-key", key.publicKey],
-                environment: ["DATABASE_URL": harness.databaseURL.text])
+            let good = try await verify(harness, against: checkpoint, key: key.publicKey)
             #expect(good.status == 0, "\(good.output)")
             #expect(good.output.contains("4 events"), "\(good.output)")
 
@@ -119,12 +124,10 @@ struct AuditTamperingTests {
             _ = try await harness.sql("DELETE FROM audit_events WHERE seq > 2")
             _ = try await harness.sql("UPDATE audit_chain_head SET seq = 2, hash = (SELECT hash FROM audit_events WHERE seq = 2)")
             // What remains is a perfectly valid chain: without a checkpoint nothing can tell.
-            let plain = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let plain = try await verify(harness)
             #expect(plain.status == 0, "\(plain.output)")
 
-            let caught = try await CLITests.d4h(
-                ["audit", "verify", "--checkpoint", checkpoint.path, "--public-key", key.publicKey],
-                environment: ["DATABASE_URL": harness.databaseURL.text])
+            let caught = try await verify(harness, against: checkpoint, key: key.publicKey)
             #expect(caught.status != 0)
             #expect(caught.output.contains("truncated"), "\(caught.output)")
             #expect(caught.output.contains("4 events"), "\(caught.output)")
@@ -157,12 +160,10 @@ struct AuditTamperingTests {
                     UPDATE audit_chain_head SET hash = v_prev;
                 END $$
                 """)
-            let plain = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let plain = try await verify(harness)
             #expect(plain.status == 0, "\(plain.output)")
 
-            let caught = try await CLITests.d4h(
-                ["audit", "verify", "--checkpoint", checkpoint.path, "--public-key", key.publicKey],
-                environment: ["DATABASE_URL": harness.databaseURL.text])
+            let caught = try await verify(harness, against: checkpoint, key: key.publicKey)
             #expect(caught.status != 0)
             #expect(caught.output.contains("rewritten"), "\(caught.output)")
         }
@@ -176,7 +177,7 @@ struct AuditTamperingTests {
             _ = try await fourEvents(harness)
             let forged = try await Self.checkpoint(harness, key: other.file)
             defer { try? FileManager.default.removeItem(at: forged) }
-            let refusedRun = try await CLITests.d4h(
+            let refusedRun = try await D4HCommand.run(
                 ["audit", "verify", "--checkpoint", forged.path, "--public-key", key.publicKey],
                 environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(refusedRun.status != 0)
@@ -188,7 +189,7 @@ struct AuditTamperingTests {
             var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: signed)) as? [String: Any])
             json["logSize"] = 2
             try JSONSerialization.data(withJSONObject: json).write(to: signed)
-            let edited = try await CLITests.d4h(
+            let edited = try await D4HCommand.run(
                 ["audit", "verify", "--checkpoint", signed.path, "--public-key", key.publicKey],
                 environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(edited.status != 0)

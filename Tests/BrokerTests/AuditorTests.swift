@@ -103,7 +103,7 @@ struct AuditorTests {
             #expect(valid["valid"] as? Bool == true)
             let events = try #require(valid["events"] as? Int)
             #expect(events == (try await harness.int("SELECT count(*) FROM audit_events")))
-            let cli = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let cli = try await D4HCommand.run(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(cli.status == 0, "\(cli.output)")
             #expect(cli.output.contains("\(events) events"))
 
@@ -113,7 +113,7 @@ struct AuditorTests {
             let broken = try harness.object(try await harness.request(.get, "/v1/audit/verification", token: world.auditor))
             #expect(broken["valid"] as? Bool == false)
             #expect(broken["brokenAt"] as? Int == 4)
-            let failed = try await CLITests.d4h(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let failed = try await D4HCommand.run(["audit", "verify"], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(failed.status != 0)
             #expect(failed.output.contains("sequence number 4"))
 

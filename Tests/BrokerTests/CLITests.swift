@@ -6,31 +6,10 @@ import Testing
 /// The `d4h` executable, run as an operator would run it.
 @Suite("d4h command line")
 struct CLITests {
-    /// `.build/<config>/d4h`, beside the test bundle SwiftPM built.
-    static var executable: URL {
-        get throws {
-            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            while directory.path != "/" {
-                let candidate = directory.appendingPathComponent("d4h")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory.deleteLastPathComponent()
-            }
-            throw TestSetupError("d4h is not built next to the tests: run `swift build` (make test does) first")
-        }
-    }
-
-    typealias Run = ChildProcess.Run
-
-    /// Runs d4h with `arguments` and `environment`, giving up after 60 s.
-    static func d4h(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        try await ChildProcess.run(
-            try executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-    }
-
     @Test("`d4h serve` refuses to start on a database whose schema is behind, saying what to do")
     func serveRefusesStaleSchema() async throws {
         try await TestDatabase.withEmptyDatabase { url in
-            let run = try await Self.d4h(
+            let run = try await D4HCommand.run(
                 ["serve", "--http-port", "0"], environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])
             #expect(run.status != 0)
             #expect(run.output.contains("refusing to start"))
@@ -42,7 +21,7 @@ struct CLITests {
     func serveFlagWinsOverEnvironment() async throws {
         try await TestDatabase.withEmptyDatabase { url in
             // The environment names a database nobody listens for; the flag names the (empty) test database.
-            let run = try await Self.d4h(
+            let run = try await D4HCommand.run(
                 ["serve", "--database-url", url.text, "--http-port=0"],
                 environment: ["DATABASE_URL": "postgres://nobody:nothing@127.0.0.1:1/none", "MAIL_TRANSPORT": "log"])
             #expect(run.status != 0)
@@ -52,7 +31,7 @@ struct CLITests {
 
     @Test("`d4h serve --help` explains the settings and starts nothing")
     func serveHelp() async throws {
-        let run = try await Self.d4h(["serve", "--help"], environment: ["DATABASE_URL": ""])
+        let run = try await D4HCommand.run(["serve", "--help"], environment: ["DATABASE_URL": ""])
         #expect(run.status == 0)
         #expect(run.output.contains("--http-port 9000"), "\(run.output)")
         #expect(run.output.contains("Configuration"))
@@ -63,7 +42,7 @@ struct CLITests {
     ])
     func serveRefusesUnknownFlag(arguments: [String], named: String) async throws {
         try await TestDatabase.withMigratedDatabase { url in
-            let run = try await Self.d4h(["serve"] + arguments, environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])
+            let run = try await D4HCommand.run(["serve"] + arguments, environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])
             #expect(run.status != 0)
             #expect(run.output.contains("\(named) is not a setting of d4h serve"), "\(run.output)")
         }
@@ -72,10 +51,10 @@ struct CLITests {
     @Test("`d4h migrate` brings an empty database to the current schema, then reports it current")
     func migrateCommand() async throws {
         try await TestDatabase.withEmptyDatabase { url in
-            let first = try await Self.d4h(["migrate"], environment: ["DATABASE_URL": url.text])
+            let first = try await D4HCommand.run(["migrate"], environment: ["DATABASE_URL": url.text])
             #expect(first.status == 0, "\(first.output)")
             #expect(first.output.contains("Applied"))
-            let second = try await Self.d4h(["migrate"], environment: ["DATABASE_URL": url.text])
+            let second = try await D4HCommand.run(["migrate"], environment: ["DATABASE_URL": url.text])
             #expect(second.status == 0)
             #expect(second.output.contains("Schema is current"))
         }
@@ -85,7 +64,7 @@ struct CLITests {
     func addAuditor() async throws {
         try await TestHarness.run { harness in
             let email = "auditor.\(UUID().uuidString.prefix(6).lowercased())@example.com"
-            let run = try await Self.d4h(
+            let run = try await D4HCommand.run(
                 ["auditors", "add", email],
                 environment: [
                     "DATABASE_URL": harness.databaseURL.text, "MAIL_TRANSPORT": "file",
@@ -106,7 +85,7 @@ struct CLITests {
 
             let added = try await harness.sql("SELECT count(*) FROM audit_events WHERE action = 'auditor.added' AND actor_role = 'operator'")
             #expect(try added.first?.decode(Int.self) == 1)
-            let again = try await Self.d4h(["auditors", "add", email], environment: ["DATABASE_URL": harness.databaseURL.text])
+            let again = try await D4HCommand.run(["auditors", "add", email], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(again.status != 0)
         }
     }
@@ -114,7 +93,7 @@ struct CLITests {
     @Test("`d4h auditors add` rejects an invalid email with a clear message and creates nothing")
     func addAuditorRejectsBadEmail() async throws {
         try await TestDatabase.withMigratedDatabase { url in
-            let run = try await Self.d4h(["auditors", "add", "not-an-email"], environment: ["DATABASE_URL": url.text])
+            let run = try await D4HCommand.run(["auditors", "add", "not-an-email"], environment: ["DATABASE_URL": url.text])
             #expect(run.status != 0)
             #expect(run.output.contains("email"))
         }

@@ -31,9 +31,9 @@ struct SOSCommandTests {
         let gnuTime = measureMemory && FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
         if gnuTime {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
-            process.arguments = ["-f", "%M", "-o", timeOutput.path, try CLITests.executable.path] + arguments
+            process.arguments = ["-f", "%M", "-o", timeOutput.path, try D4HCommand.executable.path] + arguments
         } else {
-            process.executableURL = try CLITests.executable
+            process.executableURL = try D4HCommand.executable
             process.arguments = arguments
         }
         let stdout = try FileHandle(forWritingTo: out)
@@ -161,7 +161,7 @@ struct SOSCommandTests {
     @Test("an alert is printed while standard input is still open")
     func aLiveFeedAlertsBeforeTheEnd() async throws {
         let process = Process()
-        process.executableURL = try CLITests.executable
+        process.executableURL = try D4HCommand.executable
         process.arguments = ["sos", "--trace", "-", "--age", "45", "--prompt-only"]
         let input = Pipe()
         let output = Pipe()

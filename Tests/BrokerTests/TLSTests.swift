@@ -153,7 +153,7 @@ struct TLSTests {
     func cliNeedsBoth() async throws {
         let files = try await Self.makeCertificate()
         defer { files.remove() }
-        let run = try await CLITests.d4h(
+        let run = try await D4HCommand.run(
             ["serve", "--http-port", "0", "--tls-certificate", files.certificate.path],
             environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none", "MAIL_TRANSPORT": "log", "TLS_KEY": ""])
         #expect(run.status != 0)
