@@ -54,10 +54,10 @@ struct TestHarness: Sendable {
         // (60 s), after which the server had closed the connection and the next request failed with "I/O on
         // closed channel". The idle timeout is not what those tests are about; tests of it set their own.
         configuration.httpIdleTimeout = 900
-        // No audit checkpoints unless a test asks (AuditCheckpointTests): the publisher verifies the whole
-        // chain when the server starts, and three fresh-clone runs of the whole suite stalled for good with
-        // short tests' servers shutting down while that first verification was under way (suspected, not
-        // proven: see the issue 17 note). Tests of checkpoints set `auditSigningKey` themselves.
+        // No audit checkpoints unless a test asks (AuditCheckpointTests set `auditSigningKey`): the publisher
+        // verifies the whole chain and signs when a server starts, work no other test needs. (This was first
+        // suspected of the suite's stalls; the stall was the harness waiting for ever for a server that had
+        // stopped before it listened, which `LiveServer` now reports instead.)
         configure(&configuration)
         let app = try await StallReport.step("building the application") {
             try await buildApplication(configuration: configuration, noise: noise)
