@@ -20,7 +20,7 @@ struct AuditorTests {
     func world(_ harness: TestHarness) async throws -> World {
         let parties = try await harness.requestParties()
         try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
-        let ids = try await GroupRequestTests.populate(harness, (0..<5).map { _ in GroupRequestTests.Member(heartRate: [1: [70]]) })
+        let ids = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [1: [70]]) })
         let single = try await harness.acceptedRequestID(parties)
         let created = try await harness.request(
             .post, "/v1/group-requests",
@@ -37,7 +37,7 @@ struct AuditorTests {
 
     @Test("auditors see every group request and exactly the released results, byte for byte, and no identity")
     func groupRequests() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let list = try await harness.request(.get, "/v1/audit/group-requests", token: world.auditor)
             #expect(list.status == .ok)
@@ -65,7 +65,7 @@ struct AuditorTests {
 
     @Test("the audit log as JSON pages and CSV, filtered by action and time, people only as pseudonyms")
     func events() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let page = try harness.object(try await harness.request(.get, "/v1/audit/events?limit=2", token: world.auditor))
             let items = try #require(page["items"] as? [[String: Any]])
@@ -97,7 +97,7 @@ struct AuditorTests {
 
     @Test("verification: a valid chain, then a tampered row is found by the API and by d4h audit verify")
     func verification() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             let valid = try harness.object(try await harness.request(.get, "/v1/audit/verification", token: world.auditor))
             #expect(valid["valid"] as? Bool == true)
@@ -130,7 +130,7 @@ struct AuditorTests {
 
     @Test("role walls: auditors reach no single-request data and no write; companies see only their own; people no group data")
     func roleWalls() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             let world = try await world(harness)
             var other = TestHarness.Company()
             other.vatNumber = TestHarness.uniqueVATNumber()

@@ -112,7 +112,7 @@ struct AuthorizationMatrixTests {
         let operations = try OpenAPIOperations.load()
         try #require(operations.count >= 40, "only \(operations.count) operations read from openapi.yaml")
         try await TestHarness.run(configure: {
-            GroupRequestTests.smallK(&$0)
+            GroupFixtures.smallK(&$0)
             // The other party's group subscription starts on 2026-03-01, so its first release holds every day
             // closed since: more than a person's yearly cap, which would leave everyone out of it.
             $0.privacy.personBudget = 100
@@ -336,8 +336,8 @@ struct AuthorizationMatrixTests {
             """)
         other.importJobID = try #require(try job.first?.decode(String.self))
 
-        // k is small here (GroupRequestTests.smallK): five more people make the group request accepted.
-        _ = try await GroupRequestTests.populate(harness, (0..<5).map { _ in GroupRequestTests.Member(heartRate: [1: [70]]) })
+        // k is small here (GroupFixtures.smallK): five more people make the group request accepted.
+        _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [1: [70]]) })
         let group = try await harness.request(
             .post, "/v1/group-requests",
             json: #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#,

@@ -128,10 +128,10 @@ struct BoundedWaitTests {
     @Test("a group request that cannot get the privacy ledger's lock in time is a 503 with Retry-After and writes nothing")
     func heldEvaluationLock() async throws {
         try await TestHarness.run(configure: {
-            GroupRequestTests.smallK(&$0)
+            GroupFixtures.smallK(&$0)
             $0.database.lockTimeout = .milliseconds(500)
         }, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
             // Another instance, stalled in the middle of a release, holds the ledger's lock (every release's

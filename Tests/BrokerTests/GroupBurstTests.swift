@@ -18,7 +18,7 @@ struct GroupBurstTests {
     @Test("60 group requests at once from three companies on a pool of 4: every one is answered and GET /v1/me keeps answering")
     func burstOnASmallPool() async throws {
         try await TestHarness.run(configure: {
-            GroupRequestTests.smallK(&$0)
+            GroupFixtures.smallK(&$0)
             $0.rateLimits = .unlimited
             $0.database.poolSize = 4
             $0.database.leaseTimeout = .seconds(5)
@@ -26,7 +26,7 @@ struct GroupBurstTests {
             $0.privacy.personBudget = 100
             $0.privacy.companyBudget = 100
         }) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             var companies: [String] = []
             for _ in 0..<3 { companies.append(try await harness.activeCompany(.init(vatNumber: TestHarness.uniqueVATNumber()))) }
             let person = try await harness.activeUser()

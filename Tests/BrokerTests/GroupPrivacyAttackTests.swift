@@ -41,7 +41,7 @@ struct GroupPrivacyAttackTests {
         configuration.privacy.personBudget = 100
     }
 
-    typealias Member = GroupRequestTests.Member
+    typealias Member = GroupFixtures.Member
 
     /// One released heart-rate cell as the attacker reads it.
     struct Cell {
@@ -74,9 +74,9 @@ struct GroupPrivacyAttackTests {
         for item in try #require(try harness.object(response)["items"] as? [[String: Any]]) {
             let accuracy = try #require(item["accuracy"] as? [String: Any], "a cell without accuracy")
             cells[try #require(item["bucketStart"] as? String)] = Cell(
-                people: item["people"] as? Int, mean: GroupRequestTests.number(item["mean"]),
-                peopleStdDev: try #require(GroupRequestTests.number(accuracy["peopleStdDev"])),
-                sumStdDev: try #require(GroupRequestTests.number(accuracy["sumStdDev"])))
+                people: item["people"] as? Int, mean: GroupFixtures.number(item["mean"]),
+                peopleStdDev: try #require(GroupFixtures.number(accuracy["peopleStdDev"])),
+                sumStdDev: try #require(GroupFixtures.number(accuracy["sumStdDev"])))
         }
         return cells
     }
@@ -162,7 +162,7 @@ struct GroupPrivacyAttackTests {
             var members = (0..<30).map { Member(heartRate: Self.everyDay($0)) }
             members += (0..<4).map { _ in Member(birthDate: "1970-05-01") }  // in the cohort, no heart rate
             members.append(Member(birthDate: "1970-05-01", heartRate: Dictionary(uniqueKeysWithValues: Self.days.map { ($0, [Self.victim($0)]) })))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let all = try await Self.create(harness, company, demographics: #"{"sex":"F"}"#)
             let younger = try await Self.create(harness, company, demographics: #"{"sex":"F","ageMax":45}"#)
@@ -184,7 +184,7 @@ struct GroupPrivacyAttackTests {
             var members = (0..<12).map { Member(heartRate: Self.everyDay($0)) }
             members += (12..<24).map { Member(sex: "M", birthDate: "1980-05-01", heartRate: Self.everyDay($0)) }
             members.append(Member(birthDate: "1960-05-01", heartRate: Dictionary(uniqueKeysWithValues: Self.days.map { ($0, [Self.victim($0)]) })))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let a = try await Self.create(harness, company, demographics: #"{"sex":"F"}"#)
             let b = try await Self.create(harness, company, demographics: #"{"ageMax":50}"#)
@@ -212,7 +212,7 @@ struct GroupPrivacyAttackTests {
                 Member(heartRate: Dictionary(uniqueKeysWithValues: (2...14).map { ($0, [Self.figure(person, $0)]) }))
             }
             members.append(Member(heartRate: [1: [Self.victim(1)]]))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             var estimates: [Estimate] = []
             for _ in 0..<12 {
@@ -252,7 +252,7 @@ struct GroupPrivacyAttackTests {
             // Twenty at 40, the bottom of the search: every bound leaves them in, so no cohort is below k.
             var members = (0..<20).map { _ in Member(heartRate: [1: [40]]) }
             members.append(Member(heartRate: [1: [value]]))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             _ = try await Self.create(harness, company, filters: #"[{"type":"heart_rate","min":0,"max":300}]"#, to: "2026-03-01")
             var answers: [String] = []
@@ -277,7 +277,7 @@ struct GroupPrivacyAttackTests {
         try await TestHarness.run(configure: Self.configure, noise: Self.exactOr(42)) { harness in
             var members = (0..<2).map { _ in Member(heartRate: [1: [60]]) }
             members.append(Member(heartRate: [1: [value]]))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             var results: [Double] = [], answers = 0, wrong = 0
             for _ in 0..<6 {
@@ -306,7 +306,7 @@ struct GroupPrivacyAttackTests {
         try await TestHarness.run(configure: Self.configure, noise: Self.exactOr(5)) { harness in
             var members = (0..<20).map { Member(heartRate: Self.everyDay($0)) }
             members.append(Member(birthDate: "1970-05-01", heartRate: Dictionary(uniqueKeysWithValues: Self.days.map { ($0, [Self.victim($0)]) })))
-            _ = try await GroupRequestTests.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let auditor = try await harness.activeAuditor()
             let first = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber(), companyName: "First Cohort S.r.l.")
             let firstToken = try await harness.activeCompany(first)
@@ -334,7 +334,7 @@ struct GroupPrivacyAttackTests {
             let auditedCells = try #require(try harness.object(audited)["items"] as? [[String: Any]])
             #expect(auditedCells.count == allCells.count)
             #expect(auditedCells.allSatisfy { item in
-                allCells[item["bucketStart"] as? String ?? ""].map { $0.people == item["people"] as? Int && $0.mean == GroupRequestTests.number(item["mean"]) } == true
+                allCells[item["bucketStart"] as? String ?? ""].map { $0.people == item["people"] as? Int && $0.mean == GroupFixtures.number(item["mean"]) } == true
             })
             let ledgerAfter = try await Self.ledger(harness, auditor)
             #expect(ledgerAfter.map { $0["id"] as? String } == ledgerBefore.map { $0["id"] as? String })
@@ -380,27 +380,27 @@ struct GroupPrivacyAttackTests {
     func subscriptionReleasesAreImmutable() async throws {
         struct Day1: Sendable { var company: String, id: String, released: [String] }
         let refreshed: @Sendable (inout BrokerConfiguration) -> Void = { Self.configure(&$0); $0.groupResultsRefreshInterval = .seconds(1) }
-        try await GroupRequestTests.acrossADay(configure: refreshed, noise: Self.exactOr(6), before: { harness in
-            let ids = try await GroupRequestTests.populate(harness, (0..<12).map { _ in Member() })
+        try await GroupFixtures.acrossADay(configure: refreshed, noise: Self.exactOr(6), before: { harness in
+            let ids = try await GroupFixtures.populate(harness, (0..<12).map { _ in Member() })
             for (offset, day) in (2...6).enumerated() {
                 for (index, id) in ids.enumerated() {
-                    try await GroupRequestTests.upload(harness, [id], heartRate: Self.figure(index, offset), on: GroupRequestTests.daysAgo(day), hour: 9)
+                    try await GroupFixtures.upload(harness, [id], heartRate: Self.figure(index, offset), on: GroupFixtures.daysAgo(day), hour: 9)
                 }
             }
             let company = try await harness.activeCompany()
             let request = try await Self.create(
-                harness, company, demographics: #"{"sex":"F"}"#, from: GroupRequestTests.daysAgo(6).description,
-                to: GroupRequestTests.daysAgo(3).description, subscription: 30)
+                harness, company, demographics: #"{"sex":"F"}"#, from: GroupFixtures.daysAgo(6).description,
+                to: GroupFixtures.daysAgo(3).description, subscription: 30)
             let id = try #require(request["id"] as? String)
             let response = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
             let released = try #require(try harness.object(response)["items"] as? [[String: Any]])
-            #expect(released.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupRequestTests.daysAgo($0).description })
+            #expect(released.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
             // The victim uploads late, far from everyone, into a released day and into the next (not yet
             // closed); another member is erased; everyone uploads yesterday and today.
-            for day in [2, 3] { try await GroupRequestTests.upload(harness, [ids[0]], heartRate: 155, on: GroupRequestTests.daysAgo(day), hour: 22) }
+            for day in [2, 3] { try await GroupFixtures.upload(harness, [ids[0]], heartRate: 155, on: GroupFixtures.daysAgo(day), hour: 22) }
             _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
-            for day in [0, 1] { try await GroupRequestTests.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupRequestTests.daysAgo(day)) }
-            return Day1(company: company, id: id, released: try released.map(GroupRequestTests.canonical))
+            for day in [0, 1] { try await GroupFixtures.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupFixtures.daysAgo(day)) }
+            return Day1(company: company, id: id, released: try released.map(GroupFixtures.canonical))
         }, after: { harness, day1 in
             // A day later the day before yesterday has closed: the background refresh releases it, once,
             // and the days released before are returned exactly as they were.
@@ -410,8 +410,8 @@ struct GroupPrivacyAttackTests {
                 let response = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
                 try #require(response.status == .ok)
                 let items = try #require(try harness.object(response)["items"] as? [[String: Any]])
-                #expect(items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupRequestTests.daysAgo($0).description })
-                #expect(try items.prefix(4).map(GroupRequestTests.canonical) == day1.released, "a released cell changed")
+                #expect(items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
+                #expect(try items.prefix(4).map(GroupFixtures.canonical) == day1.released, "a released cell changed")
                 bodies.append(harness.text(response))
             }
             #expect(Set(bodies).count == 1, "the newly released cell changed between reads")
@@ -427,7 +427,7 @@ struct GroupPrivacyAttackTests {
     @Test("8: cohortSize and people are noisy counts: identical requests differ, and rarely equal the exact count")
     func sizesAreNoisy() async throws {
         try await TestHarness.run(configure: Self.configure, noise: Self.exactOr(8)) { harness in
-            _ = try await GroupRequestTests.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
+            _ = try await GroupFixtures.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
             let company = try await harness.activeCompany()
             var sizes: [Int] = [], counts: [(released: Int, sd: Double)] = []
             for _ in 0..<12 {
@@ -454,7 +454,7 @@ struct GroupPrivacyAttackTests {
     @Test("8: with the secure generator too, identical requests get different cohort sizes")
     func secureSizesDiffer() async throws {
         try await TestHarness.run(configure: Self.configure, noise: SecureNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
+            _ = try await GroupFixtures.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
             let company = try await harness.activeCompany()
             var sizes: [Int?] = []
             for _ in 0..<8 {

@@ -10,21 +10,21 @@ import Testing
 /// event. Figures are exact here (`NoNoise`): the ledger does not depend on the noise.
 @Suite("Group privacy: ledger", .serialized)
 struct GroupPrivacyLedgerTests {
-    typealias Member = GroupRequestTests.Member
+    typealias Member = GroupFixtures.Member
 
     /// k = 5, and a company budget of 0.05: one request of two day cells (0.03) fits, a second does not.
     static func smallBudget(_ configuration: inout BrokerConfiguration) {
-        GroupRequestTests.smallK(&configuration)
+        GroupFixtures.smallK(&configuration)
         configuration.rateLimits = .unlimited
         configuration.privacy.companyBudget = 0.05
     }
 
-    /// Heart rate over March 1–2 for the women at 60–80 (seven of `GroupRequestTests.standard`): 2 cells, ρ 0.03.
+    /// Heart rate over March 1–2 for the women at 60–80 (seven of `GroupFixtures.standard`): 2 cells, ρ 0.03.
     static let twoCells = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger"}"#
     /// The same over March 1 only: 1 cell, ρ 0.02.
     static let oneCell = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Ledger"}"#
 
-    static func number(_ value: Any?) -> Double? { GroupRequestTests.number(value) }
+    static func number(_ value: Any?) -> Double? { GroupFixtures.number(value) }
 
     /// Counts of everything a group request writes.
     static func footprint(_ harness: TestHarness) async throws -> [Int] {
@@ -39,7 +39,7 @@ struct GroupPrivacyLedgerTests {
     @Test("exhaustion: 429 privacy-budget-exhausted with renewsAt and Retry-After, nothing stored; the exact remainder is still spendable")
     func exhaustion() async throws {
         try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let fresh = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
             #expect(Self.number(fresh["rho"]) == 0.05 && Self.number(fresh["spent"]) == 0 && Self.number(fresh["remaining"]) == 0.05)
@@ -84,7 +84,7 @@ struct GroupPrivacyLedgerTests {
     @Test("renewal: once the period's debits are older than the period, the budget is whole again")
     func renewal() async throws {
         try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .created)
             #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company).status == .tooManyRequests)
@@ -104,7 +104,7 @@ struct GroupPrivacyLedgerTests {
     @Test("two requests racing for the last of a budget: exactly one wins, three times over")
     func raceForTheLastBudget() async throws {
         try await TestHarness.run(configure: Self.smallBudget, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let companyID = try await harness.accountID(company)
             for round in 0..<3 {
@@ -126,8 +126,8 @@ struct GroupPrivacyLedgerTests {
 
     @Test("a company's erasure keeps its requests, releases and ledger entries for the auditors, and the people's loss")
     func erasureKeepsTheLedger() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let auditor = try await harness.activeAuditor()
             let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
             let token = try await harness.activeCompany(company)
@@ -156,8 +156,8 @@ struct GroupPrivacyLedgerTests {
     /// (and spending people's caps) for a company that no longer exists. Fails if erasure leaves it running.
     @Test("erasing a company ends its live group subscriptions: the background release never picks them again")
     func erasureEndsSubscriptions() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
             let token = try await harness.activeCompany(company)
             let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger","subscription":{"days":365}}"#
@@ -174,13 +174,13 @@ struct GroupPrivacyLedgerTests {
     @Test("each person's yearly cap: a person whose budget is spent is left out; no one ever passes the cap")
     func personCapExcludes() async throws {
         try await TestHarness.run(configure: {
-            GroupRequestTests.smallK(&$0)
+            GroupFixtures.smallK(&$0)
             $0.rateLimits = .unlimited
             // A group budget of 0.1 per person per twelve months: three requests of 0.03.
             $0.privacy.personBudget = 0.6
             $0.privacy.peerReserve = 0.5
         }, noise: NoNoise()) { harness in
-            let ids = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             // The first woman at 70 has spent 0.08 this month, elsewhere.
             let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
@@ -190,7 +190,7 @@ struct GroupPrivacyLedgerTests {
             #expect(first["cohortSize"] as? Int == 6)  // seven women at 60–80, less the one who cannot afford 0.03
             let id = try #require(first["id"] as? String)
             let cells = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            #expect(GroupRequestTests.released(cells).map { $0["people"] as? Int } == [6, 6])
+            #expect(GroupFixtures.released(cells).map { $0["people"] as? Int } == [6, 6])
             #expect(try await harness.int("SELECT count(*) FROM access_log WHERE user_id = '\(ids[0])'") == 0)
             #expect(try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss WHERE person_number = \(spender)") == 80000)
 
@@ -217,8 +217,8 @@ struct GroupPrivacyLedgerTests {
     @Test("the estimate: cost (cells + 1) × cellLoss and each type's noise, from the request alone; nothing read or written; 422s as on creation")
     func estimate() async throws {
         try await TestHarness.run(configure: {
-            GroupRequestTests.smallK(&$0)
-            GroupRequestTests.closedThroughTwoDaysAgo(&$0)
+            GroupFixtures.smallK(&$0)
+            GroupFixtures.closedThroughTwoDaysAgo(&$0)
         }, noise: NoNoise()) { harness in
             let company = try await harness.activeCompany()
             let body = #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.02}}"#
@@ -249,7 +249,7 @@ struct GroupPrivacyLedgerTests {
             }
 
             // The same estimate with people and data in the database: it reads no one's data.
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             var populated = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: body, token: company))
             populated["budget"] = nil
             var alone = estimate
@@ -259,7 +259,7 @@ struct GroupPrivacyLedgerTests {
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action LIKE 'group_request.%'") == 0)
 
             // A subscription counts the buckets closed now: through the day before yesterday.
-            let subscription = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupRequestTests.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
+            let subscription = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
             let subscribed = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: subscription, token: company))
             #expect(subscribed["cells"] as? Int == 5)
             // More than the whole budget: not affordable (and a 422 if sent).
@@ -279,8 +279,8 @@ struct GroupPrivacyLedgerTests {
 
     @Test("auditors page through the ledger, newest first, with a cursor; each release's audit event says what it cost")
     func auditorsLedgerAndAuditEvents() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
-            _ = try await GroupRequestTests.populate(harness, GroupRequestTests.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let companyID = try await harness.accountID(company)
             let auditor = try await harness.activeAuditor()

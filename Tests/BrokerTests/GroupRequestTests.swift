@@ -12,53 +12,6 @@ import Testing
 /// is in `GroupPrivacyAttackTests` and `GroupPrivacyLedgerTests`.
 @Suite("Group requests", .serialized)
 struct GroupRequestTests {
-    static let k = 5
-    static func smallK(_ configuration: inout BrokerConfiguration) { configuration.groupMinCohort = k }
-
-    /// A person and their daily heart-rate readings (day of March 2026 → values) and steps.
-    struct Member: Sendable {
-        var sex = "F"
-        var birthDate = "1990-05-01"
-        var heartRate: [Int: [Double]] = [:]
-        var steps: Double? = nil
-    }
-
-    /// Inserts the people and stores their samples through the real ingest (rollups included); returns ids.
-    static func populate(_ harness: TestHarness, _ members: [Member]) async throws -> [UUID] {
-        var ids: [UUID] = []
-        for member in members {
-            ids.append(try #require(UUID(uuidString: try await harness.insertPerson(birthDate: member.birthDate, sex: member.sex))))
-        }
-        let people = ids
-        try await TestDatabase.withClient(harness.databaseURL) { client in
-            let store = SampleStore(client: client)
-            for (member, id) in zip(members, people) {
-                var samples: [Sample] = []
-                for (day, values) in member.heartRate {
-                    for (index, value) in values.enumerated() {
-                        samples.append(Sample(type: .heartRate, value: value, at: Self.date(day: day, hour: 8 + index)))
-                    }
-                }
-                if let steps = member.steps { samples.append(Sample(type: .stepCount, value: steps, at: Self.date(day: 1, hour: 20))) }
-                _ = try await store.ingest(samples, for: id, logger: TestDatabase.logger)
-            }
-        }
-        return ids
-    }
-
-    static func date(day: Int, hour: Int) -> Date {
-        Timestamp.parse(String(format: "2026-03-%02dT%02d:00:00Z", day, hour))!
-    }
-
-    /// Five women at heart rate 70, one at 71, one at 75; six men at 90 with many steps.
-    static var standard: [Member] {
-        var members = (0..<5).map { _ in Member(heartRate: [1: [70], 2: [70]], steps: 5000) }
-        members.append(Member(heartRate: [1: [71], 2: [71]], steps: 5000))
-        members.append(Member(heartRate: [1: [75], 2: [75]], steps: 5000))
-        members += (0..<6).map { _ in Member(sex: "M", birthDate: "1980-05-01", heartRate: [1: [90], 2: [90]], steps: 9000) }
-        return members
-    }
-
     func create(_ harness: TestHarness, _ token: String, filters: String = "[]", demographics: String = "{}", types: String = #"["heart_rate"]"#,
                 subscription: String? = nil, window: String = #"{"from":"2026-03-01","to":"2026-03-02"}"#) async throws -> [String: Any] {
         let body = #"{"types":\#(types),"filters":\#(filters),"demographics":\#(demographics),"window":\#(window),"bucket":"day","purpose":"Study"\#(subscription.map { #","subscription":{"days":\#($0)}"# } ?? "")}"#
@@ -67,123 +20,18 @@ struct GroupRequestTests {
         return try harness.object(response)
     }
 
-    /// k = 5, local webhook receivers, and live group subscriptions looked at every second.
-    static func refreshEverySecond(_ configuration: inout BrokerConfiguration) {
-        smallK(&configuration)
-        WebhookTests.fast(&configuration)
-        configuration.groupResultsRefreshInterval = .seconds(1)
-    }
-
-    /// A day bucket closes `12 + latenessHours` hours after its UTC end (the last time zone's day, then the
-    /// lateness): with 12 hours, the day before yesterday has closed and yesterday has not, all day long
-    /// (UTC), so which buckets a subscription may release does not depend on the hour a test runs.
-    static func closedThroughTwoDaysAgo(_ configuration: inout BrokerConfiguration) {
-        configuration.privacy.latenessHours = 12
-    }
-
-    /// With 36 hours, the same a day earlier: closed through three days ago.
-    static func closedThroughThreeDaysAgo(_ configuration: inout BrokerConfiguration) {
-        configuration.privacy.latenessHours = 36
-    }
-
-    /// Carries what the first server's phase learnt to the second's.
-    final class Carried<Value: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Value?
-        var value: Value? {
-            get { lock.withLock { stored } }
-            set { lock.withLock { stored = newValue } }
-        }
-    }
-
-    /// A day passing, for subscriptions: `before` runs on a server where buckets have closed through three
-    /// days ago, then `after` on a server over the same database where they have closed through the day
-    /// before yesterday — so that day closes in between, whatever the hour.
-    static func acrossADay<Value: Sendable>(
-        configure: @escaping @Sendable (inout BrokerConfiguration) -> Void, noise: any NoiseSource,
-        before: @escaping @Sendable (TestHarness) async throws -> Value,
-        after: @escaping @Sendable (TestHarness, Value) async throws -> Void
-    ) async throws {
-        try await TestDatabase.withMigratedDatabase { url in
-            let carried = Carried<Value>()
-            try await TestHarness.run(databaseURL: url, configure: { configure(&$0); closedThroughThreeDaysAgo(&$0) }, noise: noise) { harness in
-                carried.value = try await before(harness)
-            }
-            let value = try #require(carried.value)
-            try await TestHarness.run(databaseURL: url, configure: { configure(&$0); closedThroughTwoDaysAgo(&$0) }, noise: noise) { harness in
-                try await after(harness, value)
-            }
-        }
-    }
-
-    /// A results item as canonical JSON text, to compare released cells across reads.
-    static func canonical(_ item: [String: Any]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: item, options: [.sortedKeys]), as: UTF8.self)
-    }
-
-    /// `days` days before today (UTC).
-    static func daysAgo(_ days: Int) -> CalendarDate { CalendarDate.today.adding(days: -days) }
-
-    /// One heart-rate reading for each person at `hour` (UTC) of `day`, through the real ingest.
-    static func upload(_ harness: TestHarness, _ people: [UUID], heartRate: Double, on day: CalendarDate, hour: Int = 0) async throws {
-        let at = Date(timeIntervalSince1970: Double(day.dayNumber * 86_400 + hour * 3600))
-        try await TestDatabase.withClient(harness.databaseURL) { client in
-            for person in people {
-                _ = try await SampleStore(client: client).ingest(
-                    [Sample(type: .heartRate, value: heartRate, at: at)], for: person, logger: TestDatabase.logger)
-            }
-        }
-    }
-
-    /// The cells of a results answer that carry figures (not suppressed).
-    static func released(_ results: [String: Any]) -> [[String: Any]] {
-        (results["items"] as? [[String: Any]] ?? []).filter { $0["suppressed"] as? Bool == false }
-    }
-
     func hr(_ min: Double, _ max: Double) -> String { #"[{"type":"heart_rate","min":\#(min),"max":\#(max)}]"# }
-
-    /// What `NoisyPercentiles` reads from a histogram without noise, computed here on its own: each figure
-    /// clamped to the type's bounds and counted in its equal-width bin; within a bin the people are taken as
-    /// spread evenly, so the q-th percentile is interpolated linearly across the bin where the cumulative
-    /// count reaches q × people. Rounded to the type's resolution, as released.
-    static func histogramPercentile(_ q: Double, of figures: [Double], type: SampleType) -> Double {
-        let bounds = ContributionBounds.of(type)
-        let width = (bounds.upper - bounds.lower) / Double(bounds.bins)
-        var bins = [Double](repeating: 0, count: bounds.bins)
-        for figure in figures {
-            let clamped = min(max(figure, bounds.lower), bounds.upper)
-            bins[min(Int(((clamped - bounds.lower) / width).rounded(.down)), bounds.bins - 1)] += 1
-        }
-        let target = q * Double(figures.count)
-        var below = 0.0
-        for (index, count) in bins.enumerated() where count > 0 {
-            if below + count >= target {
-                return (bounds.lower + (Double(index) + (target - below) / count) * width).rounded(toMultipleOf: bounds.resolution)
-            }
-            below += count
-        }
-        return bounds.upper
-    }
-
-    /// percentile_cont: linear interpolation between the closest ranks (what the exact figures were).
-    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-        let position = fraction * Double(sorted.count - 1)
-        let lower = Int(position.rounded(.down)), upper = Int(position.rounded(.up))
-        return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
-    }
-
-    static func number(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
 
     @Test("the count gate: k − 1 people refused without the count, exactly k accepted, inclusive bounds")
     func countGate() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
-            _ = try await Self.populate(harness, Self.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             // The five women at exactly 70: the lower bound is inclusive.
             let exactlyK = try await create(harness, company, filters: hr(70, 70.5))
             #expect(exactlyK["status"] as? String == "accepted")
             #expect(exactlyK["cohortSize"] as? Int == 5)
-            #expect(Self.number(exactlyK["cellLoss"]) == 0.01)
+            #expect(GroupFixtures.number(exactlyK["cellLoss"]) == 0.01)
             // The women at 71 and 75: two people, refused, and the answer carries no count.
             let two = try await create(harness, company, filters: hr(70.5, 75))
             #expect(two["status"] as? String == "refused")
@@ -196,14 +44,14 @@ struct GroupRequestTests {
 
     @Test("k − 1 matching people are refused; one more person makes k and is accepted")
     func exactlyKMinusOne() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
-            var members = (0..<4).map { _ in Member(heartRate: [1: [70]]) }
-            _ = try await Self.populate(harness, members)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            var members = (0..<4).map { _ in GroupFixtures.Member(heartRate: [1: [70]]) }
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let fourPeople = try await create(harness, company, filters: hr(60, 80))
             #expect(fourPeople["refusalReason"] as? String == "cohort_below_threshold")
-            members = [Member(heartRate: [1: [72]])]
-            _ = try await Self.populate(harness, members)
+            members = [GroupFixtures.Member(heartRate: [1: [72]])]
+            _ = try await GroupFixtures.populate(harness, members)
             let fivePeople = try await create(harness, company, filters: hr(60, 80))
             #expect(fivePeople["status"] as? String == "accepted")
         }
@@ -215,8 +63,8 @@ struct GroupRequestTests {
     /// many figures there are (`GroupPrivacyAttackTests`).
     @Test("cohorts one person apart are accepted (no similarity refusal); each release is debited")
     func similarCohortsAreAccepted() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
-            _ = try await Self.populate(harness, Self.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let otherCompany = try await harness.activeCompany(.init(vatNumber: TestHarness.uniqueVATNumber()))
             // Women at 70–71: six people.
@@ -232,15 +80,15 @@ struct GroupRequestTests {
             #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE refusal_reason IS NOT NULL") == 0)
             // Each accepted request paid for its cohort size and its two cells: (2 + 1) × 0.01.
             let spent = try harness.object(try await harness.request(.get, "/v1/privacy/budget", token: company))
-            #expect(abs((Self.number(spent["spent"]) ?? 0) - 0.06) < 1e-9)
+            #expect(abs((GroupFixtures.number(spent["spent"]) ?? 0) - 0.06) < 1e-9)
             #expect(try await harness.int("SELECT count(*) FROM privacy_ledger") == 8)
         }
     }
 
     @Test("several filters and demographics all hold (AND)")
     func andSemantics() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
-            _ = try await Self.populate(harness, Self.standard)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let men = try await create(
                 harness, company, filters: #"[{"type":"heart_rate","min":60,"max":100},{"type":"step_count","min":8000}]"#)
@@ -257,13 +105,13 @@ struct GroupRequestTests {
 
     @Test("results equal an independent computation over the raw samples (mean; percentiles from the histogram); small cells suppressed")
     func resultsAndSuppression() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // Day 1: six people; day 2: only three of them have data.
-            let members: [Member] = [
-                Member(heartRate: [1: [60, 64], 2: [70]]), Member(heartRate: [1: [72], 2: [75, 77, 79]]), Member(heartRate: [1: [80], 2: [81]]),
-                Member(heartRate: [1: [66, 67, 68]]), Member(heartRate: [1: [90]]), Member(heartRate: [1: [55.5]]),
+            let members: [GroupFixtures.Member] = [
+                GroupFixtures.Member(heartRate: [1: [60, 64], 2: [70]]), GroupFixtures.Member(heartRate: [1: [72], 2: [75, 77, 79]]), GroupFixtures.Member(heartRate: [1: [80], 2: [81]]),
+                GroupFixtures.Member(heartRate: [1: [66, 67, 68]]), GroupFixtures.Member(heartRate: [1: [90]]), GroupFixtures.Member(heartRate: [1: [55.5]]),
             ]
-            _ = try await Self.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let request = try await create(harness, company, filters: hr(0, 300))
             let id = try #require(request["id"] as? String)
@@ -278,23 +126,23 @@ struct GroupRequestTests {
             #expect(day1["people"] as? Int == 6)
             #expect(day1["suppressed"] as? Bool == false)
             // Each figure is summed at 0.01 beats/min and the mean released at that resolution.
-            #expect(abs((Self.number(day1["mean"]) ?? 0) - means.reduce(0, +) / 6) <= 0.01)
+            #expect(abs((GroupFixtures.number(day1["mean"]) ?? 0) - means.reduce(0, +) / 6) <= 0.01)
             for (key, fraction) in [("p10", 0.1), ("p50", 0.5), ("p90", 0.9)] {
-                let released = try #require(Self.number(day1[key]), "\(key)")
-                #expect(abs(released - Self.histogramPercentile(fraction, of: means, type: .heartRate)) < 1e-9, "\(key): \(released)")
+                let released = try #require(GroupFixtures.number(day1[key]), "\(key)")
+                #expect(abs(released - GroupFixtures.histogramPercentile(fraction, of: means, type: .heartRate)) < 1e-9, "\(key): \(released)")
             }
             // Where people are dense the histogram's median is within a bin (3 beats/min) of the exact one.
-            #expect(abs((Self.number(day1["p50"]) ?? 0) - Self.percentile(means, 0.5)) <= 3)
+            #expect(abs((GroupFixtures.number(day1["p50"]) ?? 0) - GroupFixtures.percentile(means, 0.5)) <= 3)
             #expect(day1["unit"] as? String == "beats/min")
             // Every cell says how noisy it is: σ of each noise from ρ = 0.01 (a fifth to the count and the bins,
             // three fifths to the sum; heart rate is clamped to 40–160, so one person moves the sum by 60).
             let accuracy = try #require(day1["accuracy"] as? [String: Any])
-            #expect(abs((Self.number(accuracy["peopleStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
-            #expect(abs((Self.number(accuracy["sumStdDev"]) ?? 0) - (6000.0 * 6000 / (2 * 0.006)).squareRoot() * 0.01) < 0.01)
-            #expect(abs((Self.number(accuracy["binStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
-            #expect(Self.number(accuracy["binWidth"]) == 3)
-            #expect(Self.number(accuracy["rho"]) == 0.01)
-            #expect((Self.number(accuracy["meanMargin95"]) ?? 0) > 0)
+            #expect(abs((GroupFixtures.number(accuracy["peopleStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
+            #expect(abs((GroupFixtures.number(accuracy["sumStdDev"]) ?? 0) - (6000.0 * 6000 / (2 * 0.006)).squareRoot() * 0.01) < 0.01)
+            #expect(abs((GroupFixtures.number(accuracy["binStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
+            #expect(GroupFixtures.number(accuracy["binWidth"]) == 3)
+            #expect(GroupFixtures.number(accuracy["rho"]) == 0.01)
+            #expect((GroupFixtures.number(accuracy["meanMargin95"]) ?? 0) > 0)
             #expect(day2["suppressed"] as? Bool == true)
             for key in ["people", "mean", "p10", "p50", "p90"] { #expect(day2[key] == nil || day2[key] is NSNull, "\(key)") }
             let suppressedAccuracy = try #require(day2["accuracy"] as? [String: Any])
@@ -306,18 +154,18 @@ struct GroupRequestTests {
             let last = try #require(lines.last).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             #expect(Array(last.prefix(9)) == ["2026-03-02", "heart_rate", "beats/min", "", "", "", "", "", "true"])
             #expect(last.count == 15)
-            #expect(Double(last[9]) == Self.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01")
+            #expect(Double(last[9]) == GroupFixtures.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01")
         }
     }
 
     @Test("week buckets average each person's samples of the week first, then across people")
     func weekBuckets() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // 2026-03-02 is a Monday: days 2–4 fall in one ISO week, day 9 in the next.
-            let members: [Member] = (0..<5).map { index in
-                Member(heartRate: [2: [60 + Double(index)], 3: [70, 80], 9: [90]])
+            let members: [GroupFixtures.Member] = (0..<5).map { index in
+                GroupFixtures.Member(heartRate: [2: [60 + Double(index)], 3: [70, 80], 9: [90]])
             }
-            _ = try await Self.populate(harness, members)
+            _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Weekly"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
@@ -328,50 +176,50 @@ struct GroupRequestTests {
             // Person i's first week: (60 + i + 70 + 80) / 3 — every day of the week, not only its Monday.
             let firstWeek = (0..<5).map { (60 + Double($0) + 150) / 3 }
             #expect(items.map { $0["people"] as? Int } == [5, 5])
-            #expect(abs((Self.number(items[0]["mean"]) ?? 0) - firstWeek.reduce(0, +) / 5) <= 0.01)
-            #expect(Self.number(items[0]["p50"]) == Self.histogramPercentile(0.5, of: firstWeek, type: .heartRate))
-            #expect(Self.number(items[1]["mean"]) == 90)
-            #expect(Self.number(items[1]["p90"]) == Self.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
+            #expect(abs((GroupFixtures.number(items[0]["mean"]) ?? 0) - firstWeek.reduce(0, +) / 5) <= 0.01)
+            #expect(GroupFixtures.number(items[0]["p50"]) == GroupFixtures.histogramPercentile(0.5, of: firstWeek, type: .heartRate))
+            #expect(GroupFixtures.number(items[1]["mean"]) == 90)
+            #expect(GroupFixtures.number(items[1]["p90"]) == GroupFixtures.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
         }
     }
 
     @Test("a one-off window that ends mid-week holds only the window's days in its last week")
     func oneOffWindowClipsItsLastBucket() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // Monday 2 at 60, Wednesday 4 at 100: a window to Tuesday 3 holds only Monday's figure.
-            _ = try await Self.populate(harness, (0..<5).map { _ in Member(heartRate: [2: [60], 4: [100]]) })
+            _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [2: [60], 4: [100]]) })
             let company = try await harness.activeCompany()
             let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purpose":"Clipped"}"#
             let id = try #require(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String)
             let items = try #require(try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))["items"] as? [[String: Any]])
             #expect(items.map { $0["bucketStart"] as? String } == ["2026-03-02"])
-            #expect(Self.number(items.first?["mean"]) == 60)
+            #expect(GroupFixtures.number(items.first?["mean"]) == 60)
         }
     }
 
     @Test("a subscription releases each bucket once, after it closes: not today, released cells never change")
     func subscriptionReleasesEachClosedBucketOnce() async throws {
         struct Day1: Sendable { var company: String, id: String, ids: [UUID], first: [String] }
-        try await Self.acrossADay(configure: Self.refreshEverySecond, noise: NoNoise(), before: { harness in
-            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
-            for day in [5, 4, 2] { try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(day), hour: 9) }
+        try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
+            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+            for day in [5, 4, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
             let company = try await harness.activeCompany()
             let request = try await create(
                 harness, company, filters: hr(0, 300), subscription: "30",
-                window: #"{"from":"\#(Self.daysAgo(6))","to":"\#(Self.daysAgo(4))"}"#)
+                window: #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
             let id = try #require(request["id"] as? String)
             #expect((request["subscription"] as? [String: Any])?["status"] as? String == "active")
             // Released at creation: every closed day from the window's start, past its end (a subscription runs on).
             let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
             let first = try #require(read["items"] as? [[String: Any]])
-            #expect(first.map { $0["bucketStart"] as? String } == (3...6).reversed().map { Self.daysAgo($0).description })
-            #expect(Self.released(read).map { $0["people"] as? Int } == [6, 6])
+            #expect(first.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
+            #expect(GroupFixtures.released(read).map { $0["people"] as? Int } == [6, 6])
             #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 1)
             // Before the next day closes: a late upload into a released day and into the next one, and an erasure.
-            try await Self.upload(harness, [ids[0]], heartRate: 150, on: Self.daysAgo(4), hour: 20)
-            try await Self.upload(harness, [ids[0]], heartRate: 150, on: Self.daysAgo(2), hour: 20)
+            try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(4), hour: 20)
+            try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(2), hour: 20)
             _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
-            return Day1(company: company, id: id, ids: ids, first: try first.map(Self.canonical))
+            return Day1(company: company, id: id, ids: ids, first: try first.map(GroupFixtures.canonical))
         }, after: { harness, day1 in
             let (company, id) = (day1.company, day1.id)
             let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
@@ -379,18 +227,18 @@ struct GroupRequestTests {
             #expect(await eventually { (try? await harness.int(releases)) == 2 })
             let read = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
             let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
-            #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { Self.daysAgo($0).description })
+            #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
             #expect(try await harness.int(releases) == 2)
             let newest = try #require(cells.last)
             #expect(newest["people"] as? Int == 5)
-            #expect(Self.number(newest["mean"]) == 78.0)  // (110 + 4 × 70) / 5: her two readings that day, and four at 70
+            #expect(GroupFixtures.number(newest["mean"]) == 78.0)  // (110 + 4 × 70) / 5: her two readings that day, and four at 70
             // The released days never change: not by the late upload, not by the erasure.
-            #expect(try cells.prefix(4).map(Self.canonical) == day1.first)
+            #expect(try cells.prefix(4).map(GroupFixtures.canonical) == day1.first)
 
             // Nothing else has closed: reads return the same release, byte for byte; today is not released.
             let remaining = day1.ids.filter { $0 != day1.ids[1] }
-            try await Self.upload(harness, remaining, heartRate: 80, on: CalendarDate.today)
-            try await Self.upload(harness, remaining, heartRate: 80, on: Self.daysAgo(1))
+            try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: CalendarDate.today)
+            try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: GroupFixtures.daysAgo(1))
             let again = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
             #expect(again.body == read.body)
             #expect(try await harness.int(releases) == 2)
@@ -406,13 +254,13 @@ struct GroupRequestTests {
 
     @Test("a subscription none of whose buckets has closed is accepted and releases nothing yet")
     func subscriptionWithNothingClosed() async throws {
-        try await TestHarness.run(configure: { Self.smallK(&$0); Self.closedThroughTwoDaysAgo(&$0) }, noise: NoNoise()) { harness in
-            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
-            try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(1))
+        try await TestHarness.run(configure: { GroupFixtures.smallK(&$0); GroupFixtures.closedThroughTwoDaysAgo(&$0) }, noise: NoNoise()) { harness in
+            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+            try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(1))
             let company = try await harness.activeCompany()
             let request = try await create(
                 harness, company, filters: hr(0, 300), subscription: "30",
-                window: #"{"from":"\#(Self.daysAgo(1))","to":"\#(CalendarDate.today)"}"#)
+                window: #"{"from":"\#(GroupFixtures.daysAgo(1))","to":"\#(CalendarDate.today)"}"#)
             #expect(request["status"] as? String == "accepted")
             let id = try #require(request["id"] as? String)
             let results = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
@@ -430,14 +278,14 @@ struct GroupRequestTests {
     func backgroundRefreshAnnouncesNewResults() async throws {
         struct Day1: Sendable { var company: String, id: String, ids: [UUID] }
         try await WebhookReceiver.run { receiver in
-            try await Self.acrossADay(configure: Self.refreshEverySecond, noise: NoNoise(), before: { harness in
-                let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
-                try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(4))
-                try await Self.upload(harness, ids, heartRate: 80, on: Self.daysAgo(2))
+            try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
+                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
+                try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
                 let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
                 let request = try await create(
                     harness, company, filters: hr(0, 300), subscription: "30",
-                    window: #"{"from":"\#(Self.daysAgo(4))","to":"\#(Self.daysAgo(4))"}"#)
+                    window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
                 let id = try #require(request["id"] as? String)
                 // Looked at every second, but nothing closes today: neither released nor announced.
                 try await Task.sleep(for: .milliseconds(2500))
@@ -458,11 +306,11 @@ struct GroupRequestTests {
 
                 // The company reads the release the refresh stored; nothing new has closed, so no new release.
                 let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-                let cells = Self.released(read)
-                #expect(cells.map { $0["bucketStart"] as? String } == [Self.daysAgo(4).description, Self.daysAgo(2).description])
-                #expect(cells.map { Self.number($0["mean"]) } == [70, 80])
+                let cells = GroupFixtures.released(read)
+                #expect(cells.map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description, GroupFixtures.daysAgo(2).description])
+                #expect(cells.map { GroupFixtures.number($0["mean"]) } == [70, 80])
                 #expect(cells.last?["people"] as? Int == 6)
-                try await Self.upload(harness, day1.ids, heartRate: 90, on: Self.daysAgo(1))
+                try await GroupFixtures.upload(harness, day1.ids, heartRate: 90, on: GroupFixtures.daysAgo(1))
                 try await Task.sleep(for: .milliseconds(2500))
                 #expect(try await harness.int(releases) == 2)
                 #expect(await receiver.log.delivered("refresh").count == 1)
@@ -474,11 +322,11 @@ struct GroupRequestTests {
     func refreshScopeAndConcurrentReads() async throws {
         struct Day1: Sendable { var company: String, oneOff: String, ended: String, refused: String, live: String }
         try await WebhookReceiver.run { receiver in
-            try await Self.acrossADay(configure: Self.refreshEverySecond, noise: NoNoise(), before: { harness in
-                let window = #"{"from":"\#(Self.daysAgo(6))","to":"\#(Self.daysAgo(3))"}"#
-                let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
-                try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(5))
-                try await Self.upload(harness, ids, heartRate: 75, on: Self.daysAgo(2))
+            try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
+                let window = #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(3))"}"#
+                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(5))
+                try await GroupFixtures.upload(harness, ids, heartRate: 75, on: GroupFixtures.daysAgo(2))
                 let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
                 let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
                 let ended = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
@@ -524,16 +372,16 @@ struct GroupRequestTests {
     func readingResultsChangesNothing() async throws {
         struct Day1: Sendable { var company: String, email: String, id: String }
         // The refresh is off, so a closed bucket stays unreleased: whatever a read wrote would show.
-        let refreshOff: @Sendable (inout BrokerConfiguration) -> Void = { Self.smallK(&$0); $0.groupResultsRefreshInterval = nil }
-        try await Self.acrossADay(configure: refreshOff, noise: NoNoise(), before: { harness in
-            let ids = try await Self.populate(harness, (0..<6).map { _ in Member() })
-            try await Self.upload(harness, ids, heartRate: 70, on: Self.daysAgo(4))
-            try await Self.upload(harness, ids, heartRate: 80, on: Self.daysAgo(2))
+        let refreshOff: @Sendable (inout BrokerConfiguration) -> Void = { GroupFixtures.smallK(&$0); $0.groupResultsRefreshInterval = nil }
+        try await GroupFixtures.acrossADay(configure: refreshOff, noise: NoNoise(), before: { harness in
+            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+            try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
+            try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
             let account = TestHarness.Company()
             let company = try await harness.activeCompany(account)
             let request = try await create(
                 harness, company, filters: hr(0, 300), subscription: "30",
-                window: #"{"from":"\#(Self.daysAgo(4))","to":"\#(Self.daysAgo(4))"}"#)
+                window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
             return Day1(company: company, email: account.email, id: try #require(request["id"] as? String))
         }, after: { harness, day1 in
             // The day before yesterday has closed since the release at creation.
@@ -549,14 +397,14 @@ struct GroupRequestTests {
             let before = try await writes()
             let api = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
             #expect(api.status == .ok)
-            #expect(Self.released(try harness.object(api)).map { $0["bucketStart"] as? String } == [Self.daysAgo(4).description])
+            #expect(GroupFixtures.released(try harness.object(api)).map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description])
             let csv = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results?format=csv", token: day1.company)
             #expect(csv.status == .ok)
             let browser = ConsoleBrowser(harness)
             _ = try await browser.logIn(day1.email, TestHarness.Company().password)
             let page = try await browser.get("/company/group-requests/\(day1.id)")
             #expect(page.status == .ok)
-            #expect(browser.lastPage.contains(Self.daysAgo(4).description))
+            #expect(browser.lastPage.contains(GroupFixtures.daysAgo(4).description))
             #expect(try await browser.get("/company/group-requests/\(day1.id)/results.csv").status == .ok)
             #expect(try await writes() == before)
         })
@@ -588,12 +436,12 @@ struct GroupRequestTests {
 
     @Test("members' access logs show an anonymised contribution; releases are audited")
     func accessLogAndAudit() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             var person = TestHarness.Person()
             person.fiscalCode = TestHarness.uniqueFiscalCode()
             let token = try await harness.activeUser(person)
             try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: token)
-            _ = try await Self.populate(harness, (0..<5).map { _ in Member(heartRate: [1: [70]]) })
+            _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [1: [70]]) })
             let company = try await harness.activeCompany()
             let request = try await create(harness, company, filters: hr(0, 300))
             let log = try harness.object(try await harness.request(.get, "/v1/me/access-log", token: token))
@@ -612,7 +460,7 @@ struct GroupRequestTests {
 
     @Test("validation: every invalid field named, nothing stored")
     func validation() async throws {
-        try await TestHarness.run(configure: Self.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             let company = try await harness.activeCompany()
             let response = try await harness.request(
                 .post, "/v1/group-requests",

@@ -293,7 +293,7 @@ struct LocalDaysTests {
     @Test("group filters and cells use each person's daily totals, not the mean of a record")
     func groupCellsAreDistributionsOfDailyTotals() async throws {
         // Without noise (only tests can turn it off), the figures are exact up to the released resolution.
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // Six people walking 30+ short records a day, whole days in Rome; record means are about 200 steps.
             var expectedTotals: [[String: Double]] = []
             for person in 0..<6 {
@@ -315,7 +315,7 @@ struct LocalDaysTests {
             try #require(created.status == .created, "create answered \(created.status): \(harness.text(created))")
             let id = try #require(try harness.object(created)["id"] as? String)
             let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            let allCells = GroupRequestTests.released(results)
+            let allCells = GroupFixtures.released(results)
             let heartCells = allCells.filter { $0["type"] as? String == "heart_rate" }
             #expect(heartCells.count == 3 && heartCells.allSatisfy { ($0["mean"] as? NSNumber)?.doubleValue == 70 && $0["people"] as? Int == 6 })
             let cells = allCells.filter { $0["type"] as? String == "step_count" }
@@ -329,7 +329,7 @@ struct LocalDaysTests {
                 #expect(abs(mean - totals.reduce(0, +) / 6) <= 1, "\(day): \(mean)")
                 // The median comes from the histogram (bins of 500 steps), as the privacy module reads it.
                 let median = try #require((cell["p50"] as? NSNumber)?.doubleValue)
-                #expect(Self.close(median, GroupRequestTests.histogramPercentile(0.5, of: totals, type: .stepCount)), "\(day): \(median)")
+                #expect(Self.close(median, GroupFixtures.histogramPercentile(0.5, of: totals, type: .stepCount)), "\(day): \(median)")
             }
         }
     }
@@ -369,7 +369,7 @@ struct LocalDaysTests {
                     // Each peer-day's total is one value of the bucket's histogram (steps: 60 bins of 500 from 0).
                     let figures = peerTotals.flatMap { totals in days.map { totals[$0]! } }
                     let median = try #require((peerBucket["p50"] as? NSNumber)?.doubleValue)
-                    let expected = GroupRequestTests.histogramPercentile(0.5, of: figures, type: .stepCount)
+                    let expected = GroupFixtures.histogramPercentile(0.5, of: figures, type: .stepCount)
                     #expect(abs(median - expected) <= 1, "\(bucket) \(start): \(median) vs \(expected)")
                     let mean = try #require((peerBucket["mean"] as? NSNumber)?.doubleValue)
                     #expect(abs(mean - figures.reduce(0, +) / Double(figures.count)) <= 1, "\(bucket) \(start)")

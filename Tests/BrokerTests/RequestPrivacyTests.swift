@@ -254,9 +254,9 @@ struct RequestPrivacyTests {
 
     @Test("a person who blocked a company is not in its group cohorts; other companies still count them")
     func blockExcludesFromCohorts() async throws {
-        try await TestHarness.run(configure: GroupRequestTests.smallK, noise: NoNoise()) { harness in
-            let members = (0..<GroupRequestTests.k).map { _ in GroupRequestTests.Member(heartRate: [1: [70], 2: [70]]) }
-            let people = try await GroupRequestTests.populate(harness, members)
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            let members = (0..<GroupFixtures.k).map { _ in GroupFixtures.Member(heartRate: [1: [70], 2: [70]]) }
+            let people = try await GroupFixtures.populate(harness, members)
             let blocked = try await harness.activeCompany()
             var other = TestHarness.Company()
             other.vatNumber = TestHarness.uniqueVATNumber()
@@ -271,18 +271,18 @@ struct RequestPrivacyTests {
             #expect(refused["refusalReason"] as? String == "cohort_below_threshold")
             let accepted = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: bystander))
             #expect(accepted["status"] as? String == "accepted")
-            #expect(accepted["cohortSize"] as? Int == GroupRequestTests.k)
+            #expect(accepted["cohortSize"] as? Int == GroupFixtures.k)
         }
     }
 
     @Test("a member who blocks the company after a group subscription started is left out of its later releases")
     func blockExcludesFromGroupSubscriptionReleases() async throws {
         struct Day1: Sendable { var company: String, id: String, blocker: UUID }
-        try await GroupRequestTests.acrossADay(configure: GroupRequestTests.refreshEverySecond, noise: NoNoise(), before: { harness in
-            let ids = try await GroupRequestTests.populate(harness, (0..<6).map { _ in GroupRequestTests.Member() })
-            for day in [3, 2] { try await GroupRequestTests.upload(harness, ids, heartRate: 70, on: GroupRequestTests.daysAgo(day), hour: 9) }
+        try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
+            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+            for day in [3, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
             let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupRequestTests.daysAgo(3))","to":"\#(GroupRequestTests.daysAgo(2))"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#
+            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#
             let response = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
             let created = try harness.object(response)
@@ -296,10 +296,10 @@ struct RequestPrivacyTests {
             #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
             let read = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
             let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
-            let newest = try #require(cells.first { $0["bucketStart"] as? String == GroupRequestTests.daysAgo(2).description })
+            let newest = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(2).description })
             // Six people matched; the one who blocked the company since is not counted (no noise here).
             #expect(newest["people"] as? Int == 5)
-            let earlier = try #require(cells.first { $0["bucketStart"] as? String == GroupRequestTests.daysAgo(3).description })
+            let earlier = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(3).description })
             #expect(earlier["people"] as? Int == 6)
         })
     }
