@@ -104,7 +104,7 @@ struct AppleHealthImportJobTests {
                 let result = try #require(job["result"] as? [String: Any])
                 #expect(job["stored"] as? Int == result["stored"] as? Int)
                 #expect(job["bytesRead"] as? Int == job["bytesTotal"] as? Int)
-                let inDatabase = try await AppleHealthImportTests.storedSamples(harness)
+                let inDatabase = try await AppleHealthFixtures.storedSamples(harness)
                 #expect(result["stored"] as? Int == inDatabase)
 
                 // The same file imported synchronously (the code path of a small upload) for a fresh account.
@@ -126,7 +126,7 @@ struct AppleHealthImportJobTests {
             try await TestHarness.run(configure: Self.smallThreshold) { harness in
                 let token = try await harness.activeUser()
                 let truncated = Array(bytes.dropLast(200))
-                let response = try await AppleHealthImportTests.post(harness, truncated, contentType: "application/xml", token: token)
+                let response = try await AppleHealthFixtures.post(harness, truncated, contentType: "application/xml", token: token)
                 #expect(response.status == .accepted, "\(harness.text(response))")
                 let location = try #require(response.headers[.location])
                 let (_, job) = try await Self.follow(harness, location, token: token)
@@ -135,7 +135,7 @@ struct AppleHealthImportJobTests {
                 let problem = try #require(job["problem"] as? [String: Any])
                 #expect((problem["detail"] as? String)?.contains("truncated") == true, "\(problem)")
                 #expect(problem["status"] as? Int == 422)
-                #expect(try await AppleHealthImportTests.storedSamples(harness) == 0)
+                #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
 
                 // Someone else: the same 404 as an id that does not exist.
                 let other = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
@@ -144,12 +144,12 @@ struct AppleHealthImportJobTests {
                 let unknown = try await harness.request(.get, "/v1/me/imports/\(UUID().uuidString.lowercased())", token: other)
                 #expect(harness.text(foreign) == harness.text(unknown))
 
-                let good = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: token)
+                let good = try await AppleHealthFixtures.post(harness, bytes, contentType: "application/xml", token: token)
                 #expect(good.status == .accepted)
                 let (_, done) = try await Self.follow(harness, try #require(good.headers[.location]), token: token)
                 #expect(done["status"] as? String == "succeeded", "\(done)")
                 let stored = (done["result"] as? [String: Any])?["stored"] as? Int
-                let inDatabase = try await AppleHealthImportTests.storedSamples(harness)
+                let inDatabase = try await AppleHealthFixtures.storedSamples(harness)
                 #expect(stored != nil && stored == inDatabase)
             }
         }
@@ -174,9 +174,9 @@ struct AppleHealthImportJobTests {
                         try await connection.query("SET LOCAL idle_in_transaction_session_timeout = 0", logger: TestDatabase.logger)
                         try await connection.query(
                             "SELECT 1 FROM sample_arrivals WHERE user_id = \(firstID) FOR UPDATE", logger: TestDatabase.logger)
-                        let started = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: first)
+                        let started = try await AppleHealthFixtures.post(harness, bytes, contentType: "application/xml", token: first)
                         #expect(started.status == .accepted, "\(harness.text(started))")
-                        let refused = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: second)
+                        let refused = try await AppleHealthFixtures.post(harness, bytes, contentType: "application/xml", token: second)
                         #expect(refused.status == .serviceUnavailable, "\(harness.text(refused))")
                         #expect(refused.headers[.retryAfter] != nil)
                         #expect(try harness.object(refused)["type"] as? String == "https://data4help.example/problems/server-busy")
@@ -186,7 +186,7 @@ struct AppleHealthImportJobTests {
                 // Released: the first job completes, and its slot serves the second person.
                 let (_, done) = try await Self.follow(harness, location, token: first)
                 #expect(done["status"] as? String == "succeeded", "\(done)")
-                let later = try await AppleHealthImportTests.post(harness, bytes, contentType: "application/xml", token: second)
+                let later = try await AppleHealthFixtures.post(harness, bytes, contentType: "application/xml", token: second)
                 #expect(later.status == .accepted, "\(harness.text(later))")
                 let (_, secondDone) = try await Self.follow(harness, try #require(later.headers[.location]), token: second)
                 #expect(secondDone["status"] as? String == "succeeded", "\(secondDone)")
@@ -221,7 +221,7 @@ struct AppleHealthImportJobTests {
                         let location = try #require(try harness.object(started)["location"] as? String)
                         #expect(location.hasPrefix("/data/imports/"))
 
-                        let second = try await AppleHealthImportTests.post(harness, AppleHealthImportTests.exportXML, contentType: "application/xml", token: token)
+                        let second = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
                         #expect(second.status == .conflict, "\(harness.text(second))")
                         #expect(harness.text(second).contains("still running"))
 
@@ -258,8 +258,8 @@ struct AppleHealthImportJobTests {
                 let (_, final) = try await Self.follow(restarted, "/v1/me/imports/\(job)", token: token)
                 #expect(final["status"] as? String == "failed")
                 #expect((final["problem"] as? [String: Any])?["detail"] as? String == ImportJobs.restartedDetail)
-                let again = try await AppleHealthImportTests.post(
-                    restarted, AppleHealthImportTests.exportXML, contentType: "application/xml", token: token)
+                let again = try await AppleHealthFixtures.post(
+                    restarted, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
                 #expect(again.status == .ok, "\(restarted.text(again))")
             }
         }
@@ -278,7 +278,7 @@ struct AppleHealthImportJobTests {
                 #expect(run.output.contains("Read 0.0 MB of 3.0 MB (0 %), 0 records, 0 samples stored\n"), "\(run.output)")
                 let last = try #require(run.output.split(separator: "\n").last { $0.hasPrefix("Read ") })
                 #expect(last.hasPrefix("Read 3.0 MB of 3.0 MB (100 %)"), "\(last)")
-                let stored = try await AppleHealthImportTests.storedSamples(harness)
+                let stored = try await AppleHealthFixtures.storedSamples(harness)
                 #expect(last.hasSuffix(", \(stored) samples stored"), "\(last)")
                 #expect(run.output.contains("Imported \(stored) new samples"))
                 #expect(run.output.contains("Time zone in the export: Europe/Rome"))

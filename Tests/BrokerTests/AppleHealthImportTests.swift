@@ -10,28 +10,16 @@ import Testing
 /// AppleHealthParserTests; these check what a person notices — what is stored, and that bad files store nothing.
 @Suite("Apple Health import", .serialized)
 struct AppleHealthImportTests {
-    static let exportXML = Array(AppleHealthParserTests.export.utf8)
-
-    static func post(_ harness: TestHarness, _ bytes: [UInt8], contentType: String, token: String?) async throws -> TestResponse {
-        var headers: HTTPFields = [.contentType: contentType]
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        return try await harness.client.execute(
-            uri: "/v1/me/imports/apple-health", method: .post, headers: headers, body: ByteBuffer(bytes: bytes))
-    }
-
-    static func storedSamples(_ harness: TestHarness) async throws -> Int {
-        try await harness.sql("SELECT count(*) FROM samples").first?.decode(Int.self) ?? -1
-    }
 
     @Test("an export.xml is imported with units converted; importing it again stores nothing new")
     func importXMLTwice() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let first = try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: token)
+            let first = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
             #expect(first.status == .ok, "\(harness.text(first))")
             let body = try harness.object(first)
             let stored = try #require(body["stored"] as? Int)
-            #expect(stored == AppleHealthParserTests.expectedSamples.count)
+            #expect(stored == AppleHealthFixtures.expectedSamples.count)
             #expect(body["alreadyThere"] as? Int == 0 && body["repeatedInFile"] as? Int == 0)
             let skipped = try #require(body["skipped"] as? [[String: Any]])
             #expect(skipped.contains {
@@ -44,10 +32,10 @@ struct AppleHealthImportTests {
             let invalid = try #require(body["invalid"] as? [String: Any])
             #expect(invalid["count"] as? Int == 1)
             let example = try #require((invalid["examples"] as? [[String: Any]])?.first)
-            #expect(example["line"] as? Int == AppleHealthParserTests.expectedInvalid[0].line)
+            #expect(example["line"] as? Int == AppleHealthFixtures.expectedInvalid[0].line)
             #expect(example["identifier"] as? String == "HKQuantityTypeIdentifierHeartRate")
             #expect((example["reason"] as? String)?.contains("furlongs") == true)
-            #expect(try await Self.storedSamples(harness) == stored)
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == stored)
 
             // 154.3 lb is 69.99 kg; the heart rate at 08:15 +01:00 is 07:15Z.
             let weight = try harness.object(try await harness.request(.get, "/v1/me/samples?type=weight", token: token))
@@ -56,10 +44,10 @@ struct AppleHealthImportTests {
             let heart = try harness.object(try await harness.request(.get, "/v1/me/samples?type=heart_rate", token: token))
             #expect((heart["items"] as? [[String: Any]])?.first?["at"] as? String == "2024-03-01T07:15:00Z")
 
-            let again = try harness.object(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: token))
+            let again = try harness.object(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token))
             #expect(again["stored"] as? Int == 0)
             #expect(again["alreadyThere"] as? Int == stored)
-            #expect(try await Self.storedSamples(harness) == stored)
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == stored)
         }
     }
 
@@ -67,13 +55,13 @@ struct AppleHealthImportTests {
     func importZip() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let zip = AppleHealthArchiveTests.zip([
+            let zip = AppleHealthFixtures.zip([
                 .init(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-                .init(path: "apple_health_export/export.xml", data: Self.exportXML),
+                .init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML),
             ])
-            let response = try await Self.post(harness, zip, contentType: "application/zip", token: token)
+            let response = try await AppleHealthFixtures.post(harness, zip, contentType: "application/zip", token: token)
             #expect(response.status == .ok, "\(harness.text(response))")
-            #expect(try harness.object(response)["stored"] as? Int == AppleHealthParserTests.expectedSamples.count)
+            #expect(try harness.object(response)["stored"] as? Int == AppleHealthFixtures.expectedSamples.count)
         }
     }
 
@@ -81,20 +69,20 @@ struct AppleHealthImportTests {
     func localisedZip() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let spanish = AppleHealthArchiveTests.zip([
+            let spanish = AppleHealthFixtures.zip([
                 .init(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-                .init(path: "apple_health_export/exportar.xml", data: Self.exportXML),
+                .init(path: "apple_health_export/exportar.xml", data: AppleHealthFixtures.exportXML),
             ])
-            let response = try await Self.post(harness, spanish, contentType: "application/zip", token: token)
+            let response = try await AppleHealthFixtures.post(harness, spanish, contentType: "application/zip", token: token)
             #expect(response.status == .ok, "\(harness.text(response))")
-            #expect(try harness.object(response)["stored"] as? Int == AppleHealthParserTests.expectedSamples.count)
+            #expect(try harness.object(response)["stored"] as? Int == AppleHealthFixtures.expectedSamples.count)
 
-            let two = AppleHealthArchiveTests.zip([
+            let two = AppleHealthFixtures.zip([
                 .init(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-                .init(path: "apple_health_export/exportar.xml", data: Self.exportXML),
-                .init(path: "apple_health_export/exportar (1).xml", data: Self.exportXML),
+                .init(path: "apple_health_export/exportar.xml", data: AppleHealthFixtures.exportXML),
+                .init(path: "apple_health_export/exportar (1).xml", data: AppleHealthFixtures.exportXML),
             ])
-            let refused = try await Self.post(harness, two, contentType: "application/zip", token: token)
+            let refused = try await AppleHealthFixtures.post(harness, two, contentType: "application/zip", token: token)
             #expect(refused.status == .unprocessableContent)
             let detail = try #require(try harness.object(refused)["detail"] as? String)
             #expect(detail.contains("apple_health_export/exportar (1).xml, apple_health_export/exportar.xml"), "\(detail)")
@@ -129,11 +117,11 @@ struct AppleHealthImportTests {
         #expect(correlations > 10)
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let response = try await Self.post(harness, xml, contentType: "application/xml", token: token)
+            let response = try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token)
             #expect(response.status == .ok, "\(harness.text(response))")
             let first = try harness.object(response)
             let stored = try #require(first["stored"] as? Int)
-            let inDatabase = try await Self.storedSamples(harness)
+            let inDatabase = try await AppleHealthFixtures.storedSamples(harness)
             #expect(stored == inDatabase)
             #expect(first["alreadyThere"] as? Int == 0)
             // Each reading's two records appear again inside its correlation.
@@ -153,17 +141,17 @@ struct AppleHealthImportTests {
                     && reasonsGiven[2].contains("out of range") && reasonsGiven[3].contains("future"), "\(reasonsGiven)")
             #expect(first["timeZone"] as? String == "Europe/Rome")
 
-            let again = try harness.object(try await Self.post(harness, xml, contentType: "application/xml", token: token))
+            let again = try harness.object(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token))
             #expect(again["stored"] as? Int == 0)
             #expect(again["alreadyThere"] as? Int == stored + 2 * correlations, "every copy is already there")
             #expect(again["repeatedInFile"] as? Int == 0)
-            #expect(try await Self.storedSamples(harness) == stored)
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == stored)
         }
     }
 
     @Test("every refusal says precisely what is wrong, answers 422 and stores nothing; the server stays healthy")
     func badFiles() async throws {
-        let truncated = Array(Self.exportXML.prefix(Self.exportXML.count * 2 / 3))
+        let truncated = Array(AppleHealthFixtures.exportXML.prefix(AppleHealthFixtures.exportXML.count * 2 / 3))
         let laughs = Array("""
             <?xml version="1.0"?>
             <!DOCTYPE HealthData [
@@ -173,7 +161,7 @@ struct AppleHealthImportTests {
             <HealthData><Record type="&lol9;"/></HealthData>
             """.utf8)
         let zeros = [UInt8](repeating: 0, count: 8 << 20)
-        let goodZip = AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML)])
+        let goodZip = AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML)])
         let cases: [(String, [UInt8], String, String)] = [
             ("empty file", [], "application/xml", "The file is empty."),
             ("empty zip", [], "application/zip", "The file is empty."),
@@ -182,14 +170,14 @@ struct AppleHealthImportTests {
              "not an Apple Health export: its root element must be <HealthData>"),
             ("truncated halfway", truncated, "application/xml", "truncated: it ends before the closing </HealthData>"),
             ("billion laughs", laughs, "application/xml", "declares entities"),
-            ("zip without export.xml", AppleHealthArchiveTests.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
+            ("zip without export.xml", AppleHealthFixtures.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
              "contains no Apple Health export: expected apple_health_export/export.xml; it holds notes.txt"),
             ("truncated zip", Array(goodZip.prefix(goodZip.count / 2)), "application/zip", "The ZIP archive is truncated or damaged"),
-            ("encrypted zip", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML, flags: 1)]),
+            ("encrypted zip", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, flags: 1)]),
              "application/zip", "uses encryption, which is not supported"),
-            ("bzip2 zip", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: Self.exportXML, method: 12)]),
+            ("bzip2 zip", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, method: 12)]),
              "application/zip", "uses compression method 12, which is not supported"),
-            ("zip bomb", AppleHealthArchiveTests.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip",
+            ("zip bomb", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip",
              "inflates beyond the accepted size or compression ratio"),
             ("not a zip", Array("PK but not really a zip archive".utf8), "application/zip", "is not a ZIP archive"),
         ]
@@ -197,17 +185,17 @@ struct AppleHealthImportTests {
         try await TestHarness.run(configure: { $0.rateLimits.imports = nil }) { harness in
             let token = try await harness.activeUser()
             for (name, bytes, contentType, detail) in cases {
-                let response = try await Self.post(harness, bytes, contentType: contentType, token: token)
+                let response = try await AppleHealthFixtures.post(harness, bytes, contentType: contentType, token: token)
                 #expect(response.status == .unprocessableContent, "\(name): \(response.status) \(harness.text(response))")
                 #expect(response.headers[.contentType] == "application/problem+json", "\(name)")
                 let text = (try? harness.object(response)["detail"] as? String) ?? nil
                 #expect(text?.contains(detail) == true, "\(name): \(text ?? harness.text(response))")
                 #expect(text?.contains("Nothing from this file was stored") == true, "\(name)")
             }
-            #expect(try await Self.storedSamples(harness) == 0)
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
             #expect(try await harness.request(.get, "/health/ready").status == .ok)
             // Still serving imports after all that.
-            #expect(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: token).status == .ok)
+            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token).status == .ok)
         }
     }
 
@@ -215,10 +203,10 @@ struct AppleHealthImportTests {
     func rolesAndMediaTypes() async throws {
         try await TestHarness.run { harness in
             let company = try await harness.activeCompany()
-            #expect(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: company).status == .forbidden)
-            #expect(try await Self.post(harness, Self.exportXML, contentType: "application/xml", token: nil).status == .unauthorized)
+            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: company).status == .forbidden)
+            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: nil).status == .unauthorized)
             let person = try await harness.activeUser()
-            let wrongType = try await Self.post(harness, Self.exportXML, contentType: "text/plain", token: person)
+            let wrongType = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "text/plain", token: person)
             #expect(wrongType.status == .unsupportedMediaType)
             #expect(try harness.object(wrongType)["detail"] as? String
                 == "This endpoint accepts application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip) bodies.")
@@ -234,14 +222,14 @@ struct AppleHealthImportTests {
             let person = TestHarness.Person()
             try await harness.activeUser(person)
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).xml")
-            try Data(Self.exportXML).write(to: file)
+            try Data(AppleHealthFixtures.exportXML).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let run = try await D4HCommand.run(
                 ["import", "apple-health", "--email", person.email, file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(run.status == 0, "\(run.output)")
-            #expect(run.output.contains("Imported \(AppleHealthParserTests.expectedSamples.count) new samples"), "\(run.output)")
-            #expect(run.output.contains("line \(AppleHealthParserTests.expectedInvalid[0].line): HKQuantityTypeIdentifierHeartRate"))
-            #expect(try await Self.storedSamples(harness) == AppleHealthParserTests.expectedSamples.count)
+            #expect(run.output.contains("Imported \(AppleHealthFixtures.expectedSamples.count) new samples"), "\(run.output)")
+            #expect(run.output.contains("line \(AppleHealthFixtures.expectedInvalid[0].line): HKQuantityTypeIdentifierHeartRate"))
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == AppleHealthFixtures.expectedSamples.count)
             let unknown = try await D4HCommand.run(
                 ["import", "apple-health", "--email", "nobody@example.com", file.path], environment: ["DATABASE_URL": harness.databaseURL.text])
             #expect(unknown.status != 0)

@@ -8,79 +8,6 @@ import CZlib
 
 @Suite("Apple Health export parsing")
 struct AppleHealthParserTests {
-    /// A small export in Apple's shape: internal DTD subset, ExportDate, Me, one record of every mapped type, records
-    /// and correlations of other types, a workout, an activity summary, a comment and a CDATA section.
-    static let export = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE HealthData [
-        <!-- HealthKit Export Version: 13 -->
-        <!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary)*)>
-        <!ATTLIST HealthData
-          locale CDATA #REQUIRED
-        >
-        <!ELEMENT Record ((MetadataEntry|HeartRateVariabilityMetadataList)*)>
-        <!ATTLIST Record
-          type          CDATA #REQUIRED
-          unit          CDATA #IMPLIED
-          note          CDATA "a literal with ]> and <!ENTITY in it is only text"
-        >
-        <?generator Health 17.1 ?>
-        ]>
-        <HealthData locale="en_GB">
-         <ExportDate value="2024-03-02 09:00:00 +0100"/>
-         <Me HKCharacteristicTypeIdentifierDateOfBirth="1985-04-12" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale"/>
-         <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Jane&apos;s Watch" device="&lt;&lt;HKDevice: 0x2837a1e50&gt;, name:Apple Watch&gt;" unit="count/min" creationDate="2024-03-01 08:16:00 +0100" startDate="2024-03-01 08:15:00 +0100" endDate="2024-03-01 08:15:00 +0100" value="72">
-          <MetadataEntry key="HKMetadataKeyHeartRateMotionContext" value="0"/>
-         </Record>
-         <Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" creationDate="2024-03-01 09:10:00 +0100" startDate="2024-03-01 09:00:00 +0100" endDate="2024-03-01 09:10:00 +0100" value="1200"/>
-         <Record type="HKQuantityTypeIdentifierOxygenSaturation" sourceName="Watch" unit="%" startDate="2024-03-01 03:00:00 +0100" endDate="2024-03-01 03:00:00 +0100" value="0.97"/>
-         <Record type="HKQuantityTypeIdentifierBodyMass" sourceName="Withings" unit="lb" startDate="2024-03-01 07:00:00 +0100" endDate="2024-03-01 07:00:00 +0100" value="154.3"/>
-         <Record type="HKQuantityTypeIdentifierHeight" sourceName="Health" unit="ft" startDate="2024-01-01 12:00:00 +0100" endDate="2024-01-01 12:00:00 +0100" value="5.5"/>
-         <Record type='HKQuantityTypeIdentifierDistanceWalkingRunning' sourceName='iPhone' unit='mi' startDate='2024-03-01 09:00:00 -0500' endDate='2024-03-01 09:30:00 -0500' value='1.5'/>
-         <Record type="HKQuantityTypeIdentifierActiveEnergyBurned" sourceName="Watch" unit="kJ" startDate="2024-03-01 12:00:00 +0100" endDate="2024-03-01 12:05:00 +0100" value="418.4"/>
-         <Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Watch" startDate="2024-02-29 23:30:00 +0100" endDate="2024-03-01 06:45:00 +0100" value="HKCategoryValueSleepAnalysisAsleepCore"/>
-         <Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Watch" startDate="2024-02-29 23:00:00 +0100" endDate="2024-03-01 07:00:00 +0100" value="HKCategoryValueSleepAnalysisInBed"/>
-         <Record type="HKCategoryTypeIdentifierAppleStandHour" sourceName="Watch" startDate="2024-03-01 10:00:00 +0100" endDate="2024-03-01 11:00:00 +0100" value="HKCategoryValueAppleStandHourStood"/>
-         <Record type="HKCategoryTypeIdentifierAppleStandHour" sourceName="Watch" startDate="2024-03-01 11:00:00 +0100" endDate="2024-03-01 12:00:00 +0100" value="HKCategoryValueAppleStandHourIdle"/>
-         <Record type="HKQuantityTypeIdentifierBasalEnergyBurned" sourceName="Watch" unit="kcal" startDate="2024-03-01 12:00:00 +0100" endDate="2024-03-01 12:05:00 +0100" value="1.2"/>
-         <Record type="HKQuantityTypeIdentifierBasalEnergyBurned" sourceName="Watch" unit="kcal" startDate="2024-03-01 12:05:00 +0100" endDate="2024-03-01 12:10:00 +0100" value="1.3"/>
-         <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Odd app" unit="furlongs" startDate="2024-03-01 12:00:00 +0100" endDate="2024-03-01 12:00:00 +0100" value="1"/>
-         <!-- a comment is not a <Record type="HKQuantityTypeIdentifierHeartRate" value="1"/> -- -->
-         <Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Omron" creationDate="2024-03-01 08:00:00 +0100" startDate="2024-03-01 08:00:00 +0100" endDate="2024-03-01 08:00:00 +0100">
-          <MetadataEntry key="HKWasUserEntered" value="1"/>
-          <Record type="HKQuantityTypeIdentifierBloodPressureDiastolic" sourceName="Omron" unit="mmHg" startDate="2024-03-01 08:00:00 +0100" endDate="2024-03-01 08:00:00 +0100" value="80"/>
-          <Record type="HKQuantityTypeIdentifierBloodPressureSystolic" sourceName="Omron" unit="mmHg" startDate="2024-03-01 08:00:00 +0100" endDate="2024-03-01 08:00:00 +0100" value="120"/>
-         </Correlation>
-         <Correlation type="HKCorrelationTypeIdentifierFood" sourceName="MyFitnessPal" startDate="2024-03-01 13:00:00 +0100" endDate="2024-03-01 13:00:00 +0100">
-          <Record type="HKQuantityTypeIdentifierDietaryEnergyConsumed" sourceName="MyFitnessPal" unit="kcal" startDate="2024-03-01 13:00:00 +0100" endDate="2024-03-01 13:00:00 +0100" value="650"/>
-         </Correlation>
-         <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="30" durationUnit="min" sourceName="Watch" startDate="2024-03-01 18:00:00 +0100" endDate="2024-03-01 18:30:00 +0100">
-          <MetadataEntry key="HKIndoorWorkout" value="0"/>
-          <WorkoutRoute sourceName="Watch"><FileReference path="/workout-routes/route_2024-03-01_6.30pm.gpx"/></WorkoutRoute>
-         </Workout>
-         <ActivitySummary dateComponents="2024-03-01" activeEnergyBurned="400" activeEnergyBurnedUnit="Cal" appleStandHours="12"/>
-         <![CDATA[ <Record type="HKQuantityTypeIdentifierHeartRate"/> ]]>
-        </HealthData>
-
-        """
-
-    static func utc(_ text: String) -> Date {
-        ISO8601DateFormatter().date(from: text)!
-    }
-
-    static let expectedSamples: [Sample] = [
-        Sample(type: .heartRate, value: 72, at: utc("2024-03-01T07:15:00Z")),
-        Sample(type: .stepCount, value: 1200, at: utc("2024-03-01T08:00:00Z")),
-        Sample(type: .oxygenSaturation, value: 97, at: utc("2024-03-01T02:00:00Z")),
-        Sample(type: .weight, value: 154.3 * 0.453_592_37, at: utc("2024-03-01T06:00:00Z")),
-        Sample(type: .height, value: 167.64, at: utc("2024-01-01T11:00:00Z")),
-        Sample(type: .distanceWalkingRunning, value: 2414.016, at: utc("2024-03-01T14:00:00Z")),
-        Sample(type: .activeEnergyBurned, value: 100, at: utc("2024-03-01T11:00:00Z")),
-        Sample(type: .sleepingHours, value: 7.25, at: utc("2024-02-29T22:30:00Z")),
-        Sample(type: .standingHours, value: 1, at: utc("2024-03-01T09:00:00Z")),
-        Sample(type: .diastolicPressure, value: 80, at: utc("2024-03-01T07:00:00Z")),
-        Sample(type: .systolicPressure, value: 120, at: utc("2024-03-01T07:00:00Z")),
-    ]
 
     static let expectedSkipped: [AppleHealthSkip: Int] = [
         .init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis"): 1,
@@ -89,17 +16,6 @@ struct AppleHealthParserTests {
         .init(reason: .unsupportedType, identifier: "HKCorrelationTypeIdentifierFood"): 1,
         .init(reason: .unsupportedType, identifier: "HKQuantityTypeIdentifierDietaryEnergyConsumed"): 1,
     ]
-
-    /// The heart rate in furlongs: the one invalid record of `export`, on this line (counted here, not by the parser).
-    static let expectedInvalid = [AppleHealthInvalidRecord(
-        line: lineNumber(of: #"unit="furlongs""#, in: export), identifier: "HKQuantityTypeIdentifierHeartRate",
-        reason: #"its unit "furlongs" is not one Data4Help converts"#)]
-
-    /// The 1-based line of the first line of `text` containing `needle`.
-    static func lineNumber(of needle: String, in text: String) -> Int {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        return lines.firstIndex { $0.contains(needle) }! + 1
-    }
 
     /// Everything a parse produced, or the error it stopped with.
     struct Outcome: Equatable {
@@ -163,25 +79,25 @@ struct AppleHealthParserTests {
     }
 
     static func assertExpected(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(outcome.samples.count == expectedSamples.count, sourceLocation: sourceLocation)
-        for (got, want) in zip(outcome.samples, expectedSamples) {
+        #expect(outcome.samples.count == AppleHealthFixtures.expectedSamples.count, sourceLocation: sourceLocation)
+        for (got, want) in zip(outcome.samples, AppleHealthFixtures.expectedSamples) {
             #expect(got.type == want.type && got.at == want.at && abs(got.value - want.value) < 1e-9,
                     "\(got) ≠ \(want)", sourceLocation: sourceLocation)
         }
         #expect(outcome.skipped == expectedSkipped, sourceLocation: sourceLocation)
         #expect(outcome.invalidCount == 1, sourceLocation: sourceLocation)
-        #expect(outcome.invalidExamples == expectedInvalid, sourceLocation: sourceLocation)
+        #expect(outcome.invalidExamples == AppleHealthFixtures.expectedInvalid, sourceLocation: sourceLocation)
         #expect(outcome.recordsSeen == 17, sourceLocation: sourceLocation)
     }
 
     @Test("a realistic export maps every type, converts units and counts what it skips")
     func realisticExport() throws {
-        Self.assertExpected(try Self.parse(Self.export))
+        Self.assertExpected(try Self.parse(AppleHealthFixtures.export))
     }
 
     @Test("the same file split at any position, in 1-byte chunks or random chunks, gives the same result")
     func everySplit() throws {
-        let bytes = Array(Self.export.utf8)
+        let bytes = Array(AppleHealthFixtures.export.utf8)
         let whole = try Self.parse(bytes)
         for split in 0...bytes.count {
             #expect(try Self.parse(bytes, chunks: [split, bytes.count]) == whole, "split at \(split)")
@@ -201,7 +117,7 @@ struct AppleHealthParserTests {
 
     @Test("damaged exports never crash, and give the same samples or error whole as split")
     func damagedExports() throws {
-        let original = Array(Self.export.utf8)
+        let original = Array(AppleHealthFixtures.export.utf8)
         let interesting = Array("<>\"'&;/!-[]?=% x\n#".utf8)
         var random = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
@@ -224,7 +140,7 @@ struct AppleHealthParserTests {
 
     @Test("a file cut anywhere after the root starts is truncated; before it, not Apple Health or truncated")
     func truncated() throws {
-        let bytes = Array(Self.export.utf8)
+        let bytes = Array(AppleHealthFixtures.export.utf8)
         let root = bytes.firstRange(of: Array("<HealthData".utf8))!.lowerBound
         let end = bytes.lastIndex(of: UInt8(ascii: ">"))!
         Self.expect(.truncated) { _ = try Self.parse(Array(bytes[..<(bytes.count / 2)])) }
@@ -285,7 +201,7 @@ struct AppleHealthParserTests {
             <Record type="Custom&amp;Type&#x263A;" startDate="2024-03-01 08:15:00 +0000"/>
             </HealthData>
             """)
-        #expect(outcome.samples == [Sample(type: .heartRate, value: 72, at: Self.utc("2024-03-01T08:15:00Z"))])
+        #expect(outcome.samples == [Sample(type: .heartRate, value: 72, at: AppleHealthFixtures.utc("2024-03-01T08:15:00Z"))])
         #expect(outcome.skipped == [.init(reason: .unsupportedType, identifier: "Custom&Type☺"): 1])
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="a &foo; b"/></HealthData>"#) }
         Self.expectMalformed { _ = try Self.parse(#"<HealthData><Record sourceName="a & b"/></HealthData>"#) }
@@ -398,15 +314,15 @@ struct AppleHealthParserTests {
 
     @Test("dates with positive, negative, zero and colon offsets parse to UTC")
     func dates() throws {
-        #expect(AppleHealthDate.date("2024-03-01 08:15:00 +0100") == Self.utc("2024-03-01T07:15:00Z"))
-        #expect(AppleHealthDate.date("2024-03-01 00:15:00 +0100") == Self.utc("2024-02-29T23:15:00Z"))
-        #expect(AppleHealthDate.date("2023-12-31 22:30:00 -0530") == Self.utc("2024-01-01T04:00:00Z"))
-        #expect(AppleHealthDate.date("2024-06-30 12:00:00 +05:45") == Self.utc("2024-06-30T06:15:00Z"))
+        #expect(AppleHealthDate.date("2024-03-01 08:15:00 +0100") == AppleHealthFixtures.utc("2024-03-01T07:15:00Z"))
+        #expect(AppleHealthDate.date("2024-03-01 00:15:00 +0100") == AppleHealthFixtures.utc("2024-02-29T23:15:00Z"))
+        #expect(AppleHealthDate.date("2023-12-31 22:30:00 -0530") == AppleHealthFixtures.utc("2024-01-01T04:00:00Z"))
+        #expect(AppleHealthDate.date("2024-06-30 12:00:00 +05:45") == AppleHealthFixtures.utc("2024-06-30T06:15:00Z"))
         #expect(AppleHealthDate.date("1970-01-01 00:00:00 +0000") == Date(timeIntervalSince1970: 0))
         #expect(AppleHealthDate.date("1969-12-31 23:59:59 -0000") == Date(timeIntervalSince1970: -1))
-        #expect(AppleHealthDate.date("2024-03-01T08:15:00Z") == Self.utc("2024-03-01T08:15:00Z"))
+        #expect(AppleHealthDate.date("2024-03-01T08:15:00Z") == AppleHealthFixtures.utc("2024-03-01T08:15:00Z"))
         #expect(AppleHealthDate.date("2024-03-01 08:15:00.5 +0000") == Date(timeIntervalSince1970: 1_709_280_900.5))
-        #expect(AppleHealthDate.date("2400-02-29 00:00:00 +0000") == Self.utc("2400-02-29T00:00:00Z"))
+        #expect(AppleHealthDate.date("2400-02-29 00:00:00 +0000") == AppleHealthFixtures.utc("2400-02-29T00:00:00Z"))
         for bad in ["2023-02-29 00:00:00 +0000", "2024-03-01 08:15:00", "2024-13-01 08:15:00 +0000",
                     "2024-03-01 24:00:00 +0000", "2024-03-01 08:15:00 +01", "2024-3-01 08:15:00 +0100",
                     "2024-03-01 08:15:00 +0100 ", "2024-03-01 08:15:00 CET", ""] {
@@ -487,92 +403,6 @@ struct AppleHealthParserTests {
 #if canImport(CZlib)
 @Suite("Apple Health export.zip reading")
 struct AppleHealthArchiveTests {
-    /// One file to put in a test archive; the overrides forge headers the way an attacker would.
-    struct Entry {
-        var path: String
-        var data: [UInt8]
-        var deflated = true
-        var declaredSize: UInt32?
-        var flags: UInt16 = 0
-        var crc: UInt32?
-        /// Forces the compression method the headers declare (12 is bzip2, which the reader does not implement).
-        var method: UInt16?
-    }
-
-    static func rawDeflate(_ data: [UInt8]) -> [UInt8] {
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            deflateEnd(stream)
-            stream.deallocate()
-        }
-        let status = deflateInit2_(stream, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                                   Int32(MemoryLayout<z_stream>.size))
-        precondition(status == Z_OK)
-        var input = data
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, UInt(data.count))))
-        input.withUnsafeMutableBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { output in
-                stream.pointee.next_in = input.baseAddress
-                stream.pointee.avail_in = UInt32(input.count)
-                stream.pointee.next_out = output.baseAddress
-                stream.pointee.avail_out = UInt32(output.count)
-                precondition(deflate(stream, Z_FINISH) == Z_STREAM_END)
-            }
-        }
-        output.removeLast(Int(stream.pointee.avail_out))
-        return output
-    }
-
-    static func crc(_ data: [UInt8]) -> UInt32 {
-        UInt32(data.withUnsafeBufferPointer { crc32(0, $0.baseAddress, UInt32($0.count)) })
-    }
-
-    /// A ZIP archive as `zip` or the iPhone writes one: local headers and data, central directory, end record.
-    static func zip(_ entries: [Entry]) -> [UInt8] {
-        var archive: [UInt8] = []
-        var directory: [UInt8] = []
-        for entry in entries {
-            let stored = entry.deflated ? rawDeflate(entry.data) : entry.data
-            let name = Array(entry.path.utf8)
-            let offset = UInt32(archive.count)
-            func common(_ bytes: inout [UInt8]) {
-                bytes.le16(20)
-                bytes.le16(entry.flags)
-                bytes.le16(entry.method ?? (entry.deflated ? 8 : 0))
-                bytes.le16(0)  // time
-                bytes.le16(0x21)  // 1980-01-01
-                bytes.le32(entry.crc ?? crc(entry.data))
-                bytes.le32(UInt32(stored.count))
-                bytes.le32(entry.declaredSize ?? UInt32(entry.data.count))
-                bytes.le16(UInt16(name.count))
-                bytes.le16(0)  // extra
-            }
-            archive.le32(0x0403_4B50)
-            common(&archive)
-            archive += name + stored
-            directory.le32(0x0201_4B50)
-            directory.le16(0x031E)  // made by Unix
-            common(&directory)
-            directory.le16(0)  // comment
-            directory.le16(0)  // disk
-            directory.le16(0)  // internal attributes
-            directory.le32(0)  // external attributes
-            directory.le32(offset)
-            directory += name
-        }
-        let directoryOffset = UInt32(archive.count)
-        archive += directory
-        archive.le32(0x0605_4B50)
-        archive.le16(0)
-        archive.le16(0)
-        archive.le16(UInt16(entries.count))
-        archive.le16(UInt16(entries.count))
-        archive.le32(UInt32(directory.count))
-        archive.le32(directoryOffset)
-        archive.le16(0)
-        return archive
-    }
 
     /// Writes `bytes` to a temporary file and runs `body` with its URL.
     static func withFile<R>(_ bytes: [UInt8], _ body: (URL) throws -> R) throws -> R {
@@ -596,17 +426,17 @@ struct AppleHealthArchiveTests {
         return AppleHealthParserTests.outcome(parser, samples)
     }
 
-    static let export = Array(AppleHealthParserTests.export.utf8)
+    static let export = Array(AppleHealthFixtures.export.utf8)
 
     @Test("export.xml is streamed out of an iPhone-like export.zip, deflated or stored")
     func exportZip() throws {
         for deflated in [true, false] {
-            let archive = Self.zip([
-                Entry(path: "apple_health_export/", data: [], deflated: false),
-                Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-                Entry(path: "__MACOSX/apple_health_export/._export.xml", data: [0, 5, 22, 7]),
-                Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
-                Entry(path: "apple_health_export/export.xml", data: Self.export, deflated: deflated),
+            let archive = AppleHealthFixtures.zip([
+                AppleHealthFixtures.Entry(path: "apple_health_export/", data: [], deflated: false),
+                AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._export.xml", data: [0, 5, 22, 7]),
+                AppleHealthFixtures.Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
+                AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export, deflated: deflated),
             ])
             try Self.withFile(archive) { url in
                 let entry = try AppleHealthArchive(contentsOf: url).exportXML
@@ -626,14 +456,14 @@ struct AppleHealthArchiveTests {
 
     @Test("an archive without export.xml, garbage, or a damaged archive is refused")
     func notAnExport() throws {
-        let withoutExport = Self.zip([
-            Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            Entry(path: "export.xml.bak", data: Self.export),
+        let withoutExport = AppleHealthFixtures.zip([
+            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            AppleHealthFixtures.Entry(path: "export.xml.bak", data: Self.export),
         ])
         try Self.withFile(withoutExport) { url in
             AppleHealthParserTests.expect(.noExportXML(found: ["apple_health_export/export_cda.xml", "export.xml.bak"])) { _ = try Self.read(url) }
         }
-        try Self.withFile(Self.zip([])) { url in
+        try Self.withFile(AppleHealthFixtures.zip([])) { url in
             AppleHealthParserTests.expect(.noExportXML(found: [])) { _ = try Self.read(url) }
         }
         let garbage = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }
@@ -645,11 +475,11 @@ struct AppleHealthArchiveTests {
         try Self.withFile([]) { url in
             AppleHealthParserTests.expect(.empty) { _ = try Self.read(url, format: .zip) }
         }
-        let good = Self.zip([Entry(path: "apple_health_export/export.xml", data: Self.export)])
+        let good = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export)])
         try Self.withFile(Array(good[..<(good.count / 2)])) { url in
             AppleHealthParserTests.expect(.damagedZip("it has no central directory: the file was probably cut short")) { _ = try Self.read(url) }
         }
-        let badCRC = Self.zip([Entry(path: "export.xml", data: Self.export, crc: 0xDEAD_BEEF)])
+        let badCRC = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, crc: 0xDEAD_BEEF)])
         try Self.withFile(badCRC) { url in
             AppleHealthParserTests.expect(.damagedZip("the export fails its CRC-32 check")) { _ = try Self.read(url) }
         }
@@ -674,29 +504,29 @@ struct AppleHealthArchiveTests {
 
     @Test("an iPhone in another language names the export exportar.xml: the one .xml beside export_cda.xml is taken")
     func localisedExport() throws {
-        let spanish = Self.zip([
-            Entry(path: "apple_health_export/", data: [], deflated: false),
-            Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            Entry(path: "apple_health_export/exportar.xml", data: Self.export),
-            Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
-            Entry(path: "__MACOSX/apple_health_export/._exportar.xml", data: [0, 5, 22, 7]),
+        let spanish = AppleHealthFixtures.zip([
+            AppleHealthFixtures.Entry(path: "apple_health_export/", data: [], deflated: false),
+            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
+            AppleHealthFixtures.Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
+            AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._exportar.xml", data: [0, 5, 22, 7]),
         ])
         try Self.withFile(spanish) { url in
             #expect(try AppleHealthArchive(contentsOf: url).exportXML.path == "apple_health_export/exportar.xml")
             AppleHealthParserTests.assertExpected(try Self.read(url))
         }
         // export.xml is preferred to any other name.
-        let both = Self.zip([
-            Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            Entry(path: "apple_health_export/exportar.xml", data: Array("<HealthData/>".utf8)),
-            Entry(path: "apple_health_export/export.xml", data: Self.export),
+        let both = AppleHealthFixtures.zip([
+            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Array("<HealthData/>".utf8)),
+            AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export),
         ])
         try Self.withFile(both) { url in AppleHealthParserTests.assertExpected(try Self.read(url)) }
         // Two candidates: refused, naming both.
-        let two = Self.zip([
-            Entry(path: "apple_health_export/exportar_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            Entry(path: "apple_health_export/exportar.xml", data: Self.export),
-            Entry(path: "apple_health_export/notes.xml", data: Array("<notes/>".utf8)),
+        let two = AppleHealthFixtures.zip([
+            AppleHealthFixtures.Entry(path: "apple_health_export/exportar_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
+            AppleHealthFixtures.Entry(path: "apple_health_export/notes.xml", data: Array("<notes/>".utf8)),
         ])
         try Self.withFile(two) { url in
             AppleHealthParserTests.expect(.severalExports(["apple_health_export/exportar.xml", "apple_health_export/notes.xml"])) {
@@ -708,11 +538,11 @@ struct AppleHealthArchiveTests {
 
     @Test("encrypted and ZIP64 archives are refused with a clear reason")
     func unsupported() throws {
-        let encrypted = Self.zip([Entry(path: "export.xml", data: Self.export, flags: 1)])
+        let encrypted = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, flags: 1)])
         try Self.withFile(encrypted) { url in
             AppleHealthParserTests.expect(.unsupportedZip("encryption")) { _ = try Self.read(url) }
         }
-        let zip64 = Self.zip([Entry(path: "export.xml", data: Self.export, declaredSize: 0xFFFF_FFFF)])
+        let zip64 = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 0xFFFF_FFFF)])
         try Self.withFile(zip64) { url in
             AppleHealthParserTests.expect(.unsupportedZip("ZIP64 (an export.xml over 4 GiB)")) { _ = try Self.read(url) }
         }
@@ -722,19 +552,19 @@ struct AppleHealthArchiveTests {
     @Test("zip bombs are refused from their declared sizes, or as soon as inflating passes them")
     func zipBombs() throws {
         // Over the size limit, as declared.
-        let honest = Self.zip([Entry(path: "export.xml", data: Self.export)])
+        let honest = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export)])
         try Self.withFile(honest) { url in
             AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1000) }
             AppleHealthParserTests.assertExpected(try Self.read(url, limit: UInt64(Self.export.count)))
         }
         // Declared compression ratio above 1000:1: 8 MB of zeros deflate to about 8 KB.
         let zeros = [UInt8](repeating: 0, count: 8 << 20)
-        #expect(zeros.count / Self.rawDeflate(zeros).count > 1000)
-        try Self.withFile(Self.zip([Entry(path: "export.xml", data: zeros)])) { url in
+        #expect(zeros.count / AppleHealthFixtures.rawDeflate(zeros).count > 1000)
+        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: zeros)])) { url in
             AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
         }
         // A lying header: small data declaring 1 GiB.
-        try Self.withFile(Self.zip([Entry(path: "export.xml", data: Self.export, declaredSize: 1 << 30)])) { url in
+        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 1 << 30)])) { url in
             AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
         }
         // A lying header the other way: 4 MB of records declared as 100 kB stop at 100 kB, not at 4 MB.
@@ -742,7 +572,7 @@ struct AppleHealthArchiveTests {
         let record = Array(#" <Record type="HKQuantityTypeIdentifierBasalEnergyBurned" unit="kcal" startDate="2024-03-01 12:00:00 +0100" value="1.2"/>\n"#.utf8)
         while big.count < 4 << 20 { big += record }
         big += Array("</HealthData>\n".utf8)
-        try Self.withFile(Self.zip([Entry(path: "export.xml", data: big, declaredSize: 100_000)])) { url in
+        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big, declaredSize: 100_000)])) { url in
             let reader = try AppleHealthExportReader(contentsOf: url, chunkSize: 16 * 1024)
             var delivered = 0
             AppleHealthParserTests.expect(.zipBomb) {
@@ -752,7 +582,7 @@ struct AppleHealthArchiveTests {
             AppleHealthParserTests.expect(.zipBomb) { _ = try reader.next() }  // and it stays refused
         }
         // The same with an honest header but a limit below its size is refused before inflating.
-        try Self.withFile(Self.zip([Entry(path: "export.xml", data: big)])) { url in
+        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big)])) { url in
             AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1 << 20) }
             let outcome = try Self.read(url, chunkSize: 64 * 1024)
             #expect(outcome.skipped("HKQuantityTypeIdentifierBasalEnergyBurned") == outcome.recordsSeen)
@@ -760,15 +590,4 @@ struct AppleHealthArchiveTests {
     }
 }
 
-private extension Array where Element == UInt8 {
-    mutating func le16(_ value: UInt16) {
-        append(UInt8(value & 0xFF))
-        append(UInt8(value >> 8))
-    }
-
-    mutating func le32(_ value: UInt32) {
-        le16(UInt16(value & 0xFFFF))
-        le16(UInt16(value >> 16))
-    }
-}
 #endif

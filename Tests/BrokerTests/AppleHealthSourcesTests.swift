@@ -60,7 +60,7 @@ struct AppleHealthSourcesTests {
             ]
             let xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<HealthData locale="it_IT">"# + "\n"
                 + #" <ExportDate value="\#(Chart.appleDate(Date()))"/>"# + "\n" + records.joined(separator: "\n") + "\n</HealthData>\n"
-            let imported = try await AppleHealthImportTests.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
+            let imported = try await AppleHealthFixtures.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
             #expect(imported.status == .ok, "\(harness.text(imported))")
             let skipped = try harness.object(imported)["skipped"] as? [[String: Any]] ?? []
             #expect(skipped.contains {

@@ -117,7 +117,7 @@ struct ImportedChartTests {
             let today = CalendarDate(Date(), in: Self.rome)
             let days = (1...7).map { today.adding(days: -$0) }.reversed().map { $0 }
             let export = Self.export(days: days)
-            let imported = try await AppleHealthImportTests.post(
+            let imported = try await AppleHealthFixtures.post(
                 harness, Array(export.xml.utf8), contentType: "application/xml", token: parties.person)
             #expect(imported.status == .ok, "import answered \(imported.status): \(harness.text(imported))")
             let me = try harness.object(try await harness.request(.get, "/v1/me", token: parties.person))

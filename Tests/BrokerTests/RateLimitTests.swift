@@ -247,13 +247,13 @@ struct RateLimitTests {
         let clock = ManualClock()
         try await TestHarness.run(configure: Self.configure(clock, [.imports: .perHour(1)])) { harness in
             let token = try await harness.activeUser()
-            let xml = AppleHealthImportTests.exportXML
-            #expect(try await AppleHealthImportTests.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
+            let xml = AppleHealthFixtures.exportXML
+            #expect(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
             let stored = try await harness.int("SELECT count(*) FROM samples")
-            let limited = try await AppleHealthImportTests.post(harness, xml, contentType: "application/xml", token: token)
+            let limited = try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token)
             #expect(try expectRateLimited(limited, harness) == 3600)
             clock.advance(by: .seconds(3600))
-            #expect(try await AppleHealthImportTests.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
+            #expect(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
             #expect(try await harness.int("SELECT count(*) FROM samples") == stored)
         }
     }
