@@ -33,7 +33,7 @@ struct APIKeyScopeTests {
                 (.patch, "/v1/me", #"{"email":"attacker@example.com","currentPassword":"\#(company.password)"}"#),
                 (.patch, "/v1/me", #"{"password":"attacker-password-1","currentPassword":"\#(company.password)"}"#),
                 (.delete, "/v1/me", #"{"password":"\#(company.password)"}"#),
-                (.put, "/v1/webhook", #"{"url":"https://attacker.example.com/hook","secret":"\#(WebhookTests.secret)"}"#),
+                (.put, "/v1/webhook", #"{"url":"https://attacker.example.com/hook","secret":"\#(WebhookFixtures.secret)"}"#),
                 (.delete, "/v1/webhook", nil),
             ]
             for (method, path, body) in attempts {

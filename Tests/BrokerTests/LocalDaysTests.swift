@@ -337,9 +337,9 @@ struct LocalDaysTests {
     @Test("peer statistics compare daily totals: each peer's total for the day, and a week's days' totals")
     func peersCompareDailyTotals() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(StatisticsTests.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             var peerTotals: [[String: Double]] = []
-            for (index, birth) in StatisticsTests.peerBirthDates.prefix(3).enumerated() {
+            for (index, birth) in StatisticsFixtures.peerBirthDates.prefix(3).enumerated() {
                 let id = try #require(UUID(uuidString: try await harness.insertPerson(birthDate: birth, sex: "F")))
                 _ = try await harness.sql("UPDATE users SET time_zone = 'Europe/Rome' WHERE account_id = '\(id)'")
                 let records = Self.stepRecords(days: Self.dstDays, seed: UInt64(200 + index))

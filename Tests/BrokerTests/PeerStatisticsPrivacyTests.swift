@@ -13,11 +13,11 @@ import Testing
 @Suite("Peer statistics privacy", .serialized)
 struct PeerStatisticsPrivacyTests {
     /// A woman aged 35 this whole year: her band is "women aged 30–39".
-    static func caller() -> TestHarness.Person { StatisticsTests.caller() }
+    static func caller() -> TestHarness.Person { StatisticsFixtures.caller() }
     /// A birth date in the caller's band on every day of the last few weeks.
-    static var peerBirthDate: String { StatisticsTests.peerBirthDates[0] }
+    static var peerBirthDate: String { StatisticsFixtures.peerBirthDates[0] }
 
-    static func day(_ offset: Int) -> String { StatisticsTests.day(offset) }
+    static func day(_ offset: Int) -> String { StatisticsFixtures.day(offset) }
 
     /// `count` women of the caller's band inserted at once, each with one heart-rate reading of `value` on
     /// each of `days`: cheap accounts an attacker controls, or a crowd of ordinary peers.

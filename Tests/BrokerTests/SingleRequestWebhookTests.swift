@@ -10,10 +10,10 @@ struct SingleRequestWebhookTests {
     @Test("accept, new data and the person's revocation arrive as signed events, in order, and the cursor works")
     func lifecycleEvents() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: WebhookTests.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let parties = try await harness.requestParties()
                 let registered = try await harness.request(
-                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("lifecycle"))","secret":"\#(WebhookTests.secret)"}"#,
+                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("lifecycle"))","secret":"\#(WebhookFixtures.secret)"}"#,
                     token: parties.company)
                 #expect(registered.status == .ok)
                 try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
@@ -24,7 +24,7 @@ struct SingleRequestWebhookTests {
                 #expect(await eventually { await receiver.log.delivered("lifecycle").count == 3 })
 
                 let events = try await receiver.log.delivered("lifecycle").map { received in
-                    #expect(WebhookSignature.verify(header: received.signature ?? "", body: received.body, secret: WebhookTests.secret))
+                    #expect(WebhookSignature.verify(header: received.signature ?? "", body: received.body, secret: WebhookFixtures.secret))
                     return try #require(try JSONSerialization.jsonObject(with: received.body) as? [String: Any])
                 }
                 #expect(events.map { $0["type"] as? String } == ["single_request.accepted", "subscription.data_available", "subscription.ended"])
@@ -43,10 +43,10 @@ struct SingleRequestWebhookTests {
     @Test("a refusal and a block's refusals send the sender no webhook (issue 17); an acceptance does")
     func refusals() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: WebhookTests.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let parties = try await harness.requestParties()
                 _ = try await harness.request(
-                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("refusals"))","secret":"\#(WebhookTests.secret)"}"#,
+                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("refusals"))","secret":"\#(WebhookFixtures.secret)"}"#,
                     token: parties.company)
                 let accepted = try await harness.sentRequestID(parties)
                 _ = try await harness.request(.post, "/v1/single-requests/\(accepted)/accept", token: parties.person)

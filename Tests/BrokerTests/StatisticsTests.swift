@@ -91,25 +91,6 @@ struct StatisticsTests {
         try #require(response.status == .ok, "upload answered \(response.status): \(harness.text(response))")
     }
 
-    static var year: Int { CalendarDate.today.year }
-
-    /// A woman aged 35 this whole year (born on 1 January): her peers are "women aged 30–39".
-    static func caller() -> TestHarness.Person {
-        let birth = "\(year - 35)-01-01"
-        return TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode(birthDate: birth, sex: "F"), birthDate: birth, sex: "F")
-    }
-
-    /// Birth dates of women in the caller's band (aged 31–38 whatever today's date).
-    static let peerBirthDates = ["\(year - 33)-06-15", "\(year - 38)-12-31", "\(year - 32)-03-03", "\(year - 37)-09-09", "\(year - 31)-07-07"]
-
-    static func day(_ offset: Int, from date: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.string(from: date.addingTimeInterval(Double(offset) * 86_400))
-    }
-
     // MARK: Own
 
     // These tests do not look at peers, but their requests publish the window's closed days: without noise
@@ -133,7 +114,7 @@ struct StatisticsTests {
     @Test("own statistics by day: count, mean, min and max of each UTC day in the window")
     func ownByDay() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=day")
             #expect(result.own == [
@@ -154,7 +135,7 @@ struct StatisticsTests {
     @Test("own statistics by week: weeks start on Monday")
     func ownByWeek() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=week")
             #expect(result.own == [
@@ -170,7 +151,7 @@ struct StatisticsTests {
     @Test("own statistics by month: months start on the first")
     func ownByMonth() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=month")
             #expect(result.own == [
@@ -187,26 +168,26 @@ struct StatisticsTests {
     @Test("the bucket defaults to day and the window to the last 30 days, today included")
     func defaultWindow() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, [
-                ("heart_rate", 60, Self.day(0) + "T00:00:00Z"),
-                ("heart_rate", 70, Self.day(-29) + "T00:00:00Z"),
-                ("heart_rate", 80, Self.day(-30) + "T23:59:59.999999Z"),
+                ("heart_rate", 60, StatisticsFixtures.day(0) + "T00:00:00Z"),
+                ("heart_rate", 70, StatisticsFixtures.day(-29) + "T00:00:00Z"),
+                ("heart_rate", 80, StatisticsFixtures.day(-30) + "T23:59:59.999999Z"),
             ], token)
             let result = try await statistics(harness, token, "type=heart_rate")
             #expect(result.body["bucket"] as? String == "day")
-            #expect(result.own.map(\.start) == [Self.day(-29), Self.day(0)])
+            #expect(result.own.map(\.start) == [StatisticsFixtures.day(-29), StatisticsFixtures.day(0)])
             #expect(result.own.map(\.mean) == [70, 60])
             // `to` alone: the window is the 30 days ending there.
-            let ending = try await statistics(harness, token, "type=heart_rate&to=\(Self.day(-1))")
-            #expect(ending.own.map(\.start) == [Self.day(-30), Self.day(-29)])
+            let ending = try await statistics(harness, token, "type=heart_rate&to=\(StatisticsFixtures.day(-1))")
+            #expect(ending.own.map(\.start) == [StatisticsFixtures.day(-30), StatisticsFixtures.day(-29)])
         }
     }
 
     @Test("no data is an empty own list")
     func noData() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             let result = try await statistics(harness, token, "type=step_count")
             #expect(result.own.isEmpty)
             #expect(result.body["type"] as? String == "step_count")
@@ -230,7 +211,7 @@ struct StatisticsTests {
         ("type=blood_sugar", "type"),
         ]
         try await TestHarness.run { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             for (query, field) in cases {
                 let response = try await harness.request(.get, "/v1/me/statistics?\(query)", token: token)
                 #expect(response.status == .unprocessableContent, "\(query): \(harness.text(response))")
@@ -244,7 +225,7 @@ struct StatisticsTests {
     @Test("the window is bounded by its buckets: 400 days of days, 2,800 of weeks, ten years of months; one day more is a 422 naming from")
     func windowBoundedByBuckets() async throws {
         try await TestHarness.run(configure: { $0.rateLimits = .unlimited }) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             // (bucket, the longest window's first day, to = 2026-03-31)
             let longest = [("day", "2025-02-25"), ("week", "2018-08-01"), ("month", "2016-03-23")]
             for (bucket, from) in longest {
@@ -266,7 +247,7 @@ struct StatisticsTests {
     func rateLimited() async throws {
         let clock = ManualClock()
         try await TestHarness.run(configure: RateLimitTests.configure(clock, [.statistics: .perMinute(3)])) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             for _ in 0..<3 {
                 #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token).status == .ok)
             }
@@ -284,7 +265,7 @@ struct StatisticsTests {
     @Test("a missing type is a 422")
     func missingType() async throws {
         try await TestHarness.run { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             let response = try await harness.request(.get, "/v1/me/statistics?bucket=day", token: token)
             #expect(response.status == .unprocessableContent, "\(harness.text(response))")
             #expect(response.headers[.contentType] == "application/problem+json")
@@ -319,7 +300,7 @@ struct StatisticsTests {
 
     /// The offset from today of the Monday on or before the day `offset` days from today.
     static func monday(onOrBefore offset: Int) -> Int {
-        let dayNumber = CalendarDate(iso: day(offset))!.dayNumber
+        let dayNumber = CalendarDate(iso: StatisticsFixtures.day(offset))!.dayNumber
         return offset - (dayNumber + 3) % 7  // 1970-01-05, day number 4, was a Monday
     }
 
@@ -331,7 +312,7 @@ struct StatisticsTests {
         ]
         try await TestHarness.run { harness in
             for (sex, age, name) in cases {
-                let birth = "\(Self.year - age)-01-01"
+                let birth = "\(StatisticsFixtures.year - age)-01-01"
                 let token = try await harness.activeUser(TestHarness.Person(
                     fiscalCode: TestHarness.uniqueFiscalCode(birthDate: birth, sex: sex), birthDate: birth, sex: sex))
                 let result = try await statistics(harness, token, "type=heart_rate")
@@ -343,12 +324,12 @@ struct StatisticsTests {
     @Test("with the default GROUP_MIN_COHORT, a handful of peers is not enough: available false and no buckets")
     func defaultCohortHidesPeers() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
-            for birth in Self.peerBirthDates {
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
+            for birth in StatisticsFixtures.peerBirthDates {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, Self.day(-5), [70])
+                try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-5), [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-10))&to=\(Self.day(0))")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-10))&to=\(StatisticsFixtures.day(0))")
             #expect(result.available == false)
             #expect(result.peers.isEmpty)
             #expect(result.group == "women aged 30–39")
@@ -358,19 +339,19 @@ struct StatisticsTests {
     @Test("with k = 3, per closed day: people, mean and histogram percentiles; a day with fewer than k peers is left out, and so are today and yesterday (not closed); men, other ages and other types do not count, the caller does")
     func peersByDay() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
-            let (d1, d2, d3) = (Self.day(-6), Self.day(-5), Self.day(-4))
-            let a = try await harness.insertPerson(birthDate: Self.peerBirthDates[0], sex: "F")
-            let b = try await harness.insertPerson(birthDate: Self.peerBirthDates[1], sex: "F")
-            let c = try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F")
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
+            let (d1, d2, d3) = (StatisticsFixtures.day(-6), StatisticsFixtures.day(-5), StatisticsFixtures.day(-4))
+            let a = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F")
+            let b = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[1], sex: "F")
+            let c = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F")
             // Peer d is a registered person who uploads through the API.
-            let dBirth = Self.peerBirthDates[3]
+            let dBirth = StatisticsFixtures.peerBirthDates[3]
             let d = try await harness.activeUser(TestHarness.Person(
                 fiscalCode: TestHarness.uniqueFiscalCode(birthDate: dBirth, sex: "F"), birthDate: dBirth, sex: "F"))
-            let man = try await harness.insertPerson(birthDate: "\(Self.year - 35)-02-02", sex: "M")
-            let older = try await harness.insertPerson(birthDate: "\(Self.year - 45)-05-05", sex: "F")
-            let younger = try await harness.insertPerson(birthDate: "\(Self.year - 25)-05-05", sex: "F")
-            let otherType = try await harness.insertPerson(birthDate: Self.peerBirthDates[4], sex: "F")
+            let man = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-02-02", sex: "M")
+            let older = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 45)-05-05", sex: "F")
+            let younger = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 25)-05-05", sex: "F")
+            let otherType = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[4], sex: "F")
 
             // d1: four peers and the caller, who is one of her band like everyone else.
             try await rollup(harness, a, .heartRate, d1, [60])
@@ -389,12 +370,12 @@ struct StatisticsTests {
             try await rollup(harness, c, .heartRate, d3, [67])
             // Yesterday and today have not closed: never in peer figures, however many peers.
             for offset in [-1, 0] {
-                for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, Self.day(offset), [80]) }
+                for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(offset), [80]) }
             }
             // Outside the window.
-            for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, Self.day(-8), [60]) }
+            for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-8), [60]) }
 
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-7))&to=\(Self.day(0))&bucket=day")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(0))&bucket=day")
             #expect(result.available == true)
             #expect(result.group == "women aged 30–39")
             // By hand. Heart rate's bins are 3 beats/min wide from 40. d1: 60, 75, 90, 100, 150 are in bins 6, 11,
@@ -419,16 +400,16 @@ struct StatisticsTests {
     @Test("a week or a month composes its days: the mean weighs every peer-day, people is the mean day's count, and k applies to that mean day")
     func peersByWeekAndMonth() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             var ids: [String] = []
-            for birth in Self.peerBirthDates.prefix(3) { ids.append(try await harness.insertPerson(birthDate: birth, sex: "F")) }
+            for birth in StatisticsFixtures.peerBirthDates.prefix(3) { ids.append(try await harness.insertPerson(birthDate: birth, sex: "F")) }
             // Two whole closed weeks, Monday to Sunday.
             let monday = Self.monday(onOrBefore: -16)
             var figures: [String: [Double]] = [:]
             // Week 1: every peer every day. a: three readings of 60 and one of 100 on Monday (that day's
             // figure is 70), 60 on the other days; b 80 and c 120 every day.
             for offset in monday..<(monday + 7) {
-                let day = Self.day(offset)
+                let day = StatisticsFixtures.day(offset)
                 try await rollup(harness, ids[0], .heartRate, day, offset == monday ? [60, 60, 60, 100] : [60])
                 try await rollup(harness, ids[1], .heartRate, day, [80])
                 try await rollup(harness, ids[2], .heartRate, day, [120])
@@ -436,26 +417,26 @@ struct StatisticsTests {
             }
             // Week 2: each peer on two days only: three peers in the week, but about one on its mean day.
             for (index, offset) in [monday + 7, monday + 8, monday + 9, monday + 10, monday + 11, monday + 12].enumerated() {
-                try await rollup(harness, ids[index % 3], .heartRate, Self.day(offset), [70])
-                figures[Self.day(offset)] = [70]
+                try await rollup(harness, ids[index % 3], .heartRate, StatisticsFixtures.day(offset), [70])
+                figures[StatisticsFixtures.day(offset)] = [70]
             }
-            let window = "from=\(Self.day(monday))&to=\(Self.day(monday + 13))"
+            let window = "from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(monday + 13))"
 
             let weeks = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=week")
             #expect(weeks.available == true)
             // By hand: 21 peer-days, mean (70 + 6 × 60 + 7 × 80 + 7 × 120) / 21 = 87.14; bins 6 (60) ×6, 10 (70) ×1,
             // 13 (80) ×7, 26 (120) ×7: p10 (rank 2.1) = 40 + 3 × (6 + 2.1/6) = 59.05, p50 (10.5) = 40 + 3 × 13.5 =
             // 80.5, p90 (18.9) = 40 + 3 × 26.7 = 120.1.
-            #expect(weeks.peers == [PeerBucket(start: Self.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)])
+            #expect(weeks.peers == [PeerBucket(start: StatisticsFixtures.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)])
 
             // Months: each month bucket composes the window's days in it and starts on its first. Week 1 alone
             // has three peers every day, so whichever months it spans are shown; over both weeks a month is
             // shown only if its mean day still has three (it depends on where the month ends).
             for last in [monday + 6, monday + 13] {
-                let months = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(monday))&to=\(Self.day(last))&bucket=month")
+                let months = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(last))&bucket=month")
                 var byMonth: [String: (days: Int, figures: [Double])] = [:]
                 for offset in monday...last {
-                    let day = Self.day(offset)
+                    let day = StatisticsFixtures.day(offset)
                     let start = String(day.prefix(8)) + "01"
                     byMonth[start, default: (0, [])].days += 1
                     byMonth[start, default: (0, [])].figures += figures[day] ?? []
@@ -474,13 +455,13 @@ struct StatisticsTests {
     @Test("peers spread over the days so that no day reaches k: nothing is shown, not even their month, and available is false")
     func spreadPeersShowNothing() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
-            for (index, birth) in Self.peerBirthDates.prefix(3).enumerated() {
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
+            for (index, birth) in StatisticsFixtures.peerBirthDates.prefix(3).enumerated() {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, Self.day(-5 - index), [70])
+                try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-5 - index), [70])
             }
             for bucket in ["day", "week", "month"] {
-                let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-9))&to=\(Self.day(-3))&bucket=\(bucket)")
+                let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-9))&to=\(StatisticsFixtures.day(-3))&bucket=\(bucket)")
                 #expect(result.available == false, "\(bucket)")
                 #expect(result.peers.isEmpty, "\(bucket)")
             }
@@ -490,12 +471,12 @@ struct StatisticsTests {
     @Test("the caller is one of her band's peers: two others and she make three")
     func callerCounts() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
-            for birth in Self.peerBirthDates.prefix(2) {
-                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, Self.day(-4), [70])
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
+            for birth in StatisticsFixtures.peerBirthDates.prefix(2) {
+                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, StatisticsFixtures.day(-4), [70])
             }
-            try await upload(harness, [("heart_rate", 73, "\(Self.day(-4))T12:00:00Z")], token)
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-6))&to=\(Self.day(-3))")
+            try await upload(harness, [("heart_rate", 73, "\(StatisticsFixtures.day(-4))T12:00:00Z")], token)
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-6))&to=\(StatisticsFixtures.day(-3))")
             #expect(result.peers.map(\.people) == [3])
             #expect(result.peers.map(\.mean) == [71])
         }
@@ -507,33 +488,33 @@ struct StatisticsTests {
     ])
     func nonPeersDoNotCount(extra: String) async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             // Two true peers and the extra on `short`; three true peers on `full` (a published day is never
             // recomputed, so everything is in place before the first request).
-            let short = Self.day(-5), full = Self.day(-4)
-            for birth in Self.peerBirthDates.prefix(2) {
+            let short = StatisticsFixtures.day(-5), full = StatisticsFixtures.day(-4)
+            for birth in StatisticsFixtures.peerBirthDates.prefix(2) {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
                 try await rollup(harness, peer, .heartRate, short, [70])
                 try await rollup(harness, peer, .heartRate, full, [70])
             }
-            try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
+            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
             switch extra {
             case "a man of the same age":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
             case "a woman of the next band":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
             case "a woman of the band below":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(Self.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
             case "a peer with another type":
-                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .weight, short, [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .weight, short, [70])
             case "a peer with data outside the window":
-                try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[2], sex: "F"), .heartRate, Self.day(-8), [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .heartRate, StatisticsFixtures.day(-8), [70])
             default:
                 let company = try await harness.activeCompany()
                 let id = try await harness.accountID(company)
                 try await rollup(harness, id, .heartRate, short, [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(-7))&to=\(Self.day(-3))")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(-3))")
             #expect(result.available == true)
             #expect(result.peers.map(\.start) == [full])
             #expect(result.peers.map(\.people) == [3])
@@ -543,11 +524,11 @@ struct StatisticsTests {
     @Test("a day's band is the peers' age on that day: 30 that day is in, 30 the next day is not; 40 that day is out, 40 the next day is in")
     func bandByAgeOnTheDay() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(Self.caller())
+            let token = try await harness.activeUser(StatisticsFixtures.caller())
             // A closed day with no month-end or leap-day ambiguity in "the same date, N years earlier".
             var offset = -4
-            while CalendarDate(iso: Self.day(offset))!.day > 28 { offset -= 1 }
-            let day = CalendarDate(iso: Self.day(offset))!
+            while CalendarDate(iso: StatisticsFixtures.day(offset))!.day > 28 { offset -= 1 }
+            let day = CalendarDate(iso: StatisticsFixtures.day(offset))!
             func born(_ years: Int, daysLater: Int) -> String {
                 CalendarDate(year: day.year - years, month: day.month, day: day.day)!.adding(days: daysLater).description
             }
@@ -555,7 +536,7 @@ struct StatisticsTests {
                 try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, day.description, [70])
             }
             // Two inside, and one more peer: three. Had either outsider counted, four or five.
-            try await rollup(harness, try await harness.insertPerson(birthDate: Self.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
+            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
             let result = try await statistics(harness, token, "type=heart_rate&from=\(day.adding(days: -1))&to=\(day.adding(days: 1))")
             #expect(result.peers.map(\.start) == [day.description])
             #expect(result.peers.map(\.people) == [3])

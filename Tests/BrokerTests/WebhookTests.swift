@@ -7,20 +7,9 @@ import Testing
 
 @Suite("Webhooks", .serialized)
 struct WebhookTests {
-    static let secret = "whsec_0123456789abcdef"
-
-    /// Local receivers allowed, and the delivery loop's intervals shortened from seconds to milliseconds.
-    static func fast(_ configuration: inout BrokerConfiguration) {
-        configuration.webhookAllowPrivate = true
-        configuration.webhookDelivery.pollInterval = .milliseconds(100)
-        configuration.webhookDelivery.backoffBase = .milliseconds(200)
-        configuration.webhookDelivery.connectTimeout = .seconds(1)
-        configuration.webhookDelivery.requestTimeout = .seconds(2)
-        configuration.webhookDelivery.lease = .seconds(5)
-    }
 
     /// A company with a webhook: its token and account id.
-    func company(_ harness: TestHarness, url: String, secret: String = WebhookTests.secret) async throws -> (token: String, id: String) {
+    func company(_ harness: TestHarness, url: String, secret: String = WebhookFixtures.secret) async throws -> (token: String, id: String) {
         let token = try await harness.activeCompany(TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber()))
         let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(secret)"}"#, token: token)
         try #require(response.status == .ok, "PUT /v1/webhook answered \(response.status): \(harness.text(response))")
@@ -62,7 +51,7 @@ struct WebhookTests {
             #expect(try await harness.request(.get, "/v1/webhook", token: token).status == .notFound)
 
             let put = try await harness.request(
-                .put, "/v1/webhook", json: #"{"url":"https://93.184.215.14/hooks/d4h","secret":"\#(Self.secret)"}"#, token: token)
+                .put, "/v1/webhook", json: #"{"url":"https://93.184.215.14/hooks/d4h","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
             #expect(put.status == .ok)
             let created = try harness.object(put)
             #expect(created["url"] as? String == "https://93.184.215.14/hooks/d4h")
@@ -102,7 +91,7 @@ struct WebhookTests {
                 "https://93.184.215.14/" + String(repeating: "a", count: 2048),
             ]
             for url in refusedURLs {
-                let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(Self.secret)"}"#, token: token)
+                let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
                 #expect(response.status == .unprocessableContent, "\(url)")
                 #expect(try harness.errorFields(response) == ["url"], "\(url)")
             }
@@ -131,9 +120,9 @@ struct WebhookTests {
         try await TestHarness.run(configure: { $0.webhookAllowPrivate = true }) { harness in
             let token = try await harness.activeCompany()
             let response = try await harness.request(
-                .put, "/v1/webhook", json: #"{"url":"http://127.0.0.1:9/hook","secret":"\#(Self.secret)"}"#, token: token)
+                .put, "/v1/webhook", json: #"{"url":"http://127.0.0.1:9/hook","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
             #expect(response.status == .ok)
-            let ftp = try await harness.request(.put, "/v1/webhook", json: #"{"url":"ftp://127.0.0.1/","secret":"\#(Self.secret)"}"#, token: token)
+            let ftp = try await harness.request(.put, "/v1/webhook", json: #"{"url":"ftp://127.0.0.1/","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
             #expect(ftp.status == .unprocessableContent)
         }
     }
@@ -143,7 +132,7 @@ struct WebhookTests {
         try await TestHarness.run { harness in
             let user = try await harness.activeUser()
             let auditor = try await harness.activeAuditor()
-            let body = #"{"url":"https://93.184.215.14/hook","secret":"\#(Self.secret)"}"#
+            let body = #"{"url":"https://93.184.215.14/hook","secret":"\#(WebhookFixtures.secret)"}"#
             for token in [user, auditor] {
                 #expect(try await harness.request(.put, "/v1/webhook", json: body, token: token).status == .forbidden)
                 #expect(try await harness.request(.get, "/v1/webhook", token: token).status == .forbidden)
@@ -161,7 +150,7 @@ struct WebhookTests {
     @Test("a delivery carries the event, signed with the secret, and is listed as delivered")
     func signedDelivery() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: Self.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let company = try await company(harness, url: receiver.url("signed"))
                 let request = UUID()
                 let event = try await enqueue(harness, for: company.id, type: "subscription.data_available", request: request,
@@ -169,7 +158,7 @@ struct WebhookTests {
                 #expect(await eventually { await receiver.log.delivered("signed").count == 1 })
                 let received = try #require(await receiver.log.delivered("signed").first)
                 let signature = try #require(received.signature)
-                #expect(WebhookSignature.verify(header: signature, body: received.body, secret: Self.secret))
+                #expect(WebhookSignature.verify(header: signature, body: received.body, secret: WebhookFixtures.secret))
                 #expect(!WebhookSignature.verify(header: signature, body: received.body, secret: "another-secret-0123"))
                 #expect(received.contentType == "application/json")
                 #expect(received.eventID == event)
@@ -205,7 +194,7 @@ struct WebhookTests {
     func retries() async throws {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("flaky", times: 2)
-            try await TestHarness.run(configure: Self.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let company = try await company(harness, url: receiver.url("flaky"))
                 let event = try await enqueue(harness, for: company.id)
                 #expect(await eventually { try await status(harness, event) == "delivered" })
@@ -230,7 +219,7 @@ struct WebhookTests {
     func orderPerRequest() async throws {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("ordered", times: 3)
-            try await TestHarness.run(configure: Self.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let company = try await company(harness, url: receiver.url("ordered"))
                 let request = UUID()
                 let first = try await enqueue(harness, for: company.id, type: "single_request.accepted", request: request)
@@ -248,7 +237,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             await receiver.log.hang("stuck")
             try await TestHarness.run(configure: {
-                Self.fast(&$0)
+                WebhookFixtures.fast(&$0)
                 $0.webhookDelivery.requestTimeout = .seconds(6)
                 $0.webhookDelivery.lease = .seconds(20)
                 $0.webhookDelivery.maxInFlight = 4
@@ -275,14 +264,14 @@ struct WebhookTests {
             try await TestDatabase.withMigratedDatabase { url in
                 await receiver.log.hang("restart")
                 let configure: @Sendable (inout BrokerConfiguration) -> Void = {
-                    Self.fast(&$0)
+                    WebhookFixtures.fast(&$0)
                     $0.webhookDelivery.requestTimeout = .seconds(1)
                 }
                 let owner = TestHarness.Company()
                 try await TestHarness.run(databaseURL: url, configure: configure) { harness in
                     let token = try await harness.activeCompany(owner)
                     let response = try await harness.request(
-                        .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("restart"))","secret":"\#(Self.secret)"}"#, token: token)
+                        .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("restart"))","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
                     try #require(response.status == .ok)
                     try await enqueue(harness, for: try await harness.accountID(token))
                     #expect(await eventually { await receiver.log.arrived("restart") == 1 })
@@ -333,15 +322,15 @@ struct WebhookTests {
             try await TestDatabase.withMigratedDatabase { url in
                 let owner = TestHarness.Company()
                 // Registered on a server that allowed private addresses …
-                try await TestHarness.run(databaseURL: url, configure: Self.fast) { harness in
+                try await TestHarness.run(databaseURL: url, configure: WebhookFixtures.fast) { harness in
                     let token = try await harness.activeCompany(owner)
                     let response = try await harness.request(
-                        .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("private"))","secret":"\#(Self.secret)"}"#, token: token)
+                        .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("private"))","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
                     try #require(response.status == .ok)
                 }
                 // … delivered by one that does not.
                 try await TestHarness.run(databaseURL: url, configure: {
-                    Self.fast(&$0)
+                    WebhookFixtures.fast(&$0)
                     $0.webhookAllowPrivate = false
                 }) { harness in
                     let party = try #require(try await harness.sql("SELECT third_party_id::text FROM webhooks").first).decode(String.self)
@@ -360,8 +349,8 @@ struct WebhookTests {
     @Test("two delivery loops on one database deliver each event exactly once, in order per request")
     func twoInstances() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: Self.fast) { first in
-                try await TestHarness.run(databaseURL: first.databaseURL, configure: Self.fast) { second in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { first in
+                try await TestHarness.run(databaseURL: first.databaseURL, configure: WebhookFixtures.fast) { second in
                     let company = try await company(first, url: receiver.url("shared"))
                     let requests = (0..<40).map { _ in UUID() }
                     // 40 requests × 3 events, interleaved, written in one statement while both loops poll.
@@ -400,7 +389,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("down", times: 1000)
             try await TestHarness.run(configure: {
-                Self.fast(&$0)
+                WebhookFixtures.fast(&$0)
                 $0.webhookDelivery.backoffBase = .milliseconds(100)
                 $0.webhookDelivery.retryHorizon = .seconds(1)
             }) { harness in
@@ -424,7 +413,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("removed", times: 1000)
             try await TestHarness.run(configure: {
-                Self.fast(&$0)
+                WebhookFixtures.fast(&$0)
                 $0.webhookDelivery.backoffBase = .seconds(60)
             }) { harness in
                 let company = try await company(harness, url: receiver.url("removed"))
@@ -445,7 +434,7 @@ struct WebhookTests {
     @Test("the delivery list pages newest first with a cursor")
     func pagination() async throws {
         try await WebhookReceiver.run { receiver in
-            try await TestHarness.run(configure: Self.fast) { harness in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let company = try await company(harness, url: receiver.url("paged"))
                 var events: [String] = []
                 for _ in 0..<3 { events.append(try await enqueue(harness, for: company.id)) }

@@ -83,7 +83,7 @@ struct WebhookDNSOracleTests {
             var answers: Set<String> = []
             for url in refused {
                 let response = try await harness.request(
-                    .put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookTests.secret)"}"#, token: company)
+                    .put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookFixtures.secret)"}"#, token: company)
                 #expect(response.status == .unprocessableContent, "\(url): \(response.status)")
                 answers.insert(harness.text(response))
             }

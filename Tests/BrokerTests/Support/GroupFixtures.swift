@@ -60,7 +60,7 @@ enum GroupFixtures {
     /// k = 5, local webhook receivers, and live group subscriptions looked at every second.
     static func refreshEverySecond(_ configuration: inout BrokerConfiguration) {
         smallK(&configuration)
-        WebhookTests.fast(&configuration)
+        WebhookFixtures.fast(&configuration)
         configuration.groupResultsRefreshInterval = .seconds(1)
     }
 

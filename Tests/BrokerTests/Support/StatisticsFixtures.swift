@@ -1,0 +1,26 @@
+import Foundation
+
+@testable import Broker
+
+/// What the statistics suites share: a caller whose peer band is known, her peers' birth dates, and days
+/// counted from today.
+enum StatisticsFixtures {
+    static var year: Int { CalendarDate.today.year }
+
+    /// A woman aged 35 this whole year (born on 1 January): her peers are "women aged 30–39".
+    static func caller() -> TestHarness.Person {
+        let birth = "\(year - 35)-01-01"
+        return TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode(birthDate: birth, sex: "F"), birthDate: birth, sex: "F")
+    }
+
+    /// Birth dates of women in the caller's band (aged 31–38 whatever today's date).
+    static let peerBirthDates = ["\(year - 33)-06-15", "\(year - 38)-12-31", "\(year - 32)-03-03", "\(year - 37)-09-09", "\(year - 31)-07-07"]
+
+    static func day(_ offset: Int, from date: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: date.addingTimeInterval(Double(offset) * 86_400))
+    }
+}
