@@ -32,7 +32,7 @@ extension BrokerAPI {
 
     /// Everything held about the caller as one JSON document, charged to their download budget.
     func personalExport(of principal: Principal) async throws -> Download {
-        try charge(principal, for: .downloads)
+        try admit(principal, to: .downloads)
         let account = try await accounts.account(of: principal, logger: logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
