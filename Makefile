@@ -65,7 +65,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test privacy-noise-check browser-test readme-walk bench loadtest faults format fuzz psql \
+.PHONY: help deps build run test privacy-noise-check browser-test readme-walk bench loadtest faults format lint fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -181,12 +181,15 @@ faults: ## fault scenarios on a release server: SIGKILL during ingest, database 
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' bash scripts/faults.sh
 
-format: ## swift format --in-place the sources and tests
-	@if $(SWIFT) format --help >/dev/null 2>&1; then \
-	    $(SWIFT) format --in-place --recursive Sources Tests; \
-	else \
-	    echo "format: swift-format is not installed (it ships with Swift 6 toolchains)"; \
-	fi
+# The style is .swift-format's (4-space indent, 150 columns); `make lint` is part of CI.
+SWIFT_SOURCES := Package.swift Sources Tests
+
+format: ## rewrite the Swift sources in the project's style (.swift-format)
+	$(SWIFT) format --in-place --parallel --recursive $(SWIFT_SOURCES)
+
+lint: ## check the Swift sources against .swift-format without changing them (CI runs it)
+	@$(SWIFT) format lint --strict --parallel --recursive $(SWIFT_SOURCES) \
+	    || { echo "lint: run \`make format\` to apply the project's style" >&2; exit 1; }
 
 fuzz: deps build test-db-start ## fuzz the HTTP API against openapi.yaml with schemathesis (≤ ~5 min)
 	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/api-fuzz.sh

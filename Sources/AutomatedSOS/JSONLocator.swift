@@ -97,11 +97,16 @@ struct JSONLocator {
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
-                throw SyntaxError(offset: i, reason: i < bytes.count ? "expected a quoted field name, found '\(character(at: i))'" : "unexpected end of the file inside an object")
+                throw SyntaxError(
+                    offset: i,
+                    reason: i < bytes.count
+                        ? "expected a quoted field name, found '\(character(at: i))'" : "unexpected end of the file inside an object")
             }
             let key = try string()
             skipSpace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw SyntaxError(offset: i, reason: "expected ':' after the field name \"\(key)\"") }
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
+                throw SyntaxError(offset: i, reason: "expected ':' after the field name \"\(key)\"")
+            }
             i += 1
             skipSpace()
             path.append(.key(key))

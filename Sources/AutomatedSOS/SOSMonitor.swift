@@ -62,10 +62,11 @@ public struct SOSMonitor: Sendable {
         self.age = age
         var compiled = ContiguousArray<CompiledRule>()
         for rule in policy.rules {
-            compiled.append(CompiledRule(
-                id: rule.id, type: rule.type, comparison: rule.comparison, threshold: rule.threshold.value(age: age),
-                readings: max(1, rule.persistence.readings), window: max(0, rule.persistence.within),
-                cooldown: max(0, rule.cooldown), suppressedWhileActive: rule.suppressedWhileActive))
+            compiled.append(
+                CompiledRule(
+                    id: rule.id, type: rule.type, comparison: rule.comparison, threshold: rule.threshold.value(age: age),
+                    readings: max(1, rule.persistence.readings), window: max(0, rule.persistence.within),
+                    cooldown: max(0, rule.cooldown), suppressedWhileActive: rule.suppressedWhileActive))
         }
         rules = compiled
         var order = ContiguousArray<Int>()

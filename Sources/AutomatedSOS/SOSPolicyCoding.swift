@@ -135,7 +135,8 @@ extension SOSThreshold {
         }
         throw DecodingError.typeMismatch(
             SOSThreshold.self,
-            .init(codingPath: decoder.codingPath, debugDescription: "expected a number or one of \(Self.tables.keys.sorted().joined(separator: ", "))"))
+            .init(
+                codingPath: decoder.codingPath, debugDescription: "expected a number or one of \(Self.tables.keys.sorted().joined(separator: ", "))"))
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -75,7 +75,11 @@ extension SOSPolicy {
             return SOSPolicyError(file: file, line: nil, field: nil, reason: String(describing: error))
         }
         let components: [JSONLocator.Component] = path.map { key in
-            if let index = key.intValue, key.stringValue == String(index) || key.stringValue.hasPrefix("Index ") { .index(index) } else { .key(key.stringValue) }
+            if let index = key.intValue, key.stringValue == String(index) || key.stringValue.hasPrefix("Index ") {
+                .index(index)
+            } else {
+                .key(key.stringValue)
+            }
         }
         // A missing field has no line of its own: the line of the object that lacks it.
         let line = JSONLocator.line(of: missing ? Array(components.dropLast()) : components, in: data)

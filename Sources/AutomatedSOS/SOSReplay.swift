@@ -110,9 +110,10 @@ public struct SOSReplay: Sendable {
                 alerts = []
             }
             for alert in alerts {
-                emit(SOSReplayEvent(
-                    event: "alert", rule: alert.rule, type: alert.type, comparison: alert.comparison, value: alert.value,
-                    threshold: alert.threshold, at: alert.at))
+                emit(
+                    SOSReplayEvent(
+                        event: "alert", rule: alert.rule, type: alert.type, comparison: alert.comparison, value: alert.value,
+                        threshold: alert.threshold, at: alert.at))
                 let rule = alert.rule
                 let emit = self.emit
                 _ = await responder!.respond(to: alert) { action, at in

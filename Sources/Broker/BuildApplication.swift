@@ -72,8 +72,9 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     router.middlewares.add(LocationHeaderMiddleware())
     router.middlewares.add(RequestScopeMiddleware(trustedProxies: configuration.trustedProxies))
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: availability))
-    router.middlewares.add(RequestBodyLimitMiddleware(
-        defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit]))
+    router.middlewares.add(
+        RequestBodyLimitMiddleware(
+            defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit]))
     let transport = RouteRecordingTransport(
         router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: accountService),
         outageGuard: OutageGuard(availability: availability))
@@ -87,9 +88,10 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
 
     // Read now, so a wrong path or a mismatched key stops the start with a message naming the variable.
     let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))
-    let server: HTTPServerBuilder = try configuration.tls.map {
-        try .tls(.http1(configuration: http1), tlsConfiguration: $0.serverConfiguration())
-    } ?? .http1(configuration: http1)
+    let server: HTTPServerBuilder =
+        try configuration.tls.map {
+            try .tls(.http1(configuration: http1), tlsConfiguration: $0.serverConfiguration())
+        } ?? .http1(configuration: http1)
     return Application(
         router: router,
         server: server,

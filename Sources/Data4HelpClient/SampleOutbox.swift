@@ -2,9 +2,9 @@ import AutomatedSOS
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A sample the server refused (a 422 naming it), set aside so that it no longer blocks the ones after it.
@@ -112,9 +112,10 @@ public final class SampleOutbox {
             for raw in raws {
                 let line = try decoder.decode(RejectedLine.self, from: Data(raw))
                 guard let type = SOSSampleType(rawValue: line.type) else { continue }
-                rejected.append(RejectedSample(
-                    sample: SOSSample(type: type, value: line.value, at: Date(timeIntervalSince1970: line.at)),
-                    messages: line.messages, rejectedAt: Date(timeIntervalSince1970: line.rejectedAt)))
+                rejected.append(
+                    RejectedSample(
+                        sample: SOSSample(type: type, value: line.value, at: Date(timeIntervalSince1970: line.at)),
+                        messages: line.messages, rejectedAt: Date(timeIntervalSince1970: line.rejectedAt)))
             }
             let rejectedHandle = try FileHandle(forUpdating: rejectedURL)
             try rejectedHandle.truncate(atOffset: UInt64(data.count))
@@ -198,9 +199,11 @@ public final class SampleOutbox {
         var keys = rejectedKeys
         for entry in samples where keys.insert(SampleKey(entry.sample)).inserted {
             let sample = entry.sample
-            data.append(try encoder.encode(RejectedLine(
-                type: sample.type.rawValue, value: sample.value, at: sample.at.timeIntervalSince1970,
-                messages: entry.messages, rejectedAt: entry.rejectedAt.timeIntervalSince1970)))
+            data.append(
+                try encoder.encode(
+                    RejectedLine(
+                        type: sample.type.rawValue, value: sample.value, at: sample.at.timeIntervalSince1970,
+                        messages: entry.messages, rejectedAt: entry.rejectedAt.timeIntervalSince1970)))
             data.append(UInt8(ascii: "\n"))
             added.append(entry)
         }

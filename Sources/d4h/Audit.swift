@@ -31,7 +31,9 @@ struct Audit: AsyncParsableCommand {
                 case .valid(let events, let lastHash):
                     print("The audit log verifies: \(events) events, last hash \(lastHash).")
                 case .broken(let seq):
-                    fail("The audit log is broken at sequence number \(seq): its hash, its link to the previous event or its numbering does not verify.")
+                    fail(
+                        "The audit log is broken at sequence number \(seq): its hash, its link to the previous event or its numbering does not verify."
+                    )
                 }
                 return
             }
@@ -43,18 +45,26 @@ struct Audit: AsyncParsableCommand {
                 checkpoint = try AuditCheckpoint.read(file: path)
             } catch { fail("\(error)") }
             guard checkpoint.isSigned(by: key) else {
-                fail("The checkpoint's signature does not verify against the public key (key \(AuditSigningKey.keyID(of: key)); the checkpoint names key \(checkpoint.keyId)): it was not signed by that key, or was edited after signing.")
+                fail(
+                    "The checkpoint's signature does not verify against the public key (key \(AuditSigningKey.keyID(of: key)); the checkpoint names key \(checkpoint.keyId)): it was not signed by that key, or was edited after signing."
+                )
             }
             let result = try await withDatabase(url: try database.resolved(), logger: logger) { client in
                 try await AuditTrail(client: client).verify(against: checkpoint, logger: logger)
             }
             switch result {
             case .consistent(let events, let lastHash):
-                print("The audit log verifies and is consistent with the checkpoint of \(checkpoint.logSize) events signed at \(checkpoint.signedAt): \(events) events, last hash \(lastHash).")
+                print(
+                    "The audit log verifies and is consistent with the checkpoint of \(checkpoint.logSize) events signed at \(checkpoint.signedAt): \(events) events, last hash \(lastHash)."
+                )
             case .truncated(let size, let events):
-                fail("The audit log was truncated: the checkpoint signed at \(checkpoint.signedAt) covers \(size) events, the log now has \(events) events.")
+                fail(
+                    "The audit log was truncated: the checkpoint signed at \(checkpoint.signedAt) covers \(size) events, the log now has \(events) events."
+                )
             case .rewritten(let size):
-                fail("The audit log was rewritten: its first \(size) events no longer hash to the head signed at \(checkpoint.signedAt) (\(checkpoint.headHash)).")
+                fail(
+                    "The audit log was rewritten: its first \(size) events no longer hash to the head signed at \(checkpoint.signedAt) (\(checkpoint.headHash))."
+                )
             case .broken(let seq):
                 fail("The audit log is broken at sequence number \(seq): its hash, its link to the previous event or its numbering does not verify.")
             }

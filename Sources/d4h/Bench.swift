@@ -1,14 +1,18 @@
 import ArgumentParser
 import Broker
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure a running server. Results are ratios against baselines measured in the same run.",
-        subcommands: [Login.self, Load.self, Accounts.self, Ingest.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self, Webhooks.self, GroupRequestEvaluation.self, GroupAccuracy.self, GroupReadmeRequest.self, SOSMonitorBench.self])
+        subcommands: [
+            Login.self, Load.self, Accounts.self, Ingest.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self, Webhooks.self,
+            GroupRequestEvaluation.self, GroupAccuracy.self, GroupReadmeRequest.self, SOSMonitorBench.self,
+        ])
 
     struct Login: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -42,10 +46,14 @@ struct Bench: AsyncParsableCommand {
             print("| measurement | p50 ms | p90 ms | p99 ms | p50 ratio to login |")
             print("|---|---:|---:|---:|---:|")
             let loginMedian = percentile(loginTimes, 0.5)
-            for (name, times) in [("POST /v1/sessions (login)", loginTimes), ("Argon2id verify alone", argonTimes),
-                                  ("GET /health/live", liveTimes)] {
+            for (name, times) in [
+                ("POST /v1/sessions (login)", loginTimes), ("Argon2id verify alone", argonTimes),
+                ("GET /health/live", liveTimes),
+            ] {
                 let median = percentile(times, 0.5)
-                print("| \(name) | \(format(median)) | \(format(percentile(times, 0.9))) | \(format(percentile(times, 0.99))) | \(String(format: "%.2f", median / loginMedian)) |")
+                print(
+                    "| \(name) | \(format(median)) | \(format(percentile(times, 0.9))) | \(format(percentile(times, 0.99))) | \(String(format: "%.2f", median / loginMedian)) |"
+                )
             }
         }
 
@@ -67,7 +75,6 @@ struct Bench: AsyncParsableCommand {
             }
             return times
         }
-
 
         func format(_ milliseconds: Double) -> String { String(format: "%.2f", milliseconds) }
     }

@@ -35,7 +35,9 @@ extension Bench {
         func validate() throws {
             guard draws >= 1, days >= 1 else { throw ValidationError("--draws and --days must be at least 1") }
             guard rhoValues.count == rhos.split(separator: ",").count, !rhoValues.isEmpty else { throw ValidationError("--rhos must be numbers") }
-            guard typeValues.count == types.split(separator: ",").count, !typeValues.isEmpty else { throw ValidationError("--types must name sample types") }
+            guard typeValues.count == types.split(separator: ",").count, !typeValues.isEmpty else {
+                throw ValidationError("--types must name sample types")
+            }
         }
 
         var rhoValues: [Double] { rhos.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
@@ -66,7 +68,8 @@ extension Bench {
             let (draws, days, k, rhoValues, typeValues) = (draws, days, k, rhoValues, typeValues)
             let started = ContinuousClock.now
             let (rows, last, population) = try await withDatabase(url: databaseURL, logger: logger) { client in
-                let last = try await GroupBenchCompany.lastDay(client: client, logger: logger), first = last.adding(days: 1 - days)
+                let last = try await GroupBenchCompany.lastDay(client: client, logger: logger)
+                let first = last.adding(days: 1 - days)
                 var rows: [Row] = []
                 for (label, demographics) in Self.cohorts {
                     let members = try await PrivacyBenchProbe.cohort(
@@ -89,7 +92,9 @@ extension Bench {
                 return (rows, last, try await GroupBenchCompany.population(client, logger))
             }
             let seconds = Double((ContinuousClock.now - started).components.seconds)
-            print("## Accuracy of group results (\(population); day cells of the \(days) days to \(last), \(draws) releases of each, k = \(k), `SecureNoise`; \(Int(seconds)) s)")
+            print(
+                "## Accuracy of group results (\(population); day cells of the \(days) days to \(last), \(draws) releases of each, k = \(k), `SecureNoise`; \(Int(seconds)) s)"
+            )
             print()
             printCosts(rhoValues)
             print()
@@ -101,10 +106,15 @@ extension Bench {
         /// `draws` releases of every cell at ρ; errors against the exact figures, over every released draw.
         static func measure(_ cells: [Cell], type: SampleType, cohort: String, rho: Double, draws: Int, k: Int) -> Row {
             let noise = SecureNoise()
-            var meanErrors: [Double] = [], meanRelative: [Double] = [], medianErrors: [Double] = [], medianRelative: [Double] = []
+            var meanErrors: [Double] = []
+            var meanRelative: [Double] = []
+            var medianErrors: [Double] = []
+            var medianRelative: [Double] = []
             var margins: [Double] = []
-            var released = 0, medianSigned = 0.0
-            var meanBias = 0.0, medianBias = 0.0
+            var released = 0
+            var medianSigned = 0.0
+            var meanBias = 0.0
+            var medianBias = 0.0
             for cell in cells {
                 guard let exactMean = cell.exact.mean, let exactMedian = cell.exact.p50 else { continue }
                 let plain = PrivacyBenchProbe.releaseWithoutNoise(cell.aggregate, rho: rho)
@@ -136,7 +146,9 @@ extension Bench {
         func printCosts(_ rhos: [Double]) {
             let settings = PrivacySettings()
             let delta = 1e-7
-            print("What one request costs (ρ-zCDP, cells × ρ per cell + one for the cohort's noisy size; ε at δ = 10⁻⁷). Default budgets: ρ = \(short(settings.companyBudget)) per company per \(settings.companyPeriodDays) days, ρ = \(short(settings.personBudget - settings.peerReserve)) per person per year for group releases.")
+            print(
+                "What one request costs (ρ-zCDP, cells × ρ per cell + one for the cohort's noisy size; ε at δ = 10⁻⁷). Default budgets: ρ = \(short(settings.companyBudget)) per company per \(settings.companyPeriodDays) days, ρ = \(short(settings.personBudget - settings.peerReserve)) per person per year for group releases."
+            )
             print("| ρ per cell | 7 cells (a week of days) | 90 cells (a quarter of days) | 400 cells (the most per release) |")
             print("|---:|---:|---:|---:|")
             for rho in rhos {
@@ -150,8 +162,12 @@ extension Bench {
         }
 
         func printAccuracy(_ rows: [Row], types: [SampleType], rhos: [Double]) {
-            print("95th-percentile error of released figures against the exact mean and median of the people's own figures (over every released draw of every cell).")
-            print("| type (bounds) | cohort | people per cell | ρ per cell | released | mean: 95 % abs. error | mean: 95 % rel. error | stated ±95 % (median) | median: 95 % abs. error | median: 95 % rel. error | median: mean signed error |")
+            print(
+                "95th-percentile error of released figures against the exact mean and median of the people's own figures (over every released draw of every cell)."
+            )
+            print(
+                "| type (bounds) | cohort | people per cell | ρ per cell | released | mean: 95 % abs. error | mean: 95 % rel. error | stated ±95 % (median) | median: 95 % abs. error | median: 95 % rel. error | median: mean signed error |"
+            )
             print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for type in types {
                 let b = PrivacyBenchProbe.bounds(of: type)
@@ -159,14 +175,18 @@ extension Bench {
                     for rho in rhos {
                         guard let r = rows.first(where: { $0.type == type && $0.cohort == cohort && $0.rho == rho }) else { continue }
                         let name = "\(type.rawValue) (\(short(b.lower))–\(short(b.upper)) \(type.unit), \(b.bins) bins)"
-                        print("| \(name) | \(cohort) | \(Int(r.peoplePerCell.rounded())) | \(short(rho)) | \(String(format: "%.0f %%", 100 * r.released)) | \(sig(r.meanAbs)) | \(pct(r.meanRel)) | \(sig(r.stated)) | \(sig(r.medianAbs)) | \(pct(r.medianRel)) | \(signed(r.medianSigned)) |")
+                        print(
+                            "| \(name) | \(cohort) | \(Int(r.peoplePerCell.rounded())) | \(short(rho)) | \(String(format: "%.0f %%", 100 * r.released)) | \(sig(r.meanAbs)) | \(pct(r.meanRel)) | \(sig(r.stated)) | \(sig(r.medianAbs)) | \(pct(r.medianRel)) | \(signed(r.medianSigned)) |"
+                        )
                     }
                 }
             }
         }
 
         func printBias(_ rows: [Row], types: [SampleType]) {
-            print("Without any noise (the same cells through the mechanism with zero noise): the largest error over the cells, from clamping to the bounds, rounding and reading the median from the bins.")
+            print(
+                "Without any noise (the same cells through the mechanism with zero noise): the largest error over the cells, from clamping to the bounds, rounding and reading the median from the bins."
+            )
             print("| type | cohort | mean: largest error | median: largest error |")
             print("|---|---|---:|---:|")
             for type in types {

@@ -46,7 +46,8 @@ extension Bench {
                 }
             }
             if Double(passed) < required * Double(runs) {
-                fail("only \(passed) of \(runs) runs kept every released mean within \(pct(tolerance)) of the exact mean (required: \(pct(required)))")
+                fail(
+                    "only \(passed) of \(runs) runs kept every released mean within \(pct(tolerance)) of the exact mean (required: \(pct(required)))")
             }
         }
 
@@ -54,10 +55,12 @@ extension Bench {
         static func check(client: DatabasePool, bench: GroupBenchCompany, runs: Int, tolerance: Double, k: Int, logger: Logger) async throws -> Int {
             let service = bench.service(client: client, k: k)
             // The README's window: `date -u -d '7 days ago'` to `date -u -d yesterday`.
-            let to = CalendarDate.today.adding(days: -1), from = CalendarDate.today.adding(days: -7)
+            let to = CalendarDate.today.adding(days: -1)
+            let from = CalendarDate.today.adding(days: -7)
             let last = try await GroupBenchCompany.lastDay(client: client, logger: logger)
             guard last == to else {
-                throw ValidationError("the population's data ends on \(last), not yesterday (\(to)): seed it afresh (d4h seed --people 20000 --days 7 --replace)")
+                throw ValidationError(
+                    "the population's data ends on \(last), not yesterday (\(to)): seed it afresh (d4h seed --people 20000 --days 7 --replace)")
             }
             let filters = [GroupRequest.Filter(type: .heartRate, min: 50, max: 90)]
             let demographics = GroupRequest.Demographics(ageMin: 30, ageMax: 49, sex: .female)
@@ -70,16 +73,29 @@ extension Bench {
                 cohort: cohort, type: .heartRate, bucket: .day, from: from, to: to, client: client, logger: logger)
             let truth = Dictionary(exact.compactMap { cell in cell.mean.map { (cell.bucketStart, $0) } }, uniquingKeysWith: { a, _ in a })
 
-            var passed = 0, suppressed = 0, refused = 0
-            var errors: [Double] = [], worstPerRun: [Double] = [], times: [Double] = [], margins: [Double] = []
+            var passed = 0
+            var suppressed = 0
+            var refused = 0
+            var errors: [Double] = []
+            var worstPerRun: [Double] = []
+            var times: [Double] = []
+            var margins: [Double] = []
             for _ in 0..<runs {
                 let (request, time) = try await timed { try await service.create(creation, by: bench.principal, logger: logger) }
                 times.append(time)
-                guard request.status == .accepted else { refused += 1; continue }
+                guard request.status == .accepted else {
+                    refused += 1
+                    continue
+                }
                 let cells = try await service.results(id: request.id, for: bench.principal, logger: logger).cells
-                var worst = 0.0, ok = cells.count == exact.count
+                var worst = 0.0
+                var ok = cells.count == exact.count
                 for cell in cells {
-                    guard let mean = cell.mean, let exactMean = truth[cell.bucketStart] else { suppressed += 1; ok = false; continue }
+                    guard let mean = cell.mean, let exactMean = truth[cell.bucketStart] else {
+                        suppressed += 1
+                        ok = false
+                        continue
+                    }
                     let error = abs(mean - exactMean) / exactMean
                     errors.append(error)
                     worst = max(worst, error)
@@ -90,10 +106,16 @@ extension Bench {
             }
             let people = exact.map(\.people)
             print("## The README's group request on `make run`'s population (\(try await GroupBenchCompany.population(client, logger)))")
-            print("Heart rate of women 30–49 whose mean heart rate is 50–90, \(from) to \(to), day buckets: \(exact.count) cells, cohort \(cohort.count) people (\(people.min() ?? 0)–\(people.max() ?? 0) per cell), k = \(k), ρ = \(short(PrivacySettings().defaultCellLoss)) per cell (`PRIVACY_CELL_RHO` default), `SecureNoise`; \(runs) requests through `GroupRequestService.create`.")
-            print("| runs | every mean within \(pct(tolerance)) | refused | suppressed cells | relative error of a mean: p50 / p95 / max | worst cell of a run: p95 | stated ±95 % (relative, median) | evaluation p50 ms |")
+            print(
+                "Heart rate of women 30–49 whose mean heart rate is 50–90, \(from) to \(to), day buckets: \(exact.count) cells, cohort \(cohort.count) people (\(people.min() ?? 0)–\(people.max() ?? 0) per cell), k = \(k), ρ = \(short(PrivacySettings().defaultCellLoss)) per cell (`PRIVACY_CELL_RHO` default), `SecureNoise`; \(runs) requests through `GroupRequestService.create`."
+            )
+            print(
+                "| runs | every mean within \(pct(tolerance)) | refused | suppressed cells | relative error of a mean: p50 / p95 / max | worst cell of a run: p95 | stated ±95 % (relative, median) | evaluation p50 ms |"
+            )
             print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-            print("| \(runs) | \(passed) (\(pct(Double(passed) / Double(runs)))) | \(refused) | \(suppressed) | \(percent(errors, 0.5)) / \(percent(errors, 0.95)) / \(percent(errors, 1)) | \(percent(worstPerRun, 0.95)) | \(percent(margins, 0.5)) | \(ms(percentile(times, 0.5))) |")
+            print(
+                "| \(runs) | \(passed) (\(pct(Double(passed) / Double(runs)))) | \(refused) | \(suppressed) | \(percent(errors, 0.5)) / \(percent(errors, 0.95)) / \(percent(errors, 1)) | \(percent(worstPerRun, 0.95)) | \(percent(margins, 0.5)) | \(ms(percentile(times, 0.5))) |"
+            )
             return passed
         }
     }

@@ -41,7 +41,8 @@ extension Bench {
 
         static func measure(client: DatabasePool, bench: GroupBenchCompany, runs: Int, naiveRuns: Int, k: Int, logger: Logger) async throws {
             let service = bench.service(client: client, k: k)
-            let last = try await GroupBenchCompany.lastDay(client: client, logger: logger), first = last.adding(days: -89)
+            let last = try await GroupBenchCompany.lastDay(client: client, logger: logger)
+            let first = last.adding(days: -89)
             let types: [SampleType] = [.heartRate, .systolicPressure]
             let filters = [GroupRequest.Filter(type: .heartRate, min: 60, max: 85), GroupRequest.Filter(type: .systolicPressure, min: 100, max: 135)]
             let creation = GroupRequestService.Creation(
@@ -60,8 +61,10 @@ extension Bench {
                 try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
                     for type in types {
                         group.addTask {
-                            try await PrivacyBenchProbe.aggregates(cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
-                                .map { PrivacyBenchProbe.release($0, rho: 0.01, minimumPeople: k, noise: noise) }
+                            try await PrivacyBenchProbe.aggregates(
+                                cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger
+                            )
+                            .map { PrivacyBenchProbe.release($0, rho: 0.01, minimumPeople: k, noise: noise) }
                         }
                     }
                     return try await group.reduce(into: []) { $0 += $1 }
@@ -70,13 +73,15 @@ extension Bench {
             // The mechanism alone on aggregates read once: what the noise costs (2 + bins draws per cell).
             var aggregates: [PrivacyBenchProbe.Aggregate] = []
             for type in types {
-                aggregates += try await PrivacyBenchProbe.aggregates(cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
+                aggregates += try await PrivacyBenchProbe.aggregates(
+                    cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
             }
             let exactCells = { @Sendable () async throws -> [PrivacyBenchProbe.ExactCell] in
                 try await withThrowingTaskGroup(of: [PrivacyBenchProbe.ExactCell].self) { group in
                     for type in types {
                         group.addTask {
-                            try await PrivacyBenchProbe.exactCells(cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
+                            try await PrivacyBenchProbe.exactCells(
+                                cohort: cohort, type: type, bucket: .day, from: first, to: last, client: client, logger: logger)
                         }
                     }
                     return try await group.reduce(into: []) { $0 += $1 }
@@ -85,7 +90,11 @@ extension Bench {
 
             // Side by side: each run times the whole evaluation, then the cells with DP, the same cells exact,
             // and the cohort alone, so a change in the machine's load touches all of them alike.
-            var evaluation: [Double] = [], dp: [Double] = [], exact: [Double] = [], cohortTimes: [Double] = [], mechanism: [Double] = []
+            var evaluation: [Double] = []
+            var dp: [Double] = []
+            var exact: [Double] = []
+            var cohortTimes: [Double] = []
+            var mechanism: [Double] = []
             var accepted: GroupRequest?
             var exactFigures: [PrivacyBenchProbe.ExactCell] = []
             for index in 0..<(runs + 1) {
@@ -122,7 +131,9 @@ extension Bench {
                 "| \(name) | \(ms(percentile(times, 0.5))) | \(ms(times.min()!)) | \(ms(times.max()!)) | \(String(format: "%.2f", percentile(times, 0.5) / base)) |"
             }
             print("## Group request evaluation (\(try await GroupBenchCompany.population(client, logger)); cohort \(cohort.count) people, k = \(k))")
-            print("Typical request: heart rate and systolic pressure, mean heart rate 60–85 and systolic 100–135 over the 90 days to \(last), daily buckets (\(released.count) cells, ρ = 0.01 per cell).")
+            print(
+                "Typical request: heart rate and systolic pressure, mean heart rate 60–85 and systolic 100–135 over the 90 days to \(last), daily buckets (\(released.count) cells, ρ = 0.01 per cell)."
+            )
             print("| evaluation (\(runs) runs each, interleaved) | p50 ms | min ms | max ms | p50 ratio to exact cells |")
             print("|---|---:|---:|---:|---:|")
             print(row("POST /v1/group-requests path: cohort, noisy gate, ledger, DP cells, store, access log", evaluation))
@@ -131,25 +142,38 @@ extension Bench {
             print(row("the cohort alone (part of the evaluation)", cohortTimes))
             print(row("the mechanism alone: noise for the \(aggregates.count) cells (`SecureNoise`, part of the cells)", mechanism))
             print(row("naive SQL over raw samples, same exact answer (\(naiveRuns) runs)", naiveTimes))
-            print("The evaluation is \(String(format: "%.1f", percentile(naiveTimes, 0.5) / percentile(evaluation, 0.5)))× faster than the naive query; p50 \(percentile(evaluation, 0.5) <= 1000 ? "within" : "OVER") the 1 s goal.")
+            print(
+                "The evaluation is \(String(format: "%.1f", percentile(naiveTimes, 0.5) / percentile(evaluation, 0.5)))× faster than the naive query; p50 \(percentile(evaluation, 0.5) <= 1000 ? "within" : "OVER") the 1 s goal."
+            )
             print(agreement(exactFigures: exactFigures, naive: naiveCells, released: released))
         }
 
         /// Whether the baselines agree with each other, and how far the released means are from the exact ones.
-        static func agreement(exactFigures: [PrivacyBenchProbe.ExactCell], naive: [PrivacyBenchProbe.ExactCell], released: [GroupResultCell]) -> String {
+        static func agreement(exactFigures: [PrivacyBenchProbe.ExactCell], naive: [PrivacyBenchProbe.ExactCell], released: [GroupResultCell])
+            -> String
+        {
             func key(_ start: String, _ type: SampleType) -> String { "\(start) \(type.rawValue)" }
             let naiveByKey = Dictionary(naive.map { (key($0.bucketStart, $0.type), $0) }, uniquingKeysWith: { a, _ in a })
-            var worstBaseline = 0.0, sameBaseline = naive.count == exactFigures.filter { $0.people > 0 }.count
+            var worstBaseline = 0.0
+            var sameBaseline = naive.count == exactFigures.filter { $0.people > 0 }.count
             for cell in exactFigures where cell.people > 0 {
-                guard let other = naiveByKey[key(cell.bucketStart, cell.type)], other.people == cell.people else { sameBaseline = false; continue }
+                guard let other = naiveByKey[key(cell.bucketStart, cell.type)], other.people == cell.people else {
+                    sameBaseline = false
+                    continue
+                }
                 for (u, v) in [(cell.mean, other.mean), (cell.p10, other.p10), (cell.p50, other.p50), (cell.p90, other.p90)] {
                     if let u, let v { worstBaseline = max(worstBaseline, abs(u - v) / max(abs(u), abs(v), 1e-12)) }
                 }
             }
             let exactByKey = Dictionary(exactFigures.map { (key($0.bucketStart, $0.type), $0) }, uniquingKeysWith: { a, _ in a })
-            var errors: [Double] = [], withinMargin = 0, suppressed = 0
+            var errors: [Double] = []
+            var withinMargin = 0
+            var suppressed = 0
             for cell in released {
-                guard let mean = cell.mean, let truth = exactByKey[key(cell.bucketStart, cell.type)]?.mean else { suppressed += 1; continue }
+                guard let mean = cell.mean, let truth = exactByKey[key(cell.bucketStart, cell.type)]?.mean else {
+                    suppressed += 1
+                    continue
+                }
                 errors.append(abs(mean - truth) / truth)
                 if let margin = cell.accuracy?.meanMargin95, abs(mean - truth) <= margin { withinMargin += 1 }
             }
@@ -159,8 +183,10 @@ extension Bench {
                 + "max \(percent(errors, 1)); \(withinMargin) within their stated 95 % margin."
         }
 
-        static func naive(client: DatabasePool, first: CalendarDate, last: CalendarDate, logger: Logger) async throws -> [PrivacyBenchProbe.ExactCell] {
-            let from = first.description + "T00:00:00Z", to = last.adding(days: 1).description + "T00:00:00Z"
+        static func naive(client: DatabasePool, first: CalendarDate, last: CalendarDate, logger: Logger) async throws -> [PrivacyBenchProbe.ExactCell]
+        {
+            let from = first.description + "T00:00:00Z"
+            let to = last.adding(days: 1).description + "T00:00:00Z"
             let rows = try await client.query(
                 """
                 WITH means AS (
@@ -206,7 +232,8 @@ struct GroupBenchCompany: Sendable {
             WITH a AS (INSERT INTO accounts (role, email, status) VALUES ('third_party', \("group-bench-\(UUID())@bench.data4help.example"), 'active') RETURNING id)
             INSERT INTO third_parties (account_id, vat_number, company_name) SELECT id, \("GB" + UUID().uuidString.prefix(9)), \(name) FROM a
             RETURNING account_id
-            """, logger: logger).collect().first!.decode(UUID.self)
+            """, logger: logger
+        ).collect().first!.decode(UUID.self)
         try await client.query("DELETE FROM privacy_person_loss", logger: logger)
         return GroupBenchCompany(id: id)
     }

@@ -3,8 +3,9 @@ import Broker
 import Foundation
 import Logging
 import PostgresNIO
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension Bench {
@@ -34,7 +35,9 @@ extension Bench {
             print("## Ingest (\(clients) clients × \(batches) batches × \(batchSize) samples per format)")
             print("| path | samples | seconds | samples/s | ratio to raw COPY |")
             print("|---|---:|---:|---:|---:|")
-            for (name, seconds) in [("POST /v1/me/samples, JSON", json), ("POST /v1/me/samples, CSV", csv), ("psql \\copy into samples (baseline)", copy)] {
+            for (name, seconds) in [
+                ("POST /v1/me/samples, JSON", json), ("POST /v1/me/samples, CSV", csv), ("psql \\copy into samples (baseline)", copy),
+            ] {
                 let rate = Double(perFormat) / seconds
                 print("| \(name) | \(perFormat) | \(String(format: "%.2f", seconds)) | \(Int(rate)) | \(String(format: "%.2f", copy / seconds)) |")
             }
@@ -98,7 +101,8 @@ extension Bench {
             text.reserveCapacity(rows * 70)
             let start = Date(timeIntervalSince1970: 1_700_000_000)
             for index in 0..<rows {
-                text += "\(person.id.uuidString.lowercased())\t1\t\(Timestamp.postgresText(start.addingTimeInterval(Double(index))))\t\(60 + Double(index % 400) / 10)\t\(index + 1)\n"
+                text +=
+                    "\(person.id.uuidString.lowercased())\t1\t\(Timestamp.postgresText(start.addingTimeInterval(Double(index))))\t\(60 + Double(index % 400) / 10)\t\(index + 1)\n"
             }
             try Data(text.utf8).write(to: file)
             let database = try DatabaseURL(databaseURL)
@@ -141,7 +145,8 @@ enum BenchPeople {
             let password = "bench-password-\(index)"
             _ = try await service.register(
                 AccountService.UserRegistration(
-                    email: email, password: password, fiscalCode: SyntheticFiscalCode.make(
+                    email: email, password: password,
+                    fiscalCode: SyntheticFiscalCode.make(
                         // Far above the serials `d4h seed --people` uses, so bench people never collide with them.
                         serial: Int.random(in: 200_000_000..<SyntheticFiscalCode.serialCount),
                         birthDate: CalendarDate(year: 1980, month: 1, day: 1)!, sex: .male, place: "H501"),

@@ -12,7 +12,9 @@ extension Bench {
     /// per endpoint. Anything but the expected status is an error (goal: none).
     struct Load: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "A bounded mixed workload (uploads, statistics, request lists, CSV downloads, logins); prints per-endpoint throughput, latency, errors and the server's RSS.")
+            abstract:
+                "A bounded mixed workload (uploads, statistics, request lists, CSV downloads, logins); prints per-endpoint throughput, latency, errors and the server's RSS."
+        )
 
         @Option(help: "The server under load.") var url = "http://127.0.0.1:8080"
         @Option(help: "The server's database (to create the load's accounts).") var databaseURL: String
@@ -65,7 +67,9 @@ extension Bench {
 
             let report = recorder.report(seconds: Double(duration))
             print()
-            print("## Load test (\(duration) s, \(uploaders) uploaders × 1,000 samples, \(statisticsReaders) statistics, \(listers) lists, \(downloaders) CSV downloads × \(downloadRows) rows, \(loginClients) logins)")
+            print(
+                "## Load test (\(duration) s, \(uploaders) uploaders × 1,000 samples, \(statisticsReaders) statistics, \(listers) lists, \(downloaders) CSV downloads × \(downloadRows) rows, \(loginClients) logins)"
+            )
             print()
             print("| endpoint | requests | req/s | p50 ms | p99 ms | max ms | errors |")
             print("|---|---:|---:|---:|---:|---:|---:|")
@@ -101,12 +105,15 @@ struct LoadFixture: Sendable {
     {
         let logger = makeLogger(level: .warning)
         let (people, company) = try await withDatabase(url: databaseURL, logger: logger) { client in
-            (try await BenchPeople.create(count: uploaders + dataHolders, client: client, logger: logger, prefix: "load"),
-             try await BenchCompany.create(client: client, logger: logger))
+            (
+                try await BenchPeople.create(count: uploaders + dataHolders, client: client, logger: logger, prefix: "load"),
+                try await BenchCompany.create(client: client, logger: logger)
+            )
         }
         var sessions: [Person] = []
         for person in people {
-            sessions.append(Person(email: person.email, password: person.password, token: try await api.logIn(email: person.email, password: person.password)))
+            sessions.append(
+                Person(email: person.email, password: person.password, token: try await api.logIn(email: person.email, password: person.password)))
         }
         let companyToken = try await api.logIn(email: company.email, password: company.password)
         let holders = Array(sessions.suffix(dataHolders))
@@ -262,7 +269,9 @@ final class LoadRecorder: Sendable {
                 func percentile(_ fraction: Double) -> String { String(format: "%.1f", d4h.percentile(sorted, fraction)) }
                 requests += sorted.count
                 errors += endpoint.errors
-                lines.append("| \(name) | \(sorted.count) | \(String(format: "%.1f", Double(sorted.count) / seconds)) | \(percentile(0.5)) | \(percentile(0.99)) | \(String(format: "%.1f", sorted.last ?? 0)) | \(endpoint.errors) |")
+                lines.append(
+                    "| \(name) | \(sorted.count) | \(String(format: "%.1f", Double(sorted.count) / seconds)) | \(percentile(0.5)) | \(percentile(0.99)) | \(String(format: "%.1f", sorted.last ?? 0)) | \(endpoint.errors) |"
+                )
             }
             lines.append("| **all** | \(requests) | \(String(format: "%.1f", Double(requests) / seconds)) | | | | \(errors) |")
             return Report(lines: lines, requests: requests, errors: errors)

@@ -7,7 +7,8 @@ extension Bench {
     struct SOSMonitorBench: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sos",
-            abstract: "AutomatedSOS: monitor throughput (samples/s, one core) against a bare loop over the same samples, and sample-to-alert latency.")
+            abstract: "AutomatedSOS: monitor throughput (samples/s, one core) against a bare loop over the same samples, and sample-to-alert latency."
+        )
 
         @Option(help: "Samples per throughput run.") var samples = 10_000_000
         @Option(help: "Alerts timed for the latency figures.") var alerts = 100_000
@@ -48,8 +49,12 @@ extension Bench {
             print("|---|---:|---:|---:|---:|")
             let baseSeconds = seconds(baseline)
             let monitorSeconds = seconds(monitored)
-            print("| SOSMonitor.ingest, default policy | \(samples) | \(String(format: "%.3f", monitorSeconds)) | \(Int(Double(samples) / monitorSeconds)) | \(String(format: "%.2f", baseSeconds / monitorSeconds)) |")
-            print("| bare loop over the same samples (baseline) | \(samples) | \(String(format: "%.3f", baseSeconds)) | \(Int(Double(samples) / baseSeconds)) | 1.00 |")
+            print(
+                "| SOSMonitor.ingest, default policy | \(samples) | \(String(format: "%.3f", monitorSeconds)) | \(Int(Double(samples) / monitorSeconds)) | \(String(format: "%.2f", baseSeconds / monitorSeconds)) |"
+            )
+            print(
+                "| bare loop over the same samples (baseline) | \(samples) | \(String(format: "%.3f", baseSeconds)) | \(Int(Double(samples) / baseSeconds)) | 1.00 |"
+            )
             print("alerts raised: \(raised) (expected 0); checksum \(Int(checksum) % 10)")
 
             // Latency: a critical reading, then the one that completes the condition, timed from the call

@@ -2,8 +2,9 @@ import ArgumentParser
 import Broker
 import Foundation
 import Logging
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension Bench {
@@ -74,13 +75,17 @@ extension Bench {
             let statisticsTimes = try await measure(statistics.url!, token: token, session: session)
             let profileTimes = try await measure(base.appendingPathComponent("v1/me"), token: token, session: session)
 
-            print("First request (publishes up to 31 missing peer days): \(String(format: "%.1f", firstRequest)) ms; \(published) days of the window published")
+            print(
+                "First request (publishes up to 31 missing peer days): \(String(format: "%.1f", firstRequest)) ms; \(published) days of the window published"
+            )
             print("## Statistics (one person, one year of daily buckets; \(requests) sequential requests)")
             print("| request | p50 ms | p90 ms | p99 ms | p50 ratio to GET /v1/me |")
             print("|---|---:|---:|---:|---:|")
             let floor = percentile(profileTimes, 0.5)
             for (name, times) in [("GET /v1/me/statistics (365 daily buckets + peers)", statisticsTimes), ("GET /v1/me (baseline)", profileTimes)] {
-                print("| \(name) | \(String(format: "%.2f", percentile(times, 0.5))) | \(String(format: "%.2f", percentile(times, 0.9))) | \(String(format: "%.2f", percentile(times, 0.99))) | \(String(format: "%.2f", percentile(times, 0.5) / floor)) |")
+                print(
+                    "| \(name) | \(String(format: "%.2f", percentile(times, 0.5))) | \(String(format: "%.2f", percentile(times, 0.9))) | \(String(format: "%.2f", percentile(times, 0.99))) | \(String(format: "%.2f", percentile(times, 0.5) / floor)) |"
+                )
             }
         }
 

@@ -47,9 +47,13 @@ extension Bench {
                         ("outbox → delivery loop → receiver (queue, claim, sign, POST, record)", outbox),
                         ("signed POSTs straight to the receiver, \(concurrency) at a time (baseline)", direct),
                     ] {
-                        print("| \(name) | \(events) | \(String(format: "%.2f", seconds)) | \(Int(Double(events) / seconds)) | \(String(format: "%.2f", direct / seconds)) |")
+                        print(
+                            "| \(name) | \(events) | \(String(format: "%.2f", seconds)) | \(Int(Double(events) / seconds)) | \(String(format: "%.2f", direct / seconds)) |"
+                        )
                     }
-                    print("Outbox run: \(outboxCounts.distinct) distinct events received, \(outboxCounts.total) in total, \(outboxCounts.badSignatures) bad signatures.")
+                    print(
+                        "Outbox run: \(outboxCounts.distinct) distinct events received, \(outboxCounts.total) in total, \(outboxCounts.badSignatures) bad signatures."
+                    )
                     guard outboxCounts.distinct == events, outboxCounts.total == events, outboxCounts.badSignatures == 0,
                         directCounts.distinct == events
                     else { throw ValidationError("events were lost, duplicated or badly signed") }
@@ -71,7 +75,9 @@ extension Bench {
             }
             let deadline = ContinuousClock.now + .seconds(600)
             while tally.counts().distinct < events {
-                guard ContinuousClock.now < deadline else { throw ValidationError("only \(tally.counts().distinct) of \(events) events arrived in 10 minutes") }
+                guard ContinuousClock.now < deadline else {
+                    throw ValidationError("only \(tally.counts().distinct) of \(events) events arrived in 10 minutes")
+                }
                 try await Task.sleep(for: .milliseconds(5))
             }
             let seconds = (tally.lastArrival() ?? .now) - start
@@ -87,7 +93,9 @@ extension Bench {
                     group.addTask {
                         for n in stride(from: worker + 1, through: events, by: concurrency) {
                             let id = UUID().uuidString.lowercased()
-                            let body = Array(#"{"id":"\#(id)","type":"single_request.accepted","createdAt":"\#(Timestamp.rfc3339(Date()))","data":{"n": \#(n)}}"#.utf8)
+                            let body = Array(
+                                #"{"id":"\#(id)","type":"single_request.accepted","createdAt":"\#(Timestamp.rfc3339(Date()))","data":{"n": \#(n)}}"#
+                                    .utf8)
                             var request = HTTPClientRequest(url: receiverURL)
                             request.method = .POST
                             request.headers.add(name: "Content-Type", value: "application/json")

@@ -22,9 +22,10 @@ struct Migrate: AsyncParsableCommand {
                 try await Migrator(client: client, migrations: migrations, logger: logger).migrate()
             }
             let latest = migrations.last?.version ?? 0
-            print(applied.isEmpty
-                ? "Schema is current (version \(latest))."
-                : "Applied \(applied.count) migration(s); schema is at version \(latest).")
+            print(
+                applied.isEmpty
+                    ? "Schema is current (version \(latest))."
+                    : "Applied \(applied.count) migration(s); schema is at version \(latest).")
         } catch let error as MigrationError {
             fail("\(error)")
         }

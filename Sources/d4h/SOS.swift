@@ -22,7 +22,9 @@ struct SOS: AsyncParsableCommand {
     // `validate()`, so `--age -3` is reported as an invalid age rather than as a missing value.
     @Option(parsing: .unconditional, help: ArgumentHelp("The person's age in years, 0 to 130 (heart-rate bounds depend on it).", valueName: "years"))
     var age: String
-    @Option(parsing: .unconditional, help: ArgumentHelp("Replay in real time divided by this (60: one minute of trace per second). Default: at once.", valueName: "factor"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Replay in real time divided by this (60: one minute of trace per second). Default: at once.", valueName: "factor"))
     var speed: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds the person has to answer a prompt.", valueName: "seconds"))
     var countdown: String = "30"

@@ -29,7 +29,8 @@ struct Seed: AsyncParsableCommand {
         let logger = makeLogger(level: .warning)
         let seed: DemoSeed
         do { seed = try DemoSeed.load(from: URL(fileURLWithPath: file)) } catch { fail("cannot read \(file): \(error)") }
-        let population = people > 0
+        let population =
+            people > 0
             ? SyntheticPopulation(people: people, days: days, seed: self.seed, endDay: endDay.flatMap(CalendarDate.init(iso:)))
             : nil
         let replace = replace
@@ -58,10 +59,11 @@ struct Seed: AsyncParsableCommand {
         if summary.written == 0 {
             print("  already there: \(summary.alreadyPresent) people, nothing written (--replace writes them afresh)")
         } else {
-            print("  \(summary.written) people, \(summary.samples) samples (\(population.firstDay) to \(population.endDay)), "
-                + "\(summary.rollups) daily rollups in " + String(format: "%.1f", summary.seconds) + " s, "
-                + "\(Int(summary.samplesPerSecond.rounded())) samples/s"
-                + (summary.alreadyPresent > 0 ? "; \(summary.alreadyPresent) people were already there" : ""))
+            print(
+                "  \(summary.written) people, \(summary.samples) samples (\(population.firstDay) to \(population.endDay)), "
+                    + "\(summary.rollups) daily rollups in " + String(format: "%.1f", summary.seconds) + " s, "
+                    + "\(Int(summary.samplesPerSecond.rounded())) samples/s"
+                    + (summary.alreadyPresent > 0 ? "; \(summary.alreadyPresent) people were already there" : ""))
         }
         print("  \(population.email(ofPerson: 0)) … \(population.email(ofPerson: population.people - 1))")
     }
@@ -79,7 +81,8 @@ final class ProgressBar: @unchecked Sendable {
         lock.withLock {
             let fraction = progress.total > 0 ? Double(progress.people) / Double(progress.total) : 1
             let filled = Int(fraction * 20)
-            let line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 20 - filled) + "] "
+            let line =
+                "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 20 - filled) + "] "
                 + "\(Int(fraction * 100))% \(progress.people)/\(progress.total) people  "
                 + "\(Self.short(Double(progress.samples))) samples  \(Self.short(progress.samplesPerSecond)) samples/s"
             if isTerminal {

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Broker
 import Configuration
+import Dispatch
 import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
-import Dispatch
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -103,16 +103,16 @@ enum ShutdownDeadline {
 /// before memory or CPU run short: take the hard limit the system allows this process.
 func raiseOpenFileLimit(logger: Logger) {
     var limit = rlimit()
-    guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    guard getrlimit(openFileLimitResource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
     let before = limit.rlim_cur
     limit.rlim_cur = limit.rlim_max
-    if setrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 {
+    if setrlimit(openFileLimitResource, &limit) == 0 {
         logger.info("raised the open-file limit", metadata: ["from": "\(before)", "to": "\(limit.rlim_max)"])
     }
 }
 
 #if canImport(Glibc)
-private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    private let openFileLimitResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
 #else
-private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+    private let openFileLimitResource = RLIMIT_NOFILE
 #endif

@@ -73,10 +73,11 @@ import Testing
         var monitor = SOSMonitor(age: 45)
         monitor.record(SOSWorkout(start: at(minutes: 0), duration: 60 * 60))
         let energy = (0..<10).map { sample(.activeEnergyBurned, 10, minutes: Double($0)) }
-        let alerts = monitor.feed(energy + [
-            sample(.heartRate, 30, minutes: 9), sample(.heartRate, 30, minutes: 10),
-            sample(.bodyTemperature, 40.6, minutes: 9), sample(.bodyTemperature, 40.8, minutes: 20),
-        ])
+        let alerts = monitor.feed(
+            energy + [
+                sample(.heartRate, 30, minutes: 9), sample(.heartRate, 30, minutes: 10),
+                sample(.bodyTemperature, 40.6, minutes: 9), sample(.bodyTemperature, 40.8, minutes: 20),
+            ])
         #expect(alerts.map(\.rule) == ["heart_rate_low", "body_temperature_high"])
     }
 

@@ -34,8 +34,9 @@ import Testing
         #expect(reopened.isEnabled)
         #expect(try reopened.settings() == SOSSettings(enabled: true, policy: policy, age: 70))
         var monitor = try #require(try reopened.makeMonitor())
-        #expect(monitor.feed([sample(.oxygenSaturation, 92, minutes: 0), sample(.oxygenSaturation, 92, minutes: 1)]).map(\.rule)
-            == ["oxygen_saturation_low"])
+        #expect(
+            monitor.feed([sample(.oxygenSaturation, 92, minutes: 0), sample(.oxygenSaturation, 92, minutes: 1)]).map(\.rule)
+                == ["oxygen_saturation_low"])
         #expect(monitor.feed([sample(.heartRate, 30, minutes: 0), sample(.heartRate, 30, minutes: 1)]).isEmpty)
     }
 
@@ -55,7 +56,8 @@ import Testing
         let url = try temporaryDirectory().appendingPathComponent("sos.json")
         try SOSEnablement(store: FileSOSSettingsStore(url: url), permissions: Permissions(hasUserAccount: true, canPlaceEmergencyCalls: true))
             .enable(age: 45)
-        let revoked = SOSEnablement(store: FileSOSSettingsStore(url: url), permissions: Permissions(hasUserAccount: true, canPlaceEmergencyCalls: false))
+        let revoked = SOSEnablement(
+            store: FileSOSSettingsStore(url: url), permissions: Permissions(hasUserAccount: true, canPlaceEmergencyCalls: false))
         #expect(try revoked.makeMonitor() == nil)
     }
 }

@@ -39,8 +39,9 @@ import Testing
         // Exertional heat stroke happens during exertion: steps do not hide it.
         var monitor = SOSMonitor(age: 25)
         let steps = (0..<10).map { sample(.stepCount, 150, minutes: Double($0)) }
-        #expect(monitor.feed(steps + [sample(.bodyTemperature, 41, minutes: 8), sample(.bodyTemperature, 41.2, minutes: 10)]).map(\.rule)
-            == ["body_temperature_high"])
+        #expect(
+            monitor.feed(steps + [sample(.bodyTemperature, 41, minutes: 8), sample(.bodyTemperature, 41.2, minutes: 10)]).map(\.rule)
+                == ["body_temperature_high"])
     }
 
     // MARK: oxygen saturation at rest
@@ -59,34 +60,41 @@ import Testing
         var two = SOSMonitor(age: 60)
         #expect(two.feed([sample(.oxygenSaturation, 88, minutes: 0), sample(.oxygenSaturation, 88, minutes: 4)]).isEmpty)
         var slow = SOSMonitor(age: 60)
-        #expect(slow.feed([
-            sample(.oxygenSaturation, 88, minutes: 0), sample(.oxygenSaturation, 88, minutes: 6), sample(.oxygenSaturation, 88, minutes: 11),
-        ]).isEmpty)
+        #expect(
+            slow.feed([
+                sample(.oxygenSaturation, 88, minutes: 0), sample(.oxygenSaturation, 88, minutes: 6), sample(.oxygenSaturation, 88, minutes: 11),
+            ]).isEmpty)
         var atBound = SOSMonitor(age: 60)
-        #expect(atBound.feed([
-            sample(.oxygenSaturation, 90, minutes: 0), sample(.oxygenSaturation, 90, minutes: 1), sample(.oxygenSaturation, 90, minutes: 2),
-        ]).isEmpty)
+        #expect(
+            atBound.feed([
+                sample(.oxygenSaturation, 90, minutes: 0), sample(.oxygenSaturation, 90, minutes: 1), sample(.oxygenSaturation, 90, minutes: 2),
+            ]).isEmpty)
     }
 
     @Test func lowSaturationDuringActivityIsNotAnAtRestAlert() {
         // A runner at 88 %: moderate exercise-induced hypoxaemia or motion artefact, not an emergency.
         var steps = SOSMonitor(age: 30)
         let walking = (0..<10).map { sample(.stepCount, 150, minutes: Double($0)) }
-        #expect(steps.feed(walking + [
-            sample(.oxygenSaturation, 88, minutes: 7), sample(.oxygenSaturation, 88, minutes: 8), sample(.oxygenSaturation, 88, minutes: 9),
-        ]).isEmpty)
+        #expect(
+            steps.feed(
+                walking + [
+                    sample(.oxygenSaturation, 88, minutes: 7), sample(.oxygenSaturation, 88, minutes: 8), sample(.oxygenSaturation, 88, minutes: 9),
+                ]
+            ).isEmpty)
         var swimming = SOSMonitor(age: 30)
         swimming.record(SOSWorkout(start: at(minutes: 0), duration: 20 * 60))
-        #expect(swimming.feed([
-            sample(.oxygenSaturation, 87, minutes: 7), sample(.oxygenSaturation, 87, minutes: 8), sample(.oxygenSaturation, 87, minutes: 9),
-        ]).isEmpty)
+        #expect(
+            swimming.feed([
+                sample(.oxygenSaturation, 87, minutes: 7), sample(.oxygenSaturation, 87, minutes: 8), sample(.oxygenSaturation, 87, minutes: 9),
+            ]).isEmpty)
     }
 
     @Test func severeDesaturationAlertsEvenDuringActivity() {
         var monitor = SOSMonitor(age: 30)
         let walking = (0..<10).map { sample(.stepCount, 150, minutes: Double($0)) }
-        #expect(monitor.feed(walking + [sample(.oxygenSaturation, 82, minutes: 8), sample(.oxygenSaturation, 81, minutes: 9)]).map(\.rule)
-            == ["oxygen_saturation_low"])
+        #expect(
+            monitor.feed(walking + [sample(.oxygenSaturation, 82, minutes: 8), sample(.oxygenSaturation, 81, minutes: 9)]).map(\.rule)
+                == ["oxygen_saturation_low"])
     }
 
     @Test func anOximeterGlitchDoesNotAlert() {

@@ -72,8 +72,9 @@ import Testing
 
     @Test func aCustomPolicyIsObeyed() {
         let policy = SOSPolicy(rules: [
-            SOSRule(id: "fever", type: .heartRate, comparison: .above, threshold: .constant(100),
-                    persistence: SOSPersistence(readings: 3, within: 120), cooldown: 60)
+            SOSRule(
+                id: "fever", type: .heartRate, comparison: .above, threshold: .constant(100),
+                persistence: SOSPersistence(readings: 3, within: 120), cooldown: 60)
         ])
         var monitor = SOSMonitor(policy: policy, age: 30)
         #expect(monitor.feed([sample(.heartRate, 120, minutes: 0), sample(.heartRate, 120, minutes: 1)]).isEmpty)

@@ -20,7 +20,8 @@ import Testing
     }
 
     @Test func omittedFieldsTakeTheirDefaults() throws {
-        let policy = try SOSPolicy.decode(Data(#"{"rules":[{"id":"r","type":"heart_rate","comparison":"above","threshold":150}]}"#.utf8), file: "p.json")
+        let policy = try SOSPolicy.decode(
+            Data(#"{"rules":[{"id":"r","type":"heart_rate","comparison":"above","threshold":150}]}"#.utf8), file: "p.json")
         #expect(policy == SOSPolicy(rules: [SOSRule(id: "r", type: .heartRate, comparison: .above, threshold: .constant(150))]))
         #expect(policy.activity == .default)
         #expect(policy.rules[0].persistence == .default && policy.rules[0].cooldown == 900 && !policy.rules[0].suppressedWhileActive)
@@ -55,25 +56,34 @@ import Testing
             line: 4, field: nil, reason: "not valid JSON: expected ',' or '}' after a field"),
         Malformed(name: "unclosed", text: "{\n  \"rules\": [\n\(rule0)\n", line: 4, field: nil, reason: "not valid JSON: unexpected end of the file"),
         Malformed(
-            name: "wrong type", text: "{\n  \"rules\": [\n\(rule0)\n    {\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\",\n     \"threshold\": 150, \"cooldown\": \"soon\"}\n  ]\n}\n",
+            name: "wrong type",
+            text:
+                "{\n  \"rules\": [\n\(rule0)\n    {\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\",\n     \"threshold\": 150, \"cooldown\": \"soon\"}\n  ]\n}\n",
             line: 5, field: "rules[1].cooldown", reason: "Expected to decode Double but found a string"),
         Malformed(
-            name: "missing field", text: "{\n  \"rules\": [\n\(rule0)\n    {\"id\": \"x\", \"type\": \"heart_rate\",\n     \"comparison\": \"above\"}\n  ]\n}\n",
+            name: "missing field",
+            text: "{\n  \"rules\": [\n\(rule0)\n    {\"id\": \"x\", \"type\": \"heart_rate\",\n     \"comparison\": \"above\"}\n  ]\n}\n",
             line: 4, field: "rules[1].threshold", reason: "missing"),
         Malformed(
-            name: "unknown sample type", text: "{\n  \"rules\": [\n\(rule0)\n\n    {\"id\": \"x\", \"type\": \"heart_rat\", \"comparison\": \"above\", \"threshold\": 150}\n  ]\n}\n",
+            name: "unknown sample type",
+            text:
+                "{\n  \"rules\": [\n\(rule0)\n\n    {\"id\": \"x\", \"type\": \"heart_rat\", \"comparison\": \"above\", \"threshold\": 150}\n  ]\n}\n",
             line: 5, field: "rules[1].type", reason: "unknown sample type \"heart_rat\""),
         Malformed(
-            name: "unknown comparison", text: "{\"rules\": [\n{\"id\": \"x\", \"type\": \"heart_rate\",\n\"comparison\": \"over\", \"threshold\": 150}]}",
+            name: "unknown comparison",
+            text: "{\"rules\": [\n{\"id\": \"x\", \"type\": \"heart_rate\",\n\"comparison\": \"over\", \"threshold\": 150}]}",
             line: 3, field: "rules[0].comparison", reason: "unknown comparison \"over\""),
         Malformed(
-            name: "unknown threshold table", text: "{\"rules\": [{\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\",\n\"threshold\": \"heart_rate_max\"}]}",
+            name: "unknown threshold table",
+            text: "{\"rules\": [{\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\",\n\"threshold\": \"heart_rate_max\"}]}",
             line: 2, field: "rules[0].threshold", reason: "unknown threshold \"heart_rate_max\""),
         Malformed(
             name: "misspelt field", text: "{\"rules\": [],\n \"activity\": {\"stepThreshold\": 100,\n \"windw\": 60}}",
             line: 3, field: "activity.windw", reason: "unknown field \"windw\""),
         Malformed(
-            name: "impossible persistence", text: "{\"rules\": [{\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\", \"threshold\": 1,\n \"persistence\": {\"readings\": 0}}]}",
+            name: "impossible persistence",
+            text:
+                "{\"rules\": [{\"id\": \"x\", \"type\": \"heart_rate\", \"comparison\": \"above\", \"threshold\": 1,\n \"persistence\": {\"readings\": 0}}]}",
             line: 2, field: "rules[0].persistence.readings", reason: "must be at least 1"),
         Malformed(name: "not an object", text: "[]", line: 1, field: nil, reason: "Expected to decode Dictionary"),
     ]

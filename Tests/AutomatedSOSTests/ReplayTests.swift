@@ -16,17 +16,21 @@ import Testing
     static let fixtures: [Fixture] = [
         Fixture(file: "resting-night.csv", age: 45, expected: []),
         Fixture(file: "workout-high-heart-rate.csv", age: 45, expected: []),
-        Fixture(file: "fainting.csv", age: 45, expected: [
-            ("heart_rate_low", "2026-11-21T09:03:00Z"),
-            ("hypotension_systolic", "2026-11-21T09:03:30Z"),
-            ("hypotension_diastolic", "2026-11-21T09:03:30Z"),
-        ]),
-        Fixture(file: "hypertensive-crisis.csv", age: 60, expected: [
-            ("hypertension_systolic", "2026-11-21T14:06:00Z"),
-            ("hypertension_diastolic", "2026-11-21T14:06:00Z"),
-            ("hypertension_systolic", "2026-11-21T14:25:00Z"),
-            ("hypertension_diastolic", "2026-11-21T14:25:00Z"),
-        ]),
+        Fixture(
+            file: "fainting.csv", age: 45,
+            expected: [
+                ("heart_rate_low", "2026-11-21T09:03:00Z"),
+                ("hypotension_systolic", "2026-11-21T09:03:30Z"),
+                ("hypotension_diastolic", "2026-11-21T09:03:30Z"),
+            ]),
+        Fixture(
+            file: "hypertensive-crisis.csv", age: 60,
+            expected: [
+                ("hypertension_systolic", "2026-11-21T14:06:00Z"),
+                ("hypertension_diastolic", "2026-11-21T14:06:00Z"),
+                ("hypertension_systolic", "2026-11-21T14:25:00Z"),
+                ("hypertension_diastolic", "2026-11-21T14:25:00Z"),
+            ]),
         Fixture(file: "sensor-glitch.csv", age: 45, expected: []),
         Fixture(file: "out-of-order.csv", age: 45, expected: [("heart_rate_low", "2026-11-21T12:03:00Z")]),
         Fixture(file: "cycling-high-heart-rate.csv", age: 45, expected: []),
@@ -76,11 +80,12 @@ import Testing
         let lines = Mutex<[String]>([])
         await SOSReplay(age: 45, responder: SOSResponderConfiguration(countdown: 30, callOnSilence: false))
             .run(try Self.trace("out-of-order.csv"), dialer: RecordingDialer()) { event in lines.withLock { $0.append(event.jsonLine()) } }
-        #expect(lines.withLock { $0 } == [
-            #"{"at":"2026-11-21T12:03:00Z","comparison":"below","event":"alert","rule":"heart_rate_low","threshold":40,"type":"heart_rate","value":32}"#,
-            #"{"at":"2026-11-21T12:05:00Z","deadline":"2026-11-21T12:05:30Z","event":"prompted","rule":"heart_rate_low"}"#,
-            #"{"at":"2026-11-21T12:05:30Z","event":"countdown_ended","rule":"heart_rate_low"}"#,
-        ])
+        #expect(
+            lines.withLock { $0 } == [
+                #"{"at":"2026-11-21T12:03:00Z","comparison":"below","event":"alert","rule":"heart_rate_low","threshold":40,"type":"heart_rate","value":32}"#,
+                #"{"at":"2026-11-21T12:05:00Z","deadline":"2026-11-21T12:05:30Z","event":"prompted","rule":"heart_rate_low"}"#,
+                #"{"at":"2026-11-21T12:05:30Z","event":"countdown_ended","rule":"heart_rate_low"}"#,
+            ])
     }
 
     @Test func aBadTraceLineIsReportedWithItsNumber() {

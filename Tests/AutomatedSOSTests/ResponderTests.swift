@@ -52,7 +52,8 @@ import Testing
     @Test func silenceBeforeTheDeadlineDoesNotCall() async {
         let clock = ManualClock()
         let dialer = RecordingDialer()
-        let responder = SOSResponder(clock: clock, prompter: ScriptedPrompter(answer: .dismiss, answerAt: t0.addingTimeInterval(29), clock: clock), dialer: dialer)
+        let responder = SOSResponder(
+            clock: clock, prompter: ScriptedPrompter(answer: .dismiss, answerAt: t0.addingTimeInterval(29), clock: clock), dialer: dialer)
         // The person answers at 29 s of a 30 s countdown: still in time.
         let outcome = await responder.respond(to: alert) { action, _ in if case .prompted = action { clock.advance(by: 29) } }
         #expect(outcome == .dismissed)

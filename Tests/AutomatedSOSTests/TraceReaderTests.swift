@@ -19,20 +19,25 @@ import Testing
     }
 
     @Test func readsSamplesWorkoutsCommentsAndALastLineWithoutNewline() throws {
-        let text = "# a comment\n\ntype,value,at\r\nheart_rate,60,2026-11-21T12:00:00Z\r\n workout , 45 , 2026-11-21T12:01:00Z\nstep_count,10,2026-11-21T12:02:00.5Z"
+        let text =
+            "# a comment\n\ntype,value,at\r\nheart_rate,60,2026-11-21T12:00:00Z\r\n workout , 45 , 2026-11-21T12:01:00Z\nstep_count,10,2026-11-21T12:02:00.5Z"
         var reader = SOSTraceReader(handle: try file(text))
         let entries = try readAll(&reader)
-        #expect(entries == [
-            .sample(SOSSample(type: .heartRate, value: 60, at: SOSTrace.parseDate("2026-11-21T12:00:00Z")!)),
-            .workout(SOSWorkout(start: SOSTrace.parseDate("2026-11-21T12:01:00Z")!, duration: 45 * 60)),
-            .sample(SOSSample(type: .stepCount, value: 10, at: SOSTrace.parseDate("2026-11-21T12:02:00.5Z")!)),
-        ])
+        #expect(
+            entries == [
+                .sample(SOSSample(type: .heartRate, value: 60, at: SOSTrace.parseDate("2026-11-21T12:00:00Z")!)),
+                .workout(SOSWorkout(start: SOSTrace.parseDate("2026-11-21T12:01:00Z")!, duration: 45 * 60)),
+                .sample(SOSSample(type: .stepCount, value: 10, at: SOSTrace.parseDate("2026-11-21T12:02:00.5Z")!)),
+            ])
         #expect(entries == (try SOSTrace.entries(text)))
     }
 
     @Test func aBadLineStopsTheReaderNamingItsNumberAfterTheLinesBeforeIt() throws {
         // A tiny buffer, so lines straddle reads.
-        var reader = SOSTraceReader(handle: try file("type,value,at\nheart_rate,60,2026-11-21T12:00:00Z\nheart_rate,61,2026-11-21T12:01:00Z\nheart_rate,sixty,2026-11-21T12:02:00Z\nheart_rate,62,2026-11-21T12:03:00Z\n"), bufferSize: 48)
+        var reader = SOSTraceReader(
+            handle: try file(
+                "type,value,at\nheart_rate,60,2026-11-21T12:00:00Z\nheart_rate,61,2026-11-21T12:01:00Z\nheart_rate,sixty,2026-11-21T12:02:00Z\nheart_rate,62,2026-11-21T12:03:00Z\n"
+            ), bufferSize: 48)
         #expect(try reader.next() != nil)
         #expect(try reader.next() != nil)
         #expect(throws: SOSTrace.ParseError(line: 4, reason: "not a number: sixty")) { try reader.next() }
@@ -56,7 +61,8 @@ import Testing
     }
 
     @Test func aLineLongerThanTheBufferIsAnErrorNotUnboundedMemory() throws {
-        var reader = SOSTraceReader(handle: try file("type,value,at\nheart_rate,60,2026-11-21T12:00:00Z\n# " + String(repeating: "x", count: 200) + "\n"), bufferSize: 64)
+        var reader = SOSTraceReader(
+            handle: try file("type,value,at\nheart_rate,60,2026-11-21T12:00:00Z\n# " + String(repeating: "x", count: 200) + "\n"), bufferSize: 64)
         #expect(try reader.next() != nil)
         #expect(throws: SOSTraceReader.ReadError.lineTooLong(line: 3, limit: 64)) { try reader.next() }
     }
@@ -92,11 +98,12 @@ import Testing
                 events.withLock { $0.append("\(event.event) \(event.rule)") }
             }
         }
-        #expect(events.withLock { $0 } == [
-            "alert heart_rate_low", "prompted heart_rate_low", "countdown_ended heart_rate_low", "dialed heart_rate_low",
-            "alert hypertension_systolic", "prompted hypertension_systolic", "countdown_ended hypertension_systolic",
-            "dialed hypertension_systolic",
-        ])
+        #expect(
+            events.withLock { $0 } == [
+                "alert heart_rate_low", "prompted heart_rate_low", "countdown_ended heart_rate_low", "dialed heart_rate_low",
+                "alert hypertension_systolic", "prompted hypertension_systolic", "countdown_ended hypertension_systolic",
+                "dialed hypertension_systolic",
+            ])
     }
 
     @Test func theFastTimeParserAgreesWithFoundation() throws {
@@ -105,8 +112,10 @@ import Testing
             "2026-11-21T14:00:00+02:00", "2026-11-21T06:30:00-05:30", "1970-01-01T00:00:00Z", "2000-03-01T00:00:00Z",
         ]
         for text in times {
-            let foundation = try Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: text.contains("."))
-                .timeZone(separator: .colon))
+            let foundation = try Date(
+                text,
+                strategy: .iso8601.year().month().day().time(includingFractionalSeconds: text.contains("."))
+                    .timeZone(separator: .colon))
             let fast = try #require(SOSTrace.parseDate(text), "\(text)")
             #expect(abs(fast.timeIntervalSince(foundation)) < 0.001, "\(text)")
         }

@@ -8,7 +8,9 @@ import Testing
 /// credentials and delete the account. Now no key may do those, a key may be read-only, and a key may expire.
 @Suite("API keys: scopes and expiry")
 struct APIKeyScopeTests {
-    static func createKey(_ harness: TestHarness, _ token: String, _ json: String = "{}") async throws -> (id: String, secret: String, body: [String: Any]) {
+    static func createKey(_ harness: TestHarness, _ token: String, _ json: String = "{}") async throws -> (
+        id: String, secret: String, body: [String: Any]
+    ) {
         let response = try await harness.request(.post, "/v1/api-keys", json: json, token: token)
         try #require(response.status == .created, "create key answered \(response.status): \(harness.text(response))")
         let key = try harness.object(response)
@@ -19,7 +21,9 @@ struct APIKeyScopeTests {
         (try harness.object(response)["type"] as? String)?.components(separatedBy: "/").last
     }
 
-    @Test("a key can neither mint nor revoke keys, set the webhook, change the email or password, nor delete the account; revoked, nothing it made lives on")
+    @Test(
+        "a key can neither mint nor revoke keys, set the webhook, change the email or password, nor delete the account; revoked, nothing it made lives on"
+    )
     func keysCannotManageKeysOrTheAccount() async throws {
         try await TestHarness.run { harness in
             let company = TestHarness.Company()
@@ -68,14 +72,17 @@ struct APIKeyScopeTests {
             }
             let estimate = try await harness.request(
                 .post, "/v1/group-requests/estimate",
-                json: #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#,
+                json:
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#,
                 token: key.secret)
             #expect(estimate.status == .ok, "estimate: \(harness.text(estimate))")
 
             let changes: [(HTTPRequest.Method, String, String)] = [
                 (.post, "/v1/single-requests", #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"Study"}"#),
-                (.post, "/v1/group-requests",
-                 #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#),
+                (
+                    .post, "/v1/group-requests",
+                    #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#
+                ),
             ]
             for (method, path, body) in changes {
                 let response = try await harness.request(method, path, json: body, token: key.secret)
@@ -133,7 +140,10 @@ struct APIKeyScopeTests {
             let created = try await browser.post("/company/api-keys", [("name", "wall screen"), ("scope", "read_only"), ("expiresInDays", "30")])
             #expect(created.status == .ok)
             #expect(browser.lastPage.contains("api-key-secret"))
-            #expect(try await harness.int("SELECT count(*) FROM api_keys WHERE scope = 'read_only' AND expires_at BETWEEN now() + interval '29 days' AND now() + interval '31 days'") == 1)
+            #expect(
+                try await harness.int(
+                    "SELECT count(*) FROM api_keys WHERE scope = 'read_only' AND expires_at BETWEEN now() + interval '29 days' AND now() + interval '31 days'"
+                ) == 1)
             _ = try await browser.get("/company/settings")
             #expect(browser.lastPage.contains("read only"))
             let refused = try await browser.post("/company/api-keys", [("name", "odd"), ("scope", "full"), ("expiresInDays", "7")])

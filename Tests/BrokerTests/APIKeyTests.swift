@@ -112,10 +112,12 @@ struct APIKeyTests {
         }
     }
 
-    @Test("a limit outside 1–1000 or a cursor the API did not give out is a 422 naming it", arguments: [
-        ("?limit=0", "limit"), ("?limit=1001", "limit"), ("?limit=-5", "limit"),
-        ("?cursor=garbage", "cursor"), ("?cursor=bm90LWEtY3Vyc29y", "cursor"),
-    ])
+    @Test(
+        "a limit outside 1–1000 or a cursor the API did not give out is a 422 naming it",
+        arguments: [
+            ("?limit=0", "limit"), ("?limit=1001", "limit"), ("?limit=-5", "limit"),
+            ("?cursor=garbage", "cursor"), ("?cursor=bm90LWEtY3Vyc29y", "cursor"),
+        ])
     func badPageParameters(query: String, field: String) async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeCompany()
@@ -125,8 +127,9 @@ struct APIKeyTests {
         }
     }
 
-    @Test("a limit that is not a whole number is a 422 naming limit, not a \"malformed body\"",
-          arguments: ["?limit=abc", "?limit=1.5", "?limit="])
+    @Test(
+        "a limit that is not a whole number is a 422 naming limit, not a \"malformed body\"",
+        arguments: ["?limit=abc", "?limit=1.5", "?limit="])
     func nonNumericLimit(query: String) async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeCompany()
@@ -180,9 +183,11 @@ struct APIKeyTests {
         }
     }
 
-    @Test("revoking an id that is no UUID, or no key at all, answers 404", arguments: [
-        "not-a-uuid", "12345", "00000000-0000-0000-0000-000000000000",
-    ])
+    @Test(
+        "revoking an id that is no UUID, or no key at all, answers 404",
+        arguments: [
+            "not-a-uuid", "12345", "00000000-0000-0000-0000-000000000000",
+        ])
     func revokeUnknownID(_ id: String) async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeCompany()

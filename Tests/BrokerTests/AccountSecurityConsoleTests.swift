@@ -85,8 +85,9 @@ struct AccountSecurityConsoleTests {
             let unknownPage = browser.lastPage.replacingOccurrences(of: "nobody@example.com", with: "EMAIL")
             #expect(known.status == .ok && unknown.status == .ok)
             #expect(knownPage.contains(#"id="activation-mail-sent""#))
-            #expect(knownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
-                == unknownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression))
+            #expect(
+                knownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
+                    == unknownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression))
             #expect(try harness.mails().filter { $0.contains("To: <\(person.email)>") }.count == 2)
             try await harness.activate(email: person.email)
         }
@@ -105,7 +106,8 @@ struct AccountSecurityConsoleTests {
                 "UPDATE login_throttle SET window_started_at = now() - interval '16 minutes'")
             let deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline {
-                let left = try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(stale.email)'")
+                let left =
+                    try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(stale.email)'")
                     + harness.int("SELECT count(*) FROM login_throttle")
                 if left == 0 { break }
                 try await Task.sleep(for: .milliseconds(200))

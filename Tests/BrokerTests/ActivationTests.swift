@@ -68,9 +68,11 @@ struct ActivationTests {
         }
     }
 
-    @Test("an unknown token answers 404", arguments: [
-        "d4ha_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not-a-token", "",
-    ])
+    @Test(
+        "an unknown token answers 404",
+        arguments: [
+            "d4ha_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not-a-token", "",
+        ])
     func unknownToken(_ token: String) async throws {
         try await TestHarness.run { harness in
             _ = try await register(TestHarness.Person(), on: harness)

@@ -36,11 +36,14 @@ struct AppleHealthImportJobTests {
         let port = try #require(harness.client.port)
         let run = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/curl"),
-            ["-sS", "-i", "-X", "POST", "-T", file.path, "-H", "Content-Type: \(contentType)", "-H", "Authorization: Bearer \(token)",
-             "-H", "Expect:", "http://127.0.0.1:\(port)/v1/me/imports/apple-health"],
+            [
+                "-sS", "-i", "-X", "POST", "-T", file.path, "-H", "Content-Type: \(contentType)", "-H", "Authorization: Bearer \(token)",
+                "-H", "Expect:", "http://127.0.0.1:\(port)/v1/me/imports/apple-health",
+            ],
             timeout: .seconds(1800))
         let parts = run.output.components(separatedBy: "\r\n\r\n")
-        let head = parts.first ?? "", text = parts.dropFirst().joined(separator: "\r\n\r\n")
+        let head = parts.first ?? ""
+        let text = parts.dropFirst().joined(separator: "\r\n\r\n")
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
         let location = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }
             .map { String($0.dropFirst("location:".count)).trimmingCharacters(in: .whitespaces) }
@@ -50,9 +53,10 @@ struct AppleHealthImportJobTests {
 
     /// Polls the job until it is no longer running (at most `limit`, a bound on a hang, not a timing assertion);
     /// returns the progress seen while it ran, and the final state.
-    static func follow(_ harness: TestHarness, _ path: String, token: String, every pause: Duration = .milliseconds(100),
-                       limit: Duration = .seconds(1800)) async throws -> (seen: [(bytes: Int, records: Int)], final: [String: Any])
-    {
+    static func follow(
+        _ harness: TestHarness, _ path: String, token: String, every pause: Duration = .milliseconds(100),
+        limit: Duration = .seconds(1800)
+    ) async throws -> (seen: [(bytes: Int, records: Int)], final: [String: Any]) {
         var seen: [(bytes: Int, records: Int)] = []
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
@@ -91,8 +95,9 @@ struct AppleHealthImportJobTests {
 
                 let (seen, job) = try await Self.follow(harness, location, token: token)
                 let peak = Self.memory("VmHWM") ?? 0
-                print("MEMORY 200 MB import: VmRSS before \(before) kB, VmHWM during \(peak) kB (peak reset: \(resetPeak)), file \(job["bytesTotal"] ?? 0) bytes, "
-                      + "\((job["result"] as? [String: Any])?["stored"] ?? 0) samples stored, \(seen.count) progress observations")
+                print(
+                    "MEMORY 200 MB import: VmRSS before \(before) kB, VmHWM during \(peak) kB (peak reset: \(resetPeak)), file \(job["bytesTotal"] ?? 0) bytes, "
+                        + "\((job["result"] as? [String: Any])?["stored"] ?? 0) samples stored, \(seen.count) progress observations")
                 #expect(job["status"] as? String == "succeeded", "\(job)")
                 #expect(seen.count >= 3, "only \(seen.count) distinct observations while running: \(seen)")
                 // Bytes grow with every observation; records never fall, and grow over the run (a chunk may end
@@ -207,25 +212,27 @@ struct AppleHealthImportJobTests {
                 let browser = ConsoleBrowser(harness)
                 _ = try await browser.logIn(person.email, person.password)
                 try await browser.get("/data")
-                let csrf = try #require(browser.lastPage.range(of: #"data-csrf=""#).map {
-                    String(browser.lastPage[$0.upperBound...].prefix { $0 != "\"" })
-                })
+                let csrf = try #require(
+                    browser.lastPage.range(of: #"data-csrf=""#).map {
+                        String(browser.lastPage[$0.upperBound...].prefix { $0 != "\"" })
+                    })
                 // Holding the person's arrival row keeps the job waiting at its first batch, so it is running for sure.
                 let page = try await TestDatabase.withClient(harness.databaseURL) { client in
                     try await client.withTransaction(logger: TestDatabase.logger) { connection in
-                        try await connection.query("SELECT 1 FROM sample_arrivals WHERE user_id = \(UUID(uuidString: id)!) FOR UPDATE",
-                                                   logger: TestDatabase.logger)
+                        try await connection.query(
+                            "SELECT 1 FROM sample_arrivals WHERE user_id = \(UUID(uuidString: id)!) FOR UPDATE",
+                            logger: TestDatabase.logger)
                         let started = try await browser.send(
                             .post, "/data/upload?kind=apple-health-xml", body: ByteBuffer(bytes: bytes), headers: [Console.csrfHeader: csrf])
                         #expect(started.status == .accepted, "\(harness.text(started))")
                         let location = try #require(try harness.object(started)["location"] as? String)
                         #expect(location.hasPrefix("/data/imports/"))
 
-                        let second = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
+                        let second = try await AppleHealthFixtures.post(
+                            harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
                         #expect(second.status == .conflict, "\(harness.text(second))")
                         #expect(harness.text(second).contains("still running"))
 
-        
                         try await browser.get(location)
                         #expect(browser.lastPage.contains("<progress"), "\(browser.lastPage)")
                         #expect(browser.lastPage.contains(#"<meta http-equiv="refresh" content="1">"#))

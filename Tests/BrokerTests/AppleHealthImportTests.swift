@@ -22,13 +22,16 @@ struct AppleHealthImportTests {
             #expect(stored == AppleHealthFixtures.expectedSamples.count)
             #expect(body["alreadyThere"] as? Int == 0 && body["repeatedInFile"] as? Int == 0)
             let skipped = try #require(body["skipped"] as? [[String: Any]])
-            #expect(skipped.contains {
-                $0["reason"] as? String == "unsupported type" && $0["identifier"] as? String == "HKQuantityTypeIdentifierBasalEnergyBurned"
-                    && $0["count"] as? Int == 2
-            })
-            #expect(skipped.contains {
-                $0["reason"] as? String == "not asleep (in bed or awake)" && $0["identifier"] as? String == "HKCategoryTypeIdentifierSleepAnalysis"
-            })
+            #expect(
+                skipped.contains {
+                    $0["reason"] as? String == "unsupported type" && $0["identifier"] as? String == "HKQuantityTypeIdentifierBasalEnergyBurned"
+                        && $0["count"] as? Int == 2
+                })
+            #expect(
+                skipped.contains {
+                    $0["reason"] as? String == "not asleep (in bed or awake)"
+                        && $0["identifier"] as? String == "HKCategoryTypeIdentifierSleepAnalysis"
+                })
             let invalid = try #require(body["invalid"] as? [String: Any])
             #expect(invalid["count"] as? Int == 1)
             let example = try #require((invalid["examples"] as? [[String: Any]])?.first)
@@ -44,7 +47,8 @@ struct AppleHealthImportTests {
             let heart = try harness.object(try await harness.request(.get, "/v1/me/samples?type=heart_rate", token: token))
             #expect((heart["items"] as? [[String: Any]])?.first?["at"] as? String == "2024-03-01T07:15:00Z")
 
-            let again = try harness.object(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token))
+            let again = try harness.object(
+                try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token))
             #expect(again["stored"] as? Int == 0)
             #expect(again["alreadyThere"] as? Int == stored)
             #expect(try await AppleHealthFixtures.storedSamples(harness) == stored)
@@ -137,7 +141,8 @@ struct AppleHealthImportTests {
             #expect(examples.map { $0["line"] as? Int } == invalidLines)
             #expect(examples.allSatisfy { $0["identifier"] as? String == "HKQuantityTypeIdentifierHeartRate" })
             let reasonsGiven = examples.compactMap { $0["reason"] as? String }
-            #expect(reasonsGiven.count == 4 && reasonsGiven[0].contains("not a number") && reasonsGiven[1].contains("furlongs")
+            #expect(
+                reasonsGiven.count == 4 && reasonsGiven[0].contains("not a number") && reasonsGiven[1].contains("furlongs")
                     && reasonsGiven[2].contains("out of range") && reasonsGiven[3].contains("future"), "\(reasonsGiven)")
             #expect(first["timeZone"] as? String == "Europe/Rome")
 
@@ -152,7 +157,8 @@ struct AppleHealthImportTests {
     @Test("every refusal says precisely what is wrong, answers 422 and stores nothing; the server stays healthy")
     func badFiles() async throws {
         let truncated = Array(AppleHealthFixtures.exportXML.prefix(AppleHealthFixtures.exportXML.count * 2 / 3))
-        let laughs = Array("""
+        let laughs = Array(
+            """
             <?xml version="1.0"?>
             <!DOCTYPE HealthData [
              <!ENTITY lol "lol">
@@ -166,19 +172,31 @@ struct AppleHealthImportTests {
             ("empty file", [], "application/xml", "The file is empty."),
             ("empty zip", [], "application/zip", "The file is empty."),
             ("not XML", Array("type,value,at\nheart_rate,72,2024-01-01T00:00:00Z\n".utf8), "application/xml", "The file is not XML"),
-            ("not Apple Health", Array("<html><body>hello</body></html>".utf8), "application/xml",
-             "not an Apple Health export: its root element must be <HealthData>"),
+            (
+                "not Apple Health", Array("<html><body>hello</body></html>".utf8), "application/xml",
+                "not an Apple Health export: its root element must be <HealthData>"
+            ),
             ("truncated halfway", truncated, "application/xml", "truncated: it ends before the closing </HealthData>"),
             ("billion laughs", laughs, "application/xml", "declares entities"),
-            ("zip without export.xml", AppleHealthFixtures.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
-             "contains no Apple Health export: expected apple_health_export/export.xml; it holds notes.txt"),
+            (
+                "zip without export.xml", AppleHealthFixtures.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
+                "contains no Apple Health export: expected apple_health_export/export.xml; it holds notes.txt"
+            ),
             ("truncated zip", Array(goodZip.prefix(goodZip.count / 2)), "application/zip", "The ZIP archive is truncated or damaged"),
-            ("encrypted zip", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, flags: 1)]),
-             "application/zip", "uses encryption, which is not supported"),
-            ("bzip2 zip", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, method: 12)]),
-             "application/zip", "uses compression method 12, which is not supported"),
-            ("zip bomb", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip",
-             "inflates beyond the accepted size or compression ratio"),
+            (
+                "encrypted zip",
+                AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, flags: 1)]),
+                "application/zip", "uses encryption, which is not supported"
+            ),
+            (
+                "bzip2 zip",
+                AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML, method: 12)]),
+                "application/zip", "uses compression method 12, which is not supported"
+            ),
+            (
+                "zip bomb", AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: zeros)]), "application/zip",
+                "inflates beyond the accepted size or compression ratio"
+            ),
             ("not a zip", Array("PK but not really a zip archive".utf8), "application/zip", "is not a ZIP archive"),
         ]
         // More imports than the hourly budget allows.
@@ -195,7 +213,9 @@ struct AppleHealthImportTests {
             #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
             #expect(try await harness.request(.get, "/health/ready").status == .ok)
             // Still serving imports after all that.
-            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token).status == .ok)
+            #expect(
+                try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token).status == .ok
+            )
         }
     }
 
@@ -203,13 +223,18 @@ struct AppleHealthImportTests {
     func rolesAndMediaTypes() async throws {
         try await TestHarness.run { harness in
             let company = try await harness.activeCompany()
-            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: company).status == .forbidden)
-            #expect(try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: nil).status == .unauthorized)
+            #expect(
+                try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: company).status
+                    == .forbidden)
+            #expect(
+                try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: nil).status
+                    == .unauthorized)
             let person = try await harness.activeUser()
             let wrongType = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "text/plain", token: person)
             #expect(wrongType.status == .unsupportedMediaType)
-            #expect(try harness.object(wrongType)["detail"] as? String
-                == "This endpoint accepts application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip) bodies.")
+            #expect(
+                try harness.object(wrongType)["detail"] as? String
+                    == "This endpoint accepts application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip) bodies.")
             let samples = try await harness.request(.post, "/v1/me/samples", json: "x", token: person, headers: [.contentType: "text/plain"])
             #expect(samples.status == .unsupportedMediaType)
             #expect(try harness.object(samples)["detail"] as? String == "This endpoint accepts application/json or text/csv bodies.")

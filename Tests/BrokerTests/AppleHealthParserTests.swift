@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import Broker
 
 #if canImport(CZlib)
-import CZlib
+    import CZlib
 #endif
 
 @Suite("Apple Health export parsing")
@@ -33,8 +34,9 @@ struct AppleHealthParserTests {
     }
 
     static func outcome(_ parser: AppleHealthParser, _ samples: [Sample]) -> Outcome {
-        Outcome(samples: samples, skipped: parser.skipped, recordsSeen: parser.recordsSeen, invalidCount: parser.invalidCount,
-                invalidExamples: parser.invalidExamples, timeZone: parser.timeZone)
+        Outcome(
+            samples: samples, skipped: parser.skipped, recordsSeen: parser.recordsSeen, invalidCount: parser.invalidCount,
+            invalidExamples: parser.invalidExamples, timeZone: parser.timeZone)
     }
 
     static func parse(_ bytes: [UInt8], chunks: [Int]? = nil) throws(AppleHealthImportError) -> Outcome {
@@ -56,8 +58,10 @@ struct AppleHealthParserTests {
     }
 
     /// Expects `body` to fail with `expected`.
-    static func expect(_ expected: AppleHealthImportError, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ body: () throws -> Void) {
+    static func expect(
+        _ expected: AppleHealthImportError, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () throws -> Void
+    ) {
         do {
             try body()
             Issue.record("expected \(expected), got success", sourceLocation: sourceLocation)
@@ -81,8 +85,9 @@ struct AppleHealthParserTests {
     static func assertExpected(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(outcome.samples.count == AppleHealthFixtures.expectedSamples.count, sourceLocation: sourceLocation)
         for (got, want) in zip(outcome.samples, AppleHealthFixtures.expectedSamples) {
-            #expect(got.type == want.type && got.at == want.at && abs(got.value - want.value) < 1e-9,
-                    "\(got) ≠ \(want)", sourceLocation: sourceLocation)
+            #expect(
+                got.type == want.type && got.at == want.at && abs(got.value - want.value) < 1e-9,
+                "\(got) ≠ \(want)", sourceLocation: sourceLocation)
         }
         #expect(outcome.skipped == expectedSkipped, sourceLocation: sourceLocation)
         #expect(outcome.invalidCount == 1, sourceLocation: sourceLocation)
@@ -195,7 +200,8 @@ struct AppleHealthParserTests {
 
     @Test("attribute values decode the predefined entities and character references, and nothing else")
     func references() throws {
-        let outcome = try Self.parse("""
+        let outcome = try Self.parse(
+            """
             <HealthData>
             <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Tom &amp; Jerry &quot;&#x263A;&quot;" unit="count&#47;min" startDate="2024-03-01 08:15:00 +0000" value="7&#x32;"/>
             <Record type="Custom&amp;Type&#x263A;" startDate="2024-03-01 08:15:00 +0000"/>
@@ -225,7 +231,8 @@ struct AppleHealthParserTests {
 
     @Test("records with unknown units, non-numeric, non-finite or out-of-range values, bad or future dates are invalid, not fatal")
     func invalidValues() throws {
-        let outcome = try Self.parse("""
+        let outcome = try Self.parse(
+            """
             <HealthData>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000" value="many"/>
             <Record type="HKQuantityTypeIdentifierStepCount" unit="count" startDate="2024-03-01 08:15:00 +0000" value="1e999"/>
@@ -246,41 +253,48 @@ struct AppleHealthParserTests {
             """)
         #expect(outcome.samples.count == 1)
         #expect(outcome.samples.first?.type == .bodyTemperature && abs((outcome.samples.first?.value ?? 0) - 37) < 1e-9)
-        #expect(outcome.skipped == [
-            .init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis"): 1,
-            .init(reason: .unsupportedType, identifier: "(Record without type)"): 1,
-        ])
+        #expect(
+            outcome.skipped == [
+                .init(reason: .notAsleep, identifier: "HKCategoryTypeIdentifierSleepAnalysis"): 1,
+                .init(reason: .unsupportedType, identifier: "(Record without type)"): 1,
+            ])
         #expect(outcome.invalidCount == 10)
         #expect(outcome.recordsSeen == 13)
         // The first five, each on the line its `<Record` starts (the blank line counts; the fifth spans two).
         #expect(outcome.invalidExamples.map(\.line) == [2, 3, 4, 5, 7])
-        #expect(outcome.invalidExamples.map(\.reason) == [
-            #"its value "many" is not a number"#, #"its value "1e999" is not a number"#, "it has no value",
-            #"its startDate "yesterday" is not a date and time with a UTC offset"#, "it has no startDate",
-        ])
+        #expect(
+            outcome.invalidExamples.map(\.reason) == [
+                #"its value "many" is not a number"#, #"its value "1e999" is not a number"#, "it has no value",
+                #"its startDate "yesterday" is not a date and time with a UTC offset"#, "it has no startDate",
+            ])
         #expect(outcome.invalidExamples.allSatisfy { $0.identifier == "HKQuantityTypeIdentifierStepCount" })
         // The rest are counted; their reasons read like this.
         var parser = AppleHealthParser()
-        _ = try parser.feed(Array("""
-            <HealthData>
-            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2024-03-01 08:15:00 +0000" value="400"/>
-            <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2999-03-01 08:15:00 +0000" value="60"/>
-            <Record type="HKQuantityTypeIdentifierBodyMass" unit="stone" startDate="2024-03-01 08:15:00 +0000" value="11"/>
-            <Record type="HKCategoryTypeIdentifierSleepAnalysis" startDate="2024-03-01 08:15:00 +0000" endDate="2024-03-01 07:15:00 +0000" value="HKCategoryValueSleepAnalysisAsleepREM"/>
-            </HealthData>
-            """.utf8))
+        _ = try parser.feed(
+            Array(
+                """
+                <HealthData>
+                <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2024-03-01 08:15:00 +0000" value="400"/>
+                <Record type="HKQuantityTypeIdentifierHeartRate" unit="count/min" startDate="2999-03-01 08:15:00 +0000" value="60"/>
+                <Record type="HKQuantityTypeIdentifierBodyMass" unit="stone" startDate="2024-03-01 08:15:00 +0000" value="11"/>
+                <Record type="HKCategoryTypeIdentifierSleepAnalysis" startDate="2024-03-01 08:15:00 +0000" endDate="2024-03-01 07:15:00 +0000" value="HKCategoryValueSleepAnalysisAsleepREM"/>
+                </HealthData>
+                """.utf8))
         try parser.finish()
-        #expect(parser.invalidExamples.map(\.reason) == [
-            "400 beats/min is out of range (20–300 beats/min)", #"it starts in the future ("2999-03-01 08:15:00 +0000")"#,
-            #"its unit "stone" is not one Data4Help converts"#, "it ends before it starts",
-        ])
+        #expect(
+            parser.invalidExamples.map(\.reason) == [
+                "400 beats/min is out of range (20–300 beats/min)", #"it starts in the future ("2999-03-01 08:15:00 +0000")"#,
+                #"its unit "stone" is not one Data4Help converts"#, "it ends before it starts",
+            ])
     }
 
     @Test("the new types convert their units: °F, mg/dL, Apple's mmol/L, count/min, ms, mL/(kg·min)")
     func newTypes() throws {
         func one(_ type: String, _ unit: String, _ value: String) throws -> Sample? {
-            try Self.parse(#"<HealthData><Record type="\#(type)" unit="\#(unit)" startDate="2024-03-01 08:15:00 +0000" value="\#(value)"/></HealthData>"#)
-                .samples.first
+            try Self.parse(
+                #"<HealthData><Record type="\#(type)" unit="\#(unit)" startDate="2024-03-01 08:15:00 +0000" value="\#(value)"/></HealthData>"#
+            )
+            .samples.first
         }
         let cases: [(String, String, String, SampleType, Double)] = [
             ("HKQuantityTypeIdentifierBodyTemperature", "degC", "36.6", .bodyTemperature, 36.6),
@@ -323,9 +337,11 @@ struct AppleHealthParserTests {
         #expect(AppleHealthDate.date("2024-03-01T08:15:00Z") == AppleHealthFixtures.utc("2024-03-01T08:15:00Z"))
         #expect(AppleHealthDate.date("2024-03-01 08:15:00.5 +0000") == Date(timeIntervalSince1970: 1_709_280_900.5))
         #expect(AppleHealthDate.date("2400-02-29 00:00:00 +0000") == AppleHealthFixtures.utc("2400-02-29T00:00:00Z"))
-        for bad in ["2023-02-29 00:00:00 +0000", "2024-03-01 08:15:00", "2024-13-01 08:15:00 +0000",
-                    "2024-03-01 24:00:00 +0000", "2024-03-01 08:15:00 +01", "2024-3-01 08:15:00 +0100",
-                    "2024-03-01 08:15:00 +0100 ", "2024-03-01 08:15:00 CET", ""] {
+        for bad in [
+            "2023-02-29 00:00:00 +0000", "2024-03-01 08:15:00", "2024-13-01 08:15:00 +0000",
+            "2024-03-01 24:00:00 +0000", "2024-03-01 08:15:00 +01", "2024-3-01 08:15:00 +0100",
+            "2024-03-01 08:15:00 +0100 ", "2024-03-01 08:15:00 CET", "",
+        ] {
             #expect(AppleHealthDate.date(bad) == nil, "\(bad)")
         }
         // Every day of four centuries agrees with Foundation's calendar.
@@ -346,8 +362,10 @@ struct AppleHealthParserTests {
             var text = text
             return text.withUTF8 { AppleHealthNumber.parse($0) }
         }
-        for text in ["72", "0.97", "154.3", "-1.5e3", "1E-2", "+3", "0", "-0", "1.", ".5", "007", "0.000123",
-                     "12345678901234567890", "1.7976931348623157e308", "4.9e-324", "123456.789012345678"] {
+        for text in [
+            "72", "0.97", "154.3", "-1.5e3", "1E-2", "+3", "0", "-0", "1.", ".5", "007", "0.000123",
+            "12345678901234567890", "1.7976931348623157e308", "4.9e-324", "123456.789012345678",
+        ] {
             #expect(parse(text) == Double(text), "\(text)")
         }
         for bad in ["", "-", ".", "e5", "1e", "1,5", "0x10", "nan", "inf", "1.2.3", " 1", "1 "] {
@@ -378,7 +396,8 @@ struct AppleHealthParserTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = directory.appendingPathComponent("a.xml"), second = directory.appendingPathComponent("b.xml")
+        let first = directory.appendingPathComponent("a.xml")
+        let second = directory.appendingPathComponent("b.xml")
         let size = try AppleHealthExportGenerator.write(to: first, approximateBytes: 3_000_000, seed: 7)
         try AppleHealthExportGenerator.write(to: second, approximateBytes: 3_000_000, seed: 7)
         let bytes = try [UInt8](Data(contentsOf: first))
@@ -401,193 +420,199 @@ struct AppleHealthParserTests {
 }
 
 #if canImport(CZlib)
-@Suite("Apple Health export.zip reading")
-struct AppleHealthArchiveTests {
+    @Suite("Apple Health export.zip reading")
+    struct AppleHealthArchiveTests {
 
-    /// Writes `bytes` to a temporary file and runs `body` with its URL.
-    static func withFile<R>(_ bytes: [UInt8], _ body: (URL) throws -> R) throws -> R {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).upload")
-        try Data(bytes).write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
-        return try body(url)
-    }
-
-    /// Reads and parses an upload the way the import endpoint does.
-    static func read(_ url: URL, format: AppleHealthExportReader.Format? = nil, limit: UInt64 = AppleHealthArchive.defaultMaximumUncompressedSize,
-                     chunkSize: Int = 1024) throws(AppleHealthImportError) -> AppleHealthParserTests.Outcome {
-        let reader = try AppleHealthExportReader(contentsOf: url, format: format, chunkSize: chunkSize, maximumUncompressedSize: limit)
-        var parser = AppleHealthParser()
-        var samples: [Sample] = []
-        while let chunk = try reader.next() {
-            #expect(chunk.count <= max(chunkSize, 1024))
-            samples += try parser.feed(chunk)
+        /// Writes `bytes` to a temporary file and runs `body` with its URL.
+        static func withFile<R>(_ bytes: [UInt8], _ body: (URL) throws -> R) throws -> R {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).upload")
+            try Data(bytes).write(to: url)
+            defer { try? FileManager.default.removeItem(at: url) }
+            return try body(url)
         }
-        try parser.finish()
-        return AppleHealthParserTests.outcome(parser, samples)
-    }
 
-    static let export = Array(AppleHealthFixtures.export.utf8)
+        /// Reads and parses an upload the way the import endpoint does.
+        static func read(
+            _ url: URL, format: AppleHealthExportReader.Format? = nil, limit: UInt64 = AppleHealthArchive.defaultMaximumUncompressedSize,
+            chunkSize: Int = 1024
+        ) throws(AppleHealthImportError) -> AppleHealthParserTests.Outcome {
+            let reader = try AppleHealthExportReader(contentsOf: url, format: format, chunkSize: chunkSize, maximumUncompressedSize: limit)
+            var parser = AppleHealthParser()
+            var samples: [Sample] = []
+            while let chunk = try reader.next() {
+                #expect(chunk.count <= max(chunkSize, 1024))
+                samples += try parser.feed(chunk)
+            }
+            try parser.finish()
+            return AppleHealthParserTests.outcome(parser, samples)
+        }
 
-    @Test("export.xml is streamed out of an iPhone-like export.zip, deflated or stored")
-    func exportZip() throws {
-        for deflated in [true, false] {
-            let archive = AppleHealthFixtures.zip([
+        static let export = Array(AppleHealthFixtures.export.utf8)
+
+        @Test("export.xml is streamed out of an iPhone-like export.zip, deflated or stored")
+        func exportZip() throws {
+            for deflated in [true, false] {
+                let archive = AppleHealthFixtures.zip([
+                    AppleHealthFixtures.Entry(path: "apple_health_export/", data: [], deflated: false),
+                    AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                    AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._export.xml", data: [0, 5, 22, 7]),
+                    AppleHealthFixtures.Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
+                    AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export, deflated: deflated),
+                ])
+                try Self.withFile(archive) { url in
+                    let entry = try AppleHealthArchive(contentsOf: url).exportXML
+                    #expect(entry.path == "apple_health_export/export.xml")
+                    #expect(entry.method == (deflated ? 8 : 0))
+                    #expect(entry.uncompressedSize == UInt64(Self.export.count))
+                    AppleHealthParserTests.assertExpected(try Self.read(url))
+                    AppleHealthParserTests.assertExpected(try Self.read(url, format: .zip, chunkSize: 100_000))
+                }
+            }
+            // The plain XML goes through the same reader.
+            try Self.withFile(Self.export) { url in
+                #expect(try AppleHealthExportReader(contentsOf: url).format == .xml)
+                AppleHealthParserTests.assertExpected(try Self.read(url))
+            }
+        }
+
+        @Test("an archive without export.xml, garbage, or a damaged archive is refused")
+        func notAnExport() throws {
+            let withoutExport = AppleHealthFixtures.zip([
+                AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                AppleHealthFixtures.Entry(path: "export.xml.bak", data: Self.export),
+            ])
+            try Self.withFile(withoutExport) { url in
+                AppleHealthParserTests.expect(.noExportXML(found: ["apple_health_export/export_cda.xml", "export.xml.bak"])) {
+                    _ = try Self.read(url)
+                }
+            }
+            try Self.withFile(AppleHealthFixtures.zip([])) { url in
+                AppleHealthParserTests.expect(.noExportXML(found: [])) { _ = try Self.read(url) }
+            }
+            let garbage = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }
+            try Self.withFile(garbage) { url in
+                AppleHealthParserTests.expect(.notZip) { _ = try AppleHealthArchive(contentsOf: url) }
+                AppleHealthParserTests.expect(.notZip) { _ = try Self.read(url, format: .zip) }
+                AppleHealthParserTests.expect(.notXML) { _ = try Self.read(url) }  // sniffed as XML
+            }
+            try Self.withFile([]) { url in
+                AppleHealthParserTests.expect(.empty) { _ = try Self.read(url, format: .zip) }
+            }
+            let good = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export)])
+            try Self.withFile(Array(good[..<(good.count / 2)])) { url in
+                AppleHealthParserTests.expect(.damagedZip("it has no central directory: the file was probably cut short")) { _ = try Self.read(url) }
+            }
+            let badCRC = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, crc: 0xDEAD_BEEF)])
+            try Self.withFile(badCRC) { url in
+                AppleHealthParserTests.expect(.damagedZip("the export fails its CRC-32 check")) { _ = try Self.read(url) }
+            }
+            var corrupt = good
+            corrupt[60...200] = ArraySlice(repeating: 0xFF, count: 141)
+            try Self.withFile(corrupt) { url in
+                Self.expectDamaged { _ = try Self.read(url) }
+            }
+        }
+
+        static func expectDamaged(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+            do {
+                try body()
+                Issue.record("expected damagedZip, got success", sourceLocation: sourceLocation)
+            } catch {
+                guard case .damagedZip = error as? AppleHealthImportError else {
+                    Issue.record("expected damagedZip, got \(error)", sourceLocation: sourceLocation)
+                    return
+                }
+            }
+        }
+
+        @Test("an iPhone in another language names the export exportar.xml: the one .xml beside export_cda.xml is taken")
+        func localisedExport() throws {
+            let spanish = AppleHealthFixtures.zip([
                 AppleHealthFixtures.Entry(path: "apple_health_export/", data: [], deflated: false),
                 AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-                AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._export.xml", data: [0, 5, 22, 7]),
+                AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
                 AppleHealthFixtures.Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
-                AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export, deflated: deflated),
+                AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._exportar.xml", data: [0, 5, 22, 7]),
             ])
-            try Self.withFile(archive) { url in
-                let entry = try AppleHealthArchive(contentsOf: url).exportXML
-                #expect(entry.path == "apple_health_export/export.xml")
-                #expect(entry.method == (deflated ? 8 : 0))
-                #expect(entry.uncompressedSize == UInt64(Self.export.count))
+            try Self.withFile(spanish) { url in
+                #expect(try AppleHealthArchive(contentsOf: url).exportXML.path == "apple_health_export/exportar.xml")
                 AppleHealthParserTests.assertExpected(try Self.read(url))
-                AppleHealthParserTests.assertExpected(try Self.read(url, format: .zip, chunkSize: 100_000))
+            }
+            // export.xml is preferred to any other name.
+            let both = AppleHealthFixtures.zip([
+                AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Array("<HealthData/>".utf8)),
+                AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export),
+            ])
+            try Self.withFile(both) { url in AppleHealthParserTests.assertExpected(try Self.read(url)) }
+            // Two candidates: refused, naming both.
+            let two = AppleHealthFixtures.zip([
+                AppleHealthFixtures.Entry(path: "apple_health_export/exportar_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
+                AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
+                AppleHealthFixtures.Entry(path: "apple_health_export/notes.xml", data: Array("<notes/>".utf8)),
+            ])
+            try Self.withFile(two) { url in
+                AppleHealthParserTests.expect(.severalExports(["apple_health_export/exportar.xml", "apple_health_export/notes.xml"])) {
+                    _ = try Self.read(url)
+                }
+            }
+            #expect(AppleHealthImportError.severalExports(["a/exportar.xml", "a/notes.xml"]).message.contains("a/exportar.xml, a/notes.xml"))
+        }
+
+        @Test("encrypted and ZIP64 archives are refused with a clear reason")
+        func unsupported() throws {
+            let encrypted = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, flags: 1)])
+            try Self.withFile(encrypted) { url in
+                AppleHealthParserTests.expect(.unsupportedZip("encryption")) { _ = try Self.read(url) }
+            }
+            let zip64 = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 0xFFFF_FFFF)])
+            try Self.withFile(zip64) { url in
+                AppleHealthParserTests.expect(.unsupportedZip("ZIP64 (an export.xml over 4 GiB)")) { _ = try Self.read(url) }
+            }
+            #expect(AppleHealthImportError.unsupportedZip("encryption").message.contains("encryption"))
+        }
+
+        @Test("zip bombs are refused from their declared sizes, or as soon as inflating passes them")
+        func zipBombs() throws {
+            // Over the size limit, as declared.
+            let honest = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export)])
+            try Self.withFile(honest) { url in
+                AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1000) }
+                AppleHealthParserTests.assertExpected(try Self.read(url, limit: UInt64(Self.export.count)))
+            }
+            // Declared compression ratio above 1000:1: 8 MB of zeros deflate to about 8 KB.
+            let zeros = [UInt8](repeating: 0, count: 8 << 20)
+            #expect(zeros.count / AppleHealthFixtures.rawDeflate(zeros).count > 1000)
+            try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: zeros)])) { url in
+                AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
+            }
+            // A lying header: small data declaring 1 GiB.
+            try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 1 << 30)])) {
+                url in
+                AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
+            }
+            // A lying header the other way: 4 MB of records declared as 100 kB stop at 100 kB, not at 4 MB.
+            var big = Array("<HealthData>\n".utf8)
+            let record = Array(
+                #" <Record type="HKQuantityTypeIdentifierBasalEnergyBurned" unit="kcal" startDate="2024-03-01 12:00:00 +0100" value="1.2"/>\n"#.utf8)
+            while big.count < 4 << 20 { big += record }
+            big += Array("</HealthData>\n".utf8)
+            try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big, declaredSize: 100_000)])) { url in
+                let reader = try AppleHealthExportReader(contentsOf: url, chunkSize: 16 * 1024)
+                var delivered = 0
+                AppleHealthParserTests.expect(.zipBomb) {
+                    while let chunk = try reader.next() { delivered += chunk.count }
+                }
+                #expect(delivered <= 100_000)
+                AppleHealthParserTests.expect(.zipBomb) { _ = try reader.next() }  // and it stays refused
+            }
+            // The same with an honest header but a limit below its size is refused before inflating.
+            try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big)])) { url in
+                AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1 << 20) }
+                let outcome = try Self.read(url, chunkSize: 64 * 1024)
+                #expect(outcome.skipped("HKQuantityTypeIdentifierBasalEnergyBurned") == outcome.recordsSeen)
             }
         }
-        // The plain XML goes through the same reader.
-        try Self.withFile(Self.export) { url in
-            #expect(try AppleHealthExportReader(contentsOf: url).format == .xml)
-            AppleHealthParserTests.assertExpected(try Self.read(url))
-        }
     }
-
-    @Test("an archive without export.xml, garbage, or a damaged archive is refused")
-    func notAnExport() throws {
-        let withoutExport = AppleHealthFixtures.zip([
-            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            AppleHealthFixtures.Entry(path: "export.xml.bak", data: Self.export),
-        ])
-        try Self.withFile(withoutExport) { url in
-            AppleHealthParserTests.expect(.noExportXML(found: ["apple_health_export/export_cda.xml", "export.xml.bak"])) { _ = try Self.read(url) }
-        }
-        try Self.withFile(AppleHealthFixtures.zip([])) { url in
-            AppleHealthParserTests.expect(.noExportXML(found: [])) { _ = try Self.read(url) }
-        }
-        let garbage = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }
-        try Self.withFile(garbage) { url in
-            AppleHealthParserTests.expect(.notZip) { _ = try AppleHealthArchive(contentsOf: url) }
-            AppleHealthParserTests.expect(.notZip) { _ = try Self.read(url, format: .zip) }
-            AppleHealthParserTests.expect(.notXML) { _ = try Self.read(url) }  // sniffed as XML
-        }
-        try Self.withFile([]) { url in
-            AppleHealthParserTests.expect(.empty) { _ = try Self.read(url, format: .zip) }
-        }
-        let good = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export)])
-        try Self.withFile(Array(good[..<(good.count / 2)])) { url in
-            AppleHealthParserTests.expect(.damagedZip("it has no central directory: the file was probably cut short")) { _ = try Self.read(url) }
-        }
-        let badCRC = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, crc: 0xDEAD_BEEF)])
-        try Self.withFile(badCRC) { url in
-            AppleHealthParserTests.expect(.damagedZip("the export fails its CRC-32 check")) { _ = try Self.read(url) }
-        }
-        var corrupt = good
-        corrupt[60...200] = ArraySlice(repeating: 0xFF, count: 141)
-        try Self.withFile(corrupt) { url in
-            Self.expectDamaged { _ = try Self.read(url) }
-        }
-    }
-
-    static func expectDamaged(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
-        do {
-            try body()
-            Issue.record("expected damagedZip, got success", sourceLocation: sourceLocation)
-        } catch {
-            guard case .damagedZip = error as? AppleHealthImportError else {
-                Issue.record("expected damagedZip, got \(error)", sourceLocation: sourceLocation)
-                return
-            }
-        }
-    }
-
-    @Test("an iPhone in another language names the export exportar.xml: the one .xml beside export_cda.xml is taken")
-    func localisedExport() throws {
-        let spanish = AppleHealthFixtures.zip([
-            AppleHealthFixtures.Entry(path: "apple_health_export/", data: [], deflated: false),
-            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
-            AppleHealthFixtures.Entry(path: "apple_health_export/workout-routes/route_2024-03-01_6.30pm.gpx", data: Array("<gpx/>".utf8)),
-            AppleHealthFixtures.Entry(path: "__MACOSX/apple_health_export/._exportar.xml", data: [0, 5, 22, 7]),
-        ])
-        try Self.withFile(spanish) { url in
-            #expect(try AppleHealthArchive(contentsOf: url).exportXML.path == "apple_health_export/exportar.xml")
-            AppleHealthParserTests.assertExpected(try Self.read(url))
-        }
-        // export.xml is preferred to any other name.
-        let both = AppleHealthFixtures.zip([
-            AppleHealthFixtures.Entry(path: "apple_health_export/export_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Array("<HealthData/>".utf8)),
-            AppleHealthFixtures.Entry(path: "apple_health_export/export.xml", data: Self.export),
-        ])
-        try Self.withFile(both) { url in AppleHealthParserTests.assertExpected(try Self.read(url)) }
-        // Two candidates: refused, naming both.
-        let two = AppleHealthFixtures.zip([
-            AppleHealthFixtures.Entry(path: "apple_health_export/exportar_cda.xml", data: Array("<ClinicalDocument/>".utf8)),
-            AppleHealthFixtures.Entry(path: "apple_health_export/exportar.xml", data: Self.export),
-            AppleHealthFixtures.Entry(path: "apple_health_export/notes.xml", data: Array("<notes/>".utf8)),
-        ])
-        try Self.withFile(two) { url in
-            AppleHealthParserTests.expect(.severalExports(["apple_health_export/exportar.xml", "apple_health_export/notes.xml"])) {
-                _ = try Self.read(url)
-            }
-        }
-        #expect(AppleHealthImportError.severalExports(["a/exportar.xml", "a/notes.xml"]).message.contains("a/exportar.xml, a/notes.xml"))
-    }
-
-    @Test("encrypted and ZIP64 archives are refused with a clear reason")
-    func unsupported() throws {
-        let encrypted = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, flags: 1)])
-        try Self.withFile(encrypted) { url in
-            AppleHealthParserTests.expect(.unsupportedZip("encryption")) { _ = try Self.read(url) }
-        }
-        let zip64 = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 0xFFFF_FFFF)])
-        try Self.withFile(zip64) { url in
-            AppleHealthParserTests.expect(.unsupportedZip("ZIP64 (an export.xml over 4 GiB)")) { _ = try Self.read(url) }
-        }
-        #expect(AppleHealthImportError.unsupportedZip("encryption").message.contains("encryption"))
-    }
-
-    @Test("zip bombs are refused from their declared sizes, or as soon as inflating passes them")
-    func zipBombs() throws {
-        // Over the size limit, as declared.
-        let honest = AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export)])
-        try Self.withFile(honest) { url in
-            AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1000) }
-            AppleHealthParserTests.assertExpected(try Self.read(url, limit: UInt64(Self.export.count)))
-        }
-        // Declared compression ratio above 1000:1: 8 MB of zeros deflate to about 8 KB.
-        let zeros = [UInt8](repeating: 0, count: 8 << 20)
-        #expect(zeros.count / AppleHealthFixtures.rawDeflate(zeros).count > 1000)
-        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: zeros)])) { url in
-            AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
-        }
-        // A lying header: small data declaring 1 GiB.
-        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: Self.export, declaredSize: 1 << 30)])) { url in
-            AppleHealthParserTests.expect(.zipBomb) { _ = try AppleHealthArchive(contentsOf: url) }
-        }
-        // A lying header the other way: 4 MB of records declared as 100 kB stop at 100 kB, not at 4 MB.
-        var big = Array("<HealthData>\n".utf8)
-        let record = Array(#" <Record type="HKQuantityTypeIdentifierBasalEnergyBurned" unit="kcal" startDate="2024-03-01 12:00:00 +0100" value="1.2"/>\n"#.utf8)
-        while big.count < 4 << 20 { big += record }
-        big += Array("</HealthData>\n".utf8)
-        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big, declaredSize: 100_000)])) { url in
-            let reader = try AppleHealthExportReader(contentsOf: url, chunkSize: 16 * 1024)
-            var delivered = 0
-            AppleHealthParserTests.expect(.zipBomb) {
-                while let chunk = try reader.next() { delivered += chunk.count }
-            }
-            #expect(delivered <= 100_000)
-            AppleHealthParserTests.expect(.zipBomb) { _ = try reader.next() }  // and it stays refused
-        }
-        // The same with an honest header but a limit below its size is refused before inflating.
-        try Self.withFile(AppleHealthFixtures.zip([AppleHealthFixtures.Entry(path: "export.xml", data: big)])) { url in
-            AppleHealthParserTests.expect(.zipBomb) { _ = try Self.read(url, limit: 1 << 20) }
-            let outcome = try Self.read(url, chunkSize: 64 * 1024)
-            #expect(outcome.skipped("HKQuantityTypeIdentifierBasalEnergyBurned") == outcome.recordsSeen)
-        }
-    }
-}
 
 #endif

@@ -29,25 +29,32 @@ struct AppleHealthSourcesTests {
         return total / 3600
     }
 
-    static let watch = #"sourceName="Laura’s Apple Watch" device="&lt;&lt;HKDevice: 0x28&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2&gt;""#
-    static let phone = #"sourceName="Laura’s iPhone" device="&lt;&lt;HKDevice: 0x29&gt;, name:iPhone, manufacturer:Apple Inc., model:iPhone, hardware:iPhone14,5&gt;""#
+    static let watch =
+        #"sourceName="Laura’s Apple Watch" device="&lt;&lt;HKDevice: 0x28&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2&gt;""#
+    static let phone =
+        #"sourceName="Laura’s iPhone" device="&lt;&lt;HKDevice: 0x29&gt;, name:iPhone, manufacturer:Apple Inc., model:iPhone, hardware:iPhone14,5&gt;""#
     static let app = #"sourceName="AutoSleep""#
 
     static func steps(_ source: String, _ day: CalendarDate, _ from: Int, _ to: Int, _ value: Int) -> String {
-        let start = Chart.appleDate(Chart.romeTime(day, from)), end = Chart.appleDate(Chart.romeTime(day, to))
-        return #"<Record type="HKQuantityTypeIdentifierStepCount" \#(source) unit="count" startDate="\#(start)" endDate="\#(end)" value="\#(value)"/>"#
+        let start = Chart.appleDate(Chart.romeTime(day, from))
+        let end = Chart.appleDate(Chart.romeTime(day, to))
+        return
+            #"<Record type="HKQuantityTypeIdentifierStepCount" \#(source) unit="count" startDate="\#(start)" endDate="\#(end)" value="\#(value)"/>"#
     }
 
     static func sleep(_ source: String, _ evening: CalendarDate, _ from: Int, _ to: Int, _ stage: String) -> String {
-        let start = Chart.appleDate(Chart.romeTime(evening, from)), end = Chart.appleDate(Chart.romeTime(evening, to))
-        return #"<Record type="HKCategoryTypeIdentifierSleepAnalysis" \#(source) unit="" startDate="\#(start)" endDate="\#(end)" value="HKCategoryValueSleepAnalysis\#(stage)"><MetadataEntry key="HKTimeZone" value="Europe/Rome"/></Record>"#
+        let start = Chart.appleDate(Chart.romeTime(evening, from))
+        let end = Chart.appleDate(Chart.romeTime(evening, to))
+        return
+            #"<Record type="HKCategoryTypeIdentifierSleepAnalysis" \#(source) unit="" startDate="\#(start)" endDate="\#(end)" value="HKCategoryValueSleepAnalysis\#(stage)"><MetadataEntry key="HKTimeZone" value="Europe/Rome"/></Record>"#
     }
 
     @Test("a watch and a phone recording the same walk and night count them once, the watch first")
     func overlappingSourcesCountOnce() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let day = CalendarDate(iso: "2026-11-10")!, evening = CalendarDate(iso: "2026-11-09")!
+            let day = CalendarDate(iso: "2026-11-10")!
+            let evening = CalendarDate(iso: "2026-11-09")!
             let records = [
                 Self.steps(Self.phone, day, 605, 615, 400),  // 10:05–10:15, half of it also on the watch: 200 count
                 Self.steps(Self.watch, day, 600, 610, 500),  // 10:00–10:10
@@ -58,15 +65,17 @@ struct AppleHealthSourcesTests {
                 Self.sleep(Self.watch, evening, 23 * 60, 27 * 60, "AsleepCore"),  // 23:00–03:00
                 Self.sleep(Self.watch, evening, 27 * 60, 30 * 60, "AsleepDeep"),  // 03:00–06:00
             ]
-            let xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<HealthData locale="it_IT">"# + "\n"
+            let xml =
+                #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<HealthData locale="it_IT">"# + "\n"
                 + #" <ExportDate value="\#(Chart.appleDate(Date()))"/>"# + "\n" + records.joined(separator: "\n") + "\n</HealthData>\n"
             let imported = try await AppleHealthFixtures.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
             #expect(imported.status == .ok, "\(harness.text(imported))")
             let skipped = try harness.object(imported)["skipped"] as? [[String: Any]] ?? []
-            #expect(skipped.contains {
-                $0["reason"] as? String == "covered by a higher-priority source"
-                    && $0["identifier"] as? String == "HKQuantityTypeIdentifierStepCount" && $0["count"] as? Int == 1
-            }, "\(skipped)")
+            #expect(
+                skipped.contains {
+                    $0["reason"] as? String == "covered by a higher-priority source"
+                        && $0["identifier"] as? String == "HKQuantityTypeIdentifierStepCount" && $0["count"] as? Int == 1
+                }, "\(skipped)")
 
             let (_, stepDays) = try await LocalDaysTests.statistics(harness, token, "type=step_count&from=2026-11-10&to=2026-11-10")
             #expect(stepDays.first.map { abs(($0.total ?? 0) - 1_250) < 1e-9 } == true, "\(stepDays), expected 500 + 200 + 300 + 250")

@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import Testing
+
+@testable import Broker
 
 /// Signed checkpoints: published by the server, downloaded by auditors, checked by `d4h audit verify`.
 @Suite("Audit checkpoints")
@@ -150,7 +151,8 @@ struct AuditCheckpointTests {
 
     @Test("a key file round-trips, and a checkpoint verifies only under its own key and fields")
     func signingRoundTrip() throws {
-        let key = AuditSigningKey.generate(), other = AuditSigningKey.generate()
+        let key = AuditSigningKey.generate()
+        let other = AuditSigningKey.generate()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-\(UUID().uuidString).key")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(key.fileText.utf8).write(to: file)

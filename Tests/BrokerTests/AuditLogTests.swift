@@ -25,8 +25,9 @@ struct AuditLogTests {
     private func expectConsecutive(_ harness: TestHarness, count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let seqs = try await events(harness).map(\.0)
         #expect(seqs == (0..<count).map { Int64($0 + 1) }, sourceLocation: sourceLocation)
-        #expect(try await harness.bool(
-            "SELECT h.seq = e.seq AND h.hash = e.hash FROM audit_chain_head h, (SELECT * FROM audit_events ORDER BY seq DESC LIMIT 1) e"),
+        #expect(
+            try await harness.bool(
+                "SELECT h.seq = e.seq AND h.hash = e.hash FROM audit_chain_head h, (SELECT * FROM audit_events ORDER BY seq DESC LIMIT 1) e"),
             sourceLocation: sourceLocation)
     }
 
@@ -87,16 +88,18 @@ struct AuditLogTests {
             #expect(erase.status == .noContent)
 
             let log = try await events(harness)
-            #expect(log.map(\.1) == [
-                "account.created", "account.activated", "account.password_changed",
-                "account.created", "account.activated", "api_key.created", "api_key.revoked", "account.erased",
-            ])
+            #expect(
+                log.map(\.1) == [
+                    "account.created", "account.activated", "account.password_changed",
+                    "account.created", "account.activated", "api_key.created", "api_key.revoked", "account.erased",
+                ])
             let personPseudonym = log[0].4
             #expect(log[2].4 == personPseudonym)
             #expect(log[7].4 == personPseudonym)
             let keyDetails = try await harness.sql(
-                "SELECT details->>'keyId' FROM audit_events WHERE action LIKE 'api_key.%' ORDER BY seq")
-                .map { try $0.decode(String?.self) }
+                "SELECT details->>'keyId' FROM audit_events WHERE action LIKE 'api_key.%' ORDER BY seq"
+            )
+            .map { try $0.decode(String?.self) }
             #expect(keyDetails == [keyID, keyID])
             #expect(try await harness.bool(Self.chainIsValid))
             try await expectConsecutive(harness, count: 8)
@@ -115,10 +118,12 @@ struct AuditLogTests {
         }
     }
 
-    @Test("changing any recorded field of an event breaks the chain", arguments: [
-        "details = '{\"role\": \"auditor\"}'::jsonb", "action = 'account.erased'", "subject = 'p_0000'",
-        "at = at + interval '1 millisecond'", "actor_role = 'operator'",
-    ])
+    @Test(
+        "changing any recorded field of an event breaks the chain",
+        arguments: [
+            "details = '{\"role\": \"auditor\"}'::jsonb", "action = 'account.erased'", "subject = 'p_0000'",
+            "at = at + interval '1 millisecond'", "actor_role = 'operator'",
+        ])
     func tamperingIsDetected(change: String) async throws {
         try await TestHarness.run { harness in
             try await harness.activeUser()

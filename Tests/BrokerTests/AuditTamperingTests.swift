@@ -171,7 +171,8 @@ struct AuditTamperingTests {
 
     @Test("a checkpoint signed by another key, or edited after signing, is refused")
     func foreignCheckpointIsRefused() async throws {
-        let key = try await Self.signingKey(), other = try await Self.signingKey()
+        let key = try await Self.signingKey()
+        let other = try await Self.signingKey()
         defer { for file in [key.file, other.file] { try? FileManager.default.removeItem(at: file) } }
         try await TestHarness.run { harness in
             _ = try await fourEvents(harness)

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// What auditors can and cannot see, the audit log's export and its verification, and the role walls.
 @Suite("Auditors", .serialized)
@@ -24,15 +25,18 @@ struct AuditorTests {
         let single = try await harness.acceptedRequestID(parties)
         let created = try await harness.request(
             .post, "/v1/group-requests",
-            json: #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study"}"#,
+            json:
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study"}"#,
             token: parties.company)
         try #require(created.status == .created)
         let group = try #require(try harness.object(created)["id"] as? String)
         let fiscalCodes = try await harness.sql("SELECT fiscal_code || ' ' || full_name || ' ' || account_id::text FROM users")
-        let identities = try fiscalCodes.map { try $0.decode(String.self) }.flatMap { $0.split(separator: " ").map(String.init) }
+        let identities =
+            try fiscalCodes.map { try $0.decode(String.self) }.flatMap { $0.split(separator: " ").map(String.init) }
             + [parties.personEmail, parties.personID] + ids.map { $0.uuidString.lowercased() }
-        return World(company: parties.company, auditor: try await harness.activeAuditor(), person: parties.person,
-                     groupRequestID: group, singleRequestID: single, identities: identities.filter { $0.count > 3 && $0 != "Peer" })
+        return World(
+            company: parties.company, auditor: try await harness.activeAuditor(), person: parties.person,
+            groupRequestID: group, singleRequestID: single, identities: identities.filter { $0.count > 3 && $0 != "Peer" })
     }
 
     @Test("auditors see every group request and exactly the released results, byte for byte, and no identity")
@@ -44,7 +48,8 @@ struct AuditorTests {
             #expect((try harness.object(list)["items"] as? [[String: Any]])?.first?["id"] as? String == world.groupRequestID)
             for format in ["", "?format=csv"] {
                 let sent = try await harness.request(.get, "/v1/group-requests/\(world.groupRequestID)/results\(format)", token: world.company)
-                let audited = try await harness.request(.get, "/v1/audit/group-requests/\(world.groupRequestID)/results\(format)", token: world.auditor)
+                let audited = try await harness.request(
+                    .get, "/v1/audit/group-requests/\(world.groupRequestID)/results\(format)", token: world.auditor)
                 #expect(sent.status == .ok && audited.status == .ok)
                 #expect(sent.body == audited.body, "\(format)")
             }
@@ -74,8 +79,9 @@ struct AuditorTests {
             let second = try harness.object(try await harness.request(.get, "/v1/audit/events?limit=2&cursor=\(next)", token: world.auditor))
             #expect((second["items"] as? [[String: Any]])?.first?["seq"] as? Int == 3)
 
-            let accepted = try harness.object(try await harness.request(
-                .get, "/v1/audit/events?action=single_request.accepted", token: world.auditor))
+            let accepted = try harness.object(
+                try await harness.request(
+                    .get, "/v1/audit/events?action=single_request.accepted", token: world.auditor))
             let event = try #require((accepted["items"] as? [[String: Any]])?.first)
             #expect(event["requestId"] as? String == world.singleRequestID)
             #expect((event["subject"] as? String)?.hasPrefix("p_") == true)
@@ -138,7 +144,8 @@ struct AuditorTests {
             let auditorForbidden: [(HTTPRequest.Method, String)] = [
                 (.get, "/v1/single-requests"), (.get, "/v1/single-requests/\(world.singleRequestID)"),
                 (.get, "/v1/single-requests/\(world.singleRequestID)/data"), (.post, "/v1/single-requests/\(world.singleRequestID)/accept"),
-                (.post, "/v1/single-requests/\(world.singleRequestID)/cancel"), (.delete, "/v1/single-requests/\(world.singleRequestID)/subscription"),
+                (.post, "/v1/single-requests/\(world.singleRequestID)/cancel"),
+                (.delete, "/v1/single-requests/\(world.singleRequestID)/subscription"),
                 (.get, "/v1/group-requests"), (.get, "/v1/group-requests/\(world.groupRequestID)"),
                 (.get, "/v1/group-requests/\(world.groupRequestID)/results"), (.delete, "/v1/group-requests/\(world.groupRequestID)/subscription"),
                 (.get, "/v1/me/samples"), (.get, "/v1/me/access-log"), (.get, "/v1/me/blocks"), (.get, "/v1/webhook"),
@@ -151,12 +158,15 @@ struct AuditorTests {
             }
             let writes = try await harness.request(
                 .post, "/v1/group-requests",
-                json: #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#,
+                json:
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#,
                 token: world.auditor)
             #expect(writes.status == .forbidden)
 
-            for path in ["/v1/audit/group-requests", "/v1/audit/events", "/v1/audit/verification",
-                         "/v1/audit/group-requests/\(world.groupRequestID)/results"] {
+            for path in [
+                "/v1/audit/group-requests", "/v1/audit/events", "/v1/audit/verification",
+                "/v1/audit/group-requests/\(world.groupRequestID)/results",
+            ] {
                 #expect(try await harness.request(.get, path, token: world.company).status == .forbidden, "\(path)")
                 #expect(try await harness.request(.get, path, token: world.person).status == .forbidden, "\(path)")
                 #expect(try await harness.request(.get, path).status == .unauthorized, "\(path)")
@@ -164,7 +174,9 @@ struct AuditorTests {
             for path in ["/v1/group-requests/\(world.groupRequestID)", "/v1/group-requests/\(world.groupRequestID)/results"] {
                 #expect(try await harness.request(.get, path, token: otherCompany).status == .notFound, "\(path)")
             }
-            #expect(try await harness.request(.delete, "/v1/group-requests/\(world.groupRequestID)/subscription", token: otherCompany).status == .notFound)
+            #expect(
+                try await harness.request(.delete, "/v1/group-requests/\(world.groupRequestID)/subscription", token: otherCompany).status == .notFound
+            )
             let otherList = try harness.object(try await harness.request(.get, "/v1/group-requests", token: otherCompany))
             #expect((otherList["items"] as? [Any])?.isEmpty == true)
             #expect(try await harness.request(.get, "/v1/group-requests", token: world.person).status == .forbidden)

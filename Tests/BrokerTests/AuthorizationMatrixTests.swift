@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// The authorisation matrix, generated from `openapi.yaml`: every operation, read from the document at test
 /// time, is called (a) without a token, (b) with an expired one, (c) with a revoked one (a logged-out session;
@@ -62,8 +63,10 @@ struct AuthorizationMatrixTests {
 
         /// What must never appear in an answer to someone else (unless the caller sent it).
         var secrets: [String] {
-            [personID, personEmail, personFiscalCode, personName, companyID, companyEmail, companyName, companyVATNumber, sampleValue,
-             subscribedRequestID, pendingRequestID, groupRequestID, apiKeyID, blockedCompanyID, importJobID]
+            [
+                personID, personEmail, personFiscalCode, personName, companyID, companyEmail, companyName, companyVATNumber, sampleValue,
+                subscribedRequestID, pendingRequestID, groupRequestID, apiKeyID, blockedCompanyID, importJobID,
+            ]
         }
     }
 
@@ -92,15 +95,20 @@ struct AuthorizationMatrixTests {
             }
             #expect(Set(roles).isSubset(of: Self.roles + ["anyone"]), "\(operation): unknown role in x-roles \(roles)")
             #expect(roles == ["anyone"] || !roles.contains("anyone"), "\(operation): `anyone` goes alone")
-            #expect((roles == ["anyone"]) == !operation.requiresToken,
-                    "\(operation): x-roles \(roles) but \(operation.requiresToken ? "requires" : "does not require") a token (security)")
+            #expect(
+                (roles == ["anyone"]) == !operation.requiresToken,
+                "\(operation): x-roles \(roles) but \(operation.requiresToken ? "requires" : "does not require") a token (security)")
             if !operation.pathParameters.isEmpty {
-                #expect(Self.otherPartyIDs[operation.key] != nil,
-                        "\(operation) takes \(operation.pathParameters) but has no entry in AuthorizationMatrixTests.otherPartyIDs: say whose ids it takes")
+                #expect(
+                    Self.otherPartyIDs[operation.key] != nil,
+                    "\(operation) takes \(operation.pathParameters) but has no entry in AuthorizationMatrixTests.otherPartyIDs: say whose ids it takes"
+                )
             }
         }
         let withPathParameters = Set(operations.filter { !$0.pathParameters.isEmpty }.map(\.key))
-        for key in Self.otherPartyIDs.keys { #expect(withPathParameters.contains(key), "otherPartyIDs names \(key), which openapi.yaml does not have") }
+        for key in Self.otherPartyIDs.keys {
+            #expect(withPathParameters.contains(key), "otherPartyIDs names \(key), which openapi.yaml does not have")
+        }
         // The server authenticates before decoding anything for every operation but these.
         #expect(Set(operations.filter { !$0.requiresToken }.map(\.key)) == AuthenticationGate.publicOperations)
     }
@@ -111,13 +119,15 @@ struct AuthorizationMatrixTests {
     func matrix() async throws {
         let operations = try OpenAPIOperations.load()
         try #require(operations.count >= 40, "only \(operations.count) operations read from openapi.yaml")
-        try await TestHarness.run(configure: {
-            GroupFixtures.smallK(&$0)
-            // The other party's group subscription starts on 2026-03-01, so its first release holds every day
-            // closed since: more than a person's yearly cap, which would leave everyone out of it.
-            $0.privacy.personBudget = 100
-            $0.privacy.companyBudget = 100
-        }, noise: NoNoise()) { harness in
+        try await TestHarness.run(
+            configure: {
+                GroupFixtures.smallK(&$0)
+                // The other party's group subscription starts on 2026-03-01, so its first release holds every day
+                // closed since: more than a person's yearly cap, which would leave everyone out of it.
+                $0.privacy.personBudget = 100
+                $0.privacy.companyBudget = 100
+            }, noise: NoNoise()
+        ) { harness in
             let callers = try await Self.callers(harness)
             let other = try await Self.otherParty(harness)
             var checked: [String: Int] = [:]
@@ -128,7 +138,8 @@ struct AuthorizationMatrixTests {
                 let ids: [String: String]
                 switch Self.otherPartyIDs[operation.key] {
                 case .owned(let make)?: ids = make(other)
-                case .visibleToEveryoneOfTheRole?: ids = Dictionary(uniqueKeysWithValues: operation.pathParameters.map { ($0, UUID().uuidString.lowercased()) })
+                case .visibleToEveryoneOfTheRole?:
+                    ids = Dictionary(uniqueKeysWithValues: operation.pathParameters.map { ($0, UUID().uuidString.lowercased()) })
                 case nil:
                     try #require(operation.pathParameters.isEmpty, "\(operation) has path parameters but no entry in otherPartyIDs")
                     ids = [:]
@@ -140,43 +151,60 @@ struct AuthorizationMatrixTests {
                 // (a)–(c): a body and query that would not even decode — the token is checked first.
                 cells.append(Cell(label: "(a) no token", token: nil, path: path, decodable: false, expected: .unauthorized))
                 for role in allowed {
-                    cells.append(Cell(label: "(b) expired \(role) session", token: callers.expired[role], path: path, decodable: false, expected: .unauthorized))
-                    cells.append(Cell(label: "(c) logged-out \(role) session", token: callers.revoked[role], path: path, decodable: false, expected: .unauthorized))
+                    cells.append(
+                        Cell(
+                            label: "(b) expired \(role) session", token: callers.expired[role], path: path, decodable: false, expected: .unauthorized)
+                    )
+                    cells.append(
+                        Cell(
+                            label: "(c) logged-out \(role) session", token: callers.revoked[role], path: path, decodable: false,
+                            expected: .unauthorized))
                 }
                 if allowed.contains("third_party") {
-                    cells.append(Cell(label: "(c) revoked API key", token: callers.revokedAPIKey, path: path, decodable: false, expected: .unauthorized))
+                    cells.append(
+                        Cell(label: "(c) revoked API key", token: callers.revokedAPIKey, path: path, decodable: false, expected: .unauthorized))
                 }
                 // (d): the role is checked by each handler after the generated code has decoded the body and query,
                 // so these get a body and the required query parameters that decode. (With an undecodable body a
                 // caller of the wrong role gets the 400/422 first; that reveals nothing about anyone.)
                 for role in Self.roles where !allowed.contains(role) {
-                    cells.append(Cell(label: "(d) wrong role \(role)", token: callers.valid[role], path: path + operation.requiredQueryString,
-                                      decodable: true, expected: .forbidden))
+                    cells.append(
+                        Cell(
+                            label: "(d) wrong role \(role)", token: callers.valid[role], path: path + operation.requiredQueryString,
+                            decodable: true, expected: .forbidden))
                 }
                 // (e): each allowed caller, with ids that are not theirs.
                 if !operation.pathParameters.isEmpty {
                     for role in allowed {
-                        cells.append(Cell(label: "(e) another party's ids, as \(role)", token: callers.valid[role],
-                                          path: path + operation.requiredQueryString, decodable: true, expected: .notFound))
+                        cells.append(
+                            Cell(
+                                label: "(e) another party's ids, as \(role)", token: callers.valid[role],
+                                path: path + operation.requiredQueryString, decodable: true, expected: .notFound))
                     }
                     if allowed.contains("third_party") {
                         // What no key may call is refused before any id is looked at.
                         let sessionOnly = AuthenticationGate.sessionOnlyOperations.contains(operation.key)
-                        cells.append(Cell(label: "(e) another party's ids, with an API key", token: callers.apiKey,
-                                          path: path + operation.requiredQueryString, decodable: true,
-                                          expected: sessionOnly ? .forbidden : .notFound))
+                        cells.append(
+                            Cell(
+                                label: "(e) another party's ids, with an API key", token: callers.apiKey,
+                                path: path + operation.requiredQueryString, decodable: true,
+                                expected: sessionOnly ? .forbidden : .notFound))
                     }
                 }
                 // (f): a key on what only a session may do (manage keys, credentials, erasure), and a read-only
                 // key on whatever changes something: 403 with a body that would otherwise be accepted.
                 if allowed.contains("third_party") {
                     if AuthenticationGate.sessionOnlyOperations.contains(operation.key) {
-                        cells.append(Cell(label: "(f) a full API key on a session-only operation", token: callers.apiKey,
-                                          path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
+                        cells.append(
+                            Cell(
+                                label: "(f) a full API key on a session-only operation", token: callers.apiKey,
+                                path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
                     }
                     if operation.method != "GET", !AuthenticationGate.readOnlyExceptions.contains(operation.key) {
-                        cells.append(Cell(label: "(f) a read-only API key on a change", token: callers.readOnlyAPIKey,
-                                          path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
+                        cells.append(
+                            Cell(
+                                label: "(f) a read-only API key on a change", token: callers.readOnlyAPIKey,
+                                path: path + operation.requiredQueryString, decodable: true, expected: .forbidden))
                     }
                 }
                 for cell in cells {
@@ -185,10 +213,12 @@ struct AuthorizationMatrixTests {
                     guard cell.expected == .notFound else { continue }
                     // Someone else's id must get exactly the answer of an id that was never issued.
                     let unknownIDs = Dictionary(uniqueKeysWithValues: operation.pathParameters.map { ($0, UUID().uuidString.lowercased()) })
-                    let unknown = Cell(label: cell.label + ", compared with unknown ids", token: cell.token,
-                                       path: operation.path(with: unknownIDs) + operation.requiredQueryString, decodable: true, expected: .notFound)
+                    let unknown = Cell(
+                        label: cell.label + ", compared with unknown ids", token: cell.token,
+                        path: operation.path(with: unknownIDs) + operation.requiredQueryString, decodable: true, expected: .notFound)
                     let unknownAnswer = try await Self.check(unknown, of: operation, harness: harness, secrets: other.secrets)
-                    #expect(answer == unknownAnswer, "\(operation) \(cell.label): another party's id answered \(answer), an unknown one \(unknownAnswer)")
+                    #expect(
+                        answer == unknownAnswer, "\(operation) \(cell.label): another party's id answered \(answer), an unknown one \(unknownAnswer)")
                 }
                 operationsChecked += 1
             }
@@ -253,20 +283,25 @@ struct AuthorizationMatrixTests {
         person.fiscalCode = TestHarness.uniqueFiscalCode()
         var company = TestHarness.Company()
         company.vatNumber = TestHarness.uniqueVATNumber()
-        let auditorEmail = "auditor.\(UUID().uuidString.prefix(8).lowercased())@example.com", auditorPassword = "auditor-password-1"
+        let auditorEmail = "auditor.\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let auditorPassword = "auditor-password-1"
         let hash = try await PasswordHasher().hash(auditorPassword)
         _ = try await harness.sql(
-            "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(auditorEmail)', '\(hash)', 'active', now())")
+            "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(auditorEmail)', '\(hash)', 'active', now())"
+        )
         callers.valid["user"] = try await harness.activeUser(person)
         callers.valid["third_party"] = try await harness.activeCompany(company)
-        let logins = [("user", person.email, person.password), ("third_party", company.email, company.password),
-                      ("auditor", auditorEmail, auditorPassword)]
+        let logins = [
+            ("user", person.email, person.password), ("third_party", company.email, company.password),
+            ("auditor", auditorEmail, auditorPassword),
+        ]
         for (role, email, password) in logins {
             if callers.valid[role] == nil { callers.valid[role] = try await harness.logIn(email: email, password: password) }
             // Expired: a real session whose expiry has passed (what SESSION_TTL leads to, without waiting for it).
             let expired = try await harness.logIn(email: email, password: password)
             let aged = try await harness.sql(
-                "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = sha256(convert_to('\(expired)', 'UTF8')) RETURNING 1")
+                "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = sha256(convert_to('\(expired)', 'UTF8')) RETURNING 1"
+            )
             try #require(aged.count == 1, "the \(role) session to expire was not found")
             callers.expired[role] = expired
             let revoked = try await harness.logIn(email: email, password: password)
@@ -328,7 +363,8 @@ struct AuthorizationMatrixTests {
         try #require(block.status == .ok, "blocking answered \(block.status): \(harness.text(block))")
 
         // A background import is a row like this once it ended (the import tests run real ones).
-        let job = try await harness.sql("""
+        let job = try await harness.sql(
+            """
             INSERT INTO import_jobs (id, user_id, status, bytes_total, bytes_read, finished_at, result)
             VALUES (gen_random_uuid(), '\(other.personID)', 'succeeded', 100, 100, now(),
                     '{"stored":1,"alreadyThere":0,"repeatedInFile":0,"skipped":[],"invalid":{"count":0,"examples":[]}}')
@@ -340,7 +376,8 @@ struct AuthorizationMatrixTests {
         _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [1: [70]]) })
         let group = try await harness.request(
             .post, "/v1/group-requests",
-            json: #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#,
+            json:
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#,
             token: companyToken)
         try #require(group.status == .created, "the group request answered \(group.status): \(harness.text(group))")
         try #require(try harness.object(group)["status"] as? String == "accepted", "the group request was not accepted: \(harness.text(group))")

@@ -1,9 +1,10 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import Logging
 import PostgresNIO
 import Testing
+
+@testable import Broker
 
 /// Issue 14: no burst or fault stalls the server. Every wait (a pooled connection, an evaluation slot, a
 /// lock, a statement, a transaction left idle) has a bound, and hitting it is a 503 with `Retry-After`.
@@ -96,7 +97,8 @@ struct BoundedWaitTests {
                 """
                 SELECT current_setting('statement_timeout'), current_setting('lock_timeout'),
                        current_setting('idle_in_transaction_session_timeout')
-                """, logger: Self.logger).collect()[0].decode((String, String, String).self)
+                """, logger: Self.logger
+            ).collect()[0].decode((String, String, String).self)
             #expect(settings == ("1s", "300ms", "2s"))
 
             do {
@@ -127,13 +129,16 @@ struct BoundedWaitTests {
 
     @Test("a group request that cannot get the privacy ledger's lock in time is a 503 with Retry-After and writes nothing")
     func heldEvaluationLock() async throws {
-        try await TestHarness.run(configure: {
-            GroupFixtures.smallK(&$0)
-            $0.database.lockTimeout = .milliseconds(500)
-        }, noise: NoNoise()) { harness in
+        try await TestHarness.run(
+            configure: {
+                GroupFixtures.smallK(&$0)
+                $0.database.lockTimeout = .milliseconds(500)
+            }, noise: NoNoise()
+        ) { harness in
             _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
+            let body =
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
             // Another instance, stalled in the middle of a release, holds the ledger's lock (every release's
             // budget check and debit run under it).
             try await TestDatabase.withClient(harness.databaseURL) { other in

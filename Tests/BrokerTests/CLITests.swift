@@ -37,9 +37,11 @@ struct CLITests {
         #expect(run.output.contains("Configuration"))
     }
 
-    @Test("`d4h serve` refuses a flag that is no setting, and a stray value, naming it", arguments: [
-        (["--htp-port", "9000"], "--htp-port"), (["--http-port", "0", "--log-levle=debug"], "--log-levle"), (["9000"], "9000"),
-    ])
+    @Test(
+        "`d4h serve` refuses a flag that is no setting, and a stray value, naming it",
+        arguments: [
+            (["--htp-port", "9000"], "--htp-port"), (["--http-port", "0", "--log-levle=debug"], "--log-levle"), (["9000"], "9000"),
+        ])
     func serveRefusesUnknownFlag(arguments: [String], named: String) async throws {
         try await TestDatabase.withMigratedDatabase { url in
             let run = try await D4HCommand.run(["serve"] + arguments, environment: ["DATABASE_URL": url.text, "MAIL_TRANSPORT": "log"])

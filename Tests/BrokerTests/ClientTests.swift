@@ -19,9 +19,11 @@ struct ClientTests {
                 middlewares: [BearerTokenMiddleware { token.withLock { $0 } }])
             let person = TestHarness.Person()
 
-            let registered = try await client.registerUser(body: .json(.init(
-                email: person.email, password: person.password, fiscalCode: person.fiscalCode,
-                fullName: person.fullName, birthDate: person.birthDate, sex: .f)))
+            let registered = try await client.registerUser(
+                body: .json(
+                    .init(
+                        email: person.email, password: person.password, fiscalCode: person.fiscalCode,
+                        fullName: person.fullName, birthDate: person.birthDate, sex: .f)))
             #expect(try registered.accepted.body.json.email == person.email)
 
             let activationToken = try #require(try harness.activationToken(for: person.email))

@@ -53,10 +53,10 @@ struct ConsoleTests {
             let company = ConsoleBrowser(harness)
             #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
 
-            let console = try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:])   // 1
+            let console = try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:])  // 1
             #expect(console.status == .ok)
             #expect(console.headers[.contentType] == "text/csv; charset=utf-8")
-            let api = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)   // 2
+            let api = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)  // 2
             #expect(harness.text(console) == harness.text(api))
             #expect(harness.text(console).split(whereSeparator: \.isNewline).count == 3, "a header and the two samples: \(harness.text(console))")
 
@@ -69,8 +69,8 @@ struct ConsoleTests {
             #expect(samples.count == 2)
 
             // The company's budget of four: two spent above, one more each way, then both are refused.
-            #expect(try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:]).status == .ok)   // 3
-            #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .ok)   // 4
+            #expect(try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:]).status == .ok)  // 3
+            #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .ok)  // 4
             #expect(try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:]).status == .tooManyRequests)
             #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .tooManyRequests)
         }
@@ -167,10 +167,12 @@ struct ConsoleTests {
         try await TestHarness.run { harness in
             let browser = ConsoleBrowser(harness)
             try await browser.get("/register/person")
-            let response = try await browser.post("/register/person", [
-                ("fullName", "Laura Bianchi"), ("email", "laura@example.com"), ("password", "correct-horse-battery"),
-                ("fiscalCode", "NOTAFISCALCODE00"), ("birthDate", "1990-01-01"), ("sex", "F"),
-            ])
+            let response = try await browser.post(
+                "/register/person",
+                [
+                    ("fullName", "Laura Bianchi"), ("email", "laura@example.com"), ("password", "correct-horse-battery"),
+                    ("fiscalCode", "NOTAFISCALCODE00"), ("birthDate", "1990-01-01"), ("sex", "F"),
+                ])
             #expect(response.status == .unprocessableContent)
             #expect(browser.lastPage.contains(#"id="fiscalCode-error""#))
             #expect(browser.lastPage.contains(#"value="laura@example.com""#))
@@ -186,9 +188,10 @@ struct ConsoleTests {
             let browser = ConsoleBrowser(harness)
             _ = try await browser.logIn(parties.personEmail, Self.personPassword)
             try await browser.get("/data")
-            let token = try #require(browser.lastPage.range(of: #"data-csrf=""#).map {
-                String(browser.lastPage[$0.upperBound...].prefix { $0 != "\"" })
-            })
+            let token = try #require(
+                browser.lastPage.range(of: #"data-csrf=""#).map {
+                    String(browser.lastPage[$0.upperBound...].prefix { $0 != "\"" })
+                })
             let csv = "type,value,at\nheart_rate,71,2026-03-01T08:00:00Z\nheart_rate,74,2026-03-01T09:00:00Z\n"
             let withoutToken = try await browser.send(.post, "/data/upload?kind=csv", body: ByteBuffer(string: csv), headers: [:])
             #expect(withoutToken.status == .forbidden)
@@ -206,8 +209,10 @@ struct ConsoleTests {
 
             // My data draws a chart for each type with readings in the last 30 days, and only for those.
             let recent = "type,value,at\nheart_rate,68,\(Timestamp.rfc3339(Date().addingTimeInterval(-60)))\n"
-            #expect(try await browser.send(
-                .post, "/data/upload?kind=csv", body: ByteBuffer(string: recent), headers: [Console.csrfHeader: token]).status == .ok)
+            #expect(
+                try await browser.send(
+                    .post, "/data/upload?kind=csv", body: ByteBuffer(string: recent), headers: [Console.csrfHeader: token]
+                ).status == .ok)
             try await browser.get("/data")
             #expect(browser.lastPage.contains(#"data-type="heart_rate""#))
             #expect(!browser.lastPage.contains(#"data-type="step_count""#))
@@ -237,9 +242,11 @@ struct ConsoleTests {
 
             let company = try await ConsoleBrowser.company(harness, parties)
             try await company.get("/company/requests/new")
-            let nul = try await company.post("/company/requests/new", [
-                ("subjectEmail", parties.personEmail), ("types", "heart_rate"), ("purpose", "a\u{0}b"),
-            ])
+            let nul = try await company.post(
+                "/company/requests/new",
+                [
+                    ("subjectEmail", parties.personEmail), ("types", "heart_rate"), ("purpose", "a\u{0}b"),
+                ])
             #expect(nul.status == .unprocessableContent)
             #expect(company.lastPage.contains(#"id="single-request-form""#), "the form again, with what was typed")
         }
@@ -289,7 +296,8 @@ struct ConsoleTests {
             #expect(!company.lastPage.contains(#"id="filterMin1-error""#))
 
             // Stored (refused: nobody matches), then listed: a bound of 1e19 must print, not trap.
-            let huge = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":1e19}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Huge"}"#
+            let huge =
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":1e19}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Huge"}"#
             #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: parties.company).status == .created)
             #expect(try await company.get("/company").status == .ok)
             #expect(company.lastPage.contains("10000000000000000000"))
@@ -303,16 +311,18 @@ struct ConsoleTests {
     func paging() async throws {
         try await TestHarness.run(configure: { $0.rateLimits = .unlimited }) { harness in
             let parties = try await harness.requestParties()
-            let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Paging"}"#
+            let body =
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Paging"}"#
             for _ in 0..<101 {
                 #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: parties.company).status == .created)
             }
             let company = try await ConsoleBrowser.company(harness, parties)
             try await company.get("/company")
             #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 100)
-            let older = try #require(company.lastPage.range(of: #"href="/company?groups="#).map {
-                "/company?groups=" + company.lastPage[$0.upperBound...].prefix { $0 != "\"" }
-            })
+            let older = try #require(
+                company.lastPage.range(of: #"href="/company?groups="#).map {
+                    "/company?groups=" + company.lastPage[$0.upperBound...].prefix { $0 != "\"" }
+                })
             try await company.get(older)
             #expect(company.lastPage.components(separatedBy: "<a class=\"results\"").count - 1 == 1)
             #expect(!company.lastPage.contains("/company?groups="))
@@ -325,15 +335,19 @@ struct ConsoleTests {
         let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, days: 1, mean: 70 + Double($0), min: 55, max: 110) }
         let peers = (0..<3).map { Statistics.PeerBucket(start: day.adding(days: $0), people: 1200, mean: 72, p10: 60, p50: 71, p90: 85) }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
-        let withPeers = HealthChart(statistics: Statistics(
-            type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)).svg
+        let withPeers = HealthChart(
+            statistics: Statistics(
+                type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)
+        ).svg
         #expect(withPeers.contains(#"<polygon class="band""#))
         #expect(withPeers.contains(#"<polyline class="mean""#))
         #expect(withPeers.contains(#"<polyline class="peer""#))
         #expect(!withPeers.contains("nan") && !withPeers.contains("inf"))
-        let alone = HealthChart(statistics: Statistics(
-            type: .heartRate, timeZone: "UTC", bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false,
-            peerBuckets: [])).svg
+        let alone = HealthChart(
+            statistics: Statistics(
+                type: .heartRate, timeZone: "UTC", bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false,
+                peerBuckets: [])
+        ).svg
         #expect(!alone.contains("peer") && alone.contains(#"<polyline class="mean""#))
     }
 
@@ -345,8 +359,9 @@ struct ConsoleTests {
             Statistics.OwnBucket(start: day.adding(days: index), count: 40, days: 1, mean: total, min: total, max: total, total: total)
         }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
-        let chart = HealthChart(statistics: Statistics(
-            type: .stepCount, timeZone: "Europe/Rome", bucket: .day, own: own, group: group, peersAvailable: false, peerBuckets: []))
+        let chart = HealthChart(
+            statistics: Statistics(
+                type: .stepCount, timeZone: "Europe/Rome", bucket: .day, own: own, group: group, peersAvailable: false, peerBuckets: []))
         let svg = chart.svg
         #expect(svg.components(separatedBy: #"<rect class="bar""#).count - 1 == 3)
         #expect(!svg.contains("band") && !svg.contains(#"class="mean""#))
@@ -357,9 +372,16 @@ struct ConsoleTests {
         // Every bar lies inside the axes, the first one too.
         let xs = svg.components(separatedBy: #"<rect class="bar" x=""#).dropFirst().compactMap { Double($0.prefix { $0 != "\"" }) }
         #expect(xs.count == 3 && xs.allSatisfy { $0 > HealthChart.left })
-        let zeros = HealthChart(statistics: Statistics(
-            type: .stepCount, timeZone: "UTC", bucket: .day, own: own.map { var day = $0; day.mean = 0; return day }, group: group,
-            peersAvailable: false, peerBuckets: [])).svg
+        let zeros = HealthChart(
+            statistics: Statistics(
+                type: .stepCount, timeZone: "UTC", bucket: .day,
+                own: own.map {
+                    var day = $0
+                    day.mean = 0
+                    return day
+                }, group: group,
+                peersAvailable: false, peerBuckets: [])
+        ).svg
         #expect(!zeros.contains("-1") && !zeros.contains("nan"), "an all-zero series keeps its zero baseline")
     }
 }

@@ -1,9 +1,11 @@
 import Testing
+
 @testable import Broker
 
 private let longestLocalPart = String(repeating: "a", count: 64)
 /// 63 + 1 + 63 + 1 + 61 = 189 characters, so that 64 + "@" + this is exactly 254.
-private let longestDomain = String(repeating: "b", count: 63) + "." + String(repeating: "c", count: 63) + "."
+private let longestDomain =
+    String(repeating: "b", count: 63) + "." + String(repeating: "c", count: 63) + "."
     + String(repeating: "d", count: 61)
 
 @Suite struct EmailAddressTests {

@@ -1,7 +1,8 @@
-@testable import Broker
 import Foundation
 import Synchronization
 import Testing
+
+@testable import Broker
 
 /// Issue 14: one company's burst of group requests must not queue another company's request behind it,
 /// and a wait for an evaluation slot is bounded.
@@ -32,7 +33,8 @@ struct EvaluationSlotsTests {
     @Test("a free slot goes to the company served longest ago, not to the next of one company's many waiters")
     func companiesTakeTurns() async throws {
         let slots = EvaluationSlots(slots: 1, timeout: .seconds(60))
-        let busy = UUID(), other = UUID()
+        let busy = UUID()
+        let other = UUID()
         let order = Order()
         let (release, releaseSignal) = AsyncStream<Void>.makeStream()
         let (held, heldSignal) = AsyncStream<Void>.makeStream()

@@ -35,10 +35,12 @@ struct ExportAndErasureTests {
             let person = TestHarness.Person()
             let token = try await harness.activeUser(person)
             let other = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
-            try await upload(harness, [
-                ("weight", 61.5, "2026-03-02T08:00:00.25Z"), ("heart_rate", 72, "2026-03-01T08:00:00+01:00"),
-                ("heart_rate", 70, "1999-06-15T10:00:00Z"),
-            ], token)
+            try await upload(
+                harness,
+                [
+                    ("weight", 61.5, "2026-03-02T08:00:00.25Z"), ("heart_rate", 72, "2026-03-01T08:00:00+01:00"),
+                    ("heart_rate", 70, "1999-06-15T10:00:00Z"),
+                ], token)
             try await upload(harness, [("heart_rate", 99, "2026-03-01T09:00:00Z")], other)
 
             let before = Date()
@@ -52,11 +54,12 @@ struct ExportAndErasureTests {
             #expect(profile["role"] as? String == "user")
             #expect(profile["passwordHash"] == nil && profile["password"] == nil)
             let samples = try #require(body["samples"] as? [[String: Any]])
-            #expect(samples.map { "\($0["type"] as? String ?? "?") \($0["value"] as? Double ?? .nan) \($0["at"] as? String ?? "?")" } == [
-                "heart_rate 70.0 1999-06-15T10:00:00Z",
-                "heart_rate 72.0 2026-03-01T07:00:00Z",
-                "weight 61.5 2026-03-02T08:00:00.25Z",
-            ])
+            #expect(
+                samples.map { "\($0["type"] as? String ?? "?") \($0["value"] as? Double ?? .nan) \($0["at"] as? String ?? "?")" } == [
+                    "heart_rate 70.0 1999-06-15T10:00:00Z",
+                    "heart_rate 72.0 2026-03-01T07:00:00Z",
+                    "weight 61.5 2026-03-02T08:00:00.25Z",
+                ])
             let exportedAt = try #require(TestHarness.date(body["exportedAt"]))
             #expect(abs(exportedAt.timeIntervalSince(before)) < 60)
         }
@@ -105,7 +108,8 @@ struct ExportAndErasureTests {
             let otherBefore = try await rows(harness, otherID)
             #expect(try await rows(harness, id) == ["samples": 3, "daily_rollups": 3, "sample_arrivals": 1])
             #expect(otherBefore == ["samples": 4, "daily_rollups": 4, "sample_arrivals": 1])
-            let otherRows = "SELECT string_agg(type || ' ' || at || ' ' || value || ' ' || arrival, ',' ORDER BY type, at) FROM samples WHERE user_id = '\(otherID)'"
+            let otherRows =
+                "SELECT string_agg(type || ' ' || at || ' ' || value || ' ' || arrival, ',' ORDER BY type, at) FROM samples WHERE user_id = '\(otherID)'"
             let otherSamples = try await harness.sql(otherRows).first?.decode(String.self)
 
             let response = try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(person.password)"}"#, token: token)

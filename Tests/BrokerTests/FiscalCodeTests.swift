@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Broker
 
 /// The first 15 characters of a code followed by the check character computed for them.
@@ -208,7 +209,8 @@ private func date(_ iso: String) throws -> CalendarDate {
     @Test func ordering() throws {
         let dates = try ["1986-01-01", "1985-12-11", "1985-12-10", "1985-11-30"].map(date)
         #expect(dates.sorted().map(\.description) == ["1985-11-30", "1985-12-10", "1985-12-11", "1986-01-01"])
-        let earlier = try date("1985-12-10"), later = try date("1985-12-11")
+        let earlier = try date("1985-12-10")
+        let later = try date("1985-12-11")
         #expect(earlier < later)
         #expect(!(later < earlier))
         #expect(!(earlier < earlier))

@@ -11,8 +11,10 @@ import Testing
 struct GroupBurstTests {
     /// A request of its own per index: different heart-rate bands and age bounds, so cohorts differ.
     static func body(_ index: Int) -> String {
-        let low = 60 + Double(index % 12), ageMax = 40 + index % 30
-        return #"{"types":["heart_rate","step_count"],"filters":[{"type":"heart_rate","min":\#(low),"max":200}],"demographics":{"ageMax":\#(ageMax)},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Burst \#(index)"}"#
+        let low = 60 + Double(index % 12)
+        let ageMax = 40 + index % 30
+        return
+            #"{"types":["heart_rate","step_count"],"filters":[{"type":"heart_rate","min":\#(low),"max":200}],"demographics":{"ageMax":\#(ageMax)},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Burst \#(index)"}"#
     }
 
     @Test("60 group requests at once from three companies on a pool of 4: every one is answered and GET /v1/me keeps answering")
@@ -44,7 +46,8 @@ struct GroupBurstTests {
             let answers = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for index in 0..<60 {
                     group.addTask {
-                        try await harness.requestOnNewConnection(.post, "/v1/group-requests", json: Self.body(index), token: companyTokens[index % 3]).status
+                        try await harness.requestOnNewConnection(.post, "/v1/group-requests", json: Self.body(index), token: companyTokens[index % 3])
+                            .status
                     }
                 }
                 return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// Issue 16's attacks on group results, each tried as an adversary would, through the HTTP API only. Each
 /// recovered one person's exact value from the exact implementation (the k threshold plus the pairwise
@@ -57,7 +58,8 @@ struct GroupPrivacyAttackTests {
         _ harness: TestHarness, _ token: String, demographics: String = "{}", filters: String = "[]",
         from: String = "2026-03-01", to: String = "2026-03-14", bucket: String = "day", subscription: Int? = nil
     ) async throws -> [String: Any] {
-        let body = #"{"types":["heart_rate"],"filters":\#(filters),"demographics":\#(demographics),"window":{"from":"\#(from)","to":"\#(to)"},"bucket":"\#(bucket)","purpose":"Attack","privacy":{"cellLoss":\#(cellLoss)}"#
+        let body =
+            #"{"types":["heart_rate"],"filters":\#(filters),"demographics":\#(demographics),"window":{"from":"\#(from)","to":"\#(to)"},"bucket":"\#(bucket)","purpose":"Attack","privacy":{"cellLoss":\#(cellLoss)}"#
             + (subscription.map { #","subscription":{"days":\#($0)}"# } ?? "") + "}"
         let response = try await harness.request(.post, "/v1/group-requests", json: body, token: token)
         try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
@@ -103,9 +105,14 @@ struct GroupPrivacyAttackTests {
         truth.keys.sorted().compactMap { bucket in
             let used = cohorts.compactMap { cohort in cohort.cells[bucket].map { (cell: $0, sign: cohort.sign) } }
             guard used.count == cohorts.count, used.allSatisfy({ !$0.cell.suppressed }) else { return nil }
-            var naive = 0.0, smart = middle, countVariance = 0.0, sumVariance = 0.0, slack = 0.01
+            var naive = 0.0
+            var smart = middle
+            var countVariance = 0.0
+            var sumVariance = 0.0
+            var slack = 0.01
             for (cell, sign) in used {
-                let people = Double(cell.people!), mean = cell.mean!
+                let people = Double(cell.people!)
+                let mean = cell.mean!
                 naive += sign * people * mean
                 smart += sign * people * (mean - middle)
                 countVariance += cell.peopleStdDev * cell.peopleStdDev
@@ -122,19 +129,24 @@ struct GroupPrivacyAttackTests {
     /// cells document (the noise is what they say), the errors are of that scale (RMS at least a quarter of
     /// it: not a noise that happens to cancel), and fewer than half of the estimates land within
     /// `tolerance` of the person's value. The exact implementation gave every estimate with error 0.
-    static func expectNoRecovery(_ estimates: [Estimate], atLeast usable: Int, tolerance: Double = 5, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectNoRecovery(
+        _ estimates: [Estimate], atLeast usable: Int, tolerance: Double = 5, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(estimates.count >= usable, "only \(estimates.count) buckets released in every cohort", sourceLocation: sourceLocation)
         guard !estimates.isEmpty else { return }
         for estimate in estimates {
-            #expect(abs(estimate.smart - estimate.truth) <= 6 * estimate.smartStdDev + estimate.slack,
-                    "error \(estimate.smart - estimate.truth) beyond 6 σ = \(6 * estimate.smartStdDev)", sourceLocation: sourceLocation)
-            #expect(abs(estimate.naive - estimate.truth) <= 6 * estimate.naiveStdDev + estimate.slack,
-                    "error \(estimate.naive - estimate.truth) beyond 6 σ = \(6 * estimate.naiveStdDev)", sourceLocation: sourceLocation)
+            #expect(
+                abs(estimate.smart - estimate.truth) <= 6 * estimate.smartStdDev + estimate.slack,
+                "error \(estimate.smart - estimate.truth) beyond 6 σ = \(6 * estimate.smartStdDev)", sourceLocation: sourceLocation)
+            #expect(
+                abs(estimate.naive - estimate.truth) <= 6 * estimate.naiveStdDev + estimate.slack,
+                "error \(estimate.naive - estimate.truth) beyond 6 σ = \(6 * estimate.naiveStdDev)", sourceLocation: sourceLocation)
         }
         for (name, value) in [("smart", \Estimate.smart), ("naive", \Estimate.naive)] {
             let recovered = estimates.filter { abs($0[keyPath: value] - $0.truth) <= tolerance }.count
-            #expect(recovered * 2 < estimates.count, "the \(name) attack recovered \(recovered) of \(estimates.count) values within ±\(tolerance)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                recovered * 2 < estimates.count, "the \(name) attack recovered \(recovered) of \(estimates.count) values within ±\(tolerance)",
+                sourceLocation: sourceLocation)
         }
         let rms = (estimates.map { ($0.smart - $0.truth) * ($0.smart - $0.truth) }.reduce(0, +) / Double(estimates.count)).squareRoot()
         let documented = (estimates.map { $0.smartStdDev * $0.smartStdDev }.reduce(0, +) / Double(estimates.count)).squareRoot()
@@ -191,8 +203,10 @@ struct GroupPrivacyAttackTests {
             let c = try await Self.create(harness, company, demographics: #"{"sex":"M"}"#)
             #expect([a, b, c].map { $0["status"] as? String } == ["accepted", "accepted", "accepted"])
             let estimates = Self.differencing(
-                [(try await Self.cells(harness, a, company), 1), (try await Self.cells(harness, c, company), 1),
-                 (try await Self.cells(harness, b, company), -1)],
+                [
+                    (try await Self.cells(harness, a, company), 1), (try await Self.cells(harness, c, company), 1),
+                    (try await Self.cells(harness, b, company), -1),
+                ],
                 truth: Dictionary(uniqueKeysWithValues: Self.days.map { (Self.day($0), Self.victim($0)) }))
             Self.expectNoRecovery(estimates, atLeast: 10)
         }
@@ -234,7 +248,8 @@ struct GroupPrivacyAttackTests {
     /// Binary search over a filter's upper bound on [40, 160]: `accepts(t)` says whether the attacker reads
     /// the answer for bound t as "the victim is in" (so the value is at most t).
     static func binarySearch(steps: Int = 12, _ accepts: (Double) async throws -> Bool) async throws -> Double {
-        var low = 40.0, high = 160.0
+        var low = 40.0
+        var high = 160.0
         for _ in 0..<steps {
             let bound = (low + high) / 2
             if try await accepts(bound) { high = bound } else { low = bound }
@@ -279,15 +294,19 @@ struct GroupPrivacyAttackTests {
             members.append(Member(heartRate: [1: [value]]))
             _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
-            var results: [Double] = [], answers = 0, wrong = 0
+            var results: [Double] = []
+            var answers = 0
+            var wrong = 0
             for _ in 0..<6 {
-                results.append(try await Self.binarySearch { bound in
-                    let answer = try await Self.create(harness, company, filters: #"[{"type":"heart_rate","min":0,"max":\#(bound)}]"#, to: "2026-03-01")
-                    let accepted = answer["status"] as? String == "accepted"
-                    answers += 1
-                    if accepted != (value <= bound) { wrong += 1 }
-                    return accepted
-                })
+                results.append(
+                    try await Self.binarySearch { bound in
+                        let answer = try await Self.create(
+                            harness, company, filters: #"[{"type":"heart_rate","min":0,"max":\#(bound)}]"#, to: "2026-03-01")
+                        let accepted = answer["status"] as? String == "accepted"
+                        answers += 1
+                        if accepted != (value <= bound) { wrong += 1 }
+                        return accepted
+                    })
             }
             #expect(results.filter { abs($0 - value) <= 1 }.count < results.count, "every search converged: \(results)")
             #expect(Double(wrong) >= 0.15 * Double(answers), "\(wrong) wrong answers of \(answers)")
@@ -333,9 +352,12 @@ struct GroupPrivacyAttackTests {
             #expect(audited.status == .ok)
             let auditedCells = try #require(try harness.object(audited)["items"] as? [[String: Any]])
             #expect(auditedCells.count == allCells.count)
-            #expect(auditedCells.allSatisfy { item in
-                allCells[item["bucketStart"] as? String ?? ""].map { $0.people == item["people"] as? Int && $0.mean == GroupFixtures.number(item["mean"]) } == true
-            })
+            #expect(
+                auditedCells.allSatisfy { item in
+                    allCells[item["bucketStart"] as? String ?? ""].map {
+                        $0.people == item["people"] as? Int && $0.mean == GroupFixtures.number(item["mean"])
+                    } == true
+                })
             let ledgerAfter = try await Self.ledger(harness, auditor)
             #expect(ledgerAfter.map { $0["id"] as? String } == ledgerBefore.map { $0["id"] as? String })
             #expect(ledgerAfter.filter { $0["companyId"] as? String == firstID }.count == 2)
@@ -379,44 +401,50 @@ struct GroupPrivacyAttackTests {
     @Test("6: a late upload or a member's erasure never changes a released cell; a new bucket is released once")
     func subscriptionReleasesAreImmutable() async throws {
         struct Day1: Sendable { var company: String, id: String, released: [String] }
-        let refreshed: @Sendable (inout BrokerConfiguration) -> Void = { Self.configure(&$0); $0.groupResultsRefreshInterval = .seconds(1) }
-        try await GroupFixtures.acrossADay(configure: refreshed, noise: Self.exactOr(6), before: { harness in
-            let ids = try await GroupFixtures.populate(harness, (0..<12).map { _ in Member() })
-            for (offset, day) in (2...6).enumerated() {
-                for (index, id) in ids.enumerated() {
-                    try await GroupFixtures.upload(harness, [id], heartRate: Self.figure(index, offset), on: GroupFixtures.daysAgo(day), hour: 9)
+        let refreshed: @Sendable (inout BrokerConfiguration) -> Void = {
+            Self.configure(&$0)
+            $0.groupResultsRefreshInterval = .seconds(1)
+        }
+        try await GroupFixtures.acrossADay(
+            configure: refreshed, noise: Self.exactOr(6),
+            before: { harness in
+                let ids = try await GroupFixtures.populate(harness, (0..<12).map { _ in Member() })
+                for (offset, day) in (2...6).enumerated() {
+                    for (index, id) in ids.enumerated() {
+                        try await GroupFixtures.upload(harness, [id], heartRate: Self.figure(index, offset), on: GroupFixtures.daysAgo(day), hour: 9)
+                    }
                 }
-            }
-            let company = try await harness.activeCompany()
-            let request = try await Self.create(
-                harness, company, demographics: #"{"sex":"F"}"#, from: GroupFixtures.daysAgo(6).description,
-                to: GroupFixtures.daysAgo(3).description, subscription: 30)
-            let id = try #require(request["id"] as? String)
-            let response = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
-            let released = try #require(try harness.object(response)["items"] as? [[String: Any]])
-            #expect(released.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
-            // The victim uploads late, far from everyone, into a released day and into the next (not yet
-            // closed); another member is erased; everyone uploads yesterday and today.
-            for day in [2, 3] { try await GroupFixtures.upload(harness, [ids[0]], heartRate: 155, on: GroupFixtures.daysAgo(day), hour: 22) }
-            _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
-            for day in [0, 1] { try await GroupFixtures.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupFixtures.daysAgo(day)) }
-            return Day1(company: company, id: id, released: try released.map(GroupFixtures.canonical))
-        }, after: { harness, day1 in
-            // A day later the day before yesterday has closed: the background refresh releases it, once,
-            // and the days released before are returned exactly as they were.
-            #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
-            var bodies: [String] = []
-            for _ in 0..<3 {
-                let response = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
-                try #require(response.status == .ok)
-                let items = try #require(try harness.object(response)["items"] as? [[String: Any]])
-                #expect(items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
-                #expect(try items.prefix(4).map(GroupFixtures.canonical) == day1.released, "a released cell changed")
-                bodies.append(harness.text(response))
-            }
-            #expect(Set(bodies).count == 1, "the newly released cell changed between reads")
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'") == 2)
-        })
+                let company = try await harness.activeCompany()
+                let request = try await Self.create(
+                    harness, company, demographics: #"{"sex":"F"}"#, from: GroupFixtures.daysAgo(6).description,
+                    to: GroupFixtures.daysAgo(3).description, subscription: 30)
+                let id = try #require(request["id"] as? String)
+                let response = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+                let released = try #require(try harness.object(response)["items"] as? [[String: Any]])
+                #expect(released.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
+                // The victim uploads late, far from everyone, into a released day and into the next (not yet
+                // closed); another member is erased; everyone uploads yesterday and today.
+                for day in [2, 3] { try await GroupFixtures.upload(harness, [ids[0]], heartRate: 155, on: GroupFixtures.daysAgo(day), hour: 22) }
+                _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
+                for day in [0, 1] { try await GroupFixtures.upload(harness, Array(ids.dropFirst(2)), heartRate: 70, on: GroupFixtures.daysAgo(day)) }
+                return Day1(company: company, id: id, released: try released.map(GroupFixtures.canonical))
+            },
+            after: { harness, day1 in
+                // A day later the day before yesterday has closed: the background refresh releases it, once,
+                // and the days released before are returned exactly as they were.
+                #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
+                var bodies: [String] = []
+                for _ in 0..<3 {
+                    let response = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
+                    try #require(response.status == .ok)
+                    let items = try #require(try harness.object(response)["items"] as? [[String: Any]])
+                    #expect(items.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
+                    #expect(try items.prefix(4).map(GroupFixtures.canonical) == day1.released, "a released cell changed")
+                    bodies.append(harness.text(response))
+                }
+                #expect(Set(bodies).count == 1, "the newly released cell changed between reads")
+                #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'") == 2)
+            })
     }
 
     // MARK: 8. Exact sizes
@@ -429,12 +457,14 @@ struct GroupPrivacyAttackTests {
         try await TestHarness.run(configure: Self.configure, noise: Self.exactOr(8)) { harness in
             _ = try await GroupFixtures.populate(harness, (0..<12).map { Member(heartRate: Self.everyDay($0)) })
             let company = try await harness.activeCompany()
-            var sizes: [Int] = [], counts: [(released: Int, sd: Double)] = []
+            var sizes: [Int] = []
+            var counts: [(released: Int, sd: Double)] = []
             for _ in 0..<12 {
                 let request = try await Self.create(harness, company, demographics: #"{"sex":"F"}"#, to: "2026-03-07")
                 if let size = request["cohortSize"] as? Int { sizes.append(size) }
                 if request["status"] as? String == "accepted" {
-                    counts += try await Self.cells(harness, request, company).values.compactMap { cell in cell.people.map { ($0, cell.peopleStdDev) } }
+                    counts += try await Self.cells(harness, request, company).values.compactMap { cell in cell.people.map { ($0, cell.peopleStdDev) }
+                    }
                 }
             }
             let exact = 12
@@ -458,8 +488,10 @@ struct GroupPrivacyAttackTests {
             let company = try await harness.activeCompany()
             var sizes: [Int?] = []
             for _ in 0..<8 {
-                let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#
-                sizes.append(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["cohortSize"] as? Int)
+                let body =
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#
+                sizes.append(
+                    try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["cohortSize"] as? Int)
             }
             #expect(Set(sizes).count > 1, "\(sizes)")
         }

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// The privacy ledger (issue 16): each company's budget per rolling period (exhaustion, renewal, the last
 /// of it raced for), each person's yearly cap (a person whose budget is spent is left out), the estimate
@@ -20,9 +21,11 @@ struct GroupPrivacyLedgerTests {
     }
 
     /// Heart rate over March 1–2 for the women at 60–80 (seven of `GroupFixtures.standard`): 2 cells, ρ 0.03.
-    static let twoCells = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger"}"#
+    static let twoCells =
+        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger"}"#
     /// The same over March 1 only: 1 cell, ρ 0.02.
-    static let oneCell = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Ledger"}"#
+    static let oneCell =
+        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Ledger"}"#
 
     static func number(_ value: Any?) -> Double? { GroupFixtures.number(value) }
 
@@ -74,7 +77,8 @@ struct GroupPrivacyLedgerTests {
             let other = try await harness.activeCompany(.init(vatNumber: TestHarness.uniqueVATNumber()))
             #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: other).status == .created)
             // A request that costs more than a whole period's budget is a 422, not a wait.
-            let tooBig = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-05"},"bucket":"day","purpose":"x"}"#
+            let tooBig =
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-05"},"bucket":"day","purpose":"x"}"#
             let invalid = try await harness.request(.post, "/v1/group-requests", json: tooBig, token: other)
             #expect(invalid.status == .unprocessableContent)
             #expect(try harness.errorFields(invalid) == ["types"])
@@ -110,13 +114,16 @@ struct GroupPrivacyLedgerTests {
             for round in 0..<3 {
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     for _ in 0..<2 {
-                        group.addTask { try await harness.requestOnNewConnection(.post, "/v1/group-requests", json: Self.twoCells, token: company).status }
+                        group.addTask {
+                            try await harness.requestOnNewConnection(.post, "/v1/group-requests", json: Self.twoCells, token: company).status
+                        }
                     }
                     return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
                 }
                 #expect(statuses.sorted { $0.code < $1.code } == [.created, .tooManyRequests], "round \(round): \(statuses.map(\.code))")
                 let spent = try await harness.int(
-                    "SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger WHERE company_id = '\(companyID)' AND at > now() - interval '30 days'")
+                    "SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger WHERE company_id = '\(companyID)' AND at > now() - interval '30 days'"
+                )
                 #expect(spent == 30_000, "round \(round)")
                 _ = try await harness.sql("UPDATE privacy_ledger SET at = at - interval '31 days'")
             }
@@ -160,7 +167,8 @@ struct GroupPrivacyLedgerTests {
             _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
             let token = try await harness.activeCompany(company)
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger","subscription":{"days":365}}"#
+            let body =
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger","subscription":{"days":365}}"#
             let created = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: token))
             let requestID = try #require(created["id"] as? String)
             #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(requestID)' AND ended_at IS NULL") == 1)
@@ -173,13 +181,15 @@ struct GroupPrivacyLedgerTests {
     /// later releases, and only their own loss decides — so no one's total ever passes the cap.
     @Test("each person's yearly cap: a person whose budget is spent is left out; no one ever passes the cap")
     func personCapExcludes() async throws {
-        try await TestHarness.run(configure: {
-            GroupFixtures.smallK(&$0)
-            $0.rateLimits = .unlimited
-            // A group budget of 0.1 per person per twelve months: three requests of 0.03.
-            $0.privacy.personBudget = 0.6
-            $0.privacy.peerReserve = 0.5
-        }, noise: NoNoise()) { harness in
+        try await TestHarness.run(
+            configure: {
+                GroupFixtures.smallK(&$0)
+                $0.rateLimits = .unlimited
+                // A group budget of 0.1 per person per twelve months: three requests of 0.03.
+                $0.privacy.personBudget = 0.6
+                $0.privacy.peerReserve = 0.5
+            }, noise: NoNoise()
+        ) { harness in
             let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             // The first woman at 70 has spent 0.08 this month, elsewhere.
@@ -196,12 +206,15 @@ struct GroupPrivacyLedgerTests {
 
             // Loss from twelve months ago no longer counts: she is back.
             _ = try await harness.sql(
-                "UPDATE privacy_person_loss SET month = (date_trunc('month', now() AT TIME ZONE 'UTC') - interval '12 months')::date WHERE person_number = \(spender)")
+                "UPDATE privacy_person_loss SET month = (date_trunc('month', now() AT TIME ZONE 'UTC') - interval '12 months')::date WHERE person_number = \(spender)"
+            )
             let second = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))
             #expect(second["cohortSize"] as? Int == 7)
 
             // The others have now spent 0.06: one more 0.03 each, then they are left out (she alone is not k).
-            #expect(try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))["cohortSize"] as? Int == 7)
+            #expect(
+                try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))["cohortSize"] as? Int
+                    == 7)
             let fourth = try harness.object(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: company))
             #expect(fourth["status"] as? String == "refused")
             #expect(fourth["refusalReason"] as? String == "cohort_below_threshold")
@@ -216,12 +229,15 @@ struct GroupPrivacyLedgerTests {
 
     @Test("the estimate: cost (cells + 1) × cellLoss and each type's noise, from the request alone; nothing read or written; 422s as on creation")
     func estimate() async throws {
-        try await TestHarness.run(configure: {
-            GroupFixtures.smallK(&$0)
-            GroupFixtures.closedThroughTwoDaysAgo(&$0)
-        }, noise: NoNoise()) { harness in
+        try await TestHarness.run(
+            configure: {
+                GroupFixtures.smallK(&$0)
+                GroupFixtures.closedThroughTwoDaysAgo(&$0)
+            }, noise: NoNoise()
+        ) { harness in
             let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.02}}"#
+            let body =
+                #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.02}}"#
             let empty = try await harness.request(.post, "/v1/group-requests/estimate", json: body, token: company)
             #expect(empty.status == .ok)
             let estimate = try harness.object(empty)
@@ -237,14 +253,17 @@ struct GroupPrivacyLedgerTests {
             #expect(types.map { $0["type"] as? String } == ["heart_rate", "step_count"])
             // A fifth of 0.02 on the count (σ² = 1/(2 × 0.004) = 125), three fifths on the sum, whose sensitivity
             // is half the clamping range in resolution units (heart rate: 60 / 0.01; steps: 15,000 / 1).
-            for (type, sensitivity, resolution, width, bounds) in [(types[0], 6000.0, 0.01, 3.0, [40.0, 160]), (types[1], 15_000, 1, 500, [0, 30_000])] {
+            for (type, sensitivity, resolution, width, bounds) in [
+                (types[0], 6000.0, 0.01, 3.0, [40.0, 160]), (types[1], 15_000, 1, 500, [0, 30_000]),
+            ] {
                 #expect(abs((Self.number(type["peopleStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
                 #expect(abs((Self.number(type["binStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
                 let sum = (sensitivity * sensitivity / (2 * 0.012)).rounded(.up).squareRoot() * resolution
                 #expect(abs((Self.number(type["sumStdDev"]) ?? 0) - sum) < 1e-6 * sum)
                 #expect(Self.number(type["binWidth"]) == width)
                 #expect((type["bounds"] as? [NSNumber])?.map(\.doubleValue) == bounds)
-                let atK = try #require(Self.number(type["meanMargin95AtK"])), at10K = try #require(Self.number(type["meanMargin95At10K"]))
+                let atK = try #require(Self.number(type["meanMargin95AtK"]))
+                let at10K = try #require(Self.number(type["meanMargin95At10K"]))
                 #expect(atK > at10K && at10K > 0)
             }
 
@@ -259,17 +278,20 @@ struct GroupPrivacyLedgerTests {
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action LIKE 'group_request.%'") == 0)
 
             // A subscription counts the buckets closed now: through the day before yesterday.
-            let subscription = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
+            let subscription =
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
             let subscribed = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: subscription, token: company))
             #expect(subscribed["cells"] as? Int == 5)
             // More than the whole budget: not affordable (and a 422 if sent).
-            let huge = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-04"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.1}}"#
+            let huge =
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-04"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.1}}"#
             let unaffordable = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: huge, token: company))
             #expect(unaffordable["cells"] as? Int == 400)
             #expect(unaffordable["affordable"] as? Bool == false)
             #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: company).status == .unprocessableContent)
             // Invalid bodies: the same field errors as creation.
-            let invalid = #"{"types":["mood","heart_rate"],"filters":[{"type":"heart_rate","min":90,"max":60}],"window":{"from":"2026-03-01","to":"2027-05-01"},"bucket":"day","purpose":"","privacy":{"cellLoss":0}}"#
+            let invalid =
+                #"{"types":["mood","heart_rate"],"filters":[{"type":"heart_rate","min":90,"max":60}],"window":{"from":"2026-03-01","to":"2027-05-01"},"bucket":"day","purpose":"","privacy":{"cellLoss":0}}"#
             let refused = try await harness.request(.post, "/v1/group-requests/estimate", json: invalid, token: company)
             #expect(refused.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(refused)) == ["types[0]", "filters[0].min", "purpose", "privacy.cellLoss", "window"])
@@ -286,14 +308,17 @@ struct GroupPrivacyLedgerTests {
             let auditor = try await harness.activeAuditor()
             var requests: [String] = []
             for body in [Self.twoCells, Self.oneCell, Self.twoCells.replacingOccurrences(of: #""min":60,"max":80"#, with: #""min":200,"max":300"#)] {
-                requests.append(try #require(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String))
+                requests.append(
+                    try #require(
+                        try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String))
             }
             // Two accepted (cohort + release each), one refused (its cohort size only): five entries.
             var entries: [[String: Any]] = []
             var cursor: String?
             repeat {
-                let page = try harness.object(try await harness.request(
-                    .get, "/v1/audit/privacy-ledger?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: auditor))
+                let page = try harness.object(
+                    try await harness.request(
+                        .get, "/v1/audit/privacy-ledger?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: auditor))
                 let items = try #require(page["items"] as? [[String: Any]])
                 #expect(items.count <= 2)
                 entries += items
@@ -312,10 +337,11 @@ struct GroupPrivacyLedgerTests {
 
             let events = try harness.object(try await harness.request(.get, "/v1/audit/events?limit=1000", token: auditor))
             let group = try #require(events["items"] as? [[String: Any]]).filter { ($0["action"] as? String)?.hasPrefix("group_") == true }
-            #expect(group.map { $0["action"] as? String } == [
-                "group_request.accepted", "group_request.results_released", "group_request.accepted", "group_request.results_released",
-                "group_request.refused",
-            ])
+            #expect(
+                group.map { $0["action"] as? String } == [
+                    "group_request.accepted", "group_request.results_released", "group_request.accepted", "group_request.results_released",
+                    "group_request.refused",
+                ])
             #expect(group.map { ($0["details"] as? [String: Any])?["rho"] as? String } == ["0.01", "0.02", "0.01", "0.01", "0.01"])
         }
     }
@@ -330,8 +356,10 @@ struct GroupPrivacyLedgerTests {
         #expect(defaults.personBudget == 2 && defaults.peerReserve == 0.5 && defaults.latenessHours == 24)
         let set = try privacy(["PRIVACY_CELL_RHO": "0.05", "PRIVACY_COMPANY_BUDGET": "10", "GROUP_RESULTS_LATENESS": "0"])
         #expect(set.defaultCellLoss == 0.05 && set.companyBudget == 10 && set.latenessHours == 0)
-        for (name, wrong) in [("PRIVACY_CELL_RHO", "0"), ("PRIVACY_CELL_RHO", "1"), ("PRIVACY_COMPANY_BUDGET", "0"), ("PRIVACY_PERSON_BUDGET", "0"),
-                              ("PRIVACY_PEER_RESERVE", "2"), ("PRIVACY_PEER_RESERVE", "0.001"), ("GROUP_RESULTS_LATENESS", "-1")] {
+        for (name, wrong) in [
+            ("PRIVACY_CELL_RHO", "0"), ("PRIVACY_CELL_RHO", "1"), ("PRIVACY_COMPANY_BUDGET", "0"), ("PRIVACY_PERSON_BUDGET", "0"),
+            ("PRIVACY_PEER_RESERVE", "2"), ("PRIVACY_PEER_RESERVE", "0.001"), ("GROUP_RESULTS_LATENESS", "-1"),
+        ] {
             #expect(throws: ConfigurationError.self, "\(name)=\(wrong)") { try privacy([name: wrong]) }
         }
     }

@@ -1,9 +1,10 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
+
+@testable import Broker
 
 /// Group requests with k = 5, as functions: the count gate, filters, results checked against an
 /// independent computation over the raw samples, and subscriptions that release each bucket once. The
@@ -12,9 +13,12 @@ import Testing
 /// is in `GroupPrivacyAttackTests` and `GroupPrivacyLedgerTests`.
 @Suite("Group requests", .serialized)
 struct GroupRequestTests {
-    func create(_ harness: TestHarness, _ token: String, filters: String = "[]", demographics: String = "{}", types: String = #"["heart_rate"]"#,
-                subscription: String? = nil, window: String = #"{"from":"2026-03-01","to":"2026-03-02"}"#) async throws -> [String: Any] {
-        let body = #"{"types":\#(types),"filters":\#(filters),"demographics":\#(demographics),"window":\#(window),"bucket":"day","purpose":"Study"\#(subscription.map { #","subscription":{"days":\#($0)}"# } ?? "")}"#
+    func create(
+        _ harness: TestHarness, _ token: String, filters: String = "[]", demographics: String = "{}", types: String = #"["heart_rate"]"#,
+        subscription: String? = nil, window: String = #"{"from":"2026-03-01","to":"2026-03-02"}"#
+    ) async throws -> [String: Any] {
+        let body =
+            #"{"types":\#(types),"filters":\#(filters),"demographics":\#(demographics),"window":\#(window),"bucket":"day","purpose":"Study"\#(subscription.map { #","subscription":{"days":\#($0)}"# } ?? "")}"#
         let response = try await harness.request(.post, "/v1/group-requests", json: body, token: token)
         try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
         return try harness.object(response)
@@ -108,8 +112,10 @@ struct GroupRequestTests {
         try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // Day 1: six people; day 2: only three of them have data.
             let members: [GroupFixtures.Member] = [
-                GroupFixtures.Member(heartRate: [1: [60, 64], 2: [70]]), GroupFixtures.Member(heartRate: [1: [72], 2: [75, 77, 79]]), GroupFixtures.Member(heartRate: [1: [80], 2: [81]]),
-                GroupFixtures.Member(heartRate: [1: [66, 67, 68]]), GroupFixtures.Member(heartRate: [1: [90]]), GroupFixtures.Member(heartRate: [1: [55.5]]),
+                GroupFixtures.Member(heartRate: [1: [60, 64], 2: [70]]), GroupFixtures.Member(heartRate: [1: [72], 2: [75, 77, 79]]),
+                GroupFixtures.Member(heartRate: [1: [80], 2: [81]]),
+                GroupFixtures.Member(heartRate: [1: [66, 67, 68]]), GroupFixtures.Member(heartRate: [1: [90]]),
+                GroupFixtures.Member(heartRate: [1: [55.5]]),
             ]
             _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
@@ -154,7 +160,9 @@ struct GroupRequestTests {
             let last = try #require(lines.last).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             #expect(Array(last.prefix(9)) == ["2026-03-02", "heart_rate", "beats/min", "", "", "", "", "", "true"])
             #expect(last.count == 15)
-            #expect(Double(last[9]) == GroupFixtures.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01")
+            #expect(
+                Double(last[9]) == GroupFixtures.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01"
+            )
         }
     }
 
@@ -167,7 +175,8 @@ struct GroupRequestTests {
             }
             _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Weekly"}"#
+            let body =
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Weekly"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             let id = try #require(try harness.object(created)["id"] as? String)
             let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
@@ -179,7 +188,8 @@ struct GroupRequestTests {
             #expect(abs((GroupFixtures.number(items[0]["mean"]) ?? 0) - firstWeek.reduce(0, +) / 5) <= 0.01)
             #expect(GroupFixtures.number(items[0]["p50"]) == GroupFixtures.histogramPercentile(0.5, of: firstWeek, type: .heartRate))
             #expect(GroupFixtures.number(items[1]["mean"]) == 90)
-            #expect(GroupFixtures.number(items[1]["p90"]) == GroupFixtures.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
+            #expect(
+                GroupFixtures.number(items[1]["p90"]) == GroupFixtures.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
         }
     }
 
@@ -189,9 +199,12 @@ struct GroupRequestTests {
             // Monday 2 at 60, Wednesday 4 at 100: a window to Tuesday 3 holds only Monday's figure.
             _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [2: [60], 4: [100]]) })
             let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purpose":"Clipped"}"#
-            let id = try #require(try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String)
-            let items = try #require(try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))["items"] as? [[String: Any]])
+            let body =
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purpose":"Clipped"}"#
+            let id = try #require(
+                try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String)
+            let items = try #require(
+                try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))["items"] as? [[String: Any]])
             #expect(items.map { $0["bucketStart"] as? String } == ["2026-03-02"])
             #expect(GroupFixtures.number(items.first?["mean"]) == 60)
         }
@@ -200,61 +213,69 @@ struct GroupRequestTests {
     @Test("a subscription releases each bucket once, after it closes: not today, released cells never change")
     func subscriptionReleasesEachClosedBucketOnce() async throws {
         struct Day1: Sendable { var company: String, id: String, ids: [UUID], first: [String] }
-        try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
-            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
-            for day in [5, 4, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
-            let company = try await harness.activeCompany()
-            let request = try await create(
-                harness, company, filters: hr(0, 300), subscription: "30",
-                window: #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
-            let id = try #require(request["id"] as? String)
-            #expect((request["subscription"] as? [String: Any])?["status"] as? String == "active")
-            // Released at creation: every closed day from the window's start, past its end (a subscription runs on).
-            let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-            let first = try #require(read["items"] as? [[String: Any]])
-            #expect(first.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
-            #expect(GroupFixtures.released(read).map { $0["people"] as? Int } == [6, 6])
-            #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 1)
-            // Before the next day closes: a late upload into a released day and into the next one, and an erasure.
-            try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(4), hour: 20)
-            try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(2), hour: 20)
-            _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
-            return Day1(company: company, id: id, ids: ids, first: try first.map(GroupFixtures.canonical))
-        }, after: { harness, day1 in
-            let (company, id) = (day1.company, day1.id)
-            let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
-            // The day before yesterday has closed: the background refresh releases it once, with what had arrived by then.
-            #expect(await eventually { (try? await harness.int(releases)) == 2 })
-            let read = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
-            let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
-            #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
-            #expect(try await harness.int(releases) == 2)
-            let newest = try #require(cells.last)
-            #expect(newest["people"] as? Int == 5)
-            #expect(GroupFixtures.number(newest["mean"]) == 78.0)  // (110 + 4 × 70) / 5: her two readings that day, and four at 70
-            // The released days never change: not by the late upload, not by the erasure.
-            #expect(try cells.prefix(4).map(GroupFixtures.canonical) == day1.first)
+        try await GroupFixtures.acrossADay(
+            configure: GroupFixtures.refreshEverySecond, noise: NoNoise(),
+            before: { harness in
+                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                for day in [5, 4, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
+                let company = try await harness.activeCompany()
+                let request = try await create(
+                    harness, company, filters: hr(0, 300), subscription: "30",
+                    window: #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
+                let id = try #require(request["id"] as? String)
+                #expect((request["subscription"] as? [String: Any])?["status"] as? String == "active")
+                // Released at creation: every closed day from the window's start, past its end (a subscription runs on).
+                let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+                let first = try #require(read["items"] as? [[String: Any]])
+                #expect(first.map { $0["bucketStart"] as? String } == (3...6).reversed().map { GroupFixtures.daysAgo($0).description })
+                #expect(GroupFixtures.released(read).map { $0["people"] as? Int } == [6, 6])
+                #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 1)
+                // Before the next day closes: a late upload into a released day and into the next one, and an erasure.
+                try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(4), hour: 20)
+                try await GroupFixtures.upload(harness, [ids[0]], heartRate: 150, on: GroupFixtures.daysAgo(2), hour: 20)
+                _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(ids[1])'")  // as an erasure leaves it
+                return Day1(company: company, id: id, ids: ids, first: try first.map(GroupFixtures.canonical))
+            },
+            after: { harness, day1 in
+                let (company, id) = (day1.company, day1.id)
+                let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
+                // The day before yesterday has closed: the background refresh releases it once, with what had arrived by then.
+                #expect(await eventually { (try? await harness.int(releases)) == 2 })
+                let read = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+                let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
+                #expect(cells.map { $0["bucketStart"] as? String } == (2...6).reversed().map { GroupFixtures.daysAgo($0).description })
+                #expect(try await harness.int(releases) == 2)
+                let newest = try #require(cells.last)
+                #expect(newest["people"] as? Int == 5)
+                #expect(GroupFixtures.number(newest["mean"]) == 78.0)  // (110 + 4 × 70) / 5: her two readings that day, and four at 70
+                // The released days never change: not by the late upload, not by the erasure.
+                #expect(try cells.prefix(4).map(GroupFixtures.canonical) == day1.first)
 
-            // Nothing else has closed: reads return the same release, byte for byte; today is not released.
-            let remaining = day1.ids.filter { $0 != day1.ids[1] }
-            try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: CalendarDate.today)
-            try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: GroupFixtures.daysAgo(1))
-            let again = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
-            #expect(again.body == read.body)
-            #expect(try await harness.int(releases) == 2)
-            let ledger = try await harness.sql(
-                "SELECT cells, loss_micro FROM privacy_ledger WHERE request_id = '\(id)' AND kind = 'release' ORDER BY id")
-            #expect(try ledger.map { try $0.decode((Int32, Int64).self) }.map { [Int64($0.0), $0.1] } == [[4, 40_000], [1, 10_000]])
+                // Nothing else has closed: reads return the same release, byte for byte; today is not released.
+                let remaining = day1.ids.filter { $0 != day1.ids[1] }
+                try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: CalendarDate.today)
+                try await GroupFixtures.upload(harness, remaining, heartRate: 80, on: GroupFixtures.daysAgo(1))
+                let again = try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company)
+                #expect(again.body == read.body)
+                #expect(try await harness.int(releases) == 2)
+                let ledger = try await harness.sql(
+                    "SELECT cells, loss_micro FROM privacy_ledger WHERE request_id = '\(id)' AND kind = 'release' ORDER BY id")
+                #expect(try ledger.map { try $0.decode((Int32, Int64).self) }.map { [Int64($0.0), $0.1] } == [[4, 40_000], [1, 10_000]])
 
-            let ended = try await harness.request(.delete, "/v1/group-requests/\(id)/subscription", token: company)
-            #expect((try harness.object(ended)["subscription"] as? [String: Any])?["status"] as? String == "ended")
-            #expect(try await harness.request(.delete, "/v1/group-requests/\(id)/subscription", token: company).status == .conflict)
-        })
+                let ended = try await harness.request(.delete, "/v1/group-requests/\(id)/subscription", token: company)
+                #expect((try harness.object(ended)["subscription"] as? [String: Any])?["status"] as? String == "ended")
+                #expect(try await harness.request(.delete, "/v1/group-requests/\(id)/subscription", token: company).status == .conflict)
+            })
     }
 
     @Test("a subscription none of whose buckets has closed is accepted and releases nothing yet")
     func subscriptionWithNothingClosed() async throws {
-        try await TestHarness.run(configure: { GroupFixtures.smallK(&$0); GroupFixtures.closedThroughTwoDaysAgo(&$0) }, noise: NoNoise()) { harness in
+        try await TestHarness.run(
+            configure: {
+                GroupFixtures.smallK(&$0)
+                GroupFixtures.closedThroughTwoDaysAgo(&$0)
+            }, noise: NoNoise()
+        ) { harness in
             let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
             try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(1))
             let company = try await harness.activeCompany()
@@ -278,43 +299,49 @@ struct GroupRequestTests {
     func backgroundRefreshAnnouncesNewResults() async throws {
         struct Day1: Sendable { var company: String, id: String, ids: [UUID] }
         try await WebhookReceiver.run { receiver in
-            try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
-                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
-                try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
-                try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
-                let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
-                let request = try await create(
-                    harness, company, filters: hr(0, 300), subscription: "30",
-                    window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
-                let id = try #require(request["id"] as? String)
-                // Looked at every second, but nothing closes today: neither released nor announced.
-                try await Task.sleep(for: .milliseconds(2500))
-                #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 1)
-                #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(id)' AND results_checked_at > now() - interval '2 seconds'") == 1)
-                #expect(await receiver.log.delivered("refresh").isEmpty)
-                return Day1(company: company, id: id, ids: ids)
-            }, after: { harness, day1 in
-                let (company, id) = (day1.company, day1.id)
-                let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
-                // The next day the day before yesterday has closed: the background release takes it within a second.
-                #expect(await eventually { await receiver.log.delivered("refresh").count == 1 })
-                let delivered = try #require(await receiver.log.delivered("refresh").first)
-                let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
-                #expect(event["type"] as? String == "group_request.results_updated")
-                #expect((event["data"] as? [String: Any])?["requestId"] as? String == id)
-                #expect(try await harness.int(releases) == 2)
+            try await GroupFixtures.acrossADay(
+                configure: GroupFixtures.refreshEverySecond, noise: NoNoise(),
+                before: { harness in
+                    let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                    try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
+                    try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
+                    let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
+                    let request = try await create(
+                        harness, company, filters: hr(0, 300), subscription: "30",
+                        window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
+                    let id = try #require(request["id"] as? String)
+                    // Looked at every second, but nothing closes today: neither released nor announced.
+                    try await Task.sleep(for: .milliseconds(2500))
+                    #expect(try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'") == 1)
+                    #expect(
+                        try await harness.int(
+                            "SELECT count(*) FROM group_requests WHERE id = '\(id)' AND results_checked_at > now() - interval '2 seconds'") == 1)
+                    #expect(await receiver.log.delivered("refresh").isEmpty)
+                    return Day1(company: company, id: id, ids: ids)
+                },
+                after: { harness, day1 in
+                    let (company, id) = (day1.company, day1.id)
+                    let releases = "SELECT count(*) FROM group_releases WHERE request_id = '\(id)'"
+                    // The next day the day before yesterday has closed: the background release takes it within a second.
+                    #expect(await eventually { await receiver.log.delivered("refresh").count == 1 })
+                    let delivered = try #require(await receiver.log.delivered("refresh").first)
+                    let event = try #require(try JSONSerialization.jsonObject(with: delivered.body) as? [String: Any])
+                    #expect(event["type"] as? String == "group_request.results_updated")
+                    #expect((event["data"] as? [String: Any])?["requestId"] as? String == id)
+                    #expect(try await harness.int(releases) == 2)
 
-                // The company reads the release the refresh stored; nothing new has closed, so no new release.
-                let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
-                let cells = GroupFixtures.released(read)
-                #expect(cells.map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description, GroupFixtures.daysAgo(2).description])
-                #expect(cells.map { GroupFixtures.number($0["mean"]) } == [70, 80])
-                #expect(cells.last?["people"] as? Int == 6)
-                try await GroupFixtures.upload(harness, day1.ids, heartRate: 90, on: GroupFixtures.daysAgo(1))
-                try await Task.sleep(for: .milliseconds(2500))
-                #expect(try await harness.int(releases) == 2)
-                #expect(await receiver.log.delivered("refresh").count == 1)
-            })
+                    // The company reads the release the refresh stored; nothing new has closed, so no new release.
+                    let read = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
+                    let cells = GroupFixtures.released(read)
+                    #expect(
+                        cells.map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description, GroupFixtures.daysAgo(2).description])
+                    #expect(cells.map { GroupFixtures.number($0["mean"]) } == [70, 80])
+                    #expect(cells.last?["people"] as? Int == 6)
+                    try await GroupFixtures.upload(harness, day1.ids, heartRate: 90, on: GroupFixtures.daysAgo(1))
+                    try await Task.sleep(for: .milliseconds(2500))
+                    #expect(try await harness.int(releases) == 2)
+                    #expect(await receiver.log.delivered("refresh").count == 1)
+                })
         }
     }
 
@@ -322,49 +349,59 @@ struct GroupRequestTests {
     func refreshScopeAndConcurrentReads() async throws {
         struct Day1: Sendable { var company: String, oneOff: String, ended: String, refused: String, live: String }
         try await WebhookReceiver.run { receiver in
-            try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
-                let window = #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(3))"}"#
-                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
-                try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(5))
-                try await GroupFixtures.upload(harness, ids, heartRate: 75, on: GroupFixtures.daysAgo(2))
-                let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
-                let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
-                let ended = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
-                #expect(try await harness.request(.delete, "/v1/group-requests/\(ended)/subscription", token: company).status == .ok)
-                let refused = try #require(try await create(harness, company, filters: hr(250, 300), subscription: "30", window: window)["id"] as? String)
-                let live = try #require(try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
-                // The refresh leaves the live subscription alone until the next server lets it.
-                _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
-                return Day1(company: company, oneOff: oneOff, ended: ended, refused: refused, live: live)
-            }, after: { harness, day1 in
-                let (company, live) = (day1.company, day1.live)
-                func releases(_ id: String) async throws -> Int {
-                    try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'")
-                }
-                // Six reads at once of a subscription whose next bucket has closed: they release nothing.
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<6 {
-                        group.addTask { try await harness.sendOnNewConnection(.get, "/v1/group-requests/\(live)/results",
-                                                                              headers: [.authorization: "Bearer \(company)"]).status.code }
+            try await GroupFixtures.acrossADay(
+                configure: GroupFixtures.refreshEverySecond, noise: NoNoise(),
+                before: { harness in
+                    let window = #"{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(GroupFixtures.daysAgo(3))"}"#
+                    let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                    try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(5))
+                    try await GroupFixtures.upload(harness, ids, heartRate: 75, on: GroupFixtures.daysAgo(2))
+                    let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
+                    let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
+                    let ended = try #require(
+                        try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
+                    #expect(try await harness.request(.delete, "/v1/group-requests/\(ended)/subscription", token: company).status == .ok)
+                    let refused = try #require(
+                        try await create(harness, company, filters: hr(250, 300), subscription: "30", window: window)["id"] as? String)
+                    let live = try #require(
+                        try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)
+                    // The refresh leaves the live subscription alone until the next server lets it.
+                    _ = try await harness.sql("UPDATE group_requests SET results_checked_at = 'infinity' WHERE id = '\(live)'")
+                    return Day1(company: company, oneOff: oneOff, ended: ended, refused: refused, live: live)
+                },
+                after: { harness, day1 in
+                    let (company, live) = (day1.company, day1.live)
+                    func releases(_ id: String) async throws -> Int {
+                        try await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(id)'")
                     }
-                    for try await status in group { #expect(status == 200) }
-                }
-                #expect(try await releases(live) == 1)
+                    // Six reads at once of a subscription whose next bucket has closed: they release nothing.
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        for _ in 0..<6 {
+                            group.addTask {
+                                try await harness.sendOnNewConnection(
+                                    .get, "/v1/group-requests/\(live)/results",
+                                    headers: [.authorization: "Bearer \(company)"]
+                                ).status.code
+                            }
+                        }
+                        for try await status in group { #expect(status == 200) }
+                    }
+                    #expect(try await releases(live) == 1)
 
-                // Let the refresh run a few times over everything: it releases the closed bucket once, and nothing else changes.
-                _ = try await harness.sql("UPDATE group_requests SET results_checked_at = NULL WHERE id = '\(live)'")
-                #expect(await eventually { await receiver.log.delivered("scope").count == 1 })
-                try await Task.sleep(for: .milliseconds(2500))
-                #expect(try await releases(day1.oneOff) == 1)
-                #expect(try await releases(day1.ended) == 1)
-                #expect(try await releases(day1.refused) == 0)
-                #expect(try await releases(live) == 2)
-                #expect(await receiver.log.delivered("scope").count == 1)
-                #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE results_checked_at IS NULL") == 1)  // the refused one
+                    // Let the refresh run a few times over everything: it releases the closed bucket once, and nothing else changes.
+                    _ = try await harness.sql("UPDATE group_requests SET results_checked_at = NULL WHERE id = '\(live)'")
+                    #expect(await eventually { await receiver.log.delivered("scope").count == 1 })
+                    try await Task.sleep(for: .milliseconds(2500))
+                    #expect(try await releases(day1.oneOff) == 1)
+                    #expect(try await releases(day1.ended) == 1)
+                    #expect(try await releases(day1.refused) == 0)
+                    #expect(try await releases(live) == 2)
+                    #expect(await receiver.log.delivered("scope").count == 1)
+                    #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE results_checked_at IS NULL") == 1)  // the refused one
 
-                // Two releases of the live subscription today, one entry in each member's access log for it.
-                #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(live)'") == 6)
-            })
+                    // Two releases of the live subscription today, one entry in each member's access log for it.
+                    #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(live)'") == 6)
+                })
         }
     }
 
@@ -372,42 +409,49 @@ struct GroupRequestTests {
     func readingResultsChangesNothing() async throws {
         struct Day1: Sendable { var company: String, email: String, id: String }
         // The refresh is off, so a closed bucket stays unreleased: whatever a read wrote would show.
-        let refreshOff: @Sendable (inout BrokerConfiguration) -> Void = { GroupFixtures.smallK(&$0); $0.groupResultsRefreshInterval = nil }
-        try await GroupFixtures.acrossADay(configure: refreshOff, noise: NoNoise(), before: { harness in
-            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
-            try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
-            try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
-            let account = TestHarness.Company()
-            let company = try await harness.activeCompany(account)
-            let request = try await create(
-                harness, company, filters: hr(0, 300), subscription: "30",
-                window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
-            return Day1(company: company, email: account.email, id: try #require(request["id"] as? String))
-        }, after: { harness, day1 in
-            // The day before yesterday has closed since the release at creation.
-            func writes() async throws -> [String] {
-                var counts: [String] = []
-                for table in ["group_releases", "privacy_ledger", "privacy_person_loss", "audit_events", "access_log", "webhook_events"] {
-                    counts.append("\(table) \(try await harness.int("SELECT count(*) FROM \(table)"))")
+        let refreshOff: @Sendable (inout BrokerConfiguration) -> Void = {
+            GroupFixtures.smallK(&$0)
+            $0.groupResultsRefreshInterval = nil
+        }
+        try await GroupFixtures.acrossADay(
+            configure: refreshOff, noise: NoNoise(),
+            before: { harness in
+                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
+                try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
+                let account = TestHarness.Company()
+                let company = try await harness.activeCompany(account)
+                let request = try await create(
+                    harness, company, filters: hr(0, 300), subscription: "30",
+                    window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
+                return Day1(company: company, email: account.email, id: try #require(request["id"] as? String))
+            },
+            after: { harness, day1 in
+                // The day before yesterday has closed since the release at creation.
+                func writes() async throws -> [String] {
+                    var counts: [String] = []
+                    for table in ["group_releases", "privacy_ledger", "privacy_person_loss", "audit_events", "access_log", "webhook_events"] {
+                        counts.append("\(table) \(try await harness.int("SELECT count(*) FROM \(table)"))")
+                    }
+                    let through = try await harness.sql("SELECT released_through::text FROM group_requests WHERE id = '\(day1.id)'")
+                    counts.append("released through \(try through.first?.decode(String?.self) ?? "nothing")")
+                    return counts
                 }
-                let through = try await harness.sql("SELECT released_through::text FROM group_requests WHERE id = '\(day1.id)'")
-                counts.append("released through \(try through.first?.decode(String?.self) ?? "nothing")")
-                return counts
-            }
-            let before = try await writes()
-            let api = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
-            #expect(api.status == .ok)
-            #expect(GroupFixtures.released(try harness.object(api)).map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description])
-            let csv = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results?format=csv", token: day1.company)
-            #expect(csv.status == .ok)
-            let browser = ConsoleBrowser(harness)
-            _ = try await browser.logIn(day1.email, TestHarness.Company().password)
-            let page = try await browser.get("/company/group-requests/\(day1.id)")
-            #expect(page.status == .ok)
-            #expect(browser.lastPage.contains(GroupFixtures.daysAgo(4).description))
-            #expect(try await browser.get("/company/group-requests/\(day1.id)/results.csv").status == .ok)
-            #expect(try await writes() == before)
-        })
+                let before = try await writes()
+                let api = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
+                #expect(api.status == .ok)
+                #expect(
+                    GroupFixtures.released(try harness.object(api)).map { $0["bucketStart"] as? String } == [GroupFixtures.daysAgo(4).description])
+                let csv = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results?format=csv", token: day1.company)
+                #expect(csv.status == .ok)
+                let browser = ConsoleBrowser(harness)
+                _ = try await browser.logIn(day1.email, TestHarness.Company().password)
+                let page = try await browser.get("/company/group-requests/\(day1.id)")
+                #expect(page.status == .ok)
+                #expect(browser.lastPage.contains(GroupFixtures.daysAgo(4).description))
+                #expect(try await browser.get("/company/group-requests/\(day1.id)/results.csv").status == .ok)
+                #expect(try await writes() == before)
+            })
     }
 
     @Test("a server with the refresh off (GROUP_RESULTS_REFRESH_INTERVAL=0) keeps serving: the stopped loop does not end it")
@@ -453,7 +497,8 @@ struct GroupRequestTests {
             let actions = try await harness.sql("SELECT action FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
             #expect(try actions.map { try $0.decode(String.self) } == ["group_request.accepted", "group_request.results_released"])
             // Each says what it spent: the cohort's size one cell (ρ 0.01), the release its two days (ρ 0.02).
-            let spent = try await harness.sql("SELECT details->>'rho' FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
+            let spent = try await harness.sql(
+                "SELECT details->>'rho' FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
             #expect(try spent.map { try $0.decode(String.self) } == ["0.01", "0.02"])
         }
     }
@@ -464,15 +509,18 @@ struct GroupRequestTests {
             let company = try await harness.activeCompany()
             let response = try await harness.request(
                 .post, "/v1/group-requests",
-                json: #"{"types":["mood"],"filters":[{"type":"heart_rate","min":90,"max":60}],"demographics":{"ageMin":-1},"window":{"from":"2026-13-01","to":"2026-03-01"},"bucket":"day","purpose":""}"#,
+                json:
+                    #"{"types":["mood"],"filters":[{"type":"heart_rate","min":90,"max":60}],"demographics":{"ageMin":-1},"window":{"from":"2026-13-01","to":"2026-03-01"},"bucket":"day","purpose":""}"#,
                 token: company)
             #expect(response.status == .unprocessableContent)
-            #expect(Set(try harness.errorFields(response)) == [
-                "types[0]", "filters[0].min", "demographics.ageMin", "window.from", "purpose",
-            ])
+            #expect(
+                Set(try harness.errorFields(response)) == [
+                    "types[0]", "filters[0].min", "demographics.ageMin", "window.from", "purpose",
+                ])
             let badSex = try await harness.request(
                 .post, "/v1/group-requests",
-                json: #"{"types":["heart_rate"],"demographics":{"sex":"X"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"x"}"#,
+                json:
+                    #"{"types":["heart_rate"],"demographics":{"sex":"X"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"x"}"#,
                 token: company)
             #expect(badSex.status == .unprocessableContent)
             let nothing = try await harness.request(
@@ -482,7 +530,8 @@ struct GroupRequestTests {
             // A cell may cost 0.001–0.1; one release holds at most 400 cells (401 days of one type is one too many).
             let costly = try await harness.request(
                 .post, "/v1/group-requests",
-                json: #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-05"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.5}}"#,
+                json:
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-05"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.5}}"#,
                 token: company)
             #expect(costly.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(costly)) == ["privacy.cellLoss", "window"])

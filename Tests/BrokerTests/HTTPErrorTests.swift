@@ -8,8 +8,10 @@ import Testing
 @Suite("HTTP errors")
 struct HTTPErrorTests {
     /// Checks the shape every error answer shares: an RFC 9457 document with the status it was sent with.
-    private func expectProblem(_ response: TestResponse, _ status: HTTPResponse.Status, _ harness: TestHarness,
-                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectProblem(
+        _ response: TestResponse, _ status: HTTPResponse.Status, _ harness: TestHarness,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         #expect(response.status == status, sourceLocation: sourceLocation)
         #expect(response.headers[.contentType] == "application/problem+json", sourceLocation: sourceLocation)
         let problem = try harness.object(response)
@@ -26,12 +28,14 @@ struct HTTPErrorTests {
         }
     }
 
-    @Test("a method a known path does not accept is a 405 with Allow", arguments: [
-        (HTTPRequest.Method.put, "/v1/users", ["POST", "OPTIONS"]),
-        (.get, "/v1/activations", ["POST", "OPTIONS"]),
-        (.patch, "/v1/api-keys", ["GET", "HEAD", "POST", "OPTIONS"]),
-        (.post, "/v1/me", ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"]),
-    ])
+    @Test(
+        "a method a known path does not accept is a 405 with Allow",
+        arguments: [
+            (HTTPRequest.Method.put, "/v1/users", ["POST", "OPTIONS"]),
+            (.get, "/v1/activations", ["POST", "OPTIONS"]),
+            (.patch, "/v1/api-keys", ["GET", "HEAD", "POST", "OPTIONS"]),
+            (.post, "/v1/me", ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"]),
+        ])
     func methodNotAllowed(method: HTTPRequest.Method, path: String, allowed: [String]) async throws {
         try await TestHarness.run { harness in
             let response = try await harness.request(method, path, json: method == .get ? nil : "{}")
@@ -57,9 +61,11 @@ struct HTTPErrorTests {
         }
     }
 
-    @Test("a body that is not JSON is a 400", arguments: [
-        ("/v1/sessions", #"{"email":"#), ("/v1/sessions", "email=a&password=b"), ("/v1/activations", "{'token': 'x'}"),
-    ])
+    @Test(
+        "a body that is not JSON is a 400",
+        arguments: [
+            ("/v1/sessions", #"{"email":"#), ("/v1/sessions", "email=a&password=b"), ("/v1/activations", "{'token': 'x'}"),
+        ])
     func malformedJSON(path: String, body: String) async throws {
         try await TestHarness.run { harness in
             try expectProblem(try await harness.request(.post, path, json: body), .badRequest, harness)
@@ -95,7 +101,8 @@ struct HTTPErrorTests {
     @Test("a body of exactly 16 MiB is still read")
     func bodyAtTheLimit() async throws {
         try await TestHarness.run { harness in
-            let prefix = #"{"email":"a@example.com","password":""#, suffix = #""}"#
+            let prefix = #"{"email":"a@example.com","password":""#
+            let suffix = #""}"#
             var body = ByteBuffer(string: prefix)
             body.writeRepeatingByte(UInt8(ascii: "x"), count: 16 * 1024 * 1024 - prefix.utf8.count - suffix.utf8.count)
             body.writeString(suffix)
@@ -123,8 +130,12 @@ struct HTTPErrorTests {
             responses.append(("202 registration", try await harness.request(.post, "/v1/users", json: person.registrationJSON)))
             let token = try #require(try harness.activationToken(for: person.email))
             responses.append(("200 activation", try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)))
-            responses.append(("201 login", try await harness.request(
-                .post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"\#(person.password)"}"#)))
+            responses.append(
+                (
+                    "201 login",
+                    try await harness.request(
+                        .post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"\#(person.password)"}"#)
+                ))
             let session = try #require(try harness.object(responses.last!.1)["token"] as? String)
             responses.append(("200 me", try await harness.request(.get, "/v1/me", token: session)))
             responses.append(("401", try await harness.request(.get, "/v1/me")))
@@ -158,8 +169,15 @@ struct HTTPErrorTests {
             // A repeated registration is no error any more: it answers the 202 of a new one (RegistrationOracleTests).
             let attempts: [(HTTPRequest.Method, String, String?, String?)] = [
                 (.post, "/v1/users", #"{"email":"'; DROP TABLE accounts; --@example.com","password":"x"}"#, nil),
-                (.post, "/v1/users", #"{"email":"\#(long)@example.com","password":"\#(long)","fiscalCode":"\#(long)","fullName":"\#(long)","birthDate":"\#(long)","sex":"F"}"#, nil),
-                (.post, "/v1/third-parties", #"{"email":"c@example.com","password":"company-password-1","vatNumber":"1e10","companyName":"\u0000"}"#, nil),
+                (
+                    .post, "/v1/users",
+                    #"{"email":"\#(long)@example.com","password":"\#(long)","fiscalCode":"\#(long)","fullName":"\#(long)","birthDate":"\#(long)","sex":"F"}"#,
+                    nil
+                ),
+                (
+                    .post, "/v1/third-parties",
+                    #"{"email":"c@example.com","password":"company-password-1","vatNumber":"1e10","companyName":"\u0000"}"#, nil
+                ),
                 (.post, "/v1/activations", #"{"token":"d4ha_' OR 1=1 --"}"#, nil),
                 (.post, "/v1/sessions", #"{"email":"' OR '1'='1","password":"' OR '1'='1"}"#, nil),
                 (.post, "/v1/sessions", #"{"email":12,"password":[]}"#, nil),
@@ -237,7 +255,8 @@ struct HTTPErrorTests {
                     return received
                 }
                 group.addTask {
-                    let head = "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    let head =
+                        "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                         + "Transfer-Encoding: chunked\r\n\r\n"
                     try? await outbound.write(ByteBuffer(string: head))
                     let chunkSize = 64 * 1024

@@ -43,11 +43,12 @@ struct ImportedChartTests {
         var result = Export(xml: "")
         var state: UInt64 = 42
         func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(bound))
         }
         func record(_ type: String, unit: String, start: Date, end: Date, value: String, source: String, metadata: String = "") {
-            let head = #"<Record type="\#(type)" sourceName="\#(source)" sourceVersion="17.1" unit="\#(unit)" creationDate="\#(appleDate(end))" startDate="\#(appleDate(start))" endDate="\#(appleDate(end))" value="\#(value)""#
+            let head =
+                #"<Record type="\#(type)" sourceName="\#(source)" sourceVersion="17.1" unit="\#(unit)" creationDate="\#(appleDate(end))" startDate="\#(appleDate(start))" endDate="\#(appleDate(end))" value="\#(value)""#
             records.append(metadata.isEmpty ? head + "/>" : head + ">" + metadata + "</Record>")
         }
         let zone = #"<MetadataEntry key="HKTimeZone" value="Europe/Rome"/>"#
@@ -56,8 +57,9 @@ struct ImportedChartTests {
             while minutes.count < 20 + next(21) { minutes.insert(7 * 60 + next(15 * 60)) }
             for minute in minutes.sorted() {
                 let steps = 10 + next(600)
-                record("HKQuantityTypeIdentifierStepCount", unit: "count", start: romeTime(day, minute), end: romeTime(day, minute + 4),
-                       value: String(steps), source: "Laura’s iPhone")
+                record(
+                    "HKQuantityTypeIdentifierStepCount", unit: "count", start: romeTime(day, minute), end: romeTime(day, minute + 4),
+                    value: String(steps), source: "Laura’s iPhone")
                 result.steps[day.description, default: 0] += Double(steps)
             }
             // The night that ends on the morning of `day`: stages in minutes relative to local midnight.
@@ -74,12 +76,14 @@ struct ImportedChartTests {
                 ("HKCategoryValueSleepAnalysisAsleepCore", 170 + offset, 6 * 60 + 45 + offset),
             ]
             for (value, from, to) in stages {
-                record("HKCategoryTypeIdentifierSleepAnalysis", unit: "", start: romeTime(day, from), end: romeTime(day, to),
-                       value: value, source: "Laura’s Apple Watch", metadata: zone)
+                record(
+                    "HKCategoryTypeIdentifierSleepAnalysis", unit: "", start: romeTime(day, from), end: romeTime(day, to),
+                    value: value, source: "Laura’s Apple Watch", metadata: zone)
                 if value.contains("Asleep") { result.sleep[day.description, default: 0] += Double(to - from) / 60 }
             }
-            record("HKQuantityTypeIdentifierHeartRate", unit: "count/min", start: romeTime(day, 600), end: romeTime(day, 600),
-                   value: String(60 + next(30)), source: "Laura’s Apple Watch")
+            record(
+                "HKQuantityTypeIdentifierHeartRate", unit: "count/min", start: romeTime(day, 600), end: romeTime(day, 600),
+                value: String(60 + next(30)), source: "Laura’s Apple Watch")
         }
         result.xml = """
             <?xml version="1.0" encoding="UTF-8"?>

@@ -41,7 +41,7 @@ struct LocalDaysTests {
     static func stepRecords(days: [String], seed: UInt64) -> [(value: Double, at: Date, text: String)] {
         var state = seed
         func next(_ bound: Int) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(bound))
         }
         var records: [(Double, Date, String)] = []
@@ -51,11 +51,12 @@ struct LocalDaysTests {
             for minute in minutes.sorted() {
                 let at = romeTime(day, minute / 60, minute % 60)
                 let value = Double(20 + next(400))
-                let text = switch next(5) {
-                case 0: Self.text(at, offsetOf: TimeZone(identifier: "UTC")!)
-                case 1: Self.text(at, offsetOf: newYork)
-                default: Self.text(at, offsetOf: rome)
-                }
+                let text =
+                    switch next(5) {
+                    case 0: Self.text(at, offsetOf: TimeZone(identifier: "UTC")!)
+                    case 1: Self.text(at, offsetOf: newYork)
+                    default: Self.text(at, offsetOf: rome)
+                    }
                 records.append((value, at, text))
             }
         }
@@ -81,9 +82,10 @@ struct LocalDaysTests {
         try #require(response.status == .ok, "statistics answered \(response.status): \(harness.text(response))")
         let body = try harness.object(response)
         let own = (body["own"] as? [[String: Any]] ?? []).map {
-            Bucket(start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, days: $0["days"] as? Int ?? -1,
-                   mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, min: ($0["min"] as? NSNumber)?.doubleValue ?? .nan,
-                   max: ($0["max"] as? NSNumber)?.doubleValue ?? .nan, total: ($0["total"] as? NSNumber)?.doubleValue)
+            Bucket(
+                start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, days: $0["days"] as? Int ?? -1,
+                mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, min: ($0["min"] as? NSNumber)?.doubleValue ?? .nan,
+                max: ($0["max"] as? NSNumber)?.doubleValue ?? .nan, total: ($0["total"] as? NSNumber)?.doubleValue)
         }
         return (body, own)
     }
@@ -186,7 +188,8 @@ struct LocalDaysTests {
             #expect(try harness.object(changed)["timeZone"] as? String == "America/New_York")
             let newYorkTotals = Self.totals(records, in: Self.newYork)
             let (_, moved) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
-            #expect(Dictionary(uniqueKeysWithValues: moved.map { ($0.start, $0.mean) }).mapValues { ($0 * 1000).rounded() }
+            #expect(
+                Dictionary(uniqueKeysWithValues: moved.map { ($0.start, $0.mean) }).mapValues { ($0 * 1000).rounded() }
                     == newYorkTotals.mapValues { ($0 * 1000).rounded() })
 
             // …and an upload naming another zone leaves the chosen one alone.
@@ -301,14 +304,17 @@ struct LocalDaysTests {
                 let records = Self.stepRecords(days: Array(Self.dstDays[0..<3]), seed: UInt64(100 + person))
                 // Two heart-rate readings a day too, 60 and 80: a mean type beside a total in one request.
                 let heart: [Triple] = Self.dstDays[0..<3].flatMap { day in
-                    [("heart_rate", 60.0, Self.text(Self.romeTime(day, 9, 0), offsetOf: Self.rome)),
-                     ("heart_rate", 80.0, Self.text(Self.romeTime(day, 21, 0), offsetOf: Self.rome))]
+                    [
+                        ("heart_rate", 60.0, Self.text(Self.romeTime(day, 9, 0), offsetOf: Self.rome)),
+                        ("heart_rate", 80.0, Self.text(Self.romeTime(day, 21, 0), offsetOf: Self.rome)),
+                    ]
                 }
                 try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) } + heart, timeZone: "Europe/Rome")
                 expectedTotals.append(Self.totals(records, in: Self.rome))
             }
             let company = try await harness.activeCompany()
-            let body = #"{"types":["step_count","heart_rate"],"filters":[{"type":"step_count","min":4000},{"type":"heart_rate","min":69,"max":71}],"demographics":{},"#
+            let body =
+                #"{"types":["step_count","heart_rate"],"filters":[{"type":"step_count","min":4000},{"type":"heart_rate","min":69,"max":71}],"demographics":{},"#
                 + #""window":{"from":"2026-10-22","to":"2026-10-24"},"bucket":"day","purpose":"Study"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             // Everyone's mean daily total is several thousand: a per-record mean (~200) would match no one.
@@ -363,9 +369,12 @@ struct LocalDaysTests {
                 #expect(peers["available"] as? Bool == true)
                 for peerBucket in buckets {
                     let start = try #require(peerBucket["start"] as? String)
-                    let days = bucket == "day" ? [start] : Self.dstDays.filter { day in
-                        CalendarDate(iso: day)!.dayNumber - CalendarDate(iso: start)!.dayNumber < 7 && day >= start
-                    }
+                    let days =
+                        bucket == "day"
+                        ? [start]
+                        : Self.dstDays.filter { day in
+                            CalendarDate(iso: day)!.dayNumber - CalendarDate(iso: start)!.dayNumber < 7 && day >= start
+                        }
                     // Each peer-day's total is one value of the bucket's histogram (steps: 60 bins of 500 from 0).
                     let figures = peerTotals.flatMap { totals in days.map { totals[$0]! } }
                     let median = try #require((peerBucket["p50"] as? NSNumber)?.doubleValue)

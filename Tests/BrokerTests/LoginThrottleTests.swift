@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import Broker
 
 @Suite("Login throttling")
@@ -104,7 +105,8 @@ struct LoginThrottleTests {
                 _ = try harness.expectThrottled(try await harness.tryLogIn(person.email, "still-wrong-password"))
             }
             #expect(try await harness.int("SELECT failures::int8 FROM login_throttle WHERE bucket LIKE 'account:%'") == 5)
-            #expect(try await harness.int("SELECT extract(epoch FROM blocked_until)::int8 FROM login_throttle WHERE bucket LIKE 'account:%'") == before)
+            #expect(
+                try await harness.int("SELECT extract(epoch FROM blocked_until)::int8 FROM login_throttle WHERE bucket LIKE 'account:%'") == before)
             #expect(try await harness.int("SELECT failures::int8 FROM login_throttle WHERE bucket LIKE 'address:%'") == 5)
         }
     }
@@ -130,10 +132,12 @@ struct LoginThrottleTests {
     func spoofedForwardedForIgnored() async throws {
         try await TestHarness.run(configure: { $0.loginThrottle.address.freeFailures = 5 }) { harness in
             for attempt in 1...5 {
-                let response = try await harness.tryLogIn("nobody\(attempt)@example.com", "some-password-1", headers: [Self.forwardedFor: "198.51.100.\(attempt)"])
+                let response = try await harness.tryLogIn(
+                    "nobody\(attempt)@example.com", "some-password-1", headers: [Self.forwardedFor: "198.51.100.\(attempt)"])
                 #expect(response.status == .unauthorized, "attempt \(attempt)")
             }
-            _ = try harness.expectThrottled(try await harness.tryLogIn("nobody6@example.com", "some-password-1", headers: [Self.forwardedFor: "203.0.113.99"]))
+            _ = try harness.expectThrottled(
+                try await harness.tryLogIn("nobody6@example.com", "some-password-1", headers: [Self.forwardedFor: "203.0.113.99"]))
             #expect(try await harness.int("SELECT count(*) FROM login_throttle WHERE bucket = 'address:127.0.0.1'") == 1)
         }
     }
@@ -170,10 +174,12 @@ struct LoginThrottleTests {
             try await harness.activeUser(person)
             // Five guesses at five accounts, each from a fresh address of one /64.
             for attempt in 1...5 {
-                let response = try await harness.tryLogIn("nobody\(attempt)@example.com", "some-password-1", headers: [Self.forwardedFor: "2001:db8:1:2::\(attempt)"])
+                let response = try await harness.tryLogIn(
+                    "nobody\(attempt)@example.com", "some-password-1", headers: [Self.forwardedFor: "2001:db8:1:2::\(attempt)"])
                 #expect(response.status == .unauthorized, "attempt \(attempt)")
             }
-            _ = try harness.expectThrottled(try await harness.tryLogIn(person.email, person.password, headers: [Self.forwardedFor: "2001:db8:1:2:ffff::9"]))
+            _ = try harness.expectThrottled(
+                try await harness.tryLogIn(person.email, person.password, headers: [Self.forwardedFor: "2001:db8:1:2:ffff::9"]))
             // The next /64 is another client.
             #expect(try await harness.tryLogIn(person.email, person.password, headers: [Self.forwardedFor: "2001:db8:1:3::1"]).status == .created)
             #expect(try await harness.int("SELECT failures::int8 FROM login_throttle WHERE bucket = 'address:2001:db8:1:2::/64'") == 5)

@@ -1,9 +1,10 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
+
+@testable import Broker
 
 /// Issue 16, attack family 7: peer statistics on `GET /v1/me/statistics` must not reveal a person, neither
 /// by differencing windows a day apart nor with k − 1 cheap accounts in one's own band. Against the former
@@ -41,8 +42,9 @@ struct PeerStatisticsPrivacyTests {
 
     /// One registered person of the caller's band, logged in.
     static func person(_ harness: TestHarness) async throws -> String {
-        try await harness.activeUser(TestHarness.Person(
-            fiscalCode: TestHarness.uniqueFiscalCode(birthDate: peerBirthDate, sex: "F"), birthDate: peerBirthDate, sex: "F"))
+        try await harness.activeUser(
+            TestHarness.Person(
+                fiscalCode: TestHarness.uniqueFiscalCode(birthDate: peerBirthDate, sex: "F"), birthDate: peerBirthDate, sex: "F"))
     }
 
     /// The peer buckets of a heart-rate page, as (start → (people, mean)), in the order given.
@@ -53,26 +55,32 @@ struct PeerStatisticsPrivacyTests {
         try #require(response.status == .ok, "statistics answered \(response.status): \(harness.text(response))")
         let peers = try #require(try harness.object(response)["peers"] as? [String: Any])
         return (peers["buckets"] as? [[String: Any]] ?? []).map {
-            ($0["start"] as? String ?? "?", $0["people"] as? Int ?? -1, ($0["mean"] as? NSNumber)?.doubleValue ?? .nan,
-             ($0["meanMargin95"] as? NSNumber)?.doubleValue ?? .nan)
+            (
+                $0["start"] as? String ?? "?", $0["people"] as? Int ?? -1, ($0["mean"] as? NSNumber)?.doubleValue ?? .nan,
+                ($0["meanMargin95"] as? NSNumber)?.doubleValue ?? .nan
+            )
         }
     }
 
     /// Every stored peer cell, as text, to show that nothing was recomputed.
     static func storedCells(_ harness: TestHarness) async throws -> String {
-        let row = try #require(try await harness.sql(
-            "SELECT coalesce(string_agg(concat_ws(' ', sex, age_from, type, day, people, centred_sum, bins, computed_at), E'\\n' ORDER BY day, sex, age_from, type), '') FROM peer_cells"
-        ).first)
+        let row = try #require(
+            try await harness.sql(
+                "SELECT coalesce(string_agg(concat_ws(' ', sex, age_from, type, day, people, centred_sum, bins, computed_at), E'\\n' ORDER BY day, sex, age_from, type), '') FROM peer_cells"
+            ).first)
         return try row.decode(String.self)
     }
 
     /// Noise draws for one published day: every sex × band × type cell draws its count, its sum and each bin.
-    static let drawsPerDay = Sex.allCases.count * PeerCellStore.bands.count
+    static let drawsPerDay =
+        Sex.allCases.count * PeerCellStore.bands.count
         * SampleType.allCases.map { 2 + ContributionBounds.of($0).bins }.reduce(0, +)
 
     // MARK: (a) Windows a day apart
 
-    @Test("windows a day apart compose the same stored day cells: the later window adds one noisy day, its difference is not the person's value, and a late upload changes nothing")
+    @Test(
+        "windows a day apart compose the same stored day cells: the later window adds one noisy day, its difference is not the person's value, and a late upload changes nothing"
+    )
     func windowsADayApart() async throws {
         let noise = RecordingNoise(seed: 16_07)
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: noise) { harness in
@@ -116,7 +124,9 @@ struct PeerStatisticsPrivacyTests {
 
     // MARK: (b) k − 1 cheap accounts
 
-    @Test("k − 1 cheap accounts (or many more) in one's own band beside one real peer: her value is not read, the sum carries noise of at least its sensitivity's scale", arguments: [2, 600])
+    @Test(
+        "k − 1 cheap accounts (or many more) in one's own band beside one real peer: her value is not read, the sum carries noise of at least its sensitivity's scale",
+        arguments: [2, 600])
     func cheapAccounts(sybils: Int) async throws {
         let noise = RecordingNoise(seed: 16_007 + UInt64(sybils))
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: noise) { harness in
@@ -166,11 +176,12 @@ struct PeerStatisticsPrivacyTests {
             #expect(cellsPerDay == 442)
             #expect(try await harness.int("SELECT count(*) FROM peer_cells") == published * cellsPerDay)
             let loss = PrivacySettings().peerCellLoss.micro * Int64(SampleType.allCases.count)
-            #expect(try await harness.int(
-                """
-                SELECT count(*) FROM privacy_ledger WHERE kind = 'peer_statistics' AND company_id IS NULL AND request_id IS NULL
-                  AND cells = \(cellsPerDay) AND loss_micro = \(loss)
-                """) == published)
+            #expect(
+                try await harness.int(
+                    """
+                    SELECT count(*) FROM privacy_ledger WHERE kind = 'peer_statistics' AND company_id IS NULL AND request_id IS NULL
+                      AND cells = \(cellsPerDay) AND loss_micro = \(loss)
+                    """) == published)
             // Reading again publishes nothing and debits nothing.
             _ = try await Self.peerBuckets(harness, token, from: Self.day(-12), to: Self.day(0), bucket: "week")
             #expect(try await harness.int("SELECT count(*) FROM privacy_ledger WHERE kind = 'peer_statistics'") == published)
@@ -284,11 +295,14 @@ struct PeerStatisticsPrivacyTests {
                 // A day a request already published is skipped.
                 try await peers.publish(newest.adding(days: -1), logger: TestDatabase.logger)
                 for _ in 0..<2 { #expect(try await peers.publishNewestMissingDay(at: now, logger: TestDatabase.logger)) }
-                let days = try await harness.sql("SELECT to_char(day, 'YYYY-MM-DD') FROM peer_days ORDER BY computed_at, day").map { try $0.decode(String.self) }
+                let days = try await harness.sql("SELECT to_char(day, 'YYYY-MM-DD') FROM peer_days ORDER BY computed_at, day").map {
+                    try $0.decode(String.self)
+                }
                 #expect(days == [newest.adding(days: -1), newest, newest.adding(days: -2)].map(\.description))
                 // Everything from the horizon on already published: nothing to do.
                 _ = try await harness.sql(
-                    "INSERT INTO peer_days (day) SELECT d::date FROM generate_series('\(today.adding(days: -PeerStatistics.horizonDays))'::date, '\(newest)'::date, interval '1 day') AS d ON CONFLICT DO NOTHING")
+                    "INSERT INTO peer_days (day) SELECT d::date FROM generate_series('\(today.adding(days: -PeerStatistics.horizonDays))'::date, '\(newest)'::date, interval '1 day') AS d ON CONFLICT DO NOTHING"
+                )
                 #expect(try await peers.publishNewestMissingDay(at: now, logger: TestDatabase.logger) == false)
             }
         }

@@ -50,16 +50,19 @@ struct ProfileTests {
         }
     }
 
-    @Test("reading, changing or erasing the profile without a token is a 401", arguments: [
-        HTTPRequest.Method.get, .patch, .delete,
-    ])
+    @Test(
+        "reading, changing or erasing the profile without a token is a 401",
+        arguments: [
+            HTTPRequest.Method.get, .patch, .delete,
+        ])
     func notLoggedIn(method: HTTPRequest.Method) async throws {
         try await TestHarness.run { harness in
-            let json: String? = switch method {
-            case .patch: #"{"fullName":"Nobody"}"#
-            case .delete: #"{"password":"whatever-password"}"#
-            default: nil
-            }
+            let json: String? =
+                switch method {
+                case .patch: #"{"fullName":"Nobody"}"#
+                case .delete: #"{"password":"whatever-password"}"#
+                default: nil
+                }
             let response = try await harness.request(method, "/v1/me", json: json)
             #expect(response.status == .unauthorized)
             #expect(response.headers[.wwwAuthenticate] == "Bearer")
@@ -122,13 +125,15 @@ struct ProfileTests {
         }
     }
 
-    @Test("trying to change an immutable field is a 422 naming it, and nothing changes", arguments: [
-        ("email", #""someone.else@example.com""#),
-        ("fiscalCode", #""RSSMRA85T10A562S""#),
-        ("vatNumber", #""12345678903""#),
-        ("birthDate", #""1985-12-10""#),
-        ("sex", #""M""#),
-    ])
+    @Test(
+        "trying to change an immutable field is a 422 naming it, and nothing changes",
+        arguments: [
+            ("email", #""someone.else@example.com""#),
+            ("fiscalCode", #""RSSMRA85T10A562S""#),
+            ("vatNumber", #""12345678903""#),
+            ("birthDate", #""1985-12-10""#),
+            ("sex", #""M""#),
+        ])
     func immutableField(field: String, value: String) async throws {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
@@ -247,7 +252,9 @@ struct ProfileTests {
         }
     }
 
-    @Test("erasing with the right password removes the person: no login, no session, the email and fiscal code are free again, and the audit log keeps only a pseudonym")
+    @Test(
+        "erasing with the right password removes the person: no login, no session, the email and fiscal code are free again, and the audit log keeps only a pseudonym"
+    )
     func erasePerson() async throws {
         try await TestHarness.run { harness in
             let person = TestHarness.Person(fullName: "Giulietta Capuleti-Montecchi")

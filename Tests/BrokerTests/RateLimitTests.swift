@@ -48,15 +48,17 @@ struct RateLimitTests {
 
     /// Everything an upload can change, as one fingerprint.
     static func healthDataFingerprint(_ harness: TestHarness) async throws -> String {
-        let row = try #require(try await harness.sql(
-            """
-            SELECT md5(concat_ws('|',
-                (SELECT string_agg(s::text, ',' ORDER BY s::text) FROM samples s),
-                (SELECT string_agg(r::text, ',' ORDER BY r::text) FROM daily_rollups r),
-                (SELECT string_agg(a::text, ',' ORDER BY a::text) FROM sample_arrivals a),
-                (SELECT string_agg(b::text, ',' ORDER BY b::text) FROM sample_batches b),
-                (SELECT count(*) FROM audit_events)::text))
-            """).first)
+        let row = try #require(
+            try await harness.sql(
+                """
+                SELECT md5(concat_ws('|',
+                    (SELECT string_agg(s::text, ',' ORDER BY s::text) FROM samples s),
+                    (SELECT string_agg(r::text, ',' ORDER BY r::text) FROM daily_rollups r),
+                    (SELECT string_agg(a::text, ',' ORDER BY a::text) FROM sample_arrivals a),
+                    (SELECT string_agg(b::text, ',' ORDER BY b::text) FROM sample_batches b),
+                    (SELECT count(*) FROM audit_events)::text))
+                """
+            ).first)
         return try row.decode(String.self)
     }
 
@@ -71,7 +73,9 @@ struct RateLimitTests {
             let before = try await Self.healthDataFingerprint(harness)
             // Three tokens taken at once; the next grows back after 60 s / 3.
             #expect(try expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
-            #expect(try expectRateLimited(try await harness.uploadCSV("type,value,at\nheart_rate,70,2026-03-01T09:00:00Z\n", token: token), harness) == 20)
+            #expect(
+                try expectRateLimited(try await harness.uploadCSV("type,value,at\nheart_rate,70,2026-03-01T09:00:00Z\n", token: token), harness) == 20
+            )
             #expect(try await Self.healthDataFingerprint(harness) == before)
             #expect(try await harness.int("SELECT count(*) FROM samples") == 3)
         }
@@ -201,8 +205,10 @@ struct RateLimitTests {
         #expect(set.downloads == .perMinute(7))
         #expect(set.groupRequests == nil)
 
-        for (variable, value) in [("RATE_LIMIT_UPLOADS_PER_MINUTE", "-1"), ("RATE_LIMIT_IMPORTS_PER_HOUR", "ten"),
-                                  ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", "1.5"), ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", "")] {
+        for (variable, value) in [
+            ("RATE_LIMIT_UPLOADS_PER_MINUTE", "-1"), ("RATE_LIMIT_IMPORTS_PER_HOUR", "ten"),
+            ("RATE_LIMIT_DOWNLOADS_PER_MINUTE", "1.5"), ("RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE", ""),
+        ] {
             let error = #expect(throws: ConfigurationError.self, "\(variable)=\(value)") { try read([variable: value]) }
             #expect(error.map { "\($0)".hasPrefix(variable) && "\($0)".contains("whole number") } == true, "\(String(describing: error))")
         }

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 @Suite("Registration")
 struct RegistrationTests {
@@ -11,7 +12,8 @@ struct RegistrationTests {
     /// The stored account of `email`, as the API shows it to its owner (registration itself answers only
     /// a receipt: the same for a new and a taken registration).
     private func storedAccount(_ harness: TestHarness, _ email: String) async throws -> [String: String?] {
-        let rows = try await harness.sql("""
+        let rows = try await harness.sql(
+            """
             SELECT a.status, a.role, a.password_hash, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text, u.full_name,
                    t.vat_number, t.company_name, t.description
             FROM accounts a LEFT JOIN users u ON u.account_id = a.id LEFT JOIN third_parties t ON t.account_id = a.id
@@ -19,8 +21,10 @@ struct RegistrationTests {
             """)
         let row = try #require(rows.first, "no account for \(email)")
         let values = try row.decode((String, String, String?, String?, String?, String?, String?, String?, String?, String?).self)
-        return ["status": values.0, "role": values.1, "passwordHash": values.2, "fiscalCode": values.3, "birthDate": values.4,
-                "sex": values.5, "fullName": values.6, "vatNumber": values.7, "companyName": values.8, "description": values.9]
+        return [
+            "status": values.0, "role": values.1, "passwordHash": values.2, "fiscalCode": values.3, "birthDate": values.4,
+            "sex": values.5, "fullName": values.6, "vatNumber": values.7, "companyName": values.8, "description": values.9,
+        ]
     }
 
     @Test("a person registers: 202 with a receipt that holds nothing but the email, a pending account, one activation mail")
@@ -97,18 +101,20 @@ struct RegistrationTests {
 
     // MARK: Taken identities (the answer is the one of a new registration: RegistrationOracleTests)
 
-    @Test("an email that is already registered, in any letter case, creates nothing; the owner gets one notice",
-          arguments: ["same", "upper-case", "padded"])
+    @Test(
+        "an email that is already registered, in any letter case, creates nothing; the owner gets one notice",
+        arguments: ["same", "upper-case", "padded"])
     func duplicateEmail(variant: String) async throws {
         try await TestHarness.run { harness in
             let first = TestHarness.Person()
             try await harness.activeUser(first)
             var second = TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Someone Else")
-            second.email = switch variant {
-            case "upper-case": first.email.uppercased()
-            case "padded": "  \(first.email) "
-            default: first.email
-            }
+            second.email =
+                switch variant {
+                case "upper-case": first.email.uppercased()
+                case "padded": "  \(first.email) "
+                default: first.email
+                }
             let response = try await harness.request(.post, "/v1/users", json: second.registrationJSON)
             #expect(response.status == .accepted)
             #expect(try harness.object(response)["email"] as? String == first.email)
@@ -195,25 +201,34 @@ struct RegistrationTests {
         .init("an email without a domain", person: { $0.email = "laura@" }, fields: ["email"]),
         .init("a 9-character password", person: { $0.password = "123456789" }, fields: ["password"]),
         .init("a password equal to the email", person: { $0.password = $0.email }, fields: ["password"]),
-        .init("a password equal to the email in capitals", person: { $0.password = $0.email.uppercased() },
-              fields: ["password"]),
-        .init("a fiscal code with a wrong check character", person: { $0.fiscalCode = "BNCLRA90A41F205J" },
-              fields: ["fiscalCode"]),
+        .init(
+            "a password equal to the email in capitals", person: { $0.password = $0.email.uppercased() },
+            fields: ["password"]),
+        .init(
+            "a fiscal code with a wrong check character", person: { $0.fiscalCode = "BNCLRA90A41F205J" },
+            fields: ["fiscalCode"]),
         .init("a fiscal code of 15 characters", person: { $0.fiscalCode = "BNCLRA90A41F205" }, fields: ["fiscalCode"]),
-        .init("a fiscal code with a month letter that is no month", person: {
-            $0.fiscalCode = "BNCLRA90F41F205" + String(FiscalCode.checkCharacter(for: "BNCLRA90F41F205")!)
-        }, fields: ["fiscalCode"]),
-        .init("a fiscal code that disagrees with the day of birthDate", person: { $0.birthDate = "1990-01-02" },
-              fields: ["fiscalCode"]),
-        .init("a fiscal code that disagrees with the month of birthDate", person: { $0.birthDate = "1990-02-01" },
-              fields: ["fiscalCode"]),
-        .init("a fiscal code that disagrees with the year of birthDate", person: { $0.birthDate = "1991-01-01" },
-              fields: ["fiscalCode"]),
+        .init(
+            "a fiscal code with a month letter that is no month",
+            person: {
+                $0.fiscalCode = "BNCLRA90F41F205" + String(FiscalCode.checkCharacter(for: "BNCLRA90F41F205")!)
+            }, fields: ["fiscalCode"]),
+        .init(
+            "a fiscal code that disagrees with the day of birthDate", person: { $0.birthDate = "1990-01-02" },
+            fields: ["fiscalCode"]),
+        .init(
+            "a fiscal code that disagrees with the month of birthDate", person: { $0.birthDate = "1990-02-01" },
+            fields: ["fiscalCode"]),
+        .init(
+            "a fiscal code that disagrees with the year of birthDate", person: { $0.birthDate = "1991-01-01" },
+            fields: ["fiscalCode"]),
         .init("a woman's fiscal code (day + 40) declared as a man", person: { $0.sex = "M" }, fields: ["fiscalCode"]),
-        .init("a man's fiscal code declared as a woman", person: { $0.fiscalCode = maleCodeForJanuaryFirst1990 },
-              fields: ["fiscalCode"]),
-        .init("a birthDate that does not exist (30 February)", person: { $0.birthDate = "1990-02-30" },
-              fields: ["birthDate"]),
+        .init(
+            "a man's fiscal code declared as a woman", person: { $0.fiscalCode = maleCodeForJanuaryFirst1990 },
+            fields: ["fiscalCode"]),
+        .init(
+            "a birthDate that does not exist (30 February)", person: { $0.birthDate = "1990-02-30" },
+            fields: ["birthDate"]),
         .init("a birthDate that is not YYYY-MM-DD", person: { $0.birthDate = "01/01/1990" }, fields: ["birthDate"]),
         .init("a birthDate in the future", person: { $0.birthDate = "2090-01-01" }, fields: ["birthDate"]),
         .init("an empty fullName", person: { $0.fullName = "" }, fields: ["fullName"]),
@@ -224,15 +239,18 @@ struct RegistrationTests {
         .init("a VAT number with letters", company: { $0.vatNumber = "IT123456789" }, fields: ["vatNumber"]),
         .init("an empty companyName", company: { $0.companyName = "" }, fields: ["companyName"]),
         .init("a company password shorter than 10 characters", company: { $0.password = "short" }, fields: ["password"]),
-        .init("several invalid fields at once", person: {
-            $0.email = "nope"
-            $0.password = "short"
-            $0.fullName = ""
-        }, fields: ["email", "password", "fullName"]),
+        .init(
+            "several invalid fields at once",
+            person: {
+                $0.email = "nope"
+                $0.password = "short"
+                $0.fullName = ""
+            }, fields: ["email", "password", "fullName"]),
     ]
 
-    @Test("each invalid field is answered with a 422 naming it, nothing is stored and no mail is sent",
-          arguments: invalidRegistrations)
+    @Test(
+        "each invalid field is answered with a 422 naming it, nothing is stored and no mail is sent",
+        arguments: invalidRegistrations)
     func invalidField(_ registration: InvalidRegistration) async throws {
         try await TestHarness.run { harness in
             let response = try await harness.request(.post, registration.path, json: registration.json)
@@ -245,13 +263,25 @@ struct RegistrationTests {
         }
     }
 
-    @Test("a missing or mistyped required field is a 422 naming it", arguments: [
-        ("/v1/users", #"{"email":"a.b@example.com","password":"correct-horse-battery","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#, "fiscalCode"),
-        ("/v1/users", #"{"email":"a.b@example.com","fiscalCode":"BNCLRA90A41F205I","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#, "password"),
-        ("/v1/users", #"{"email":"a.b@example.com","password":1234567890123,"fiscalCode":"BNCLRA90A41F205I","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#, "password"),
-        ("/v1/third-parties", #"{"email":"c@example.com","password":"company-password-1","companyName":"C"}"#, "vatNumber"),
-        ("/v1/third-parties", #"{"email":"c@example.com","password":"company-password-1","vatNumber":"12345678903"}"#, "companyName"),
-    ])
+    @Test(
+        "a missing or mistyped required field is a 422 naming it",
+        arguments: [
+            (
+                "/v1/users", #"{"email":"a.b@example.com","password":"correct-horse-battery","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#,
+                "fiscalCode"
+            ),
+            (
+                "/v1/users", #"{"email":"a.b@example.com","fiscalCode":"BNCLRA90A41F205I","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#,
+                "password"
+            ),
+            (
+                "/v1/users",
+                #"{"email":"a.b@example.com","password":1234567890123,"fiscalCode":"BNCLRA90A41F205I","fullName":"A B","birthDate":"1990-01-01","sex":"F"}"#,
+                "password"
+            ),
+            ("/v1/third-parties", #"{"email":"c@example.com","password":"company-password-1","companyName":"C"}"#, "vatNumber"),
+            ("/v1/third-parties", #"{"email":"c@example.com","password":"company-password-1","vatNumber":"12345678903"}"#, "companyName"),
+        ])
     func missingField(path: String, json: String, field: String) async throws {
         try await TestHarness.run { harness in
             let response = try await harness.request(.post, path, json: json)
@@ -289,8 +319,9 @@ struct RegistrationTests {
         return first15 + String(FiscalCode.checkCharacter(for: first15)!)
     }
 
-    @Test("a fiscal code with omocodia substitutions is accepted and kept as issued",
-          arguments: [[14], [14, 13, 12], [6, 7, 9, 10, 12, 13, 14]])
+    @Test(
+        "a fiscal code with omocodia substitutions is accepted and kept as issued",
+        arguments: [[14], [14, 13, 12], [6, 7, 9, 10, 12, 13, 14]])
     func omocodiaAccepted(positions: [Int]) async throws {
         try await TestHarness.run { harness in
             let code = Self.omocodia(positions)

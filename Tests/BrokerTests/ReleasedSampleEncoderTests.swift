@@ -1,6 +1,7 @@
-@testable import Broker
 import Foundation
 import Testing
+
+@testable import Broker
 
 /// The download encoder's hand-written formatting agrees with the general formatters it replaces.
 @Suite("Released sample encoder")
@@ -16,7 +17,8 @@ struct ReleasedSampleEncoderTests {
             let whole = index % 3 == 0 ? micros / 1_000_000 * 1_000_000 : micros
             let at = Date(timeIntervalSince1970: Double(whole) / 1_000_000)
             let decimals = index % 6
-            let value = index % 7 == 0
+            let value =
+                index % 7 == 0
                 ? Double.random(in: type.range, using: &generator)
                 : (Double.random(in: type.range, using: &generator) * pow(10, Double(decimals))).rounded() / pow(10, Double(decimals))
             let start = encoder.bytes.count
@@ -43,7 +45,10 @@ struct ReleasedSampleEncoderTests {
         encoder.append(type: .oxygenSaturation, at: Date(timeIntervalSince1970: 1_772_352_060), value: 97)
         encoder.finish(availableTypes: [.heartRate, .oxygenSaturation], nextCursor: "42")
         let text = String(decoding: encoder.takeChunk(), as: UTF8.self)
-        #expect(text == #"{"items":[{"type":"heart_rate","at":"2026-03-01T08:00:00.25Z","value":72.5,"unit":"beats/min"},{"type":"oxygen_saturation","at":"2026-03-01T08:01:00Z","value":97,"unit":"%"}],"availableTypes":["heart_rate","oxygen_saturation"],"nextCursor":"42"}"#)
+        #expect(
+            text
+                == #"{"items":[{"type":"heart_rate","at":"2026-03-01T08:00:00.25Z","value":72.5,"unit":"beats/min"},{"type":"oxygen_saturation","at":"2026-03-01T08:01:00Z","value":97,"unit":"%"}],"availableTypes":["heart_rate","oxygen_saturation"],"nextCursor":"42"}"#
+        )
         _ = try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 }

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// Issue 17, items 5, 6, 7 and 10, as an attacker holding a company's credentials would try them: single
 /// requests as a registration oracle, a block that leaves subscriptions running, download cursors that
@@ -43,7 +44,8 @@ struct RequestPrivacyTests {
             var erased = TestHarness.Person()
             erased.fiscalCode = TestHarness.uniqueFiscalCode()
             let erasedToken = try await harness.activeUser(erased)
-            #expect(try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(erased.password)"}"#, token: erasedToken).status == .noContent)
+            #expect(
+                try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(erased.password)"}"#, token: erasedToken).status == .noContent)
             let nobody = TestHarness.uniqueFiscalCode()
 
             let known = try await Self.send(harness, parties.company, fiscalCode: parties.personFiscalCode, subscriptionDays: 30)
@@ -110,7 +112,8 @@ struct RequestPrivacyTests {
                 try #require(sent.status == .created)
                 return try #require(try harness.object(sent)["id"] as? String)
             }
-            var refused: [String] = [], unanswered: [String] = []
+            var refused: [String] = []
+            var unanswered: [String] = []
             for index in 0..<3 {
                 refused.append(try await send(refusers[index].person.fiscalCode))
                 unanswered.append(try await send(nobodies[index]))
@@ -157,7 +160,9 @@ struct RequestPrivacyTests {
             // The person still sees their refusal; the audit log has it.
             let own = try harness.object(try await harness.request(.get, "/v1/single-requests/\(refused[0])", token: refusers[0].token))
             #expect(own["status"] as? String == "refused")
-            #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE request_id = '\(refused[0])' AND action = 'single_request.refused'") == 1)
+            #expect(
+                try await harness.int("SELECT count(*) FROM audit_events WHERE request_id = '\(refused[0])' AND action = 'single_request.refused'")
+                    == 1)
 
             // Cancelled by the sender: cancelled, alike; the person's refusal stays theirs.
             let cancels = try await [refused[0], unanswered[0]].asyncMap {
@@ -188,7 +193,8 @@ struct RequestPrivacyTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let nobody = TestHarness.uniqueFiscalCode()
-            let toPerson = try #require(try harness.object(try await Self.send(harness, parties.company, fiscalCode: parties.personFiscalCode))["id"] as? String)
+            let toPerson = try #require(
+                try harness.object(try await Self.send(harness, parties.company, fiscalCode: parties.personFiscalCode))["id"] as? String)
             let toNobody = try #require(try harness.object(try await Self.send(harness, parties.company, fiscalCode: nobody))["id"] as? String)
             let expiry = try await harness.sql("SELECT (expires_at - created_at)::text FROM single_requests WHERE id = '\(toPerson)'")
             #expect(try expiry.first?.decode(String.self) == "30 days")
@@ -240,10 +246,13 @@ struct RequestPrivacyTests {
             let subscription = read["subscription"] as? [String: Any]
             #expect(subscription?["status"] as? String == "ended")
             #expect(subscription?["endedBy"] as? String == "user")
-            #expect(try await harness.int(
-                "SELECT count(*) FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.ended'") == 1)
-            #expect(try await harness.int(
-                "SELECT count(*) FROM audit_events WHERE request_id = '\(id)' AND action = 'subscription.ended' AND details->>'reason' = 'blocked'") == 1)
+            #expect(
+                try await harness.int(
+                    "SELECT count(*) FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.ended'") == 1)
+            #expect(
+                try await harness.int(
+                    "SELECT count(*) FROM audit_events WHERE request_id = '\(id)' AND action = 'subscription.ended' AND details->>'reason' = 'blocked'"
+                ) == 1)
 
             try await harness.uploadHeartRates([TestHarness.time(minutes: 5)], token: parties.person)
             let after = try await harness.download(id, cursor: first.nextCursor, token: parties.company)
@@ -265,7 +274,8 @@ struct RequestPrivacyTests {
             // As `PUT /v1/me/blocks/{id}` stores it (these people have no password to log in with).
             try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(people[0])', '\(blockedID)')")
 
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
+            let body =
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
             let refused = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: blocked))
             #expect(refused["status"] as? String == "refused")
             #expect(refused["refusalReason"] as? String == "cohort_below_threshold")
@@ -278,30 +288,34 @@ struct RequestPrivacyTests {
     @Test("a member who blocks the company after a group subscription started is left out of its later releases")
     func blockExcludesFromGroupSubscriptionReleases() async throws {
         struct Day1: Sendable { var company: String, id: String, blocker: UUID }
-        try await GroupFixtures.acrossADay(configure: GroupFixtures.refreshEverySecond, noise: NoNoise(), before: { harness in
-            let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
-            for day in [3, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
-            let company = try await harness.activeCompany()
-            let body = #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#
-            let response = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
-            try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
-            let created = try harness.object(response)
-            #expect(created["status"] as? String == "accepted")
-            let id = try #require(created["id"] as? String)
-            let companyID = try await harness.accountID(company)
-            try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(ids[0])', '\(companyID)')")
-            return Day1(company: company, id: id, blocker: ids[0])
-        }, after: { harness, day1 in
-            // The background refresh releases the day that closed in between (a read releases nothing).
-            #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
-            let read = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
-            let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
-            let newest = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(2).description })
-            // Six people matched; the one who blocked the company since is not counted (no noise here).
-            #expect(newest["people"] as? Int == 5)
-            let earlier = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(3).description })
-            #expect(earlier["people"] as? Int == 6)
-        })
+        try await GroupFixtures.acrossADay(
+            configure: GroupFixtures.refreshEverySecond, noise: NoNoise(),
+            before: { harness in
+                let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
+                for day in [3, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
+                let company = try await harness.activeCompany()
+                let body =
+                    #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#
+                let response = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
+                try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
+                let created = try harness.object(response)
+                #expect(created["status"] as? String == "accepted")
+                let id = try #require(created["id"] as? String)
+                let companyID = try await harness.accountID(company)
+                try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(ids[0])', '\(companyID)')")
+                return Day1(company: company, id: id, blocker: ids[0])
+            },
+            after: { harness, day1 in
+                // The background refresh releases the day that closed in between (a read releases nothing).
+                #expect(await eventually { (try? await harness.int("SELECT count(*) FROM group_releases WHERE request_id = '\(day1.id)'")) == 2 })
+                let read = try await harness.request(.get, "/v1/group-requests/\(day1.id)/results", token: day1.company)
+                let cells = try #require(try harness.object(read)["items"] as? [[String: Any]])
+                let newest = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(2).description })
+                // Six people matched; the one who blocked the company since is not counted (no noise here).
+                #expect(newest["people"] as? Int == 5)
+                let earlier = try #require(cells.first { $0["bucketStart"] as? String == GroupFixtures.daysAgo(3).description })
+                #expect(earlier["people"] as? Int == 6)
+            })
     }
 
     // MARK: Item 7: cursors count only what the request releases
@@ -334,8 +348,9 @@ struct RequestPrivacyTests {
             #expect(again.items.isEmpty)
             #expect(again.nextCursor == first.nextCursor)
             #expect(try await harness.download(id, token: parties.company).nextCursor == first.nextCursor)
-            #expect(try await harness.int(
-                "SELECT count(*) FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.data_available'") == 0)
+            #expect(
+                try await harness.int(
+                    "SELECT count(*) FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.data_available'") == 0)
 
             // Data the request does release moves the cursor and is announced.
             try await harness.uploadHeartRates([TestHarness.time(minutes: 2)], token: parties.person)
@@ -385,8 +400,9 @@ struct RequestPrivacyTests {
             #expect(Set((export["requests"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }) == [released, pending])
 
             let auditor = try await harness.activeAuditor()
-            let events = try harness.object(try await harness.request(
-                .get, "/v1/audit/events?action=single_request.data_released&limit=100", token: auditor))
+            let events = try harness.object(
+                try await harness.request(
+                    .get, "/v1/audit/events?action=single_request.data_released&limit=100", token: auditor))
             #expect((events["items"] as? [[String: Any]])?.compactMap { $0["requestId"] as? String } == [released])
             // The person can still read each request; nobody else can act on them.
             #expect(try await harness.request(.get, "/v1/single-requests/\(released)", token: personToken).status == .ok)

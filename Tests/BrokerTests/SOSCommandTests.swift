@@ -179,7 +179,9 @@ struct SOSCommandTests {
             if process.isRunning { process.terminate() }
         }
         // One line at a time, as a sensor would deliver them.
-        for line in ["type,value,at", "heart_rate,70,2026-11-21T12:00:00Z", "heart_rate,30,2026-11-21T12:01:00Z", "heart_rate,31,2026-11-21T12:02:00Z"] {
+        for line in [
+            "type,value,at", "heart_rate,70,2026-11-21T12:00:00Z", "heart_rate,30,2026-11-21T12:01:00Z", "heart_rate,31,2026-11-21T12:02:00Z",
+        ] {
             input.fileHandleForWriting.write(Data((line + "\n").utf8))
         }
         // Standard input is still open: the alert must come before its end. (The limit only turns a hang into a failure.)
@@ -282,7 +284,8 @@ struct SOSCommandTests {
         #expect(run.stderr.contains("\(policy.path):4: rules[1].type: unknown sample type \"body_temp\""), "\(run.stderr)")
         #expect(run.stdout.isEmpty)
 
-        let syntax = try Self.write("{\n  \"rules\": [\n    {\"id\": \"low\" \"type\": \"heart_rate\"}\n  ]\n}\n", named: "syntax.json", in: directory)
+        let syntax = try Self.write(
+            "{\n  \"rules\": [\n    {\"id\": \"low\" \"type\": \"heart_rate\"}\n  ]\n}\n", named: "syntax.json", in: directory)
         let broken = try await Self.d4h(["sos", "--trace", trace.path, "--age", "45", "--policy", syntax.path])
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("\(syntax.path):3: not valid JSON"), "\(broken.stderr)")

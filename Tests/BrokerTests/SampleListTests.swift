@@ -56,21 +56,24 @@ struct SampleListTests {
     func timeOrder() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            try await upload(harness, [
-                ("weight", 61, "2026-03-02T08:00:00Z"),
-                ("diastolic_pressure", 80, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 70, "2026-03-01T09:00:00+02:00"),  // 07:00Z, the earliest
-                ("systolic_pressure", 120, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 72, "2026-03-01T08:00:00Z"),
-            ], token)
+            try await upload(
+                harness,
+                [
+                    ("weight", 61, "2026-03-02T08:00:00Z"),
+                    ("diastolic_pressure", 80, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 70, "2026-03-01T09:00:00+02:00"),  // 07:00Z, the earliest
+                    ("systolic_pressure", 120, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 72, "2026-03-01T08:00:00Z"),
+                ], token)
             let first = try await page(harness, token)
-            #expect(first.items == [
-                "heart_rate 70.0 2026-03-01T07:00:00Z",
-                "heart_rate 72.0 2026-03-01T08:00:00Z",
-                "systolic_pressure 120.0 2026-03-01T08:00:00Z",
-                "diastolic_pressure 80.0 2026-03-01T08:00:00Z",
-                "weight 61.0 2026-03-02T08:00:00Z",
-            ])
+            #expect(
+                first.items == [
+                    "heart_rate 70.0 2026-03-01T07:00:00Z",
+                    "heart_rate 72.0 2026-03-01T08:00:00Z",
+                    "systolic_pressure 120.0 2026-03-01T08:00:00Z",
+                    "diastolic_pressure 80.0 2026-03-01T08:00:00Z",
+                    "weight 61.0 2026-03-02T08:00:00Z",
+                ])
             #expect(first.nextCursor == nil)
         }
     }
@@ -91,30 +94,37 @@ struct SampleListTests {
     func filters() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            try await upload(harness, [
-                ("heart_rate", 70, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 71, "2026-03-01T09:00:00Z"),
-                ("heart_rate", 72, "2026-03-01T10:00:00Z"),
-                ("heart_rate", 73, "2026-03-01T11:00:00Z"),
-                ("weight", 61, "2026-03-01T09:00:00Z"),
-                ("weight", 62, "2026-03-01T10:00:00Z"),
-            ], token)
-            #expect(try await page(harness, token, "type=weight").items == [
-                "weight 61.0 2026-03-01T09:00:00Z", "weight 62.0 2026-03-01T10:00:00Z",
-            ])
-            #expect(try await page(harness, token, "from=2026-03-01T10:00:00Z").items == [
-                "heart_rate 72.0 2026-03-01T10:00:00Z", "weight 62.0 2026-03-01T10:00:00Z", "heart_rate 73.0 2026-03-01T11:00:00Z",
-            ])
-            #expect(try await page(harness, token, "to=2026-03-01T09:00:00Z").items == [
-                "heart_rate 70.0 2026-03-01T08:00:00Z", "heart_rate 71.0 2026-03-01T09:00:00Z", "weight 61.0 2026-03-01T09:00:00Z",
-            ])
-            #expect(try await page(harness, token, "type=heart_rate&from=2026-03-01T09:00:00Z&to=2026-03-01T10:00:00Z").items == [
-                "heart_rate 71.0 2026-03-01T09:00:00Z", "heart_rate 72.0 2026-03-01T10:00:00Z",
-            ])
+            try await upload(
+                harness,
+                [
+                    ("heart_rate", 70, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 71, "2026-03-01T09:00:00Z"),
+                    ("heart_rate", 72, "2026-03-01T10:00:00Z"),
+                    ("heart_rate", 73, "2026-03-01T11:00:00Z"),
+                    ("weight", 61, "2026-03-01T09:00:00Z"),
+                    ("weight", 62, "2026-03-01T10:00:00Z"),
+                ], token)
+            #expect(
+                try await page(harness, token, "type=weight").items == [
+                    "weight 61.0 2026-03-01T09:00:00Z", "weight 62.0 2026-03-01T10:00:00Z",
+                ])
+            #expect(
+                try await page(harness, token, "from=2026-03-01T10:00:00Z").items == [
+                    "heart_rate 72.0 2026-03-01T10:00:00Z", "weight 62.0 2026-03-01T10:00:00Z", "heart_rate 73.0 2026-03-01T11:00:00Z",
+                ])
+            #expect(
+                try await page(harness, token, "to=2026-03-01T09:00:00Z").items == [
+                    "heart_rate 70.0 2026-03-01T08:00:00Z", "heart_rate 71.0 2026-03-01T09:00:00Z", "weight 61.0 2026-03-01T09:00:00Z",
+                ])
+            #expect(
+                try await page(harness, token, "type=heart_rate&from=2026-03-01T09:00:00Z&to=2026-03-01T10:00:00Z").items == [
+                    "heart_rate 71.0 2026-03-01T09:00:00Z", "heart_rate 72.0 2026-03-01T10:00:00Z",
+                ])
             // 10:30+01:00 is 09:30Z.
-            #expect(try await page(harness, token, "type=heart_rate&from=" + escape("2026-03-01T10:30:00+01:00")).items == [
-                "heart_rate 72.0 2026-03-01T10:00:00Z", "heart_rate 73.0 2026-03-01T11:00:00Z",
-            ])
+            #expect(
+                try await page(harness, token, "type=heart_rate&from=" + escape("2026-03-01T10:30:00+01:00")).items == [
+                    "heart_rate 72.0 2026-03-01T10:00:00Z", "heart_rate 73.0 2026-03-01T11:00:00Z",
+                ])
             #expect(try await page(harness, token, "from=2026-03-01T11:00:00.000001Z").items.isEmpty)
             #expect(try await page(harness, token, "type=step_count").items.isEmpty)
         }
@@ -124,11 +134,13 @@ struct SampleListTests {
     func fractionalBounds() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            try await upload(harness, [
-                ("heart_rate", 70, "2026-03-01T08:00:00.1Z"),
-                ("heart_rate", 71, "2026-03-01T08:00:00.123457Z"),
-                ("heart_rate", 72, "2026-03-01T08:00:00.7Z"),
-            ], token)
+            try await upload(
+                harness,
+                [
+                    ("heart_rate", 70, "2026-03-01T08:00:00.1Z"),
+                    ("heart_rate", 71, "2026-03-01T08:00:00.123457Z"),
+                    ("heart_rate", 72, "2026-03-01T08:00:00.7Z"),
+                ], token)
             let both = try await page(harness, token, "from=2026-03-01T08:00:00.123457Z&to=2026-03-01T08:00:00.123457Z")
             #expect(both.items == ["heart_rate 71.0 2026-03-01T08:00:00.123457Z"])
             #expect(try await page(harness, token, "to=2026-03-01T08:00:00.7Z").items.count == 3)
@@ -239,10 +251,11 @@ struct SampleListTests {
     @Test("a bad limit, cursor, from, to or type is a 422 naming it")
     func badQuery() async throws {
         let cases = [
-        ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=-1", "limit"), ("limit=abc", "limit"),
-        ("cursor=garbage", "cursor"), ("cursor=" + Data("1|blood_sugar".utf8).base64EncodedString().replacingOccurrences(of: "=", with: ""), "cursor"),
-        ("from=yesterday", "from"), ("to=2026-03-01", "to"), ("from=2026-02-30T08:00:00Z", "from"),
-        ("type=blood_sugar", "type"),
+            ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=-1", "limit"), ("limit=abc", "limit"),
+            ("cursor=garbage", "cursor"),
+            ("cursor=" + Data("1|blood_sugar".utf8).base64EncodedString().replacingOccurrences(of: "=", with: ""), "cursor"),
+            ("from=yesterday", "from"), ("to=2026-03-01", "to"), ("from=2026-02-30T08:00:00Z", "from"),
+            ("type=blood_sugar", "type"),
         ]
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
@@ -264,20 +277,24 @@ struct SampleListTests {
             let laura = try await harness.activeUser()
             let mario = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
             try await upload(harness, [("heart_rate", 70, "2026-03-01T08:00:00Z"), ("heart_rate", 72, "2026-03-01T10:00:00Z")], laura)
-            try await upload(harness, [
-                ("heart_rate", 90, "2026-03-01T08:00:00Z"), ("heart_rate", 91, "2026-03-01T09:00:00Z"),
-                ("weight", 80, "2026-03-01T09:00:00Z"),
-            ], mario)
-            #expect(try await all(harness, laura, "limit=1").items == [
-                "heart_rate 70.0 2026-03-01T08:00:00Z", "heart_rate 72.0 2026-03-01T10:00:00Z",
-            ])
+            try await upload(
+                harness,
+                [
+                    ("heart_rate", 90, "2026-03-01T08:00:00Z"), ("heart_rate", 91, "2026-03-01T09:00:00Z"),
+                    ("weight", 80, "2026-03-01T09:00:00Z"),
+                ], mario)
+            #expect(
+                try await all(harness, laura, "limit=1").items == [
+                    "heart_rate 70.0 2026-03-01T08:00:00Z", "heart_rate 72.0 2026-03-01T10:00:00Z",
+                ])
             #expect(try await page(harness, laura, "type=weight").items.isEmpty)
             #expect(try await page(harness, mario).items.count == 3)
             // Laura's cursor, replayed by Mario, shows only Mario's samples.
             let cursor = try #require(try await page(harness, laura, "limit=1").nextCursor)
-            #expect(try await page(harness, mario, "cursor=" + escape(cursor)).items == [
-                "heart_rate 91.0 2026-03-01T09:00:00Z", "weight 80.0 2026-03-01T09:00:00Z",
-            ])
+            #expect(
+                try await page(harness, mario, "cursor=" + escape(cursor)).items == [
+                    "heart_rate 91.0 2026-03-01T09:00:00Z", "weight 80.0 2026-03-01T09:00:00Z",
+                ])
         }
     }
 

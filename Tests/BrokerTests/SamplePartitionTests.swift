@@ -63,7 +63,8 @@ struct SamplePartitionTests {
             let token = try await harness.activeUser()
             let june = "1999-06-15T10:00:00.5Z"
             let july = "1999-07-01T00:00:00Z"
-            let upload = try await harness.upload([("heart_rate", 71, "2026-03-01T08:00:00Z"), ("heart_rate", 70, june), ("weight", 60, july)], token: token)
+            let upload = try await harness.upload(
+                [("heart_rate", 71, "2026-03-01T08:00:00Z"), ("heart_rate", 70, june), ("weight", 60, july)], token: token)
             #expect(upload.status == .ok)
             #expect(try await partitionOf(harness, at: june) == ["samples_default"])
             #expect(try await partitionOf(harness, at: july) == ["samples_default"])

@@ -64,17 +64,19 @@ struct SampleUploadTests {
     func acceptedCount() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let response = try await harness.upload([
-                ("heart_rate", 72.5, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 75, "2026-03-01T08:05:00Z"),
-                ("weight", 61.2, "2026-03-01T08:00:00Z"),
-            ], token: token)
+            let response = try await harness.upload(
+                [
+                    ("heart_rate", 72.5, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 75, "2026-03-01T08:05:00Z"),
+                    ("weight", 61.2, "2026-03-01T08:00:00Z"),
+                ], token: token)
             try expectCounts(response, harness, accepted: 3, duplicates: 0)
-            #expect(try await stored(harness) == [
-                "heart_rate@2026-03-01T08:00:00.000000": 72.5,
-                "heart_rate@2026-03-01T08:05:00.000000": 75,
-                "weight@2026-03-01T08:00:00.000000": 61.2,
-            ])
+            #expect(
+                try await stored(harness) == [
+                    "heart_rate@2026-03-01T08:00:00.000000": 72.5,
+                    "heart_rate@2026-03-01T08:05:00.000000": 75,
+                    "weight@2026-03-01T08:00:00.000000": 61.2,
+                ])
         }
     }
 
@@ -91,7 +93,8 @@ struct SampleUploadTests {
             #expect(try await sampleCount(harness) == 3)
 
             // Same (type, at), another value: still a duplicate, and the first value is kept.
-            let changed = try await harness.upload([("heart_rate", 99, "2026-03-01T08:00:00Z"), ("heart_rate", 80, "2026-03-01T10:00:00Z")], token: token)
+            let changed = try await harness.upload(
+                [("heart_rate", 99, "2026-03-01T08:00:00Z"), ("heart_rate", 80, "2026-03-01T10:00:00Z")], token: token)
             try expectCounts(changed, harness, accepted: 1, duplicates: 1)
             let values = try await stored(harness)
             #expect(values["heart_rate@2026-03-01T08:00:00.000000"] == 72)
@@ -104,16 +107,18 @@ struct SampleUploadTests {
     func duplicatesInsideBatch() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let response = try await harness.upload([
-                ("heart_rate", 70, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 71, "2026-03-01T08:00:00Z"),
-                ("heart_rate", 72, "2026-03-01T09:00:00+01:00"),  // the same instant as the first, written in +01:00
-                ("heart_rate", 73, "2026-03-01T08:30:00Z"),
-            ], token: token)
+            let response = try await harness.upload(
+                [
+                    ("heart_rate", 70, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 71, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 72, "2026-03-01T09:00:00+01:00"),  // the same instant as the first, written in +01:00
+                    ("heart_rate", 73, "2026-03-01T08:30:00Z"),
+                ], token: token)
             try expectCounts(response, harness, accepted: 2, duplicates: 2)
-            #expect(try await stored(harness) == [
-                "heart_rate@2026-03-01T08:00:00.000000": 70, "heart_rate@2026-03-01T08:30:00.000000": 73,
-            ])
+            #expect(
+                try await stored(harness) == [
+                    "heart_rate@2026-03-01T08:00:00.000000": 70, "heart_rate@2026-03-01T08:30:00.000000": 73,
+                ])
             #expect(try await harness.int("SELECT count FROM daily_rollups") == 2)
         }
     }
@@ -134,26 +139,29 @@ struct SampleUploadTests {
     func fractionsAndOffsets() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let response = try await harness.upload([
-                ("heart_rate", 70, "2026-03-01T08:00:00.5+01:00"),
-                ("heart_rate", 71, "2026-03-01T08:00:00.123456Z"),
-                ("heart_rate", 72, "2026-03-01T08:00:00.000001-05:30"),
-                ("heart_rate", 73, "2026-03-01T08:00:00.1234569Z"),  // beyond the microsecond: truncated
-                ("heart_rate", 74, "2026-03-01T23:30:00-02:00"),  // the next UTC day
-            ], token: token)
+            let response = try await harness.upload(
+                [
+                    ("heart_rate", 70, "2026-03-01T08:00:00.5+01:00"),
+                    ("heart_rate", 71, "2026-03-01T08:00:00.123456Z"),
+                    ("heart_rate", 72, "2026-03-01T08:00:00.000001-05:30"),
+                    ("heart_rate", 73, "2026-03-01T08:00:00.1234569Z"),  // beyond the microsecond: truncated
+                    ("heart_rate", 74, "2026-03-01T23:30:00-02:00"),  // the next UTC day
+                ], token: token)
             try expectCounts(response, harness, accepted: 4, duplicates: 1)
-            #expect(try await stored(harness) == [
-                "heart_rate@2026-03-01T07:00:00.500000": 70,
-                "heart_rate@2026-03-01T08:00:00.123456": 71,
-                "heart_rate@2026-03-01T13:30:00.000001": 72,
-                "heart_rate@2026-03-02T01:30:00.000000": 74,
-            ])
+            #expect(
+                try await stored(harness) == [
+                    "heart_rate@2026-03-01T07:00:00.500000": 70,
+                    "heart_rate@2026-03-01T08:00:00.123456": 71,
+                    "heart_rate@2026-03-01T13:30:00.000001": 72,
+                    "heart_rate@2026-03-02T01:30:00.000000": 74,
+                ])
             let list = try await harness.request(.get, "/v1/me/samples", token: token)
             #expect(list.status == .ok)
             let items = try harness.object(list)["items"] as? [[String: Any]] ?? []
-            #expect(items.map { $0["at"] as? String } == [
-                "2026-03-01T07:00:00.5Z", "2026-03-01T08:00:00.123456Z", "2026-03-01T13:30:00.000001Z", "2026-03-02T01:30:00Z",
-            ])
+            #expect(
+                items.map { $0["at"] as? String } == [
+                    "2026-03-01T07:00:00.5Z", "2026-03-01T08:00:00.123456Z", "2026-03-01T13:30:00.000001Z", "2026-03-02T01:30:00Z",
+                ])
             #expect(items.map { $0["value"] as? Double } == [70, 71, 72, 74])
             // The rollup day is the UTC day, not the day of the written offset.
             let days = try await harness.sql("SELECT day::text, count::int8 FROM daily_rollups ORDER BY day")
@@ -168,7 +176,9 @@ struct SampleUploadTests {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
             let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
-            let batch: [Triple] = (0..<10_000).map { ("heart_rate", Double(40 + $0 % 100), Timestamp.rfc3339(start.addingTimeInterval(Double($0) * 60))) }
+            let batch: [Triple] = (0..<10_000).map {
+                ("heart_rate", Double(40 + $0 % 100), Timestamp.rfc3339(start.addingTimeInterval(Double($0) * 60)))
+            }
             try expectCounts(try await harness.upload(batch, token: token), harness, accepted: 10_000, duplicates: 0)
             #expect(try await sampleCount(harness) == 10_000)
             #expect(try await harness.int("SELECT sum(count)::int8 FROM daily_rollups") == 10_000)
@@ -203,25 +213,28 @@ struct SampleUploadTests {
     func rangeBounds(type: SampleType) async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let low = type.range.lowerBound, high = type.range.upperBound
+            let low = type.range.lowerBound
+            let high = type.range.upperBound
             let below = low == 0 ? -0.000001 : low.nextDown
             let above = high.nextUp
             // One batch: valid samples first and last, out-of-range in the middle; nothing may be stored.
-            let bad = try await harness.upload([
-                (type.rawValue, low, "2026-03-01T08:00:00Z"),
-                (type.rawValue, below, "2026-03-01T08:01:00Z"),
-                (type.rawValue, above, "2026-03-01T08:02:00Z"),
-                (type.rawValue, high, "2026-03-01T08:03:00Z"),
-            ], token: token)
+            let bad = try await harness.upload(
+                [
+                    (type.rawValue, low, "2026-03-01T08:00:00Z"),
+                    (type.rawValue, below, "2026-03-01T08:01:00Z"),
+                    (type.rawValue, above, "2026-03-01T08:02:00Z"),
+                    (type.rawValue, high, "2026-03-01T08:03:00Z"),
+                ], token: token)
             try expectInvalid(bad, harness, fields: ["samples[1].value", "samples[2].value"])
             #expect(try await sampleCount(harness) == 0)
 
-            let good = try await harness.upload([
-                (type.rawValue, low, "2026-03-01T08:00:00Z"),
-                (type.rawValue, low == 0 ? 0.000001 : low.nextUp, "2026-03-01T08:01:00Z"),
-                (type.rawValue, high.nextDown, "2026-03-01T08:02:00Z"),
-                (type.rawValue, high, "2026-03-01T08:03:00Z"),
-            ], token: token)
+            let good = try await harness.upload(
+                [
+                    (type.rawValue, low, "2026-03-01T08:00:00Z"),
+                    (type.rawValue, low == 0 ? 0.000001 : low.nextUp, "2026-03-01T08:01:00Z"),
+                    (type.rawValue, high.nextDown, "2026-03-01T08:02:00Z"),
+                    (type.rawValue, high, "2026-03-01T08:03:00Z"),
+                ], token: token)
             try expectCounts(good, harness, accepted: 4, duplicates: 0)
             let values = try await harness.sql("SELECT value FROM samples ORDER BY at").map { try $0.decode(Double.self) }
             #expect(values == [low, low == 0 ? 0.000001 : low.nextUp, high.nextDown, high])
@@ -232,22 +245,25 @@ struct SampleUploadTests {
     func everyInvalidKind() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let response = try await harness.upload([
-                ("heart_rate", 70, "2026-03-01T08:00:00Z"),  // 0 valid
-                ("blood_sugar", 5, "2026-03-01T08:00:00Z"),  // 1 unknown type
-                ("weight", 60, "2026-03-01T08:00:00Z"),  // 2 valid
-                ("oxygen_saturation", 101, "2026-03-01T08:00:00Z"),  // 3 out of range
-                ("heart_rate", 71, Self.at(4 * 60)),  // 4 valid: 4 minutes ahead is clock drift
-                ("heart_rate", 72, Self.at(6 * 60)),  // 5 six minutes in the future
-                ("heart_rate", 73, "yesterday"),  // 6 unparseable
-                ("heart_rate", 74, "2026-02-30T08:00:00Z"),  // 7 no such day
-                ("HEART_RATE", 75, "2026-03-01T09:00:00Z"),  // 8 types are case-sensitive
-                ("heart_rate", 76, "2026-03-01T10:00:00"),  // 9 no offset
-            ], token: token)
-            try expectInvalid(response, harness, fields: [
-                "samples[1].type", "samples[3].value", "samples[5].at", "samples[6].at", "samples[7].at", "samples[8].type",
-                "samples[9].at",
-            ])
+            let response = try await harness.upload(
+                [
+                    ("heart_rate", 70, "2026-03-01T08:00:00Z"),  // 0 valid
+                    ("blood_sugar", 5, "2026-03-01T08:00:00Z"),  // 1 unknown type
+                    ("weight", 60, "2026-03-01T08:00:00Z"),  // 2 valid
+                    ("oxygen_saturation", 101, "2026-03-01T08:00:00Z"),  // 3 out of range
+                    ("heart_rate", 71, Self.at(4 * 60)),  // 4 valid: 4 minutes ahead is clock drift
+                    ("heart_rate", 72, Self.at(6 * 60)),  // 5 six minutes in the future
+                    ("heart_rate", 73, "yesterday"),  // 6 unparseable
+                    ("heart_rate", 74, "2026-02-30T08:00:00Z"),  // 7 no such day
+                    ("HEART_RATE", 75, "2026-03-01T09:00:00Z"),  // 8 types are case-sensitive
+                    ("heart_rate", 76, "2026-03-01T10:00:00"),  // 9 no offset
+                ], token: token)
+            try expectInvalid(
+                response, harness,
+                fields: [
+                    "samples[1].type", "samples[3].value", "samples[5].at", "samples[6].at", "samples[7].at", "samples[8].type",
+                    "samples[9].at",
+                ])
             #expect(try await sampleCount(harness) == 0)
             #expect(try await harness.int("SELECT count(*) FROM daily_rollups") == 0)
             #expect(try await harness.int("SELECT coalesce(max(last_arrival), 0) FROM sample_arrivals") == 0)
@@ -267,13 +283,16 @@ struct SampleUploadTests {
     @Test("a missing, null or mistyped field is a 422 naming it")
     func missingOrMistypedField() async throws {
         let cases = [
-        (#"{"samples":[{"type":"heart_rate","at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].value"),
-        (#"{"samples":[{"type":"heart_rate","value":70,"at":"2026-03-01T08:00:00Z"},{"type":"heart_rate","value":null,"at":"2026-03-01T09:00:00Z"}]}"#, "samples[1].value"),
-        (#"{"samples":[{"type":"heart_rate","value":"70","at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].value"),
-        (#"{"samples":[{"value":70,"at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].type"),
-        (#"{"samples":[{"type":"heart_rate","value":70}]}"#, "samples[0].at"),
-        (#"{}"#, "samples"),
-        (#"{"samples":{}}"#, "samples"),
+            (#"{"samples":[{"type":"heart_rate","at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].value"),
+            (
+                #"{"samples":[{"type":"heart_rate","value":70,"at":"2026-03-01T08:00:00Z"},{"type":"heart_rate","value":null,"at":"2026-03-01T09:00:00Z"}]}"#,
+                "samples[1].value"
+            ),
+            (#"{"samples":[{"type":"heart_rate","value":"70","at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].value"),
+            (#"{"samples":[{"value":70,"at":"2026-03-01T08:00:00Z"}]}"#, "samples[0].type"),
+            (#"{"samples":[{"type":"heart_rate","value":70}]}"#, "samples[0].at"),
+            (#"{}"#, "samples"),
+            (#"{"samples":{}}"#, "samples"),
         ]
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
@@ -369,17 +388,19 @@ struct SampleUploadTests {
     func csvUpload() async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
-            let csv = "type,value,at\r\n"
+            let csv =
+                "type,value,at\r\n"
                 + "heart_rate,72.5,2026-03-01T08:00:00Z\r\n"
                 + "\"weight\",\"61.25\",\"2026-03-01T08:00:00.25+01:00\"\r\n"
                 + "\"step_count\",1200,2026-03-01T09:00:00Z\r\n"
             let response = try await harness.uploadCSV(csv, token: token, contentType: "text/csv; charset=utf-8")
             try expectCounts(response, harness, accepted: 3, duplicates: 0)
-            #expect(try await stored(harness) == [
-                "heart_rate@2026-03-01T08:00:00.000000": 72.5,
-                "weight@2026-03-01T07:00:00.250000": 61.25,
-                "step_count@2026-03-01T09:00:00.000000": 1200,
-            ])
+            #expect(
+                try await stored(harness) == [
+                    "heart_rate@2026-03-01T08:00:00.000000": 72.5,
+                    "weight@2026-03-01T07:00:00.250000": 61.25,
+                    "step_count@2026-03-01T09:00:00.000000": 1200,
+                ])
         }
     }
 
@@ -390,23 +411,25 @@ struct SampleUploadTests {
             let csv = "type,value,at\nheart_rate,70,2026-03-01T08:00:00Z\nheart_rate,71,2026-03-01T08:00:00Z\nheart_rate,72,2026-03-01T09:00:00Z"
             try expectCounts(try await harness.uploadCSV(csv, token: token), harness, accepted: 2, duplicates: 1)
             try expectCounts(try await harness.uploadCSV(csv, token: token), harness, accepted: 0, duplicates: 3)
-            let json = try await harness.upload([("heart_rate", 72, "2026-03-01T09:00:00Z"), ("heart_rate", 73, "2026-03-01T10:00:00Z")], token: token)
+            let json = try await harness.upload(
+                [("heart_rate", 72, "2026-03-01T09:00:00Z"), ("heart_rate", 73, "2026-03-01T10:00:00Z")], token: token)
             try expectCounts(json, harness, accepted: 1, duplicates: 1)
-            #expect(try await stored(harness) == [
-                "heart_rate@2026-03-01T08:00:00.000000": 70, "heart_rate@2026-03-01T09:00:00.000000": 72,
-                "heart_rate@2026-03-01T10:00:00.000000": 73,
-            ])
+            #expect(
+                try await stored(harness) == [
+                    "heart_rate@2026-03-01T08:00:00.000000": 70, "heart_rate@2026-03-01T09:00:00.000000": 72,
+                    "heart_rate@2026-03-01T10:00:00.000000": 73,
+                ])
         }
     }
 
     @Test("a CSV without the header type,value,at is a 422 naming line 1")
     func csvWrongHeader() async throws {
         let cases = [
-        "kind,value,at\nheart_rate,70,2026-03-01T08:00:00Z\n",
-        "heart_rate,70,2026-03-01T08:00:00Z\nheart_rate,71,2026-03-01T09:00:00Z\n",
-        "type,value\nheart_rate,70\n",
-        "type,value,at,extra\nheart_rate,70,2026-03-01T08:00:00Z,x\n",
-        "",
+            "kind,value,at\nheart_rate,70,2026-03-01T08:00:00Z\n",
+            "heart_rate,70,2026-03-01T08:00:00Z\nheart_rate,71,2026-03-01T09:00:00Z\n",
+            "type,value\nheart_rate,70\n",
+            "type,value,at,extra\nheart_rate,70,2026-03-01T08:00:00Z,x\n",
+            "",
         ]
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
@@ -420,11 +443,11 @@ struct SampleUploadTests {
     @Test("a malformed CSV line is a 422 naming that line, and the valid lines around it are not stored")
     func csvMalformedLine() async throws {
         let cases = [
-        ("heart_rate,71\n", "line 3"),
-        ("heart_rate,71,2026-03-01T09:00:00Z,extra\n", "line 3"),
-        ("\"heart_rate,71,2026-03-01T09:00:00Z\n", "line 3"),
-        ("heart_rate,\"71,2026-03-01T09:00:00Z\r\n", "line 3"),
-        ("\nheart_rate\n", "line 4"),
+            ("heart_rate,71\n", "line 3"),
+            ("heart_rate,71,2026-03-01T09:00:00Z,extra\n", "line 3"),
+            ("\"heart_rate,71,2026-03-01T09:00:00Z\n", "line 3"),
+            ("heart_rate,\"71,2026-03-01T09:00:00Z\r\n", "line 3"),
+            ("\nheart_rate\n", "line 4"),
         ]
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
@@ -502,21 +525,27 @@ struct SampleUploadTests {
     func rollupsMatchSamples() async throws {
         try await TestHarness.run { harness in
             let laura = try await harness.activeUser()
-            let mario = try await harness.activeUser(TestHarness.Person(
-                fiscalCode: TestHarness.uniqueFiscalCode(birthDate: "1985-12-10", sex: "M"), fullName: "Mario Rossi",
-                birthDate: "1985-12-10", sex: "M"))
-            try expectCounts(try await harness.upload([
-                ("heart_rate", 60, "2026-03-01T08:00:00Z"), ("heart_rate", 80, "2026-03-01T20:00:00Z"),
-                ("heart_rate", 100, "2026-03-01T23:59:59.999999Z"), ("heart_rate", 50, "2026-03-02T00:00:00Z"),
-                ("weight", 61.5, "2026-03-01T08:00:00Z"),
-            ], token: laura), harness, accepted: 5, duplicates: 0)
-            try expectCounts(try await harness.upload([
-                ("heart_rate", 999 / 10, "2026-03-01T08:00:00Z"),  // duplicate, other value
-                ("heart_rate", 40, "2026-03-01T12:00:00Z"), ("heart_rate", 120, "2026-03-02T01:00:00+02:00"),
-                ("heart_rate", 121, "2026-03-02T01:00:00+02:00"),  // duplicate inside the batch
-            ], token: laura), harness, accepted: 2, duplicates: 2)
-            try expectCounts(try await harness.uploadCSV(
-                "type,value,at\nheart_rate,65,2026-03-01T08:00:00Z\nweight,62,2026-03-02T08:00:00Z\n", token: mario),
+            let mario = try await harness.activeUser(
+                TestHarness.Person(
+                    fiscalCode: TestHarness.uniqueFiscalCode(birthDate: "1985-12-10", sex: "M"), fullName: "Mario Rossi",
+                    birthDate: "1985-12-10", sex: "M"))
+            try expectCounts(
+                try await harness.upload(
+                    [
+                        ("heart_rate", 60, "2026-03-01T08:00:00Z"), ("heart_rate", 80, "2026-03-01T20:00:00Z"),
+                        ("heart_rate", 100, "2026-03-01T23:59:59.999999Z"), ("heart_rate", 50, "2026-03-02T00:00:00Z"),
+                        ("weight", 61.5, "2026-03-01T08:00:00Z"),
+                    ], token: laura), harness, accepted: 5, duplicates: 0)
+            try expectCounts(
+                try await harness.upload(
+                    [
+                        ("heart_rate", 999 / 10, "2026-03-01T08:00:00Z"),  // duplicate, other value
+                        ("heart_rate", 40, "2026-03-01T12:00:00Z"), ("heart_rate", 120, "2026-03-02T01:00:00+02:00"),
+                        ("heart_rate", 121, "2026-03-02T01:00:00+02:00"),  // duplicate inside the batch
+                    ], token: laura), harness, accepted: 2, duplicates: 2)
+            try expectCounts(
+                try await harness.uploadCSV(
+                    "type,value,at\nheart_rate,65,2026-03-01T08:00:00Z\nweight,62,2026-03-02T08:00:00Z\n", token: mario),
                 harness, accepted: 2, duplicates: 0)
 
             #expect(try await harness.int(Self.rollupMismatches) == 0)
@@ -531,11 +560,12 @@ struct SampleUploadTests {
                 let (type, day, count, sum, squares, min, max) = try row.decode((Int64, String, Int64, Double, Double, Double, Double).self)
                 return "\(type) \(day) n=\(count) sum=\(sum) sq=\(squares) min=\(min) max=\(max)"
             }
-            #expect(summary == [
-                "1 2026-03-01 n=5 sum=400.0 sq=36000.0 min=40.0 max=120.0",
-                "1 2026-03-02 n=1 sum=50.0 sq=2500.0 min=50.0 max=50.0",
-                "10 2026-03-01 n=1 sum=61.5 sq=3782.25 min=61.5 max=61.5",
-            ])
+            #expect(
+                summary == [
+                    "1 2026-03-01 n=5 sum=400.0 sq=36000.0 min=40.0 max=120.0",
+                    "1 2026-03-02 n=1 sum=50.0 sq=2500.0 min=50.0 max=50.0",
+                    "10 2026-03-01 n=1 sum=61.5 sq=3782.25 min=61.5 max=61.5",
+                ])
         }
     }
 
@@ -545,7 +575,8 @@ struct SampleUploadTests {
             let token = try await harness.activeUser()
             let start = Date(timeIntervalSince1970: 1_772_323_200)  // 2026-03-01
             func batch(_ range: Range<Int>) -> String {
-                TestHarness.samplesJSON(range.map { ("heart_rate", Double(40 + $0 % 150), Timestamp.rfc3339(start.addingTimeInterval(Double($0) * 97))) })
+                TestHarness.samplesJSON(
+                    range.map { ("heart_rate", Double(40 + $0 % 150), Timestamp.rfc3339(start.addingTimeInterval(Double($0) * 97))) })
             }
             // Four uploads, each overlapping the next by half: 0..<2000, 1000..<3000, 2000..<4000, 3000..<5000.
             let bodies = (0..<4).map { batch($0 * 1000..<$0 * 1000 + 2000) }
@@ -555,7 +586,8 @@ struct SampleUploadTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            var accepted = 0, duplicates = 0
+            var accepted = 0
+            var duplicates = 0
             for (status, body) in results {
                 #expect(status == .ok, "\(body)")
                 let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
@@ -566,7 +598,9 @@ struct SampleUploadTests {
             #expect(duplicates == 3000)
             #expect(try await sampleCount(harness) == 5000)
             #expect(try await harness.int("SELECT count(DISTINCT arrival) FROM samples") == 5000)
-            #expect(try await harness.int("SELECT count(*) FROM samples s JOIN sample_arrivals a USING (user_id) WHERE s.arrival > a.last_arrival OR s.arrival < 1") == 0)
+            #expect(
+                try await harness.int(
+                    "SELECT count(*) FROM samples s JOIN sample_arrivals a USING (user_id) WHERE s.arrival > a.last_arrival OR s.arrival < 1") == 0)
             #expect(try await harness.int("SELECT count(*) FROM daily_rollups") > 0)
             #expect(try await harness.int(Self.rollupMismatches) == 0)
         }
@@ -577,17 +611,22 @@ struct SampleUploadTests {
         try await TestHarness.run { harness in
             let token = try await harness.activeUser()
             let other = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
-            try expectCounts(try await harness.upload([
-                ("heart_rate", 70, "2026-03-02T08:00:00Z"), ("heart_rate", 71, "2026-03-02T09:00:00Z"),
-            ], token: token), harness, accepted: 2, duplicates: 0)
+            try expectCounts(
+                try await harness.upload(
+                    [
+                        ("heart_rate", 70, "2026-03-02T08:00:00Z"), ("heart_rate", 71, "2026-03-02T09:00:00Z"),
+                    ], token: token), harness, accepted: 2, duplicates: 0)
             try await harness.upload([("heart_rate", 70, "2026-03-02T08:00:00Z")], token: other)
             // Old samples, arriving late, and one duplicate that must not take a number among the stored ones.
-            try expectCounts(try await harness.upload([
-                ("heart_rate", 72, "2025-01-01T08:00:00Z"), ("heart_rate", 70, "2026-03-02T08:00:00Z"),
-                ("heart_rate", 73, "2024-06-01T08:00:00Z"),
-            ], token: token), harness, accepted: 2, duplicates: 1)
+            try expectCounts(
+                try await harness.upload(
+                    [
+                        ("heart_rate", 72, "2025-01-01T08:00:00Z"), ("heart_rate", 70, "2026-03-02T08:00:00Z"),
+                        ("heart_rate", 73, "2024-06-01T08:00:00Z"),
+                    ], token: token), harness, accepted: 2, duplicates: 1)
             let id = try await harness.accountID(token)
-            let rows = try await harness.sql("SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24'), arrival FROM samples WHERE user_id = '\(id)' ORDER BY arrival")
+            let rows = try await harness.sql(
+                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24'), arrival FROM samples WHERE user_id = '\(id)' ORDER BY arrival")
             let order = try rows.map { try $0.decode((String, Int64).self) }
             #expect(order.map(\.0) == ["2026-03-02 08", "2026-03-02 09", "2025-01-01 08", "2024-06-01 08"])
             #expect(Set(order.map(\.1)).count == 4)

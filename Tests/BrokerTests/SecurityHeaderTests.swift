@@ -34,12 +34,15 @@ struct SecurityHeaderTests {
                 try await get("problem 403", "/v1/api-keys", .forbidden, token: parties.person),
                 try await get("problem 404 under /v1", "/v1/nothing-here", .notFound),
                 try await get("problem 404 outside /v1", "/nothing-here", .notFound),
-                Answer(label: "problem 405", path: "/v1/users", status: .methodNotAllowed,
-                       response: try await harness.request(.put, "/v1/users", json: "{}")),
-                Answer(label: "problem 422", path: "/v1/me", status: .unprocessableContent,
-                       response: try await harness.request(.patch, "/v1/me", json: #"{"email":"x@example.com"}"#, token: parties.person)),
-                Answer(label: "problem 429", path: "/v1/me/samples", status: .tooManyRequests,
-                       response: try await harness.upload([("heart_rate", 73, "2026-03-01T08:01:00Z")], token: parties.person)),
+                Answer(
+                    label: "problem 405", path: "/v1/users", status: .methodNotAllowed,
+                    response: try await harness.request(.put, "/v1/users", json: "{}")),
+                Answer(
+                    label: "problem 422", path: "/v1/me", status: .unprocessableContent,
+                    response: try await harness.request(.patch, "/v1/me", json: #"{"email":"x@example.com"}"#, token: parties.person)),
+                Answer(
+                    label: "problem 429", path: "/v1/me/samples", status: .tooManyRequests,
+                    response: try await harness.upload([("heart_rate", 73, "2026-03-01T08:01:00Z")], token: parties.person)),
                 try await get("streamed CSV download", csvPath, .ok, token: parties.company),
                 try await get("streamed JSON export", "/v1/me/export", .ok, token: parties.person),
                 Answer(label: "OPTIONS 204", path: "/v1/me", status: .noContent, response: try await harness.request(.options, "/v1/me")),
@@ -54,7 +57,8 @@ struct SecurityHeaderTests {
                 #expect(headers[.xContentTypeOptions] == "nosniff", "\(label)")
                 #expect(headers[HTTPField.Name("X-Frame-Options")!] == "DENY", "\(label)")
                 #expect(headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer", "\(label)")
-                #expect(headers[.contentSecurityPolicy] == "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'", "\(label)")
+                #expect(
+                    headers[.contentSecurityPolicy] == "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'", "\(label)")
                 #expect(headers[.strictTransportSecurity] == nil, "\(label): plain HTTP")
                 if answer.path.hasPrefix("/v1/") {
                     #expect(headers[.cacheControl] == "no-store", "\(label)")

@@ -13,19 +13,21 @@ struct SingleRequestDownloadTests {
     func download() async throws {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
-            let upload = try await harness.upload([
-                ("heart_rate", 61, "2026-03-01T08:00:00Z"), ("heart_rate", 72.5, "2026-03-02T08:00:00.25Z"),
-                ("heart_rate", 80, "2026-03-05T08:00:00Z"), ("weight", 70.1, "2026-03-02T09:00:00Z"),
-                ("step_count", 1000, "2026-03-02T10:00:00Z"),
-            ], token: parties.person)
+            let upload = try await harness.upload(
+                [
+                    ("heart_rate", 61, "2026-03-01T08:00:00Z"), ("heart_rate", 72.5, "2026-03-02T08:00:00.25Z"),
+                    ("heart_rate", 80, "2026-03-05T08:00:00Z"), ("weight", 70.1, "2026-03-02T09:00:00Z"),
+                    ("step_count", 1000, "2026-03-02T10:00:00Z"),
+                ], token: parties.person)
             #expect(upload.status == .ok)
             let id = try await harness.acceptedRequestID(
                 parties, types: ["heart_rate", "weight", "sleeping_hours"],
                 window: #"{"from":"2026-03-01T12:00:00Z","to":"2026-03-04T00:00:00Z"}"#)
 
             let json = try await harness.download(id, token: parties.company)
-            #expect(Set(json.items.map { "\($0.type)@\($0.at)=\($0.value)" })
-                == ["heart_rate@2026-03-02T08:00:00.25Z=72.5", "weight@2026-03-02T09:00:00Z=70.1"])
+            #expect(
+                Set(json.items.map { "\($0.type)@\($0.at)=\($0.value)" })
+                    == ["heart_rate@2026-03-02T08:00:00.25Z=72.5", "weight@2026-03-02T09:00:00Z=70.1"])
             #expect(json.availableTypes == ["heart_rate", "weight"])
 
             let csv = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)
@@ -67,7 +69,9 @@ struct SingleRequestDownloadTests {
             other.vatNumber = TestHarness.uniqueVATNumber()
             let otherToken = try await harness.activeCompany(other)
             #expect(try await harness.request(.get, "/v1/single-requests/\(empty)/data", token: otherToken).status == .notFound)
-            #expect(try await harness.request(.get, "/v1/single-requests/\(empty)/data?cursor=-1", token: parties.company).status == .unprocessableContent)
+            #expect(
+                try await harness.request(.get, "/v1/single-requests/\(empty)/data?cursor=-1", token: parties.company).status == .unprocessableContent
+            )
             // Refused downloads release nothing, so nothing is recorded.
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action = 'single_request.data_released'") == 0)
         }
@@ -115,7 +119,8 @@ struct SingleRequestDownloadTests {
             let parties = try await harness.requestParties()
             try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
             let id = try await harness.acceptedRequestID(parties, subscriptionDays: 30)
-            let batches = 12, perBatch = 200
+            let batches = 12
+            let perBatch = 200
             async let uploads: Void = {
                 for batch in 0..<batches {
                     let times = (0..<perBatch).map { TestHarness.time(minutes: (batch * perBatch + $0) % 600, day: "2026-02-\(10 + batch)") }
@@ -150,7 +155,8 @@ struct SingleRequestDownloadTests {
             let before = try await harness.download(id, token: parties.company)
             try await harness.uploadHeartRates([TestHarness.time(minutes: 1)], token: parties.person)
             _ = try await harness.request(.delete, "/v1/single-requests/\(id)/subscription", token: parties.person)
-            try await harness.uploadHeartRates([TestHarness.time(minutes: 2), TestHarness.time(minutes: 0, day: "2025-06-01")], token: parties.person, firstValue: 90)
+            try await harness.uploadHeartRates(
+                [TestHarness.time(minutes: 2), TestHarness.time(minutes: 0, day: "2025-06-01")], token: parties.person, firstValue: 90)
 
             let after = try await harness.download(id, cursor: before.nextCursor, token: parties.company)
             #expect(after.items.map(\.value) == [60])  // the sample of minute 1 arrived before the end
@@ -210,7 +216,7 @@ struct SingleRequestDownloadTests {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Disconnecting midway through a large download.
@@ -281,13 +287,16 @@ struct SingleRequestDisconnectTests {
 
     @Test("downloads whose clients stop reading hold no pooled connection: with a pool of 2, three of them leave the API answering")
     func stalledReadersHoldNoConnection() async throws {
-        try await TestHarness.run(configure: { $0.database.poolSize = 2; $0.database.leaseTimeout = .seconds(5) }) { harness in
+        try await TestHarness.run(configure: {
+            $0.database.poolSize = 2
+            $0.database.leaseTimeout = .seconds(5)
+        }) { harness in
             let parties = try await harness.requestParties()
             try await Self.largeRelease(harness, parties, rows: 150_000)
             let id = try await harness.acceptedRequestID(parties)
             let port = try #require(harness.client.port)
             var sockets: [Int32] = []
-            defer { sockets.forEach { close($0) } }
+            defer { for socket in sockets { close(socket) } }
             for _ in 0..<3 {
                 sockets.append(try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024))
             }

@@ -80,7 +80,8 @@ struct SingleRequestLifecycleTests {
             let parties = try await harness.requestParties()
             let both = try await harness.request(
                 .post, "/v1/single-requests",
-                json: #"{"subject":{"email":"\#(parties.personEmail)","fiscalCode":"\#(parties.personFiscalCode)"},"types":[],"purpose":" ","window":{"from":"yesterday","to":"2026-01-01T00:00:00Z"},"subscription":{"days":0}}"#,
+                json:
+                    #"{"subject":{"email":"\#(parties.personEmail)","fiscalCode":"\#(parties.personFiscalCode)"},"types":[],"purpose":" ","window":{"from":"yesterday","to":"2026-01-01T00:00:00Z"},"subscription":{"days":0}}"#,
                 token: parties.company)
             #expect(both.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(both)) == ["subject", "types", "purpose", "window.from", "subscription.days"])
@@ -103,9 +104,10 @@ struct SingleRequestLifecycleTests {
             #expect(byPerson.status == .forbidden)
             let auditor = try await harness.activeAuditor()
             #expect(try await harness.request(.get, "/v1/single-requests", token: auditor).status == .forbidden)
-            #expect(try await harness.request(
-                .post, "/v1/single-requests", json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
-            ).status == .unauthorized)
+            #expect(
+                try await harness.request(
+                    .post, "/v1/single-requests", json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
+                ).status == .unauthorized)
             #expect(try await harness.int("SELECT count(*) FROM single_requests") == 0)
         }
     }
@@ -267,7 +269,9 @@ struct SingleRequestLifecycleTests {
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 let body = #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
                 for _ in 0..<8 {
-                    group.addTask { try await harness.requestOnNewConnection(.post, "/v1/single-requests", json: body, token: parties.company).status }
+                    group.addTask {
+                        try await harness.requestOnNewConnection(.post, "/v1/single-requests", json: body, token: parties.company).status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

@@ -1,8 +1,9 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// `GET /v1/me/statistics`: the caller's own buckets, and their peers' composed from the shared noisy day
 /// cells (exact here: the tests that check figures inject `NoNoise`), gated on k. Peer data is on closed
@@ -54,15 +55,17 @@ struct StatisticsTests {
         try #require(response.status == .ok, "answered \(response.status): \(harness.text(response))", sourceLocation: sourceLocation)
         let body = try harness.object(response)
         let own = (body["own"] as? [[String: Any]] ?? []).map {
-            OwnBucket(start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, mean: $0["mean"] as? Double ?? .nan,
-                      min: $0["min"] as? Double ?? .nan, max: $0["max"] as? Double ?? .nan)
+            OwnBucket(
+                start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, mean: $0["mean"] as? Double ?? .nan,
+                min: $0["min"] as? Double ?? .nan, max: $0["max"] as? Double ?? .nan)
         }
         let peers = body["peers"] as? [String: Any] ?? [:]
         let peerBuckets = (peers["buckets"] as? [[String: Any]] ?? []).map {
-            PeerBucket(start: $0["start"] as? String ?? "?", people: $0["people"] as? Int ?? -1,
-                       mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, p10: ($0["p10"] as? NSNumber)?.doubleValue ?? .nan,
-                       p50: ($0["p50"] as? NSNumber)?.doubleValue ?? .nan, p90: ($0["p90"] as? NSNumber)?.doubleValue ?? .nan,
-                       days: $0["days"] as? Int ?? -1)
+            PeerBucket(
+                start: $0["start"] as? String ?? "?", people: $0["people"] as? Int ?? -1,
+                mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, p10: ($0["p10"] as? NSNumber)?.doubleValue ?? .nan,
+                p50: ($0["p50"] as? NSNumber)?.doubleValue ?? .nan, p90: ($0["p90"] as? NSNumber)?.doubleValue ?? .nan,
+                days: $0["days"] as? Int ?? -1)
         }
         return Result(body: body, own: own, available: peers["available"] as? Bool, group: peers["group"] as? String, peers: peerBuckets)
     }
@@ -78,7 +81,8 @@ struct StatisticsTests {
 
     /// A daily rollup written directly, as ingest would leave it for these values.
     private func rollup(_ harness: TestHarness, _ userID: String, _ type: SampleType, _ day: String, _ values: [Double]) async throws {
-        let sum = values.reduce(0, +), squares = values.reduce(0) { $0 + $1 * $1 }
+        let sum = values.reduce(0, +)
+        let squares = values.reduce(0) { $0 + $1 * $1 }
         _ = try await harness.sql(
             """
             INSERT INTO daily_rollups (user_id, type, day, count, sum, sum_squares, min, max)
@@ -117,15 +121,16 @@ struct StatisticsTests {
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=day")
-            #expect(result.own == [
-                OwnBucket(start: "2026-03-01", count: 1, mean: 60, min: 60, max: 60),
-                OwnBucket(start: "2026-03-02", count: 2, mean: 90, min: 80, max: 100),
-                OwnBucket(start: "2026-03-04", count: 1, mean: 70, min: 70, max: 70),
-                OwnBucket(start: "2026-03-08", count: 1, mean: 50, min: 50, max: 50),
-                OwnBucket(start: "2026-03-09", count: 1, mean: 90, min: 90, max: 90),
-                OwnBucket(start: "2026-03-31", count: 1, mean: 65, min: 65, max: 65),
-                OwnBucket(start: "2026-04-01", count: 1, mean: 75, min: 75, max: 75),
-            ])
+            #expect(
+                result.own == [
+                    OwnBucket(start: "2026-03-01", count: 1, mean: 60, min: 60, max: 60),
+                    OwnBucket(start: "2026-03-02", count: 2, mean: 90, min: 80, max: 100),
+                    OwnBucket(start: "2026-03-04", count: 1, mean: 70, min: 70, max: 70),
+                    OwnBucket(start: "2026-03-08", count: 1, mean: 50, min: 50, max: 50),
+                    OwnBucket(start: "2026-03-09", count: 1, mean: 90, min: 90, max: 90),
+                    OwnBucket(start: "2026-03-31", count: 1, mean: 65, min: 65, max: 65),
+                    OwnBucket(start: "2026-04-01", count: 1, mean: 75, min: 75, max: 75),
+                ])
             #expect(result.body["type"] as? String == "heart_rate")
             #expect(result.body["unit"] as? String == "beats/min")
             #expect(result.body["bucket"] as? String == "day")
@@ -138,12 +143,13 @@ struct StatisticsTests {
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=week")
-            #expect(result.own == [
-                OwnBucket(start: "2026-02-23", count: 1, mean: 60, min: 60, max: 60),
-                OwnBucket(start: "2026-03-02", count: 4, mean: 75, min: 50, max: 100),
-                OwnBucket(start: "2026-03-09", count: 1, mean: 90, min: 90, max: 90),
-                OwnBucket(start: "2026-03-30", count: 2, mean: 70, min: 65, max: 75),
-            ])
+            #expect(
+                result.own == [
+                    OwnBucket(start: "2026-02-23", count: 1, mean: 60, min: 60, max: 60),
+                    OwnBucket(start: "2026-03-02", count: 4, mean: 75, min: 50, max: 100),
+                    OwnBucket(start: "2026-03-09", count: 1, mean: 90, min: 90, max: 90),
+                    OwnBucket(start: "2026-03-30", count: 2, mean: 70, min: 65, max: 75),
+                ])
             #expect(result.body["bucket"] as? String == "week")
         }
     }
@@ -154,10 +160,11 @@ struct StatisticsTests {
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             try await upload(harness, Self.ownSamples, token)
             let result = try await statistics(harness, token, "type=heart_rate&from=2026-03-01&to=2026-04-01&bucket=month")
-            #expect(result.own == [
-                OwnBucket(start: "2026-03-01", count: 7, mean: 515.0 / 7, min: 50, max: 100),
-                OwnBucket(start: "2026-04-01", count: 1, mean: 75, min: 75, max: 75),
-            ])
+            #expect(
+                result.own == [
+                    OwnBucket(start: "2026-03-01", count: 7, mean: 515.0 / 7, min: 50, max: 100),
+                    OwnBucket(start: "2026-04-01", count: 1, mean: 75, min: 75, max: 75),
+                ])
             #expect(result.body["bucket"] as? String == "month")
             let weight = try await statistics(harness, token, "type=weight&from=2026-03-01&to=2026-04-01&bucket=month")
             #expect(weight.own == [OwnBucket(start: "2026-03-01", count: 1, mean: 61, min: 61, max: 61)])
@@ -169,11 +176,13 @@ struct StatisticsTests {
     func defaultWindow() async throws {
         try await TestHarness.run(noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
-            try await upload(harness, [
-                ("heart_rate", 60, StatisticsFixtures.day(0) + "T00:00:00Z"),
-                ("heart_rate", 70, StatisticsFixtures.day(-29) + "T00:00:00Z"),
-                ("heart_rate", 80, StatisticsFixtures.day(-30) + "T23:59:59.999999Z"),
-            ], token)
+            try await upload(
+                harness,
+                [
+                    ("heart_rate", 60, StatisticsFixtures.day(0) + "T00:00:00Z"),
+                    ("heart_rate", 70, StatisticsFixtures.day(-29) + "T00:00:00Z"),
+                    ("heart_rate", 80, StatisticsFixtures.day(-30) + "T23:59:59.999999Z"),
+                ], token)
             let result = try await statistics(harness, token, "type=heart_rate")
             #expect(result.body["bucket"] as? String == "day")
             #expect(result.own.map(\.start) == [StatisticsFixtures.day(-29), StatisticsFixtures.day(0)])
@@ -202,13 +211,13 @@ struct StatisticsTests {
     @Test("invalid query parameters are a 422 naming them")
     func invalidQuery() async throws {
         let cases = [
-        ("type=heart_rate&from=2026-03-10&to=2026-03-09", "from"),
-        ("type=heart_rate&from=2026-02-30", "from"),
-        ("type=heart_rate&to=yesterday", "to"),
-        ("type=heart_rate&from=2026-03-01T00:00:00Z", "from"),
-        ("type=heart_rate&from=2010-01-01&to=2026-03-01", "from"),
-        ("type=heart_rate&bucket=year", "bucket"),
-        ("type=blood_sugar", "type"),
+            ("type=heart_rate&from=2026-03-10&to=2026-03-09", "from"),
+            ("type=heart_rate&from=2026-02-30", "from"),
+            ("type=heart_rate&to=yesterday", "to"),
+            ("type=heart_rate&from=2026-03-01T00:00:00Z", "from"),
+            ("type=heart_rate&from=2010-01-01&to=2026-03-01", "from"),
+            ("type=heart_rate&bucket=year", "bucket"),
+            ("type=blood_sugar", "type"),
         ]
         try await TestHarness.run { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
@@ -229,10 +238,12 @@ struct StatisticsTests {
             // (bucket, the longest window's first day, to = 2026-03-31)
             let longest = [("day", "2025-02-25"), ("week", "2018-08-01"), ("month", "2016-03-23")]
             for (bucket, from) in longest {
-                let first = CalendarDate(iso: from)!, last = CalendarDate(iso: "2026-03-31")!
+                let first = CalendarDate(iso: from)!
+                let last = CalendarDate(iso: "2026-03-31")!
                 let allowed = try #require(Statistics.Bucket(rawValue: bucket)).maximumWindowDays
                 try #require(last.dayNumber - first.dayNumber + 1 == allowed, "\(bucket): the test's window is not the longest")
-                let fits = try await harness.request(.get, "/v1/me/statistics?type=heart_rate&bucket=\(bucket)&from=\(from)&to=2026-03-31", token: token)
+                let fits = try await harness.request(
+                    .get, "/v1/me/statistics?type=heart_rate&bucket=\(bucket)&from=\(from)&to=2026-03-31", token: token)
                 #expect(fits.status == .ok, "\(bucket) over \(allowed) days: \(harness.text(fits))")
                 let dayBefore = first.adding(days: -1).description
                 let tooLong = try await harness.request(
@@ -294,7 +305,8 @@ struct StatisticsTests {
         guard !figures.isEmpty, figures.count >= k * days else { return nil }
         func percentile(_ q: Double) -> Double { GroupFixtures.histogramPercentile(q, of: figures, type: .heartRate) }
         return PeerBucket(
-            start: start, people: Int((Double(figures.count) / Double(days)).rounded()), mean: hundredths(figures.reduce(0, +) / Double(figures.count)),
+            start: start, people: Int((Double(figures.count) / Double(days)).rounded()),
+            mean: hundredths(figures.reduce(0, +) / Double(figures.count)),
             p10: percentile(0.1), p50: percentile(0.5), p90: percentile(0.9), days: days)
     }
 
@@ -307,14 +319,15 @@ struct StatisticsTests {
     @Test("the peer group names the caller's sex and ten-year band")
     func groupName() async throws {
         let cases = [
-        ("F", 35, "women aged 30–39"), ("M", 35, "men aged 30–39"), ("F", 20, "women aged 20–29"), ("M", 49, "men aged 40–49"),
-        ("F", 5, "women aged 0–9"),
+            ("F", 35, "women aged 30–39"), ("M", 35, "men aged 30–39"), ("F", 20, "women aged 20–29"), ("M", 49, "men aged 40–49"),
+            ("F", 5, "women aged 0–9"),
         ]
         try await TestHarness.run { harness in
             for (sex, age, name) in cases {
                 let birth = "\(StatisticsFixtures.year - age)-01-01"
-                let token = try await harness.activeUser(TestHarness.Person(
-                    fiscalCode: TestHarness.uniqueFiscalCode(birthDate: birth, sex: sex), birthDate: birth, sex: sex))
+                let token = try await harness.activeUser(
+                    TestHarness.Person(
+                        fiscalCode: TestHarness.uniqueFiscalCode(birthDate: birth, sex: sex), birthDate: birth, sex: sex))
                 let result = try await statistics(harness, token, "type=heart_rate")
                 #expect(result.group == name, "\(sex) \(age)")
             }
@@ -336,7 +349,9 @@ struct StatisticsTests {
         }
     }
 
-    @Test("with k = 3, per closed day: people, mean and histogram percentiles; a day with fewer than k peers is left out, and so are today and yesterday (not closed); men, other ages and other types do not count, the caller does")
+    @Test(
+        "with k = 3, per closed day: people, mean and histogram percentiles; a day with fewer than k peers is left out, and so are today and yesterday (not closed); men, other ages and other types do not count, the caller does"
+    )
     func peersByDay() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
@@ -346,8 +361,9 @@ struct StatisticsTests {
             let c = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F")
             // Peer d is a registered person who uploads through the API.
             let dBirth = StatisticsFixtures.peerBirthDates[3]
-            let d = try await harness.activeUser(TestHarness.Person(
-                fiscalCode: TestHarness.uniqueFiscalCode(birthDate: dBirth, sex: "F"), birthDate: dBirth, sex: "F"))
+            let d = try await harness.activeUser(
+                TestHarness.Person(
+                    fiscalCode: TestHarness.uniqueFiscalCode(birthDate: dBirth, sex: "F"), birthDate: dBirth, sex: "F"))
             let man = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-02-02", sex: "M")
             let older = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 45)-05-05", sex: "F")
             let younger = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 25)-05-05", sex: "F")
@@ -375,21 +391,25 @@ struct StatisticsTests {
             // Outside the window.
             for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-8), [60]) }
 
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(0))&bucket=day")
+            let result = try await statistics(
+                harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(0))&bucket=day")
             #expect(result.available == true)
             #expect(result.group == "women aged 30–39")
             // By hand. Heart rate's bins are 3 beats/min wide from 40. d1: 60, 75, 90, 100, 150 are in bins 6, 11,
             // 16, 20, 36; p10 (rank 0.5 of 5) is half-way into bin 6: 40 + 3 × 6.5 = 59.5; p50 (2.5) half-way into
             // bin 16: 89.5; p90 (4.5) half-way into bin 36: 149.5. d3: 65 and 66 in bin 8, 67 in bin 9: p10 (0.3)
             // = 40 + 3 × (8 + 0.3/2) = 64.45, p50 (1.5) = 40 + 3 × 8.75 = 66.25, p90 (2.7) = 40 + 3 × 9.7 = 69.1.
-            #expect(result.peers == [
-                PeerBucket(start: d1, people: 5, mean: 95, p10: 59.5, p50: 89.5, p90: 149.5, days: 1),
-                PeerBucket(start: d3, people: 3, mean: 66, p10: 64.45, p50: 66.25, p90: 69.1, days: 1),
-            ])
-            #expect(result.peers == [
-                Self.expectedBucket(d1, days: 1, figures: [60, 75, 90, 100, 150], k: 3),
-                Self.expectedBucket(d3, days: 1, figures: [65, 66, 67], k: 3),
-            ].compactMap { $0 })
+            #expect(
+                result.peers == [
+                    PeerBucket(start: d1, people: 5, mean: 95, p10: 59.5, p50: 89.5, p90: 149.5, days: 1),
+                    PeerBucket(start: d3, people: 3, mean: 66, p10: 64.45, p50: 66.25, p90: 69.1, days: 1),
+                ])
+            #expect(
+                result.peers
+                    == [
+                        Self.expectedBucket(d1, days: 1, figures: [60, 75, 90, 100, 150], k: 3),
+                        Self.expectedBucket(d3, days: 1, figures: [65, 66, 67], k: 3),
+                    ].compactMap { $0 })
             // Every bucket says how far the noise may have moved it.
             let buckets = try #require(((result.body["peers"] as? [String: Any])?["buckets"]) as? [[String: Any]])
             #expect(buckets.allSatisfy { (($0["meanMargin95"] as? NSNumber)?.doubleValue ?? 0) > 0 && $0["peopleMargin95"] is NSNumber })
@@ -427,13 +447,16 @@ struct StatisticsTests {
             // By hand: 21 peer-days, mean (70 + 6 × 60 + 7 × 80 + 7 × 120) / 21 = 87.14; bins 6 (60) ×6, 10 (70) ×1,
             // 13 (80) ×7, 26 (120) ×7: p10 (rank 2.1) = 40 + 3 × (6 + 2.1/6) = 59.05, p50 (10.5) = 40 + 3 × 13.5 =
             // 80.5, p90 (18.9) = 40 + 3 × 26.7 = 120.1.
-            #expect(weeks.peers == [PeerBucket(start: StatisticsFixtures.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)])
+            #expect(
+                weeks.peers == [PeerBucket(start: StatisticsFixtures.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)]
+            )
 
             // Months: each month bucket composes the window's days in it and starts on its first. Week 1 alone
             // has three peers every day, so whichever months it spans are shown; over both weeks a month is
             // shown only if its mean day still has three (it depends on where the month ends).
             for last in [monday + 6, monday + 13] {
-                let months = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(last))&bucket=month")
+                let months = try await statistics(
+                    harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(last))&bucket=month")
                 var byMonth: [String: (days: Int, figures: [Double])] = [:]
                 for offset in monday...last {
                     let day = StatisticsFixtures.day(offset)
@@ -445,8 +468,9 @@ struct StatisticsTests {
                     Self.expectedBucket(start, days: byMonth[start]!.days, figures: byMonth[start]!.figures, k: 3)
                 }
                 // Within a hundredth: a mean or percentile on an exact half-hundredth may round either way.
-                #expect(months.peers.count == expected.count && zip(months.peers, expected).allSatisfy { $0.isWithinAHundredth(of: $1) },
-                        "\(months.peers) ≠ \(expected)")
+                #expect(
+                    months.peers.count == expected.count && zip(months.peers, expected).allSatisfy { $0.isWithinAHundredth(of: $1) },
+                    "\(months.peers) ≠ \(expected)")
                 if last == monday + 6 { #expect(!months.peers.isEmpty) }
             }
         }
@@ -461,7 +485,8 @@ struct StatisticsTests {
                 try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-5 - index), [70])
             }
             for bucket in ["day", "week", "month"] {
-                let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-9))&to=\(StatisticsFixtures.day(-3))&bucket=\(bucket)")
+                let result = try await statistics(
+                    harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-9))&to=\(StatisticsFixtures.day(-3))&bucket=\(bucket)")
                 #expect(result.available == false, "\(bucket)")
                 #expect(result.peers.isEmpty, "\(bucket)")
             }
@@ -482,33 +507,43 @@ struct StatisticsTests {
         }
     }
 
-    @Test("two true peers plus someone who must not count is not enough for k = 3; three true peers are", arguments: [
-        "a man of the same age", "a woman of the next band", "a woman of the band below", "a peer with another type",
-        "a peer with data outside the window", "a company account",
-    ])
+    @Test(
+        "two true peers plus someone who must not count is not enough for k = 3; three true peers are",
+        arguments: [
+            "a man of the same age", "a woman of the next band", "a woman of the band below", "a peer with another type",
+            "a peer with data outside the window", "a company account",
+        ])
     func nonPeersDoNotCount(extra: String) async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             // Two true peers and the extra on `short`; three true peers on `full` (a published day is never
             // recomputed, so everything is in place before the first request).
-            let short = StatisticsFixtures.day(-5), full = StatisticsFixtures.day(-4)
+            let short = StatisticsFixtures.day(-5)
+            let full = StatisticsFixtures.day(-4)
             for birth in StatisticsFixtures.peerBirthDates.prefix(2) {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
                 try await rollup(harness, peer, .heartRate, short, [70])
                 try await rollup(harness, peer, .heartRate, full, [70])
             }
-            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
+            try await rollup(
+                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
             switch extra {
             case "a man of the same age":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
             case "a woman of the next band":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
             case "a woman of the band below":
-                try await rollup(harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
             case "a peer with another type":
-                try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .weight, short, [70])
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .weight, short, [70])
             case "a peer with data outside the window":
-                try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .heartRate, StatisticsFixtures.day(-8), [70])
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .heartRate,
+                    StatisticsFixtures.day(-8), [70])
             default:
                 let company = try await harness.activeCompany()
                 let id = try await harness.accountID(company)
@@ -536,7 +571,8 @@ struct StatisticsTests {
                 try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, day.description, [70])
             }
             // Two inside, and one more peer: three. Had either outsider counted, four or five.
-            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
+            try await rollup(
+                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
             let result = try await statistics(harness, token, "type=heart_rate&from=\(day.adding(days: -1))&to=\(day.adding(days: 1))")
             #expect(result.peers.map(\.start) == [day.description])
             #expect(result.peers.map(\.people) == [3])
@@ -549,12 +585,14 @@ struct StatisticsTests {
         let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 3, days: 1, mean: 70, min: 60, max: 80) }
         // Shared cells exist for every closed day, before and after the person's own data too.
         let peers = (-5..<6).map {
-            Statistics.PeerBucket(start: day.adding(days: $0), people: 1000, mean: 72, p10: 60, p50: 71 + Double($0), p90: 85, days: 1,
-                                  meanMargin95: 15.9, peopleMargin95: 346.6)
+            Statistics.PeerBucket(
+                start: day.adding(days: $0), people: 1000, mean: 72, p10: 60, p50: 71 + Double($0), p90: 85, days: 1,
+                meanMargin95: 15.9, peopleMargin95: 346.6)
         }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
-        let chart = HealthChart(statistics: Statistics(
-            type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers))
+        let chart = HealthChart(
+            statistics: Statistics(
+                type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers))
         let svg = chart.svg
         let line = try #require(svg.components(separatedBy: #"<polyline class="peer" points=""#).dropFirst().first?.prefix { $0 != "\"" })
         let xs = line.split(separator: " ").compactMap { Double($0.split(separator: ",")[0]) }

@@ -63,7 +63,8 @@ struct TransparencyTests {
                 token: otherToken)
             let pendingID = try #require(try harness.object(pending)["id"] as? String)
             _ = try await harness.sql(
-                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')")
+                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')"
+            )
 
             let erased = try await harness.request(
                 .delete, "/v1/me", json: #"{"password":"correct-horse-battery"}"#, token: parties.person)
@@ -81,7 +82,8 @@ struct TransparencyTests {
             let download = try await harness.request(.get, "/v1/single-requests/\(subscription)/data", token: parties.company)
             #expect(download.status == .conflict)
 
-            let events = try await harness.sql("SELECT type, data->>'endedBy', data->>'reason' FROM webhook_events WHERE request_id = '\(subscription)'")
+            let events = try await harness.sql(
+                "SELECT type, data->>'endedBy', data->>'reason' FROM webhook_events WHERE request_id = '\(subscription)'")
             let decoded = try events.map { try $0.decode((String, String?, String?).self) }
             #expect(decoded.contains { $0.0 == "subscription.ended" && $0.1 == "user" && $0.2 == "revoked" })
             // Cleared everywhere but on the request its sender is still shown as pending (issue 17): that one
@@ -98,7 +100,8 @@ struct TransparencyTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             _ = try await harness.sql(
-                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')")
+                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')"
+            )
             try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
             let id = try await harness.acceptedRequestID(parties, subscriptionDays: 30)
             try await harness.uploadHeartRates([TestHarness.time(minutes: 1)], token: parties.person)
@@ -126,7 +129,8 @@ struct TransparencyTests {
             try await TestHarness.run(databaseURL: url) { harness in
                 let parties = try await harness.requestParties()
                 _ = try await harness.sql(
-                    "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')")
+                    "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')"
+                )
                 let id = try await harness.acceptedRequestID(parties, subscriptionDays: 2)
                 _ = try await harness.sql("UPDATE single_requests SET ends_at = now() - interval '1 second' WHERE id = '\(id)'")
                 try await TestDatabase.withClient(url) { client in
@@ -136,7 +140,8 @@ struct TransparencyTests {
                     #expect(first == 1)
                     #expect(second == 0)
                 }
-                let rows = try await harness.sql("SELECT data->>'reason' FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.ended'")
+                let rows = try await harness.sql(
+                    "SELECT data->>'reason' FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.ended'")
                 #expect(try rows.map { try $0.decode(String.self) } == ["expired"])
                 #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action = 'subscription.expired'") == 1)
             }

@@ -11,8 +11,9 @@ struct WebhookSignatureTests {
     @Test("the header is t=<seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">, as an independent HMAC computes it")
     func knownVector() {
         // python3 -c 'import hmac,hashlib;print(hmac.new(b"whsec_test_0123456789",b"1700000000.{\"id\":\"x\"}",hashlib.sha256).hexdigest())'
-        #expect(WebhookSignature.header(body: body, secret: secret, timestamp: 1_700_000_000)
-            == "t=1700000000,v1=f082be31b5a9fa327fe76cfdc7d206473fbc44da88a7328f2e70551df2f5e72f")
+        #expect(
+            WebhookSignature.header(body: body, secret: secret, timestamp: 1_700_000_000)
+                == "t=1700000000,v1=f082be31b5a9fa327fe76cfdc7d206473fbc44da88a7328f2e70551df2f5e72f")
     }
 
     @Test("a receiver accepts its own deliveries and rejects other secrets, changed bodies and old signatures")

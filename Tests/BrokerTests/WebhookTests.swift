@@ -25,8 +25,10 @@ struct WebhookTests {
         let data = data ?? #"{"requestId":"\#(request.uuidString.lowercased())"}"#
         _ = try await harness.sql(
             "SELECT enqueue_webhook_event('\(party)'::uuid, '\(type)', '\(request.uuidString)'::uuid, '\(data)'::jsonb)")
-        let row = try #require(try await harness.sql(
-            "SELECT id::text FROM webhook_events WHERE third_party_id = '\(party)' ORDER BY seq DESC LIMIT 1").first)
+        let row = try #require(
+            try await harness.sql(
+                "SELECT id::text FROM webhook_events WHERE third_party_id = '\(party)' ORDER BY seq DESC LIMIT 1"
+            ).first)
         return try row.decode(String.self)
     }
 
@@ -91,7 +93,8 @@ struct WebhookTests {
                 "https://93.184.215.14/" + String(repeating: "a", count: 2048),
             ]
             for url in refusedURLs {
-                let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
+                let response = try await harness.request(
+                    .put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
                 #expect(response.status == .unprocessableContent, "\(url)")
                 #expect(try harness.errorFields(response) == ["url"], "\(url)")
             }
@@ -103,7 +106,8 @@ struct WebhookTests {
             }
             let both = try await harness.request(.put, "/v1/webhook", json: #"{"url":"http://10.0.0.1/","secret":"short"}"#, token: token)
             #expect(Set(try harness.errorFields(both)) == ["url", "secret"])
-            let message = try #require((try harness.object(both)["errors"] as? [[String: Any]])?.first { $0["field"] as? String == "url" }?["message"] as? String)
+            let message = try #require(
+                (try harness.object(both)["errors"] as? [[String: Any]])?.first { $0["field"] as? String == "url" }?["message"] as? String)
             #expect(message.contains("https"))
             #expect(try await harness.request(.get, "/v1/webhook", token: token).status == .notFound)
             // The edges of the secret's length are allowed.
@@ -122,7 +126,8 @@ struct WebhookTests {
             let response = try await harness.request(
                 .put, "/v1/webhook", json: #"{"url":"http://127.0.0.1:9/hook","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
             #expect(response.status == .ok)
-            let ftp = try await harness.request(.put, "/v1/webhook", json: #"{"url":"ftp://127.0.0.1/","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
+            let ftp = try await harness.request(
+                .put, "/v1/webhook", json: #"{"url":"ftp://127.0.0.1/","secret":"\#(WebhookFixtures.secret)"}"#, token: token)
             #expect(ftp.status == .unprocessableContent)
         }
     }
@@ -153,8 +158,9 @@ struct WebhookTests {
             try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
                 let company = try await company(harness, url: receiver.url("signed"))
                 let request = UUID()
-                let event = try await enqueue(harness, for: company.id, type: "subscription.data_available", request: request,
-                                              data: #"{"requestId":"\#(request.uuidString.lowercased())","cursor":"c1"}"#)
+                let event = try await enqueue(
+                    harness, for: company.id, type: "subscription.data_available", request: request,
+                    data: #"{"requestId":"\#(request.uuidString.lowercased())","cursor":"c1"}"#)
                 #expect(await eventually { await receiver.log.delivered("signed").count == 1 })
                 let received = try #require(await receiver.log.delivered("signed").first)
                 let signature = try #require(received.signature)
@@ -223,8 +229,9 @@ struct WebhookTests {
                 let company = try await company(harness, url: receiver.url("ordered"))
                 let request = UUID()
                 let first = try await enqueue(harness, for: company.id, type: "single_request.accepted", request: request)
-                let second = try await enqueue(harness, for: company.id, type: "subscription.ended", request: request,
-                                               data: #"{"requestId":"\#(request.uuidString.lowercased())","endedBy":"user","reason":"revoked"}"#)
+                let second = try await enqueue(
+                    harness, for: company.id, type: "subscription.ended", request: request,
+                    data: #"{"requestId":"\#(request.uuidString.lowercased())","endedBy":"user","reason":"revoked"}"#)
                 #expect(await eventually { try await status(harness, second) == "delivered" })
                 let sequence = await receiver.log.all("ordered").map { "\($0.eventID == first ? "first" : "second") \($0.status)" }
                 #expect(sequence == ["first 500", "first 500", "first 500", "first 200", "second 200"])
@@ -282,7 +289,8 @@ struct WebhookTests {
                     try await client.query(
                         """
                         SELECT e.id::text, e.status, a.error FROM webhook_events e JOIN webhook_attempts a ON a.event_id = e.id
-                        """, logger: TestDatabase.logger).collect().map { try $0.decode((String, String, String?).self) }
+                        """, logger: TestDatabase.logger
+                    ).collect().map { try $0.decode((String, String, String?).self) }
                 }
                 try #require(rows.count == 1)
                 let inFlight = rows[0].0
@@ -295,7 +303,8 @@ struct WebhookTests {
                         INSERT INTO webhook_events (third_party_id, type, request_id, data, attempts, next_attempt_at)
                         SELECT third_party_id, 'single_request.refused', gen_random_uuid(), '{}', 1, now() + interval '2 seconds'
                         FROM webhooks RETURNING id::text
-                        """, logger: TestDatabase.logger).collect().first!.decode(String.self)
+                        """, logger: TestDatabase.logger
+                    ).collect().first!.decode(String.self)
                 }
 
                 try await TestHarness.run(databaseURL: url, configure: configure) { harness in
@@ -306,9 +315,10 @@ struct WebhookTests {
                     #expect(Set(delivered) == [inFlight, crashed])
                     let token = try await harness.logIn(email: owner.email, password: owner.password)
                     let listed = items(try await deliveries(harness, token))
-                    let attempts = Dictionary(uniqueKeysWithValues: listed.map {
-                        ($0["id"] as? String ?? "", ($0["attempts"] as? [[String: Any]] ?? []).compactMap { $0["attempt"] as? Int })
-                    })
+                    let attempts = Dictionary(
+                        uniqueKeysWithValues: listed.map {
+                            ($0["id"] as? String ?? "", ($0["attempts"] as? [[String: Any]] ?? []).compactMap { $0["attempt"] as? Int })
+                        })
                     #expect(attempts[inFlight] == [1, 2])
                     #expect(attempts[crashed] == [2])
                 }
@@ -329,10 +339,13 @@ struct WebhookTests {
                     try #require(response.status == .ok)
                 }
                 // … delivered by one that does not.
-                try await TestHarness.run(databaseURL: url, configure: {
-                    WebhookFixtures.fast(&$0)
-                    $0.webhookAllowPrivate = false
-                }) { harness in
+                try await TestHarness.run(
+                    databaseURL: url,
+                    configure: {
+                        WebhookFixtures.fast(&$0)
+                        $0.webhookAllowPrivate = false
+                    }
+                ) { harness in
                     let party = try #require(try await harness.sql("SELECT third_party_id::text FROM webhooks").first).decode(String.self)
                     let event = try await enqueue(harness, for: party)
                     #expect(await eventually { try await harness.int("SELECT count(*) FROM webhook_attempts") >= 2 })
@@ -361,16 +374,19 @@ struct WebhookTests {
                         ORDER BY n, r
                         """)
                     #expect(try await second.int("SELECT count(*) FROM webhook_events") == 120)
-                    #expect(await eventually(timeout: .seconds(30)) {
-                        try await second.int("SELECT count(*) FROM webhook_events WHERE status = 'delivered'") == 120
-                    })
+                    #expect(
+                        await eventually(timeout: .seconds(30)) {
+                            try await second.int("SELECT count(*) FROM webhook_events WHERE status = 'delivered'") == 120
+                        })
                     try await Task.sleep(for: .milliseconds(300))
                     let received = await receiver.log.all("shared")
                     #expect(received.count == 120)
                     #expect(Set(received.compactMap(\.eventID)).count == 120)
                     // Per request, the receiver saw n = 1, 2, 3 in that order.
-                    let requestOf = Dictionary(uniqueKeysWithValues: try await first.sql(
-                        "SELECT id::text, request_id::text FROM webhook_events").map { try $0.decode((String, String).self) })
+                    let requestOf = Dictionary(
+                        uniqueKeysWithValues: try await first.sql(
+                            "SELECT id::text, request_id::text FROM webhook_events"
+                        ).map { try $0.decode((String, String).self) })
                     var seen: [String: [Int]] = [:]
                     for event in received {
                         let body = try #require(try JSONSerialization.jsonObject(with: event.body) as? [String: Any])

@@ -48,7 +48,11 @@ final class FakeSampleServer: ClientTransport {
         let data = try await Data(collecting: try #require(body), upTo: 10_000_000)
         let upload = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         let samples = upload["samples"] as! [[String: Any]]
-        enum Next { case fail, rateLimited, drop, answer(accepted: Int, duplicates: Int), invalid([(String, String)]) }
+        enum Next {
+            case fail, rateLimited, drop
+            case answer(accepted: Int, duplicates: Int)
+            case invalid([(String, String)])
+        }
         let (number, hook, asyncHook) = state.withLock { state in
             state.requests += 1
             state.sentValues.append(samples.map { $0["value"] as! Double })
@@ -93,11 +97,15 @@ final class FakeSampleServer: ClientTransport {
         }
         switch next {
         case .fail:
-            return (HTTPResponse(status: .serviceUnavailable, headerFields: [.contentType: "application/problem+json"]),
-                    HTTPBody(#"{"type":"about:blank","title":"Service Unavailable","status":503}"#))
+            return (
+                HTTPResponse(status: .serviceUnavailable, headerFields: [.contentType: "application/problem+json"]),
+                HTTPBody(#"{"type":"about:blank","title":"Service Unavailable","status":503}"#)
+            )
         case .rateLimited:
-            return (HTTPResponse(status: .tooManyRequests, headerFields: [.contentType: "application/problem+json", .retryAfter: "30"]),
-                    HTTPBody(#"{"type":"https://data4help.example/problems/rate-limited","title":"Too many requests","status":429}"#))
+            return (
+                HTTPResponse(status: .tooManyRequests, headerFields: [.contentType: "application/problem+json", .retryAfter: "30"]),
+                HTTPBody(#"{"type":"https://data4help.example/problems/rate-limited","title":"Too many requests","status":429}"#)
+            )
         case .drop:
             throw Dropped()
         case .invalid(let errors):
@@ -106,11 +114,15 @@ final class FakeSampleServer: ClientTransport {
                 "status": 422, "detail": "One or more fields are invalid.",
                 "errors": errors.map { ["field": $0.0, "message": $0.1] },
             ]
-            return (HTTPResponse(status: .init(code: 422), headerFields: [.contentType: "application/problem+json"]),
-                    HTTPBody(try JSONSerialization.data(withJSONObject: problem)))
+            return (
+                HTTPResponse(status: .init(code: 422), headerFields: [.contentType: "application/problem+json"]),
+                HTTPBody(try JSONSerialization.data(withJSONObject: problem))
+            )
         case .answer(let accepted, let duplicates):
-            return (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
-                    HTTPBody(#"{"accepted":\#(accepted),"duplicates":\#(duplicates)}"#))
+            return (
+                HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+                HTTPBody(#"{"accepted":\#(accepted),"duplicates":\#(duplicates)}"#)
+            )
         }
     }
 }
@@ -134,8 +146,10 @@ final class Waits: Sendable {
         return url
     }
 
-    func uploader(_ directory: URL, _ server: FakeSampleServer, waits: Waits = Waits(), monitor: SOSMonitor? = nil,
-                  alerts: AlertLog? = nil, attempts: Int = 5) throws -> MonitoredUploader {
+    func uploader(
+        _ directory: URL, _ server: FakeSampleServer, waits: Waits = Waits(), monitor: SOSMonitor? = nil,
+        alerts: AlertLog? = nil, attempts: Int = 5
+    ) throws -> MonitoredUploader {
         var options = MonitoredUploader.Options()
         options.attempts = attempts
         options.batchSize = 3

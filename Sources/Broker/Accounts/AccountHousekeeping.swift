@@ -10,7 +10,8 @@ struct AccountHousekeeping: Service {
     var interval: Duration = .seconds(600)
 
     func run() async throws {
-        let accounts = accounts, logger = logger
+        let accounts = accounts
+        let logger = logger
         await repeatUntilShutdown(every: interval, logger: logger, failure: "account housekeeping failed; will retry") {
             try await accounts.throttle.forgetQuietBuckets(logger: logger)
             return try await accounts.sweepUnactivated(logger: logger)

@@ -147,8 +147,9 @@ public struct AccountService: Sendable {
         var errors: [FieldError] = []
         guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
         // The operator is told plainly (409): the CLI is no oracle for anyone who does not already hold the database.
-        guard let account = try await createAccount(
-            role: .auditor, email: email, identity: (nil, nil), passwordHash: nil, ifTaken: .refuse, logger: logger, insertProfile: { _, _ in })
+        guard
+            let account = try await createAccount(
+                role: .auditor, email: email, identity: (nil, nil), passwordHash: nil, ifTaken: .refuse, logger: logger, insertProfile: { _, _ in })
         else { throw AccountError.emailTaken }
         return account
     }
@@ -307,8 +308,9 @@ public struct AccountService: Sendable {
     /// went out (no such pending account, or one was mailed a moment ago).
     @discardableResult
     func sendActivationAgain(email: String, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        guard let claimed = try await AccountStore.claimActivationMail(
-            email: email, lifetime: unactivatedLifetime, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
+        guard
+            let claimed = try await AccountStore.claimActivationMail(
+                email: email, lifetime: unactivatedLifetime, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
         else { return false }
         let token = SecretToken.generate(.activation)
         try await AccountStore.retireActivationTokens(accountID: claimed.id, on: connection, logger: logger)
@@ -348,11 +350,15 @@ public struct AccountService: Sendable {
         let current = try await account(of: principal, logger: logger)
         var errors = update.immutableFieldsPresent.map { FieldError(field: $0, message: "cannot be changed") }
         let notForRole = "is not a field of a \(current.role.rawValue.replacingOccurrences(of: "_", with: " ")) account"
-        var fullName: String?, companyName: String?, description: String?
+        var fullName: String?
+        var companyName: String?
+        var description: String?
         if let value = update.fullName {
             if current.role == .user {
                 fullName = validText(value, field: "fullName", maxLength: 200, into: &errors)
-            } else { errors.append(FieldError(field: "fullName", message: notForRole)) }
+            } else {
+                errors.append(FieldError(field: "fullName", message: notForRole))
+            }
         }
         if let value = update.timeZone {
             if current.role != .user {
@@ -367,8 +373,9 @@ public struct AccountService: Sendable {
                 errors.append(FieldError(field: field, message: notForRole))
                 continue
             }
-            let valid = validText(value, field: field, maxLength: field == "description" ? 2000 : 200,
-                                  allowEmpty: field == "description", into: &errors)
+            let valid = validText(
+                value, field: field, maxLength: field == "description" ? 2000 : 200,
+                allowEmpty: field == "description", into: &errors)
             if field == "companyName" { companyName = valid } else { description = valid }
         }
         var newHash: String?
@@ -403,12 +410,13 @@ public struct AccountService: Sendable {
                     try await AccountStore.updatePasswordHash(accountID: current.id, hash: newHash, on: connection, logger: logger)
                     try await SessionStore.revokeAll(accountID: current.id, keeping: keepSession, on: connection, logger: logger)
                     try await AuditLog.append(
-                        AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
-                                   action: AuditAction.passwordChanged, subject: pseudonym),
+                        AuditEvent(
+                            actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
+                            action: AuditAction.passwordChanged, subject: pseudonym),
                         on: connection, logger: logger)
                 }
             }
-        } catch where PostgresErrors.unwrapTransaction(error) is TimeZoneStore.UnknownZone {
+        } catch let error where PostgresErrors.unwrapTransaction(error) is TimeZoneStore.UnknownZone {
             throw AccountError.invalid([FieldError(field: "timeZone", message: TimeZoneName.message)])
         }
         return try await account(of: principal, logger: logger)
@@ -436,8 +444,9 @@ public struct AccountService: Sendable {
             }
             try await AccountStore.delete(accountID: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
-                AuditEvent(actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue, action: AuditAction.accountErased,
-                           subject: pseudonym, details: ["role": .string(current.role.rawValue)]),
+                AuditEvent(
+                    actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue, action: AuditAction.accountErased,
+                    subject: pseudonym, details: ["role": .string(current.role.rawValue)]),
                 on: connection, logger: logger)
         }
         logger.info("account erased", metadata: ["account.role": "\(current.role.rawValue)"])

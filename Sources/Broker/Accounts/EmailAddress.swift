@@ -28,7 +28,8 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return .failure(.notOneAtSign) }
-        let local = parts[0], domain = parts[1]
+        let local = parts[0]
+        let domain = parts[1]
 
         guard !local.isEmpty else { return .failure(.emptyLocalPart) }
         guard local.utf8.count <= maximumLocalPartLength else { return .failure(.localPartTooLong) }

@@ -40,7 +40,7 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
     public static func checkCharacter(for first15: String) -> Character? {
         let scalars = normalised(first15)
         guard scalars.count == 15,
-              scalars.allSatisfy({ $0.isASCII && (isLetter(UInt8($0.value)) || isDigit(UInt8($0.value))) })
+            scalars.allSatisfy({ $0.isASCII && (isLetter(UInt8($0.value)) || isDigit(UInt8($0.value))) })
         else { return nil }
         return Character(Unicode.Scalar(checkLetter(scalars.map { UInt8($0.value) }[...])))
     }

@@ -38,7 +38,7 @@ public struct AuditCheckpoint: Codable, Sendable, Equatable {
     /// True only for this format, signed by `publicKey` over these very fields.
     public func isSigned(by publicKey: Curve25519.Signing.PublicKey) -> Bool {
         guard format == Self.currentFormat, keyId == AuditSigningKey.keyID(of: publicKey),
-              let signature = Data(base64Encoded: signature)
+            let signature = Data(base64Encoded: signature)
         else { return false }
         return publicKey.isValidSignature(signature, for: signedText)
     }

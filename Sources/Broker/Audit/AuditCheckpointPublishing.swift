@@ -16,7 +16,8 @@ struct AuditCheckpointPublishing: Service {
             return try await gracefulShutdown()
         }
         guard let interval else { return try await gracefulShutdown() }
-        let checkpoints = checkpoints, logger = logger
+        let checkpoints = checkpoints
+        let logger = logger
         await repeatUntilShutdown(every: interval, logger: logger, failure: "signing an audit checkpoint failed; will retry") {
             try await checkpoints.publish(logger: logger)
             return false

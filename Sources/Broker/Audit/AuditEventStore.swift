@@ -19,7 +19,8 @@ enum AuditEventStore {
     static func entries(_ query: AuditTrail.Query, afterSeq: Int64?, limit: Int, on connection: PostgresConnection, logger: Logger)
         async throws -> [AuditTrail.Entry]
     {
-        let from = query.from.map(Timestamp.postgresText), to = query.to.map(Timestamp.postgresText)
+        let from = query.from.map(Timestamp.postgresText)
+        let to = query.to.map(Timestamp.postgresText)
         let rows = try await connection.query(
             """
             SELECT seq, at, actor_id, actor_role, action, request_id, subject, details::text, encode(prev_hash, 'hex'), encode(hash, 'hex')
@@ -35,9 +36,10 @@ enum AuditEventStore {
         for try await (seq, at, actorID, role, action, requestID, subject, details, prevHash, hash)
             in rows.decode((Int64, Date, String?, String, String, UUID?, String?, String, String, String).self)
         {
-            entries.append(AuditTrail.Entry(
-                seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID,
-                subject: subject, details: details, prevHash: prevHash, hash: hash))
+            entries.append(
+                AuditTrail.Entry(
+                    seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID,
+                    subject: subject, details: details, prevHash: prevHash, hash: hash))
         }
         return entries
     }
@@ -74,9 +76,10 @@ enum AuditEventStore {
         for try await (seq, at, actorID, role, action, requestID, subject, details, prevHash, hash)
             in rows.decode((Int64, String, String?, String, String, String?, String?, String, ByteBuffer, ByteBuffer).self)
         {
-            links.append(AuditChain.Link(
-                seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID, subject: subject,
-                details: details, prevHash: Array(prevHash.readableBytesView), hash: Array(hash.readableBytesView)))
+            links.append(
+                AuditChain.Link(
+                    seq: seq, at: at, actorID: actorID, actorRole: role, action: action, requestID: requestID, subject: subject,
+                    details: details, prevHash: Array(prevHash.readableBytesView), hash: Array(hash.readableBytesView)))
         }
         return links
     }

@@ -48,7 +48,7 @@ public struct AuditSigningKey: Sendable {
             throw ConfigurationError.invalid("AUDIT_SIGNING_KEY_FILE", "cannot be read: \(path) (\(error.localizedDescription))")
         }
         guard let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
-              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
             throw ConfigurationError.invalid(
                 "AUDIT_SIGNING_KEY_FILE", "does not hold an Ed25519 private key (32 bytes in base64, as `d4h audit keygen` writes): \(path)")
@@ -63,7 +63,7 @@ public struct AuditSigningKey: Sendable {
             text = try String(contentsOfFile: argument, encoding: .utf8)
         }
         guard let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
-              let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
+            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
         else { throw AuditCheckpointError.badPublicKey }
         return key
     }

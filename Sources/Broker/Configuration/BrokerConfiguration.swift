@@ -153,7 +153,8 @@ public struct BrokerConfiguration: Sendable {
         }
         // A list: a flag's value arrives split at its commas, the environment's whole.
         self.trustedProxies = try TrustedProxies.parse(
-            reader.stringArray(forKey: "trusted.proxies", default: []).joined(separator: ",")).get()
+            reader.stringArray(forKey: "trusted.proxies", default: []).joined(separator: ",")
+        ).get()
         if let free = try reader.wholeNumber("LOGIN_ACCOUNT_FREE_ATTEMPTS", in: 1...100) { self.loginThrottle.account.freeFailures = free }
         if let failures = try reader.wholeNumber("LOGIN_ADDRESS_MAX_FAILURES", in: 1...1_000_000) {
             self.loginThrottle.address.freeFailures = failures

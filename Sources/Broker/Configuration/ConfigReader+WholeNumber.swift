@@ -9,7 +9,8 @@ extension ConfigReader {
         guard let text = string(forKey: key) else { return nil }
         guard let number = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
             throw ConfigurationError.invalid(
-                variable, "must be a whole number from \(range.lowerBound)\(zeroMeans.map { " (\($0))" } ?? "") to \(range.upperBound), not \"\(text)\"")
+                variable,
+                "must be a whole number from \(range.lowerBound)\(zeroMeans.map { " (\($0))" } ?? "") to \(range.upperBound), not \"\(text)\"")
         }
         return number
     }

@@ -20,8 +20,12 @@ public struct TLSFiles: Sendable, Equatable {
         switch (certificate, key) {
         case (nil, nil): return nil
         case (let certificate?, let key?): return TLSFiles(certificatePath: certificate, keyPath: key)
-        case (_?, nil): throw ConfigurationError.invalid("TLS_KEY", "is not set: --tls-certificate (TLS_CERTIFICATE) needs --tls-key (TLS_KEY), the certificate's private key")
-        case (nil, _?): throw ConfigurationError.invalid("TLS_CERTIFICATE", "is not set: --tls-key (TLS_KEY) needs --tls-certificate (TLS_CERTIFICATE), the PEM certificate chain")
+        case (_?, nil):
+            throw ConfigurationError.invalid(
+                "TLS_KEY", "is not set: --tls-certificate (TLS_CERTIFICATE) needs --tls-key (TLS_KEY), the certificate's private key")
+        case (nil, _?):
+            throw ConfigurationError.invalid(
+                "TLS_CERTIFICATE", "is not set: --tls-key (TLS_KEY) needs --tls-certificate (TLS_CERTIFICATE), the PEM certificate chain")
         }
     }
 

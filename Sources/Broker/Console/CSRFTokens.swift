@@ -21,7 +21,8 @@ struct CSRFTokens: Sendable {
     /// Constant time, so a guess learns nothing from how long the comparison took.
     func accepts(_ submitted: String?, for binding: Binding, logger: Logger) async throws -> Bool {
         guard let submitted else { return false }
-        let expected = Array(try await token(for: binding, logger: logger).utf8), given = Array(submitted.utf8)
+        let expected = Array(try await token(for: binding, logger: logger).utf8)
+        let given = Array(submitted.utf8)
         guard expected.count == given.count else { return false }
         return zip(expected, given).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }

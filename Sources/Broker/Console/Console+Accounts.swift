@@ -48,7 +48,8 @@ extension Console {
                         email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
                         fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
                     logger: request.logger)
-                return request.page("registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
+                return request.page(
+                    "registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
             }
         }
         get("/register/company", .anyone, on: router) { request in
@@ -65,7 +66,8 @@ extension Console {
                         email: form["email"] ?? "", password: form.raw("password"), vatNumber: form["vatNumber"] ?? "",
                         companyName: form["companyName"] ?? "", description: form["description"]),
                     logger: request.logger)
-                return request.page("registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
+                return request.page(
+                    "registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
             }
         }
 
@@ -132,7 +134,8 @@ extension Console {
 
         get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: "Delete your account") }
         post("/account/delete", .role(.user), on: router) { request in
-            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ConsoleRequest.sameNames("password", "confirm")) {
+            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ConsoleRequest.sameNames("password", "confirm"))
+            {
                 guard request.form["confirm"] == "yes" else {
                     throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
                 }

@@ -15,12 +15,15 @@ extension Console {
         }
         get("/audit/privacy-ledger", .role(.auditor), on: router) { request in
             let after = request.query["after"].flatMap { Int64($0) }
-            let (entries, next) = try await request.api.groupRequests.ledger(for: try request.caller, after: after, limit: 100, logger: request.logger)
+            let (entries, next) = try await request.api.groupRequests.ledger(
+                for: try request.caller, after: after, limit: 100, logger: request.logger)
             var values: [String: Any] = [
                 "entries": entries.map { entry in
-                    ["at": Wording.time(entry.at), "kind": entry.kind.rawValue, "cells": String(entry.cells),
-                     "rho": PrivacyFormat.rho(entry.rho), "company": entry.companyID?.uuidString.lowercased() ?? "—",
-                     "request": entry.requestID?.uuidString.lowercased() ?? "—"]
+                    [
+                        "at": Wording.time(entry.at), "kind": entry.kind.rawValue, "cells": String(entry.cells),
+                        "rho": PrivacyFormat.rho(entry.rho), "company": entry.companyID?.uuidString.lowercased() ?? "—",
+                        "request": entry.requestID?.uuidString.lowercased() ?? "—",
+                    ]
                 },
                 "hasEntries": !entries.isEmpty,
             ]
@@ -30,10 +33,12 @@ extension Console {
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
             let release = try await request.api.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
-            return request.page("audit-group-request", title: "Released results", values: [
-                "id": id.uuidString.lowercased(), "releasedAt": Wording.time(release.releasedAt), "results": Self.resultRows(release),
-                "csvLink": "/audit/group-requests/\(id.uuidString.lowercased())/results.csv",
-            ])
+            return request.page(
+                "audit-group-request", title: "Released results",
+                values: [
+                    "id": id.uuidString.lowercased(), "releasedAt": Wording.time(release.releasedAt), "results": Self.resultRows(release),
+                    "csvLink": "/audit/group-requests/\(id.uuidString.lowercased())/results.csv",
+                ])
         }
         get("/audit/group-requests/:id/results.csv", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound).uuidString.lowercased()
@@ -51,9 +56,11 @@ extension Console {
             let shown = events.prefix(200)
             var values: [String: Any] = [
                 "events": shown.map {
-                    ["seq": String($0.seq), "at": Wording.time($0.at), "actor": [$0.actorRole, $0.actorID ?? ""].joined(separator: " "),
-                     "action": $0.action, "requestID": $0.requestID?.uuidString.lowercased() ?? "", "subject": $0.subject ?? "",
-                     "details": $0.details]
+                    [
+                        "seq": String($0.seq), "at": Wording.time($0.at), "actor": [$0.actorRole, $0.actorID ?? ""].joined(separator: " "),
+                        "action": $0.action, "requestID": $0.requestID?.uuidString.lowercased() ?? "", "subject": $0.subject ?? "",
+                        "details": $0.details,
+                    ]
                 },
                 "hasEvents": !shown.isEmpty,
                 "form": filter.echo,
@@ -68,9 +75,11 @@ extension Console {
         get("/audit/events.csv", .role(.auditor), on: router) { request in
             let filter = try Self.auditFilter(request.query)
             let output = try await request.asCaller {
-                try await request.api.auditListEvents(.init(query: .init(
-                    from: filter.query.from.map(Timestamp.rfc3339), to: filter.query.to.map(Timestamp.rfc3339),
-                    action: filter.query.action, format: .csv)))
+                try await request.api.auditListEvents(
+                    .init(
+                        query: .init(
+                            from: filter.query.from.map(Timestamp.rfc3339), to: filter.query.to.map(Timestamp.rfc3339),
+                            action: filter.query.action, format: .csv)))
             }
             guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
             return Self.csvDownload(body, filename: "audit-events.csv")
@@ -78,10 +87,11 @@ extension Console {
 
         get("/audit/verification", .role(.auditor), on: router) { request in
             _ = try request.caller
-            var values: [String: Any] = switch try await request.api.auditTrail.verify(logger: request.logger) {
-            case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
-            case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
-            }
+            var values: [String: Any] =
+                switch try await request.api.auditTrail.verify(logger: request.logger) {
+                case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
+                case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
+                }
             // The newest signed checkpoint, to download and keep, and the key to pin: what later proves the
             // log was neither truncated nor rewritten, which no verification of the log alone can.
             if let key = request.api.auditCheckpoints.key {
@@ -118,16 +128,21 @@ extension Console {
         func day(_ name: String, plusDays: Int) -> Date? {
             guard let text = fields[name] else { return nil }
             guard let day = CalendarDate(iso: text), let date = Timestamp.parse(day.adding(days: plusDays).description + "T00:00:00Z") else {
-                errors.append(FieldError(field: name, message: "must be a date (YYYY-MM-DD)")); return nil
+                errors.append(FieldError(field: name, message: "must be a date (YYYY-MM-DD)"))
+                return nil
             }
             return date
         }
-        let from = day("from", plusDays: 0), to = day("to", plusDays: 1)
+        let from = day("from", plusDays: 0)
+        let to = day("to", plusDays: 1)
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         var echo: [String: String] = [:]
         var items: [URLQueryItem] = []
         for name in ["from", "to", "action"] {
-            if let value = fields[name] { echo[name] = value; items.append(URLQueryItem(name: name, value: value)) }
+            if let value = fields[name] {
+                echo[name] = value
+                items.append(URLQueryItem(name: name, value: value))
+            }
         }
         var components = URLComponents()
         components.queryItems = items

@@ -38,8 +38,9 @@ extension Console {
                 let to = FormValues.startOfDay(form["windowTo"], plusDays: 1, field: "windowTo", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 _ = try await request.api.singleRequests.create(
-                    .init(email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
-                          purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days),
+                    .init(
+                        email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
+                        purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days),
                     by: try request.caller, logger: request.logger)
                 return request.redirect("/company", notice: "request-sent")
             }
@@ -95,9 +96,10 @@ extension Console {
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 let principal = try request.caller
                 let created = try await request.api.submitGroupRequest(
-                    .init(types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
-                          windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
-                          purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
+                    .init(
+                        types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
+                        windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
+                        purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
                     by: principal)
                 return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
             }
@@ -207,9 +209,12 @@ extension Console {
         return [
             "typeOptions": Wording.typeOptions(selected: form.values("types")),
             "filterRows": (1...3).map { row in
-                ["row": row, "min": form["filterMin\(row)"] ?? "", "max": form["filterMax\(row)"] ?? "", "options": SampleType.allCases.map {
-                    ["value": $0.rawValue, "label": Wording.typeWithUnit($0), "selected": form["filterType\(row)"] == $0.rawValue]
-                }] as [String: Any]
+                [
+                    "row": row, "min": form["filterMin\(row)"] ?? "", "max": form["filterMax\(row)"] ?? "",
+                    "options": SampleType.allCases.map {
+                        ["value": $0.rawValue, "label": Wording.typeWithUnit($0), "selected": form["filterType\(row)"] == $0.rawValue]
+                    },
+                ] as [String: Any]
             },
             "bucketOptions": Statistics.Bucket.allCases.map { ["value": $0.rawValue, "selected": (form["bucket"] ?? "day") == $0.rawValue] },
             "sexOptions": [("", "Anyone"), ("F", "Women"), ("M", "Men")].map {
@@ -230,9 +235,11 @@ extension Console {
         } catch WebhookError.notFound {}
         let keys = try await request.api.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
         values["apiKeys"] = keys.map {
-            ["id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,
-             "scope": $0.scope == .readOnly ? "read only" : "full", "createdAt": Wording.time($0.createdAt),
-             "expiresAt": $0.expiresAt.map(Wording.time) ?? "never", "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never"]
+            [
+                "id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,
+                "scope": $0.scope == .readOnly ? "read only" : "full", "createdAt": Wording.time($0.createdAt),
+                "expiresAt": $0.expiresAt.map(Wording.time) ?? "never", "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never",
+            ]
         }
         values["hasAPIKeys"] = !keys.isEmpty
         return values

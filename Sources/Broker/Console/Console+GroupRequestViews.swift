@@ -33,10 +33,12 @@ extension Console {
 
     static func resultRows(_ release: GroupRelease) -> [[String: Any]] {
         release.cells.map { cell in
-            ["bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
-             "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
-             "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
-             "p90": cell.p90.map(HealthChart.number) ?? "", "margin": cell.accuracy?.meanMargin95.map(HealthChart.number) ?? ""]
+            [
+                "bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
+                "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
+                "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
+                "p90": cell.p90.map(HealthChart.number) ?? "", "margin": cell.accuracy?.meanMargin95.map(HealthChart.number) ?? "",
+            ]
         }
     }
 

@@ -37,13 +37,17 @@ extension Console {
 
         get("/blocks", .role(.user), on: router) { request in
             let blocks = try await request.api.transparency.blocks(of: try request.caller, logger: request.logger)
-            return request.page("blocks", title: "Blocked companies", values: [
-                "blocks": blocks.map {
-                    ["id": $0.thirdParty.id.uuidString.lowercased(), "companyName": $0.thirdParty.companyName,
-                     "vatNumber": $0.thirdParty.vatNumber, "blockedAt": Wording.time($0.blockedAt)]
-                },
-                "hasBlocks": !blocks.isEmpty,
-            ])
+            return request.page(
+                "blocks", title: "Blocked companies",
+                values: [
+                    "blocks": blocks.map {
+                        [
+                            "id": $0.thirdParty.id.uuidString.lowercased(), "companyName": $0.thirdParty.companyName,
+                            "vatNumber": $0.thirdParty.vatNumber, "blockedAt": Wording.time($0.blockedAt),
+                        ]
+                    },
+                    "hasBlocks": !blocks.isEmpty,
+                ])
         }
         post("/blocks/:id", .role(.user), on: router) { request in
             _ = try await request.api.transparency.block(
@@ -63,9 +67,11 @@ extension Console {
             let entries = page.rows
             var values: [String: Any] = [
                 "entries": entries.map {
-                    ["at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
-                     "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
-                     "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", ")]
+                    [
+                        "at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
+                        "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
+                        "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
+                    ]
                 },
                 "hasEntries": !entries.isEmpty,
             ]

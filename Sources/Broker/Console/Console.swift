@@ -154,9 +154,10 @@ struct Console: Sendable {
                 return .redirect(to: "/login", type: .normal)
             }
             if case .role(let role) = access, principal.role != role {
-                return request.errorPage(Problem(
-                    status: .forbidden, slug: "wrong-role", title: "Not for your account",
-                    detail: "This page is for \(Wording.roleNamePlural(role)); you are signed in as \(Wording.roleName(principal.role))."))
+                return request.errorPage(
+                    Problem(
+                        status: .forbidden, slug: "wrong-role", title: "Not for your account",
+                        detail: "This page is for \(Wording.roleNamePlural(role)); you are signed in as \(Wording.roleName(principal.role))."))
             }
         }
         if let post {

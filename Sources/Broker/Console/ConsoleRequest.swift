@@ -73,7 +73,8 @@ struct ConsoleRequest: Sendable {
                     otherErrors.append("\(error.field) \(error.message)")
                 }
             }
-            context["problem"] = ["title": problem.title, "detail": problem.detail, "errors": otherErrors, "hasErrors": !otherErrors.isEmpty] as [String: Any]
+            context["problem"] =
+                ["title": problem.title, "detail": problem.detail, "errors": otherErrors, "hasErrors": !otherErrors.isEmpty] as [String: Any]
             context["errors"] = fieldErrors
             if context["form"] == nil { context["form"] = form.echo() }
         }

@@ -10,7 +10,8 @@ struct FormFields: Sendable {
     init(urlEncoded text: String) {
         for part in text.split(separator: "&", omittingEmptySubsequences: true) {
             let halves = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = Self.decode(halves[0]), value = halves.count > 1 ? Self.decode(halves[1]) : ""
+            let name = Self.decode(halves[0])
+            let value = halves.count > 1 ? Self.decode(halves[1]) : ""
             pairs.append((name, value))
         }
     }

@@ -24,8 +24,10 @@ struct HealthChart {
             "peersAvailable": statistics.peersAvailable && !statistics.peerBuckets.isEmpty,
             "rows": statistics.own.map { bucket -> [String: String] in
                 let peer = statistics.peerBuckets.first { $0.start == bucket.start }
-                return ["day": bucket.start.description, "mean": Self.number(bucket.mean), "min": Self.number(bucket.min),
-                        "max": Self.number(bucket.max), "count": String(bucket.count), "peerMedian": peer.map { Self.number($0.p50) } ?? "–"]
+                return [
+                    "day": bucket.start.description, "mean": Self.number(bucket.mean), "min": Self.number(bucket.min),
+                    "max": Self.number(bucket.max), "count": String(bucket.count), "peerMedian": peer.map { Self.number($0.p50) } ?? "–",
+                ]
             },
         ]
     }
@@ -37,9 +39,13 @@ struct HealthChart {
         // where the person has no data, and a point beyond the axes would be drawn outside the plot.
         let peers = (statistics.peersAvailable ? statistics.peerBuckets : []).filter { (firstDay...lastDay).contains($0.start.dayNumber) }
         let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.map(\.p50)
-        var low = values.min() ?? 0, high = values.max() ?? 1
+        var low = values.min() ?? 0
+        var high = values.max() ?? 1
         // A flat series still needs a range; totals keep their zero baseline (all-zero days draw on 0–1).
-        if high - low < 1e-9 { if !isTotal { low -= 1 }; high += 1 }
+        if high - low < 1e-9 {
+            if !isTotal { low -= 1 }
+            high += 1
+        }
         let padding = (high - low) * 0.08
         // Bars stand on zero: a total's axis starts there.
         if !isTotal { low -= padding }
@@ -48,7 +54,8 @@ struct HealthChart {
         let plotHeight = Self.height - Self.top - Self.bottom
         // Bars are centred on their day: inset the days by half a bar so the first and last stay inside the axes.
         let inset = isTotal ? Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span) / 2 + 1 : 0
-        let plotLeft = Self.left + inset, plotWidth = Self.width - Self.left - Self.right - 2 * inset
+        let plotLeft = Self.left + inset
+        let plotWidth = Self.width - Self.left - Self.right - 2 * inset
         func x(_ day: Int) -> Double { own.count == 1 ? plotLeft + plotWidth / 2 : plotLeft + Double(day - firstDay) / span * plotWidth }
         func y(_ value: Double) -> Double { Self.top + (high - value) / (high - low) * plotHeight }
         func point(_ day: Int, _ value: Double) -> String { "\(Self.coordinate(x(day))),\(Self.coordinate(y(value)))" }
@@ -58,17 +65,21 @@ struct HealthChart {
         let meanLine = own.map { point($0.start.dayNumber, $0.mean) }.joined(separator: " ")
         let peerLine = peers.map { point($0.start.dayNumber, $0.p50) }.joined(separator: " ")
         let lowest = isTotal ? low : low + padding
-        let description = "Daily \(isTotal ? "total" : "mean") of \(Wording.typeName(statistics.type).lowercased())"
+        let description =
+            "Daily \(isTotal ? "total" : "mean") of \(Wording.typeName(statistics.type).lowercased())"
             + " from \(own.first!.start) to \(own.last!.start), between \(Self.number(lowest)) and \(Self.number(high - padding))"
             + " \(statistics.type.unit)."
 
-        var svg = #"<svg class="chart-svg" viewBox="0 0 \#(Int(Self.width)) \#(Int(Self.height))" role="img" aria-label="\#(description)" xmlns="http://www.w3.org/2000/svg">"#
+        var svg =
+            #"<svg class="chart-svg" viewBox="0 0 \#(Int(Self.width)) \#(Int(Self.height))" role="img" aria-label="\#(description)" xmlns="http://www.w3.org/2000/svg">"#
         // Axes and labels: the value range on the left, the first and last day below.
         svg += #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.top)" x2="\#(Self.left)" y2="\#(Self.height - Self.bottom)"/>"#
-        svg += #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.height - Self.bottom)" x2="\#(Self.width - Self.right)" y2="\#(Self.height - Self.bottom)"/>"#
+        svg +=
+            #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.height - Self.bottom)" x2="\#(Self.width - Self.right)" y2="\#(Self.height - Self.bottom)"/>"#
         for value in [high - padding, (high - padding + lowest) / 2, lowest] {
             svg += #"<text class="label" x="\#(Self.left - 6)" y="\#(Self.coordinate(y(value) + 4))" text-anchor="end">\#(Self.number(value))</text>"#
-            svg += #"<line class="grid" x1="\#(Self.left)" y1="\#(Self.coordinate(y(value)))" x2="\#(Self.width - Self.right)" y2="\#(Self.coordinate(y(value)))"/>"#
+            svg +=
+                #"<line class="grid" x1="\#(Self.left)" y1="\#(Self.coordinate(y(value)))" x2="\#(Self.width - Self.right)" y2="\#(Self.coordinate(y(value)))"/>"#
         }
         svg += #"<text class="label" x="\#(Self.left)" y="\#(Self.height - 8)">\#(own.first!.start)</text>"#
         svg += #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(own.last!.start)</text>"#
@@ -76,8 +87,10 @@ struct HealthChart {
             // One bar per day with data, centred on its day; at most 30 days, so a bar is several pixels wide.
             let barWidth = Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span)
             for bucket in own {
-                let top = y(bucket.mean), bottom = y(0)
-                svg += #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
+                let top = y(bucket.mean)
+                let bottom = y(0)
+                svg +=
+                    #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
                     + #" width="\#(Self.coordinate(barWidth))" height="\#(Self.coordinate(max(0, bottom - top)))"><title>\#(bucket.start): \#(Self.number(bucket.mean))</title></rect>"#
             }
             if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }

@@ -85,7 +85,8 @@ enum Wording {
 
     /// "heart rate 60–100 beats/min on average"; a filter without bounds only asks for data of that type.
     static func filter(_ filter: GroupRequest.Filter) -> String {
-        let name = typeName(filter.type).lowercased(), unit = filter.type.unit
+        let name = typeName(filter.type).lowercased()
+        let unit = filter.type.unit
         switch (filter.min, filter.max) {
         case (nil, nil): return "with \(name) data"
         case (let min?, nil): return "\(name) at least \(HealthChart.number(min)) \(unit) on average"

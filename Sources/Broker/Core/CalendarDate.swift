@@ -10,7 +10,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     public init?(year: Int, month: Int, day: Int) {
         // Four-digit years only, so `description` always round-trips through `init?(iso:)`.
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...CalendarDate.numberOfDays(inMonth: month, year: year)).contains(day)
+            (1...CalendarDate.numberOfDays(inMonth: month, year: year)).contains(day)
         else { return nil }
         self.year = year
         self.month = month
@@ -36,9 +36,9 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     public init?(iso text: String) {
         let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = Self.number(bytes[0..<4]),
-              let month = Self.number(bytes[5..<7]),
-              let day = Self.number(bytes[8..<10])
+            let year = Self.number(bytes[0..<4]),
+            let month = Self.number(bytes[5..<7]),
+            let day = Self.number(bytes[8..<10])
         else { return nil }
         self.init(year: year, month: month, day: day)
     }

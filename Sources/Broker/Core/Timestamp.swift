@@ -114,8 +114,12 @@ extension Timestamp {
         bytes.append(UInt8(ascii: ":"))
         appendDigits(second, 2, to: &bytes)
         if micros != 0 {
-            var fraction = micros, width = 6
-            while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+            var fraction = micros
+            var width = 6
+            while fraction % 10 == 0 {
+                fraction /= 10
+                width -= 1
+            }
             bytes.append(UInt8(ascii: "."))
             appendDigits(fraction, width, to: &bytes)
         }

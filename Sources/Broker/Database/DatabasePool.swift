@@ -94,7 +94,7 @@ public struct DatabasePool: Sendable, Service {
         guard let outer = Self.heldLeases[identity] else { return }
         logger.error("a connection was requested while holding one", metadata: ["held.at": "\(outer)", "requested.at": "\(file):\(line)"])
         #if DEBUG
-        throw NestedLease(heldAt: outer, requestedAt: "\(file):\(line)")
+            throw NestedLease(heldAt: outer, requestedAt: "\(file):\(line)")
         #endif
     }
 }

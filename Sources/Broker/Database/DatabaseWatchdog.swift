@@ -37,7 +37,7 @@ struct DatabaseWatchdog: Service {
                 timeoutsInARow = 0
                 if !availability.isReachable { logger.notice("database reachable again") }
                 availability.markReachable()
-            } catch where Self.isTimeout(error) {
+            } catch let error where Self.isTimeout(error) {
                 if let stale = connection { Task { try? await stale.close() } }
                 connection = nil
                 timeoutsInARow += 1
@@ -76,7 +76,8 @@ struct DatabaseWatchdog: Service {
     /// server killed, and a probe that waited for it would stop watching altogether.
     private func probe(_ connection: PostgresConnection) async throws {
         let first = FirstOutcome<Void>()
-        let logger = logger, probeTimeout = probeTimeout
+        let logger = logger
+        let probeTimeout = probeTimeout
         try await withCheckedThrowingContinuation { continuation in
             first.install(continuation)
             Task {

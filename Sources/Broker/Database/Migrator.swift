@@ -80,9 +80,10 @@ public struct Migrator: Sendable {
 
     /// version → checksum of what the database has applied (empty when it was never migrated).
     func appliedChecksums() async throws -> [Int: String] {
-        let exists = try await client.query(
-            "SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger
-        ).collect().first?.decode(Bool.self) ?? false
+        let exists =
+            try await client.query(
+                "SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
         guard exists else { return [:] }
         var applied: [Int: String] = [:]
         for try await (version, checksum) in try await client.query(

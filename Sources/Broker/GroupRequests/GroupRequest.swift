@@ -4,7 +4,10 @@ import Foundation
 public struct GroupRequest: Sendable, Equatable {
     public enum Status: String, Sendable { case accepted, refused }
     /// `cohort_too_similar` only on requests from before differential privacy replaced the similarity check.
-    public enum RefusalReason: String, Sendable { case cohortBelowThreshold = "cohort_below_threshold", cohortTooSimilar = "cohort_too_similar" }
+    public enum RefusalReason: String, Sendable {
+        case cohortBelowThreshold = "cohort_below_threshold"
+        case cohortTooSimilar = "cohort_too_similar"
+    }
 
     /// Bounds on each person's mean of `type` over the window; both nil only requires data of that type.
     public struct Filter: Sendable, Equatable, Codable {

@@ -54,7 +54,9 @@ extension GroupRequestService {
     }
 
     /// The ledger, newest first: everything for auditors.
-    public func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (entries: [LedgerEntry], next: Int64?) {
+    public func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (
+        entries: [LedgerEntry], next: Int64?
+    ) {
         guard principal.role == .auditor else { throw WrongRole("Only auditors read the privacy ledger.") }
         let rows = try await client.withConnection {
             try await PrivacyLedgerStore.entries(company: nil, after: cursor, limit: limit, on: $0, logger: logger)

@@ -45,12 +45,15 @@ extension GroupRequestService {
         if creation.filters.isEmpty && demographics.isEmpty {
             errors.append(FieldError(field: "filters", message: "give at least one filter or demographic criterion"))
         }
-        let from = CalendarDate(iso: creation.windowFrom), to = CalendarDate(iso: creation.windowTo)
+        let from = CalendarDate(iso: creation.windowFrom)
+        let to = CalendarDate(iso: creation.windowTo)
         if from == nil { errors.append(FieldError(field: "window.from", message: "must be a date as YYYY-MM-DD")) }
         if to == nil { errors.append(FieldError(field: "window.to", message: "must be a date as YYYY-MM-DD")) }
         if let from, let to {
             if from > to { errors.append(FieldError(field: "window.from", message: "must not be after window.to")) }
-            if to.dayNumber - from.dayNumber > 3660 { errors.append(FieldError(field: "window.to", message: "the window may span at most ten years")) }
+            if to.dayNumber - from.dayNumber > 3660 {
+                errors.append(FieldError(field: "window.to", message: "the window may span at most ten years"))
+            }
         }
         let bucket = Statistics.Bucket(rawValue: creation.bucket)
         if bucket == nil { errors.append(FieldError(field: "bucket", message: "must be day, week or month")) }
@@ -63,14 +66,17 @@ extension GroupRequestService {
         }
         let cellLoss = creation.cellLoss ?? privacy.defaultCellLoss
         if !PrivacySettings.cellLossRange.contains(cellLoss) {
-            errors.append(FieldError(
-                field: "privacy.cellLoss",
-                message: "must be \(PrivacySettings.cellLossRange.lowerBound)–\(PrivacySettings.cellLossRange.upperBound) (ρ per cell)"))
+            errors.append(
+                FieldError(
+                    field: "privacy.cellLoss",
+                    message: "must be \(PrivacySettings.cellLossRange.lowerBound)–\(PrivacySettings.cellLossRange.upperBound) (ρ per cell)"))
         }
         if let from, let to, let bucket, from <= to, types.count * bucket.starts(from: from, to: to).count > privacy.maximumCellsPerRelease {
-            errors.append(FieldError(
-                field: "window", message: "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
-                    + "a longer window needs a coarser bucket or fewer types"))
+            errors.append(
+                FieldError(
+                    field: "window",
+                    message: "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
+                        + "a longer window needs a coarser bucket or fewer types"))
         }
         guard errors.isEmpty, let from, let to, let bucket else { throw GroupRequestError.invalid(errors) }
         return ValidCreation(
@@ -82,9 +88,12 @@ extension GroupRequestService {
     /// left out): a 422 that says so, rather than a refusal that looks like a small cohort.
     func ensureSomeoneCanAfford(_ cost: PrivacyLoss, cells: Int) throws {
         guard cost > privacy.personGroupBudget else { return }
-        throw GroupRequestError.invalid([FieldError(
-            field: "window", message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than any person may give to group "
-                + "requests in twelve months (ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): ask for fewer buckets or types, "
-                + "or a lower privacy.cellLoss")])
+        throw GroupRequestError.invalid([
+            FieldError(
+                field: "window",
+                message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than any person may give to group "
+                    + "requests in twelve months (ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): ask for fewer buckets or types, "
+                    + "or a lower privacy.cellLoss")
+        ])
     }
 }

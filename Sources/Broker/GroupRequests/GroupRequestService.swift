@@ -54,7 +54,9 @@ public struct GroupRequestService: Sendable {
             bucket: String, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
         ) {
             (self.types, self.filters, self.ageMin, self.ageMax, self.sex) = (types, filters, ageMin, ageMax, sex)
-            (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (windowFrom, windowTo, bucket, purpose, subscriptionDays)
+            (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (
+                windowFrom, windowTo, bucket, purpose, subscriptionDays
+            )
             self.cellLoss = cellLoss
         }
     }
@@ -79,8 +81,9 @@ public struct GroupRequestService: Sendable {
     func initialBuckets(of request: ValidCreation, now: Date) -> [CalendarDate] {
         guard request.subscriptionDays != nil else { return request.bucket.starts(from: request.windowFrom, to: request.windowTo) }
         guard let last = schedule.lastClosed(request.bucket, from: request.windowFrom, now: now, stop: nil) else { return [] }
-        return Array(request.bucket.starts(from: request.windowFrom, to: last)
-            .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: request.cellLoss)))
+        return Array(
+            request.bucket.starts(from: request.windowFrom, to: last)
+                .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: request.cellLoss)))
     }
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused.
@@ -97,7 +100,8 @@ public struct GroupRequestService: Sendable {
         let company = principal.accountID
         let buckets = initialBuckets(of: valid, now: Date())
         let cellCount = buckets.count * valid.types.count
-        let cohortCost = valid.cellLoss, releaseCost = valid.cellLoss * cellCount
+        let cohortCost = valid.cellLoss
+        let releaseCost = valid.cellLoss * cellCount
         try ensureSomeoneCanAfford(cohortCost + releaseCost, cells: cellCount)
         // Refused before any data is read when the budget cannot pay (a data-independent answer).
         try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
@@ -113,11 +117,14 @@ public struct GroupRequestService: Sendable {
             }
             let size = mechanism.count(cohort.count, loss: cohortCost)
             let accepted = size >= minimumCohort
-            let cells = accepted && !buckets.isEmpty
-                ? try await released(types: valid.types, bucket: valid.bucket,
-                                     days: Self.days(of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
-                                                     windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
-                                     cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
+            let cells =
+                accepted && !buckets.isEmpty
+                ? try await released(
+                    types: valid.types, bucket: valid.bucket,
+                    days: Self.days(
+                        of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
+                        windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
+                    cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
                 : []
             let stored: GroupRequest? = try await client.withTransaction(logger: logger) { connection in
                 try await PrivacyLedgerStore.lock(on: connection, logger: logger)
@@ -133,12 +140,15 @@ public struct GroupRequestService: Sendable {
                     company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
                 try await PrivacyLedgerStore.debit(cohort, loss: charged, on: connection, logger: logger)
                 try await AuditLog.append(
-                    AuditEvent(actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                               action: accepted ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
-                               requestID: request.id,
-                               details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
-                                         "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
-                                         "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho))]),
+                    AuditEvent(
+                        actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                        action: accepted ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
+                        requestID: request.id,
+                        details: [
+                            "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                            "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
+                            "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho)),
+                        ]),
                     on: connection, logger: logger)
                 if accepted {
                     // A subscription none of whose buckets has closed yet releases nothing now: no empty release,
@@ -167,10 +177,13 @@ public struct GroupRequestService: Sendable {
             company: request.thirdParty.id, request: request.id, kind: .release, cells: cells.count, loss: loss, on: connection, logger: logger)
         try await AccessLogStore.recordGroupContributions(of: request, members: members, on: connection, logger: logger)
         try await AuditLog.append(
-            AuditEvent(actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                       action: AuditAction.groupResultsReleased, requestID: request.id,
-                       details: ["cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count),
-                                 "rho": .string(PrivacyFormat.rho(loss.rho))]),
+            AuditEvent(
+                actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                action: AuditAction.groupResultsReleased, requestID: request.id,
+                details: [
+                    "cells": .int(cells.count), "suppressedCells": .int(cells.filter(\.suppressed).count),
+                    "rho": .string(PrivacyFormat.rho(loss.rho)),
+                ]),
             on: connection, logger: logger)
     }
 
@@ -182,7 +195,8 @@ public struct GroupRequestService: Sendable {
     {
         guard let first = buckets.first, let last = buckets.last else { return nil }
         let end = bucket.next(after: last).adding(days: -1)
-        let from = max(first, windowFrom), to = windowTo.map { min(end, $0) } ?? end
+        let from = max(first, windowFrom)
+        let to = windowTo.map { min(end, $0) } ?? end
         return from <= to ? from...to : nil
     }
 
@@ -194,8 +208,11 @@ public struct GroupRequestService: Sendable {
         cellLoss: PrivacyLoss, company: UUID, logger: Logger
     ) async throws -> [GroupResultCell] {
         guard let days else { return [] }
-        let first = days.lowerBound, last = days.upperBound
-        let client = client, evaluations = evaluations, mechanism = mechanism
+        let first = days.lowerBound
+        let last = days.upperBound
+        let client = client
+        let evaluations = evaluations
+        let mechanism = mechanism
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
             for type in types {
                 group.addTask {
@@ -274,8 +291,9 @@ public struct GroupRequestService: Sendable {
         let stop = subscription.endedAt ?? subscription.endsAt
         guard let last = schedule.lastClosed(request.bucket, from: first, now: Date(), stop: stop) else { return false }
         // At most a release's worth of buckets at once (a subscription that was starved of budget catches up in steps).
-        let buckets = Array(request.bucket.starts(from: first, to: last)
-            .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: cellLoss)))
+        let buckets = Array(
+            request.bucket.starts(from: first, to: last)
+                .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: cellLoss)))
         let cost = cellLoss * (buckets.count * request.types.count)
         try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
         let members = try await client.withConnection { connection in
@@ -289,15 +307,16 @@ public struct GroupRequestService: Sendable {
         return try await client.withTransaction(logger: logger) { connection in
             try await PrivacyLedgerStore.lock(on: connection, logger: logger)
             guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),
-                  current.releasedThrough == request.releasedThrough
+                current.releasedThrough == request.releasedThrough
             else { return false }
             guard try await budgets.eligible(members, cost: cost, on: connection, logger: logger).count == members.count else { return false }
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
             try await PrivacyLedgerStore.debit(members, loss: cost, on: connection, logger: logger)
             try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
             try await GroupReleaseStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(.groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
-                                            on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(
+                .groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
+                on: connection, logger: logger)
             return true
         }
     }
@@ -339,9 +358,10 @@ public struct GroupRequestService: Sendable {
         return try await client.withTransaction(logger: logger) { connection in
             if let ended = try await GroupRequestStore.endSubscription(id: id, sender: principal.accountID, on: connection, logger: logger) {
                 try await AuditLog.append(
-                    AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                               action: AuditAction.subscriptionEnded, requestID: id,
-                               details: ["endedBy": .string("third_party"), "reason": .string("revoked"), "kind": .string("group")]),
+                    AuditEvent(
+                        actorID: principal.accountID.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                        action: AuditAction.subscriptionEnded, requestID: id,
+                        details: ["endedBy": .string("third_party"), "reason": .string("revoked"), "kind": .string("group")]),
                     on: connection, logger: logger)
                 return ended
             }

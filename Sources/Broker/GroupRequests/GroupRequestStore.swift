@@ -17,7 +17,8 @@ public enum GroupRequestStore {
     static func request(from row: PostgresRow) throws -> GroupRequest {
         let columns = row.makeRandomAccess()
         let filters = try JSONDecoder().decode([GroupRequest.Filter].self, from: Data(try columns["filters"].decode(String.self).utf8))
-        let endsAt = try columns["ends_at"].decode(Date?.self), endedAt = try columns["ended_at"].decode(Date?.self)
+        let endsAt = try columns["ends_at"].decode(Date?.self)
+        let endedAt = try columns["ended_at"].decode(Date?.self)
         let now = try columns["now"].decode(Date.self)
         return GroupRequest(
             id: try columns["id"].decode(UUID.self),
@@ -84,39 +85,44 @@ public enum GroupRequestStore {
 
     /// One request; `sender` nil for auditors (who see every request).
     static func request(id: UUID, sender: UUID?, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
-        try await collect(connection.query(
-            """
-            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
-            WHERE g.id = \(id) AND (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
-            """, logger: logger)).first
+        try await collect(
+            connection.query(
+                """
+                \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
+                WHERE g.id = \(id) AND (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
+                """, logger: logger)
+        ).first
     }
 
     static func list(
         sender: UUID?, status: GroupRequest.Status?, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger
     ) async throws -> [GroupRequest] {
         let after = cursor.map { Timestamp.postgresText($0.time) }
-        return try await collect(connection.query(
-            """
-            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
-            WHERE (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
-              AND (\(status?.rawValue)::text IS NULL OR g.status = \(status?.rawValue))
-              AND (\(after)::timestamptz IS NULL OR (g.created_at, g.id) < (\(after)::timestamptz, \(cursor?.id)))
-            ORDER BY g.created_at DESC, g.id DESC
-            LIMIT \(limit + 1)
-            """, logger: logger))
+        return try await collect(
+            connection.query(
+                """
+                \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
+                WHERE (\(sender)::uuid IS NULL OR g.third_party_id = \(sender))
+                  AND (\(status?.rawValue)::text IS NULL OR g.status = \(status?.rawValue))
+                  AND (\(after)::timestamptz IS NULL OR (g.created_at, g.id) < (\(after)::timestamptz, \(cursor?.id)))
+                ORDER BY g.created_at DESC, g.id DESC
+                LIMIT \(limit + 1)
+                """, logger: logger))
     }
 
     static func endSubscription(id: UUID, sender: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
-        try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE group_requests SET ended_at = now()
-                WHERE id = \(id) AND third_party_id = \(sender) AND status = 'accepted' AND subscription_days IS NOT NULL
-                  AND ended_at IS NULL AND ends_at > now()
-                RETURNING *
-            )
-            \(unescaped: selection) FROM changed g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
-            """, logger: logger)).first
+        try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE group_requests SET ended_at = now()
+                    WHERE id = \(id) AND third_party_id = \(sender) AND status = 'accepted' AND subscription_days IS NOT NULL
+                      AND ended_at IS NULL AND ends_at > now()
+                    RETURNING *
+                )
+                \(unescaped: selection) FROM changed g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
+                """, logger: logger)
+        ).first
     }
 
     /// Ends every live group subscription of a company that is being erased.
@@ -150,18 +156,21 @@ public enum GroupRequestStore {
                 FOR UPDATE SKIP LOCKED
             )
             RETURNING id
-            """, logger: logger).collect().first?.decode(UUID.self)
+            """, logger: logger
+        ).collect().first?.decode(UUID.self)
     }
 
     /// The request, read again and locked until the transaction ends, so its releases are stored one at a
     /// time (a read of the results and the background refresh never both store the same new figures).
     /// `NO KEY UPDATE`: the lock need not block rows that only reference this one.
     static func requestLockedForRelease(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> GroupRequest? {
-        try await collect(connection.query(
-            """
-            \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
-            WHERE g.id = \(requestID) FOR NO KEY UPDATE OF g
-            """, logger: logger)).first
+        try await collect(
+            connection.query(
+                """
+                \(unescaped: selection) FROM group_requests g LEFT JOIN third_parties t ON t.account_id = g.third_party_id
+                WHERE g.id = \(requestID) FOR NO KEY UPDATE OF g
+                """, logger: logger)
+        ).first
     }
 
     static func markResultsChecked(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws {

@@ -18,7 +18,8 @@ struct GroupResultsRefresh: Service {
     func run() async throws {
         // Off: wait for shutdown all the same, since a service that returns ends the whole server.
         guard let interval else { return try await gracefulShutdown() }
-        let groupRequests = groupRequests, logger = logger
+        let groupRequests = groupRequests
+        let logger = logger
         // Look for due subscriptions often enough that none waits much longer than `interval`.
         await repeatUntilShutdown(every: min(interval, .seconds(60)), logger: logger, failure: "refreshing group subscriptions failed; will retry") {
             try await groupRequests.refreshNextDueSubscription(interval: interval, logger: logger)

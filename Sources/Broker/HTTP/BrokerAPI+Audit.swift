@@ -26,16 +26,30 @@ extension BrokerAPI {
     func auditListEvents(_ input: Operations.AuditListEvents.Input) async throws -> Operations.AuditListEvents.Output {
         let principal = try await caller(.auditor)
         var errors: [FieldError] = []
-        let from = input.query.from.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "from", message: "must be an RFC 3339 time")); return nil }() }
-        let to = input.query.to.flatMap { text in Timestamp.parse(text) ?? { errors.append(.init(field: "to", message: "must be an RFC 3339 time")); return nil }() }
-        let page = PageRequest.read(limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &errors)
+        let from = input.query.from.flatMap { text in
+            Timestamp.parse(text)
+                ?? {
+                    errors.append(.init(field: "from", message: "must be an RFC 3339 time"))
+                    return nil
+                }()
+        }
+        let to = input.query.to.flatMap { text in
+            Timestamp.parse(text)
+                ?? {
+                    errors.append(.init(field: "to", message: "must be an RFC 3339 time"))
+                    return nil
+                }()
+        }
+        let page = PageRequest.read(
+            limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &errors)
         let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {
             // The whole log in one response is a download; a JSON page of at most 1000 events is not.
             try charge(principal, for: .downloads)
-            let trail = auditTrail, logger = logger
+            let trail = auditTrail
+            let logger = logger
             let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
                 var after: Int64 = 0
                 guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
@@ -49,9 +63,12 @@ extension BrokerAPI {
         }
         let entries = try await auditTrail.events(query, afterSeq: page.cursor, limit: page.limit + 1, logger: logger)
         let shown = entries.prefix(page.limit)
-        return .ok(.init(body: .json(.init(
-            items: try shown.map(Components.Schemas.AuditEventItem.init),
-            nextCursor: entries.count > page.limit ? shown.last.map { String($0.seq) } : nil))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        items: try shown.map(Components.Schemas.AuditEventItem.init),
+                        nextCursor: entries.count > page.limit ? shown.last.map { String($0.seq) } : nil))))
     }
 
     func auditVerifyChain(_ input: Operations.AuditVerifyChain.Input) async throws -> Operations.AuditVerifyChain.Output {
@@ -78,9 +95,11 @@ extension Components.Schemas.AuditEventItem {
 /// Audit events as RFC 4180 CSV lines.
 enum AuditCSV {
     static func line(_ entry: AuditTrail.Entry) -> String {
-        [String(entry.seq), Timestamp.rfc3339(entry.at), entry.actorID ?? "", entry.actorRole, entry.action,
-         entry.requestID?.uuidString.lowercased() ?? "", entry.subject ?? "", entry.details, entry.prevHash, entry.hash]
-            .map(field).joined(separator: ",") + "\r\n"
+        [
+            String(entry.seq), Timestamp.rfc3339(entry.at), entry.actorID ?? "", entry.actorRole, entry.action,
+            entry.requestID?.uuidString.lowercased() ?? "", entry.subject ?? "", entry.details, entry.prevHash, entry.hash,
+        ]
+        .map(field).joined(separator: ",") + "\r\n"
     }
 
     /// Quoted when it holds a comma, quote or line break; quotes doubled.

@@ -6,13 +6,17 @@ extension BrokerAPI {
     func auditListCheckpoints(_ input: Operations.AuditListCheckpoints.Input) async throws -> Operations.AuditListCheckpoints.Output {
         _ = try await caller(.auditor)
         var errors: [FieldError] = []
-        let page = PageRequest.read(limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, into: &errors)
+        let page = PageRequest.read(
+            limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, into: &errors)
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let rows = try await auditCheckpoints.list(before: page.cursor, limit: page.limit + 1, logger: logger)
         let shown = rows.prefix(page.limit)
-        return .ok(.init(body: .json(.init(
-            items: shown.map { Components.Schemas.AuditCheckpoint($0.checkpoint) },
-            nextCursor: rows.count > page.limit ? shown.last.map { String($0.id) } : nil))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        items: shown.map { Components.Schemas.AuditCheckpoint($0.checkpoint) },
+                        nextCursor: rows.count > page.limit ? shown.last.map { String($0.id) } : nil))))
     }
 
     func auditGetLatestCheckpoint(_ input: Operations.AuditGetLatestCheckpoint.Input) async throws

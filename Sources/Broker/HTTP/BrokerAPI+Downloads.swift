@@ -16,7 +16,8 @@ extension BrokerAPI {
         guard principal.role == .thirdParty else { throw WrongRole() }
         try charge(principal, for: .downloads)
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
-        let service = singleRequests, logger = logger
+        let service = singleRequests
+        let logger = logger
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
@@ -41,7 +42,8 @@ extension BrokerAPI {
         }
         encoder.outputFormatting = [.withoutEscapingSlashes]
         let profile = Array(try encoder.encode(Components.Schemas.Account(account)))
-        let exporter = PersonalExport(client: singleRequests.client), logger = logger
+        let exporter = PersonalExport(client: singleRequests.client)
+        let logger = logger
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"

@@ -76,8 +76,9 @@ extension Components.Schemas.GroupRequest {
             thirdParty: .init(request.thirdParty),
             types: request.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
             filters: request.filters.map { .init(_type: $0.type.rawValue, min: $0.min, max: $0.max) },
-            demographics: .init(ageMin: request.demographics.ageMin, ageMax: request.demographics.ageMax,
-                                sex: request.demographics.sex.flatMap { .init(rawValue: $0.rawValue) }),
+            demographics: .init(
+                ageMin: request.demographics.ageMin, ageMax: request.demographics.ageMax,
+                sex: request.demographics.sex.flatMap { .init(rawValue: $0.rawValue) }),
             window: .init(from: request.windowFrom.description, to: request.windowTo.description),
             bucket: .init(rawValue: request.bucket.rawValue) ?? .day,
             purpose: request.purpose,
@@ -94,14 +95,18 @@ extension Components.Schemas.GroupRequest {
 
 extension Components.Schemas.GroupResults {
     init(_ release: GroupRelease) {
-        self.init(releasedAt: release.releasedAt, items: release.cells.map { cell in
-            .init(bucketStart: cell.bucketStart, _type: .init(rawValue: cell.type.rawValue) ?? .heartRate, unit: cell.type.unit,
-                  people: cell.people, mean: cell.mean, p10: cell.p10, p50: cell.p50, p90: cell.p90, suppressed: cell.suppressed,
-                  accuracy: cell.accuracy.map {
-                      .init(peopleStdDev: $0.peopleStdDev, sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth,
+        self.init(
+            releasedAt: release.releasedAt,
+            items: release.cells.map { cell in
+                .init(
+                    bucketStart: cell.bucketStart, _type: .init(rawValue: cell.type.rawValue) ?? .heartRate, unit: cell.type.unit,
+                    people: cell.people, mean: cell.mean, p10: cell.p10, p50: cell.p50, p90: cell.p90, suppressed: cell.suppressed,
+                    accuracy: cell.accuracy.map {
+                        .init(
+                            peopleStdDev: $0.peopleStdDev, sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth,
                             meanMargin95: $0.meanMargin95, rho: $0.rho)
-                  })
-        })
+                    })
+            })
     }
 }
 
@@ -118,8 +123,9 @@ extension GroupRequestService.Creation {
 
 extension Components.Schemas.PrivacyBudget {
     init(_ budget: CompanyBudget) {
-        self.init(rho: budget.limitRho, spent: budget.spentRho, remaining: budget.remainingRho, periodDays: budget.periodDays,
-                  renewsAt: budget.renewsAt)
+        self.init(
+            rho: budget.limitRho, spent: budget.spentRho, remaining: budget.remainingRho, periodDays: budget.periodDays,
+            renewsAt: budget.renewsAt)
     }
 }
 
@@ -129,18 +135,20 @@ extension Components.Schemas.GroupRequestEstimate {
             cells: estimate.cells, cellLoss: estimate.cellLoss, rho: estimate.rho, epsilon: estimate.epsilon, delta: estimate.delta,
             budget: .init(estimate.budget), affordable: estimate.affordable,
             types: estimate.types.map {
-                .init(_type: .init(rawValue: $0.type.rawValue) ?? .heartRate, unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
-                      sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth, meanMargin95AtK: $0.meanMargin95AtK,
-                      meanMargin95At10K: $0.meanMargin95At10K, bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
+                .init(
+                    _type: .init(rawValue: $0.type.rawValue) ?? .heartRate, unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
+                    sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth, meanMargin95AtK: $0.meanMargin95AtK,
+                    meanMargin95At10K: $0.meanMargin95At10K, bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
             })
     }
 }
 
 extension Components.Schemas.PrivacyLedgerEntry {
     init(_ entry: LedgerEntry) {
-        self.init(id: String(entry.id), at: entry.at, companyId: entry.companyID?.uuidString.lowercased(),
-                  requestId: entry.requestID?.uuidString.lowercased(), kind: .init(rawValue: entry.kind.rawValue) ?? .release,
-                  cells: entry.cells, rho: entry.rho)
+        self.init(
+            id: String(entry.id), at: entry.at, companyId: entry.companyID?.uuidString.lowercased(),
+            requestId: entry.requestID?.uuidString.lowercased(), kind: .init(rawValue: entry.kind.rawValue) ?? .release,
+            cells: entry.cells, rho: entry.rho)
     }
 }
 
@@ -151,13 +159,18 @@ enum GroupResultsCSV {
         var lines = ["bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho"]
         let number = ReleasedSampleEncoder.number
         for cell in release.cells {
-            let figures = [cell.people.map(String.init), cell.mean.map(number), cell.p10.map(number),
-                           cell.p50.map(number), cell.p90.map(number)].map { $0 ?? "" }
+            let figures = [
+                cell.people.map(String.init), cell.mean.map(number), cell.p10.map(number),
+                cell.p50.map(number), cell.p90.map(number),
+            ].map { $0 ?? "" }
             let accuracy = cell.accuracy
-            let noise = [accuracy.map { number($0.peopleStdDev) }, accuracy.map { number($0.sumStdDev) }, accuracy.map { number($0.binStdDev) },
-                         accuracy.map { number($0.binWidth) }, accuracy?.meanMargin95.map(number), accuracy.map { number($0.rho) }].map { $0 ?? "" }
-            lines.append(([cell.bucketStart, cell.type.rawValue, cell.type.unit] + figures + [cell.suppressed ? "true" : "false"] + noise)
-                .joined(separator: ","))
+            let noise = [
+                accuracy.map { number($0.peopleStdDev) }, accuracy.map { number($0.sumStdDev) }, accuracy.map { number($0.binStdDev) },
+                accuracy.map { number($0.binWidth) }, accuracy?.meanMargin95.map(number), accuracy.map { number($0.rho) },
+            ].map { $0 ?? "" }
+            lines.append(
+                ([cell.bucketStart, cell.type.rawValue, cell.type.unit] + figures + [cell.suppressed ? "true" : "false"] + noise)
+                    .joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -4,10 +4,11 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func importAppleHealth(_ input: Operations.ImportAppleHealth.Input) async throws -> Operations.ImportAppleHealth.Output {
         let principal = try await caller()
-        let (body, format): (HTTPBody, AppleHealthExportReader.Format) = switch input.body {
-        case .xml(let body): (body, .xml)
-        case .applicationZip(let body): (body, .zip)
-        }
+        let (body, format): (HTTPBody, AppleHealthExportReader.Format) =
+            switch input.body {
+            case .xml(let body): (body, .xml)
+            case .applicationZip(let body): (body, .zip)
+            }
         switch try await importAppleHealth(body, format: format, by: principal) {
         case .finished(let result):
             return .ok(.init(body: .json(.init(result))))

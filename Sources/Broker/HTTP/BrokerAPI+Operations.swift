@@ -11,8 +11,9 @@ extension BrokerAPI {
         case .ready(let version):
             return .ok(.init(body: .json(.init(status: .ready, schemaVersion: version))))
         case .databaseUnreachable:
-            throw Problem(status: .serviceUnavailable, slug: "not-ready", title: "Not ready",
-                          detail: "The database is not reachable.")
+            throw Problem(
+                status: .serviceUnavailable, slug: "not-ready", title: "Not ready",
+                detail: "The database is not reachable.")
         case .schemaNotCurrent(let why):
             throw Problem(status: .serviceUnavailable, slug: "not-ready", title: "Not ready", detail: why)
         }

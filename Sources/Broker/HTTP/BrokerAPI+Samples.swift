@@ -30,23 +30,28 @@ extension BrokerAPI {
         let bucket = Statistics.Bucket(rawValue: input.query.bucket?.rawValue ?? "day") ?? .day
         let statistics = try await samples.statistics(
             principal, type: type, from: input.query.from, to: input.query.to, bucket: bucket, logger: logger)
-        return .ok(.init(body: .json(.init(
-            _type: input.query._type,
-            unit: type.unit,
-            aggregation: .init(rawValue: type.aggregation.rawValue) ?? .mean,
-            timeZone: statistics.timeZone,
-            bucket: .init(rawValue: bucket.rawValue) ?? .day,
-            own: statistics.own.map {
-                .init(start: $0.start.description, count: $0.count, days: $0.days, mean: $0.mean, min: $0.min, max: $0.max,
-                      total: $0.total)
-            },
-            peers: .init(
-                group: statistics.group.name,
-                available: statistics.peersAvailable,
-                buckets: statistics.peerBuckets.map {
-                    .init(start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90,
-                          days: $0.days, meanMargin95: $0.meanMargin95, peopleMargin95: $0.peopleMargin95)
-                })))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        _type: input.query._type,
+                        unit: type.unit,
+                        aggregation: .init(rawValue: type.aggregation.rawValue) ?? .mean,
+                        timeZone: statistics.timeZone,
+                        bucket: .init(rawValue: bucket.rawValue) ?? .day,
+                        own: statistics.own.map {
+                            .init(
+                                start: $0.start.description, count: $0.count, days: $0.days, mean: $0.mean, min: $0.min, max: $0.max,
+                                total: $0.total)
+                        },
+                        peers: .init(
+                            group: statistics.group.name,
+                            available: statistics.peersAvailable,
+                            buckets: statistics.peerBuckets.map {
+                                .init(
+                                    start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90,
+                                    days: $0.days, meanMargin95: $0.meanMargin95, peopleMargin95: $0.peopleMargin95)
+                            })))))
     }
 
     /// Never reached: `StreamingEndpoints` serves the export so it streams instead of being built in

@@ -6,11 +6,14 @@ extension BrokerAPI {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let session = try await accounts.logIn(
             email: body.email, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
-        return .created(.init(body: .json(.init(
-            token: session.token.text,
-            role: .init(rawValue: session.role.rawValue) ?? .user,
-            accountId: session.accountID.uuidString.lowercased(),
-            expiresAt: session.expiresAt))))
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        token: session.token.text,
+                        role: .init(rawValue: session.role.rawValue) ?? .user,
+                        accountId: session.accountID.uuidString.lowercased(),
+                        expiresAt: session.expiresAt))))
     }
 
     func deleteCurrentSession(_ input: Operations.DeleteCurrentSession.Input) async throws
@@ -25,10 +28,13 @@ extension BrokerAPI {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let (key, secret) = try await accounts.createAPIKey(
             principal, name: body.name, scope: body.scope?.rawValue, expiresAt: body.expiresAt, logger: logger)
-        return .created(.init(body: .json(.init(
-            id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix,
-            scope: .init(rawValue: key.scope.rawValue) ?? .readOnly, createdAt: key.createdAt, expiresAt: key.expiresAt,
-            secret: secret.text))))
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix,
+                        scope: .init(rawValue: key.scope.rawValue) ?? .readOnly, createdAt: key.createdAt, expiresAt: key.expiresAt,
+                        secret: secret.text))))
     }
 
     func listAPIKeys(_ input: Operations.ListAPIKeys.Input) async throws -> Operations.ListAPIKeys.Output {

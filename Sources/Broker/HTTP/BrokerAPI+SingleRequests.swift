@@ -6,8 +6,9 @@ extension BrokerAPI {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let request = try await singleRequests.create(
-            .init(email: body.subject.email, fiscalCode: body.subject.fiscalCode, types: body.types, purpose: body.purpose,
-                  windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days),
+            .init(
+                email: body.subject.email, fiscalCode: body.subject.fiscalCode, types: body.types, purpose: body.purpose,
+                windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days),
             by: principal, logger: logger)
         return .created(.init(body: .json(.init(request))))
     }
@@ -80,8 +81,9 @@ extension Components.Schemas.SingleRequest {
             createdAt: request.createdAt,
             decidedAt: request.decidedAt,
             subscription: request.subscription.map {
-                .init(days: $0.days, status: .init(rawValue: $0.status.rawValue) ?? .pending, endsAt: $0.endsAt,
-                      endedAt: $0.endedAt, endedBy: $0.endedBy.flatMap { .init(rawValue: $0.rawValue) })
+                .init(
+                    days: $0.days, status: .init(rawValue: $0.status.rawValue) ?? .pending, endsAt: $0.endsAt,
+                    endedAt: $0.endedAt, endedBy: $0.endedBy.flatMap { .init(rawValue: $0.rawValue) })
             })
     }
 }

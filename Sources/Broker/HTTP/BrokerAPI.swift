@@ -57,9 +57,11 @@ struct BrokerAPI: APIProtocol {
         do {
             try rateLimiter.admit(principal, to: operation)
         } catch {
-            logger.info("rate limited", metadata: [
-                "account.id": "\(principal.accountID.uuidString.lowercased())", "rate_limit.operation": "\(operation.rawValue)",
-            ])
+            logger.info(
+                "rate limited",
+                metadata: [
+                    "account.id": "\(principal.accountID.uuidString.lowercased())", "rate_limit.operation": "\(operation.rawValue)",
+                ])
             throw error
         }
     }

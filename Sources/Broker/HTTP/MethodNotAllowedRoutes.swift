@@ -39,12 +39,13 @@ final class RouteRecordingTransport: ServerTransport {
         try router.register(handler, method: method, path: path)
         if method == .get {
             // HEAD is GET without the body (RFC 9110 §9.3.2).
-            try router.register({ request, body, metadata in
-                var get = request
-                get.method = .get
-                let (response, _) = try await handler(get, body, metadata)
-                return (response, nil)
-            }, method: .head, path: path)
+            try router.register(
+                { request, body, metadata in
+                    var get = request
+                    get.method = .get
+                    let (response, _) = try await handler(get, body, metadata)
+                    return (response, nil)
+                }, method: .head, path: path)
         }
         routes.withLock { $0[path, default: []].insert(method) }
     }
@@ -62,8 +63,9 @@ final class RouteRecordingTransport: ServerTransport {
             }
             for method in common where !methods.contains(method) {
                 router.on(RouterPath(path), method: method) { _, _ -> Response in
-                    throw Problem(status: .methodNotAllowed, slug: "method-not-allowed", title: "Method not allowed",
-                                  detail: "This path accepts \(allow).", headers: [.allow: allow])
+                    throw Problem(
+                        status: .methodNotAllowed, slug: "method-not-allowed", title: "Method not allowed",
+                        detail: "This path accepts \(allow).", headers: [.allow: allow])
                 }
             }
         }

@@ -35,8 +35,9 @@ public struct Problem: Error, Sendable, Equatable {
 
     /// The 422 of every capability: well-formed, but these fields are invalid.
     public static func validationFailed(_ errors: [FieldError]) -> Problem {
-        Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
-                detail: "One or more fields are invalid.", errors: errors)
+        Problem(
+            status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
+            detail: "One or more fields are invalid.", errors: errors)
     }
 
     public var body: Data {

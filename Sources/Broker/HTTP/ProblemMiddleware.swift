@@ -78,8 +78,9 @@ struct ProblemMiddleware: RouterMiddleware {
         guard let state = PostgresErrors.psqlError(in: error)?.serverInfo?[.sqlState], state.hasPrefix("22") else {
             return nil
         }
-        return Problem(status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
-                       detail: "A value in the request cannot be stored (invalid characters or out of range).")
+        return Problem(
+            status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
+            detail: "A value in the request cannot be stored (invalid characters or out of range).")
     }
 
     private static func knownProblem(for error: any Error) -> Problem? {
@@ -88,26 +89,32 @@ struct ProblemMiddleware: RouterMiddleware {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)
         default:
-            if PostgresErrors.isOverload(error) { Problem.serverBusy }
-            else if PostgresErrors.isConnectionFailure(error) { Problem.databaseUnavailable }
-            else { dataException(in: error) }
+            if PostgresErrors.isOverload(error) {
+                Problem.serverBusy
+            } else if PostgresErrors.isConnectionFailure(error) {
+                Problem.databaseUnavailable
+            } else {
+                dataException(in: error)
+            }
         }
     }
 
     /// JSON that does not parse is a 400; JSON that parses but has missing or mistyped fields is a 422 naming them.
     static func problem(for error: DecodingError) -> Problem {
-        let (path, message): ([any CodingKey], String) = switch error {
-        case .keyNotFound(let key, let context): (context.codingPath + [key], "is required")
-        case .valueNotFound(_, let context): (context.codingPath, "must not be null")
-        case .typeMismatch(let type, let context): (context.codingPath, "must be \(describe(type))")
-        case .dataCorrupted(let context): (context.codingPath, "has an invalid value")
-        @unknown default: ([], "is invalid")
-        }
+        let (path, message): ([any CodingKey], String) =
+            switch error {
+            case .keyNotFound(let key, let context): (context.codingPath + [key], "is required")
+            case .valueNotFound(_, let context): (context.codingPath, "must not be null")
+            case .typeMismatch(let type, let context): (context.codingPath, "must be \(describe(type))")
+            case .dataCorrupted(let context): (context.codingPath, "has an invalid value")
+            @unknown default: ([], "is invalid")
+            }
         let field = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
             .replacingOccurrences(of: ".[", with: "[")
         if field.isEmpty {
-            return Problem(status: .badRequest, slug: malformedBodySlug, title: "Malformed request body",
-                           detail: "The body is not valid JSON of the expected shape.")
+            return Problem(
+                status: .badRequest, slug: malformedBodySlug, title: "Malformed request body",
+                detail: "The body is not valid JSON of the expected shape.")
         }
         return Problem.validationFailed([FieldError(field: field, message: message)])
     }
@@ -133,8 +140,9 @@ struct ProblemMiddleware: RouterMiddleware {
 
     private static func internalError(_ error: any Error, logger: Logger) -> Problem {
         logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
-        return Problem(status: .internalServerError, slug: "internal-error", title: "Internal server error",
-                       detail: "Something went wrong on our side; the request was not completed.")
+        return Problem(
+            status: .internalServerError, slug: "internal-error", title: "Internal server error",
+            detail: "Something went wrong on our side; the request was not completed.")
     }
 }
 

@@ -1,6 +1,6 @@
 import AsyncAlgorithms
-import Synchronization
 import OpenAPIRuntime
+import Synchronization
 
 /// A response body written by a producer task, with back-pressure: the producer's `send` waits until the
 /// previous chunk was taken by the socket writer, so memory holds about one chunk whatever the size.
@@ -40,7 +40,9 @@ struct ProducedByteStream: AsyncSequence, Sendable {
 
         func next() async throws -> ArraySlice<UInt8>? {
             if producer == nil {
-                let channel = self.channel, produce = self.produce, stallTimeout = self.stallTimeout
+                let channel = self.channel
+                let produce = self.produce
+                let stallTimeout = self.stallTimeout
                 producer = Task {
                     let stalled = Mutex(false)
                     do {

@@ -30,8 +30,9 @@ struct RequestBodyLimitMiddleware: RouterMiddleware {
 struct BodyTooLarge: Error, ProblemConvertible {
     let maxBytes: Int
     var problem: Problem {
-        Problem(status: .contentTooLarge, slug: "body-too-large", title: "Request body too large",
-                detail: "The body is over the limit of \(maxBytes / (1024 * 1024)) MiB for this endpoint.")
+        Problem(
+            status: .contentTooLarge, slug: "body-too-large", title: "Request body too large",
+            detail: "The body is over the limit of \(maxBytes / (1024 * 1024)) MiB for this endpoint.")
     }
 }
 

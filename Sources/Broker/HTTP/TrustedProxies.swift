@@ -9,14 +9,15 @@ public struct TrustedProxies: Sendable, Equatable {
 
     public static let none = TrustedProxies(networks: [])
 
-    init(networks: [IPNetwork]) { self.networks = networks }
-
     /// Parses the setting; the failure names the entry that is not an address or network.
     public static func parse(_ text: String) -> Result<TrustedProxies, ConfigurationError> {
         var networks: [IPNetwork] = []
         for entry in text.split(separator: ",") where !entry.trimmingCharacters(in: .whitespaces).isEmpty {
             guard let network = IPNetwork(entry) else {
-                return .failure(.invalid("TRUSTED_PROXIES", "must be comma-separated IP addresses or networks (CIDR), not \"\(entry.trimmingCharacters(in: .whitespaces))\""))
+                return .failure(
+                    .invalid(
+                        "TRUSTED_PROXIES",
+                        "must be comma-separated IP addresses or networks (CIDR), not \"\(entry.trimmingCharacters(in: .whitespaces))\""))
             }
             networks.append(network)
         }

@@ -70,8 +70,9 @@ struct ImportJobStore: Sendable {
     /// of one person or of everyone; returns how many. A live import holds its row's lock: SKIP LOCKED
     /// passes over it.
     func failAbandoned(userID: UUID? = nil, detail: String, logger: Logger) async throws -> Int {
-        let failure = ImportJob.Failure(Problem(
-            status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted", detail: detail))
+        let failure = ImportJob.Failure(
+            Problem(
+                status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted", detail: detail))
         let json = String(decoding: try JSONEncoder().encode(failure), as: UTF8.self)
         let rows = try await client.query(
             """

@@ -92,7 +92,9 @@ public final class ImportJobs: Service, Sendable {
     private func execute(_ started: ImportJob, upload: TemporaryUpload, format: AppleHealthExportReader.Format?) async {
         defer { upload.remove() }
         var job = started
-        let id = job.id, registry = registry, logger = logger.with(importJob: id)
+        let id = job.id
+        let registry = registry
+        let logger = logger.with(importJob: id)
         do {
             let result = try await importer.run(
                 file: upload.url, format: format, userID: job.userID, logger: logger,
@@ -111,9 +113,11 @@ public final class ImportJobs: Service, Sendable {
             job = await registry.job(id) ?? job
             job.status = .failed
             job.stored = 0
-            let problem = error is CancellationError || Task.isCancelled
-                ? Problem(status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted",
-                          detail: Self.stoppedDetail)
+            let problem =
+                error is CancellationError || Task.isCancelled
+                ? Problem(
+                    status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted",
+                    detail: Self.stoppedDetail)
                 : ProblemMiddleware.problem(for: error, logger: logger)
             job.failure = ImportJob.Failure(problem)
             let failed = job

@@ -7,7 +7,8 @@ enum RFC5322Message {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
-        let subject = mail.subject.allSatisfy(\.isASCII)
+        let subject =
+            mail.subject.allSatisfy(\.isASCII)
             ? mail.subject
             : "=?UTF-8?B?\(Data(mail.subject.utf8).base64EncodedString())?="
         let domain = sender.split(separator: "@").last.map(String.init) ?? "localhost"

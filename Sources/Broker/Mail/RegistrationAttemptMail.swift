@@ -8,11 +8,12 @@ enum RegistrationAttemptMail {
 
     static func make(to email: String, held: Held, publicURL: String) -> OutgoingMail {
         let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
-        let what = switch held {
-        case .email: "with your email address"
-        case .fiscalCode: "with your fiscal code"
-        case .vatNumber: "with your company's VAT number"
-        }
+        let what =
+            switch held {
+            case .email: "with your email address"
+            case .fiscalCode: "with your fiscal code"
+            case .vatNumber: "with your company's VAT number"
+            }
         let body = """
             Someone tried to register a Data4Help account \(what). Nothing was created, and your account is unchanged.
 

@@ -70,10 +70,18 @@ final class CopyTextChunks {
             precondition(count + bytes.count * 2 < capacity, "COPY row too long")
             for byte in bytes {
                 switch byte {
-                case UInt8(ascii: "\\"): put(UInt8(ascii: "\\")); put(UInt8(ascii: "\\"))
-                case UInt8(ascii: "\t"): put(UInt8(ascii: "\\")); put(UInt8(ascii: "t"))
-                case UInt8(ascii: "\n"): put(UInt8(ascii: "\\")); put(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): put(UInt8(ascii: "\\")); put(UInt8(ascii: "r"))
+                case UInt8(ascii: "\\"):
+                    put(UInt8(ascii: "\\"))
+                    put(UInt8(ascii: "\\"))
+                case UInt8(ascii: "\t"):
+                    put(UInt8(ascii: "\\"))
+                    put(UInt8(ascii: "t"))
+                case UInt8(ascii: "\n"):
+                    put(UInt8(ascii: "\\"))
+                    put(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"):
+                    put(UInt8(ascii: "\\"))
+                    put(UInt8(ascii: "r"))
                 default: put(byte)
                 }
             }
@@ -92,7 +100,10 @@ final class CopyTextChunks {
         }
         var digits = 0
         var rest = value
-        while rest > 0 { digits += 1; rest /= 10 }
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
         var index = count + digits - 1
         while value > 0 {
             storage[index] = UInt8(ascii: "0") + UInt8(value % 10)

@@ -83,7 +83,8 @@ package enum PrivacyBenchProbe {
     ) async throws -> [ExactCell] {
         try await client.withTransaction(logger: logger) { connection in
             try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
-            let perPerson = bucket == .day
+            let perPerson =
+                bucket == .day
                 ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
                 : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"
             let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"

@@ -24,7 +24,8 @@ public enum SyntheticFiscalCode {
             rest /= 26
         }
         let day = birthDate.day + (sex == .female ? 40 : 0)
-        let first15 = String(letters) + twoDigits(birthDate.year % 100) + String(monthLetters[birthDate.month - 1])
+        let first15 =
+            String(letters) + twoDigits(birthDate.year % 100) + String(monthLetters[birthDate.month - 1])
             + twoDigits(day) + place
         // `first15` is 15 ASCII letters and digits by construction, so there is always a check character.
         return first15 + String(FiscalCode.checkCharacter(for: first15)!)

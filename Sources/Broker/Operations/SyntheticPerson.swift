@@ -31,7 +31,8 @@ struct SyntheticPerson: Sendable {
 
     /// Streams of randomness per purpose, so adding a draw to one never shifts the others.
     enum Stream: UInt64 {
-        case profile = 1, gaps, heartRate, pressure, oxygen, activity, sleep, weight
+        case profile = 1
+        case gaps, heartRate, pressure, oxygen, activity, sleep, weight
     }
 
     static func email(seed: UInt64, number: Int) -> String {
@@ -45,7 +46,8 @@ struct SyntheticPerson: Sendable {
 
     /// The person number in such an email, or nil if the email is not of this seed's population.
     static func number(inEmail email: String, seed: UInt64) -> Int? {
-        let prefix = "synthetic-\(seed)-", suffix = "@population.data4help.example"
+        let prefix = "synthetic-\(seed)-"
+        let suffix = "@population.data4help.example"
         guard email.hasPrefix(prefix), email.hasSuffix(suffix) else { return nil }
         return Int(email.dropFirst(prefix.count).dropLast(suffix.count))
     }
@@ -56,11 +58,13 @@ struct SyntheticPerson: Sendable {
         let high = SeededRandom.mix(seed ^ 0x5EED_5EED_5EED_5EED)
         let low = UInt64(number)
         func byte(_ word: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: word >> (56 - 8 * index)) }
-        return UUID(uuid: (
-            byte(high, 0), byte(high, 1), byte(high, 2), byte(high, 3), byte(high, 4), byte(high, 5),
-            0x80 | (byte(high, 6) & 0x0F), byte(high, 7),
-            0x80 | (byte(low, 0) & 0x3F), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4), byte(low, 5),
-            byte(low, 6), byte(low, 7)))
+        return UUID(
+            uuid: (
+                byte(high, 0), byte(high, 1), byte(high, 2), byte(high, 3), byte(high, 4), byte(high, 5),
+                0x80 | (byte(high, 6) & 0x0F), byte(high, 7),
+                0x80 | (byte(low, 0) & 0x3F), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4), byte(low, 5),
+                byte(low, 6), byte(low, 7)
+            ))
     }
 
     init(seed: UInt64, number: Int, lastDay: Int) {

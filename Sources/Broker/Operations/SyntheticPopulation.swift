@@ -118,9 +118,10 @@ public struct SyntheticPopulation: Sendable {
                             state.summary.rollups += batch.rollupCount
                             return state.summary
                         }
-                        progress(Progress(
-                            people: done.alreadyPresent + done.written, total: population.people, samples: done.samples,
-                            seconds: seconds()))
+                        progress(
+                            Progress(
+                                people: done.alreadyPresent + done.written, total: population.people, samples: done.samples,
+                                seconds: seconds()))
                     }
                 }
             }
@@ -191,34 +192,48 @@ public struct SyntheticPopulation: Sendable {
     private func makeBatch(_ numbers: [Int]) -> SyntheticBatch {
         let createdAt = firstDay
         let generator = SyntheticSamples(seed: seed, firstDay: firstDay.dayNumber, days: days)
-        let accounts = CopyTextChunks(), users = CopyTextChunks(), arrivals = CopyTextChunks()
-        let samples = CopyTextChunks(), rollups = CopyTextChunks()
+        let accounts = CopyTextChunks()
+        let users = CopyTextChunks()
+        let arrivals = CopyTextChunks()
+        let samples = CopyTextChunks()
+        let rollups = CopyTextChunks()
         var batch = SyntheticBatch(people: numbers.count)
 
         for number in numbers {
             let person = SyntheticPerson(seed: seed, number: number, lastDay: endDay.dayNumber)
             let id = person.id.uuidString.lowercased()
             // No password hash: the login path treats a null hash as "no password", so nobody can log in as them.
-            accounts.put(text: id); accounts.tab()
-            accounts.put(text: "user"); accounts.tab()
-            accounts.put(text: person.email); accounts.tab()
-            accounts.null(); accounts.tab()
-            accounts.put(text: "active"); accounts.tab()
-            accounts.put(date: createdAt, secondOfDay: 0); accounts.tab()
+            accounts.put(text: id)
+            accounts.tab()
+            accounts.put(text: "user")
+            accounts.tab()
+            accounts.put(text: person.email)
+            accounts.tab()
+            accounts.null()
+            accounts.tab()
+            accounts.put(text: "active")
+            accounts.tab()
+            accounts.put(date: createdAt, secondOfDay: 0)
+            accounts.tab()
             accounts.put(date: createdAt, secondOfDay: 0)
             accounts.endRow()
 
-            users.put(text: id); users.tab()
-            users.put(text: person.fiscalCode); users.tab()
-            users.put(text: person.fullName); users.tab()
-            users.put(date: person.birthDate); users.tab()
+            users.put(text: id)
+            users.tab()
+            users.put(text: person.fiscalCode)
+            users.tab()
+            users.put(text: person.fullName)
+            users.tab()
+            users.put(date: person.birthDate)
+            users.tab()
             users.put(text: person.sex.rawValue)
             users.endRow()
 
             let written = generator.write(person, samples: samples, rollups: rollups)
             batch.sampleCount += written.samples
             batch.rollupCount += written.rollups
-            arrivals.put(text: id); arrivals.tab()
+            arrivals.put(text: id)
+            arrivals.tab()
             arrivals.put(decimal: written.samples)
             arrivals.endRow()
         }
@@ -237,19 +252,24 @@ public struct SyntheticPopulation: Sendable {
             // Losing the last commits in a crash is harmless here (a rerun writes whoever is missing), and not
             // waiting for each WAL flush keeps batches back to back.
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
-            try await Self.copy(batch.accounts, into: "accounts",
-                                columns: ["id", "role", "email", "password_hash", "status", "created_at", "activated_at"],
-                                on: connection, logger: logger)
-            try await Self.copy(batch.users, into: "users",
-                                columns: ["account_id", "fiscal_code", "full_name", "birth_date", "sex"],
-                                on: connection, logger: logger)
-            try await Self.copy(batch.samples, into: "samples", columns: ["user_id", "type", "at", "value", "arrival"],
-                                on: connection, logger: logger)
-            try await Self.copy(batch.rollups, into: "daily_rollups",
-                                columns: ["user_id", "type", "day", "count", "sum", "sum_squares", "min", "max"],
-                                on: connection, logger: logger)
-            try await Self.copy(batch.arrivals, into: "sample_arrivals", columns: ["user_id", "last_arrival"],
-                                on: connection, logger: logger)
+            try await Self.copy(
+                batch.accounts, into: "accounts",
+                columns: ["id", "role", "email", "password_hash", "status", "created_at", "activated_at"],
+                on: connection, logger: logger)
+            try await Self.copy(
+                batch.users, into: "users",
+                columns: ["account_id", "fiscal_code", "full_name", "birth_date", "sex"],
+                on: connection, logger: logger)
+            try await Self.copy(
+                batch.samples, into: "samples", columns: ["user_id", "type", "at", "value", "arrival"],
+                on: connection, logger: logger)
+            try await Self.copy(
+                batch.rollups, into: "daily_rollups",
+                columns: ["user_id", "type", "day", "count", "sum", "sum_squares", "min", "max"],
+                on: connection, logger: logger)
+            try await Self.copy(
+                batch.arrivals, into: "sample_arrivals", columns: ["user_id", "last_arrival"],
+                on: connection, logger: logger)
             // One audit record per batch, not a sign-up per person: the log shows that, and from which seed, people
             // were generated rather than registered.
             try await AuditLog.append(

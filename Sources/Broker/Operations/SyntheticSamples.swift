@@ -95,8 +95,9 @@ struct SyntheticSamples {
         let stride = person.heightCm * 0.0041
         for day in 0..<days {
             if let count = steps[day] {
-                out.emit(.distanceWalkingRunning, day: day, secondOfDay: evening,
-                         whole: Double(count) * stride * random.uniform(0.95, 1.05), 0...200_000)
+                out.emit(
+                    .distanceWalkingRunning, day: day, secondOfDay: evening,
+                    whole: Double(count) * stride * random.uniform(0.95, 1.05), 0...200_000)
             }
         }
         for day in 0..<days {
@@ -107,8 +108,9 @@ struct SyntheticSamples {
         }
         for day in 0..<days {
             if let count = steps[day] {
-                out.emit(.standingHours, day: day, secondOfDay: evening,
-                         whole: 6 + Double(count) / 2_000 + random.normal(deviation: 1.5), 1...16)
+                out.emit(
+                    .standingHours, day: day, secondOfDay: evening,
+                    whole: 6 + Double(count) / 2_000 + random.normal(deviation: 1.5), 1...16)
             }
         }
 

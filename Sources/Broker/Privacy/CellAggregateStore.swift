@@ -15,7 +15,8 @@ enum CellAggregateStore {
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [CellAggregate] {
         let b = ContributionBounds.of(type)
-        let perPerson = bucket == .day
+        let perPerson =
+            bucket == .day
             ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
             : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
                 + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
@@ -45,7 +46,8 @@ enum CellAggregateStore {
     /// people (int8), centred sum (int8), and the non-empty bins (int4[]) with their people (int8[]). The
     /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers.
     static func aggregates(by keys: String, bounds b: ContributionBounds) -> String {
-        let lower = "(\(b.lower))::float8", upper = "(\(b.upper))::float8"
+        let lower = "(\(b.lower))::float8"
+        let upper = "(\(b.upper))::float8"
         return """
             , clamped AS (
                 SELECT \(keys), v, least(width_bucket(v, \(lower), \(upper), \(b.bins)), \(b.bins)) - 1 AS bin

@@ -54,11 +54,12 @@ extension CellMechanism {
             for (index, count) in cell.bins.enumerated() where bins.indices.contains(index) { bins[index] += count }
         }
         guard let p10 = NoisyPercentiles.percentile(0.1, of: bins, bounds: bounds),
-              let p50 = NoisyPercentiles.percentile(0.5, of: bins, bounds: bounds),
-              let p90 = NoisyPercentiles.percentile(0.9, of: bins, bounds: bounds)
+            let p50 = NoisyPercentiles.percentile(0.5, of: bins, bounds: bounds),
+            let p90 = NoisyPercentiles.percentile(0.9, of: bins, bounds: bounds)
         else { return nil }
         let mean = (bounds.middle + Double(sum) * bounds.resolution / Double(people)).clamped(to: bounds.lower...bounds.upper)
-        var countVariance = 0.0, sumVariance = 0.0
+        var countVariance = 0.0
+        var sumVariance = 0.0
         for cell in cells {
             let calibration = CellCalibration(bounds: bounds, loss: cell.loss)
             countVariance += Double(calibration.countVariance)

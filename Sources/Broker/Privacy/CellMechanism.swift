@@ -16,7 +16,9 @@ struct CellMechanism: Sendable {
         let bounds = calibration.bounds
         // All noise is drawn whatever the outcome, so the time taken does not depend on the data.
         let noisy = noisyFigures(exact, calibration: calibration)
-        let people = noisy.people, sum = noisy.centredSum, bins = noisy.bins
+        let people = noisy.people
+        let sum = noisy.centredSum
+        let bins = noisy.bins
         var cell = GroupResultCell(
             bucketStart: exact.bucketStart, type: exact.type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true)
         cell.accuracy = .init(calibration)

@@ -59,7 +59,8 @@ struct PeerStatistics: Sendable {
     /// decides that the day has closed.
     @discardableResult
     func publish(_ day: CalendarDate, logger: Logger) async throws -> Bool {
-        let mechanism = mechanism, settings = settings
+        let mechanism = mechanism
+        let settings = settings
         return try await client.withTransaction(logger: logger) { connection in
             try await PeerCellStore.lock(day, on: connection, logger: logger)
             guard try await !PeerCellStore.isPublished(day, on: connection, logger: logger) else { return false }
@@ -67,9 +68,10 @@ struct PeerStatistics: Sendable {
             for type in SampleType.allCases {
                 let calibration = CellCalibration(type: type, loss: settings.peerCellLoss)
                 for exact in try await PeerCellStore.exactCells(day: day, type: type, on: connection, logger: logger) {
-                    cells.append(PeerCell(
-                        sex: exact.sex, ageFrom: exact.ageFrom, type: type,
-                        figures: mechanism.noisyFigures(exact.aggregate, calibration: calibration)))
+                    cells.append(
+                        PeerCell(
+                            sex: exact.sex, ageFrom: exact.ageFrom, type: type,
+                            figures: mechanism.noisyFigures(exact.aggregate, calibration: calibration)))
                 }
             }
             try await PeerCellStore.store(cells, day: day, on: connection, logger: logger)
@@ -84,7 +86,8 @@ struct PeerStatistics: Sendable {
 
     /// Publishes the newest closed day within the horizon not yet published; false when there is none.
     func publishNewestMissingDay(at now: Date, logger: Logger) async throws -> Bool {
-        let first = firstDayWithinHorizon(at: now), last = lastClosedDay(at: now)
+        let first = firstDayWithinHorizon(at: now)
+        let last = lastClosedDay(at: now)
         let missing = try await client.withConnection { connection in
             try await PeerCellStore.unpublishedDays(from: first, to: last, limit: 1, on: connection, logger: logger)
         }
@@ -114,7 +117,8 @@ struct PeerStatistics: Sendable {
         var cells = try await read()
         // Every published day stores every band's cell, so a closed day without one is unpublished.
         let stored = Set(cells.map(\.day.dayNumber))
-        let newest = min(to, lastClosedDay(at: now)), oldest = max(from, firstDayWithinHorizon(at: now))
+        let newest = min(to, lastClosedDay(at: now))
+        let oldest = max(from, firstDayWithinHorizon(at: now))
         var missing: [CalendarDate] = []
         var day = newest
         while day >= oldest, missing.count < Self.onDemandDays {

@@ -18,7 +18,8 @@ struct PeerStatisticsPublishing: Service {
     func run() async throws {
         // Off: wait for shutdown all the same, since a service that returns ends the whole server.
         guard let interval else { return try await gracefulShutdown() }
-        let peers = peers, logger = logger
+        let peers = peers
+        let logger = logger
         await repeatUntilShutdown(every: interval, logger: logger, failure: "publishing peer statistics failed; will retry") {
             try await peers.publishNewestMissingDay(at: Date(), logger: logger)
         }

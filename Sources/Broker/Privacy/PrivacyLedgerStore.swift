@@ -67,12 +67,13 @@ enum PrivacyLedgerStore {
 
     /// One person's loss over the last twelve calendar months.
     static func personLoss(_ person: Int32, on connection: PostgresConnection, logger: Logger) async throws -> PrivacyLoss {
-        let micro = try await connection.query(
-            """
-            SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_person_loss
-            WHERE person_number = \(person) AND month >= \(unescaped: twelveMonths)
-            """, logger: logger
-        ).collect().first?.decode(Int64.self) ?? 0
+        let micro =
+            try await connection.query(
+                """
+                SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_person_loss
+                WHERE person_number = \(person) AND month >= \(unescaped: twelveMonths)
+                """, logger: logger
+            ).collect().first?.decode(Int64.self) ?? 0
         return PrivacyLoss(micro: micro)
     }
 
@@ -88,9 +89,10 @@ enum PrivacyLedgerStore {
             """, logger: logger)
         var entries: [LedgerEntry] = []
         for try await (id, at, company, request, kind, cells, micro) in rows.decode((Int64, Date, UUID?, UUID?, String, Int32, Int64).self) {
-            entries.append(LedgerEntry(
-                id: id, at: at, companyID: company, requestID: request, kind: LedgerEntry.Kind(rawValue: kind) ?? .release,
-                cells: Int(cells), loss: PrivacyLoss(micro: micro)))
+            entries.append(
+                LedgerEntry(
+                    id: id, at: at, companyID: company, requestID: request, kind: LedgerEntry.Kind(rawValue: kind) ?? .release,
+                    cells: Int(cells), loss: PrivacyLoss(micro: micro)))
         }
         return entries
     }
@@ -98,7 +100,10 @@ enum PrivacyLedgerStore {
 
 /// One debit of the ledger.
 public struct LedgerEntry: Sendable, Equatable {
-    public enum Kind: String, Sendable { case cohort, release, peerStatistics = "peer_statistics" }
+    public enum Kind: String, Sendable {
+        case cohort, release
+        case peerStatistics = "peer_statistics"
+    }
     public var id: Int64
     public var at: Date
     public var companyID: UUID?

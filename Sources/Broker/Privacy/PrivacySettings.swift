@@ -49,7 +49,6 @@ public struct PrivacySettings: Sendable, Equatable {
     }
 }
 
-
 extension PrivacySettings {
     /// Reads `PRIVACY_*` and `GROUP_RESULTS_LATENESS`; every value has a floor above zero noise.
     init(reader: ConfigReader) throws {

@@ -40,8 +40,9 @@ extension Statistics.Bucket {
         switch self {
         case .day: start.adding(days: 1)
         case .week: start.adding(days: 7)
-        case .month: start.month == 12
-            ? CalendarDate(year: start.year + 1, month: 1, day: 1)! : CalendarDate(year: start.year, month: start.month + 1, day: 1)!
+        case .month:
+            start.month == 12
+                ? CalendarDate(year: start.year + 1, month: 1, day: 1)! : CalendarDate(year: start.year, month: start.month + 1, day: 1)!
         }
     }
 

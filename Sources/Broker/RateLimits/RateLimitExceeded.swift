@@ -1,4 +1,3 @@
-
 /// A request over its account's budget: 429 with `Retry-After` in whole seconds (at least 1).
 public struct RateLimitExceeded: Error, Equatable {
     public var operation: RateLimitedOperation

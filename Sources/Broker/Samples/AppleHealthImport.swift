@@ -92,7 +92,9 @@ public struct AppleHealthImport: Sendable {
                 var parser = AppleHealthParser()
                 // Steps, distance, energy, standing and sleep wait in the database until every source is known.
                 parser.separatesSources = true
-                var stored = 0, duplicates = 0, alreadyThere = 0
+                var stored = 0
+                var duplicates = 0
+                var alreadyThere = 0
                 // "Already there" means stored before the import began: the arrival number before its first batch.
                 var existingUpTo: Int64?
                 var pending: [Sample] = []
@@ -123,8 +125,9 @@ public struct AppleHealthImport: Sendable {
                         pending += try parser.feed(chunk)
                         try await AppleHealthSourceOverlapStore.stage(parser.takeSourcedRecords(), on: connection, logger: logger)
                         if pending.count >= Self.batchSize { try await store() }
-                        await progress?(Progress(
-                            bytesTotal: total, bytesRead: Int64(reader.bytesRead), recordsRead: parser.recordsSeen, stored: stored))
+                        await progress?(
+                            Progress(
+                                bytesTotal: total, bytesRead: Int64(reader.bytesRead), recordsRead: parser.recordsSeen, stored: stored))
                     }
                     try parser.finish()
                 } catch let error as AppleHealthImportError {
@@ -177,7 +180,8 @@ public struct AppleHealthImport: Sendable {
             var at: Date
         }
         var seen = Set<Key>(minimumCapacity: samples.count)
-        var distinct: [Sample] = [], again: [Sample] = []
+        var distinct: [Sample] = []
+        var again: [Sample] = []
         distinct.reserveCapacity(samples.count)
         for sample in samples {
             if seen.insert(Key(type: sample.type, at: sample.at)).inserted { distinct.append(sample) } else { again.append(sample) }

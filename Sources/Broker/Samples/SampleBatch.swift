@@ -39,7 +39,8 @@ public struct SampleBatch: Sendable {
         for (index, entry) in entries.enumerated() {
             let place = entry.line.map { "line \($0)" } ?? "samples[\(index)]"
             func fail(_ field: String, _ message: String) {
-                errors.append(FieldError(field: entry.line == nil ? "\(place).\(field)" : place, message: entry.line == nil ? message : "\(field) \(message)"))
+                errors.append(
+                    FieldError(field: entry.line == nil ? "\(place).\(field)" : place, message: entry.line == nil ? message : "\(field) \(message)"))
             }
             guard let type = SampleType(rawValue: entry.type) else {
                 fail("type", "is not a known type (\(SampleType.allCases.map(\.rawValue).joined(separator: ", ")))")

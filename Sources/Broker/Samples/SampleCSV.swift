@@ -42,10 +42,12 @@ public enum SampleCSV {
                 continue
             }
             guard fields.count == 3 else {
-                return .failure(.invalid([FieldError(field: "line \(lineNumber)", message: "must have 3 fields (type,value,at), not \(fields.count)")]))
+                return .failure(
+                    .invalid([FieldError(field: "line \(lineNumber)", message: "must have 3 fields (type,value,at), not \(fields.count)")]))
             }
-            entries.append(SampleBatch.Entry(
-                type: trimmed(fields[0]), value: Double(trimmed(fields[1])), at: trimmed(fields[2]), line: lineNumber))
+            entries.append(
+                SampleBatch.Entry(
+                    type: trimmed(fields[0]), value: Double(trimmed(fields[1])), at: trimmed(fields[2]), line: lineNumber))
         }
         guard sawHeader else {
             return .failure(.invalid([FieldError(field: "line 1", message: "must be the header type,value,at")]))

@@ -9,7 +9,8 @@ struct SamplePartitionMaintenance: Service {
     let logger: Logger
 
     func run() async throws {
-        let client = client, logger = logger
+        let client = client
+        let logger = logger
         await repeatUntilShutdown(every: .seconds(24 * 60 * 60), logger: logger, failure: "sample partition maintenance failed") {
             let created = try await client.withConnection {
                 try await SampleStore.ensurePartitions(monthsBehind: 24, monthsAhead: 3, on: $0, logger: logger)

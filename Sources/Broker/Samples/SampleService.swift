@@ -11,8 +11,10 @@ public struct SampleService: Sendable {
     let peers: PeerStatistics
 
     public init(client: DatabasePool, groupMinCohort: Int) {
-        self.init(client: client, peers: PeerStatistics(
-            client: client, mechanism: CellMechanism(noise: SecureNoise(), minimumPeople: groupMinCohort), settings: PrivacySettings()))
+        self.init(
+            client: client,
+            peers: PeerStatistics(
+                client: client, mechanism: CellMechanism(noise: SecureNoise(), minimumPeople: groupMinCohort), settings: PrivacySettings()))
     }
 
     /// Peers' figures come through `peers`, whose mechanism holds k (`GROUP_MIN_COHORT`) and the noise.
@@ -81,8 +83,9 @@ public struct SampleService: Sendable {
         let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
         if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
         if last.dayNumber - first.dayNumber + 1 > bucket.maximumWindowDays {
-            errors.append(FieldError(
-                field: "from", message: "with \(bucket.rawValue) buckets the window may span at most \(bucket.maximumWindowDays) days"))
+            errors.append(
+                FieldError(
+                    field: "from", message: "with \(bucket.rawValue) buckets the window may span at most \(bucket.maximumWindowDays) days"))
         }
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)

@@ -45,9 +45,10 @@ public struct SampleStore: Sendable {
         try await connection.query(
             "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
         // The row lock orders this person's concurrent uploads: arrival order is commit order.
-        let base = try await connection.query(
-            "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
-        ).collect().first?.decode(Int64.self) ?? 0
+        let base =
+            try await connection.query(
+                "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
+            ).collect().first?.decode(Int64.self) ?? 0
         try await connection.query(
             """
             CREATE TEMP TABLE IF NOT EXISTS staged_samples (
@@ -149,12 +150,15 @@ public struct SampleStore: Sendable {
         let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
         guard !subscribers.isEmpty else { return }
         // Read here rather than cached: this runs on the caller's connection, with no server state at hand.
-        guard let secret = try await connection.query(
-            "SELECT value FROM server_secrets WHERE name = 'download_cursor_key'", logger: logger
-        ).collect().first?.decode(Data.self) else { throw ServerSecretMissing(name: "download_cursor_key") }
+        guard
+            let secret = try await connection.query(
+                "SELECT value FROM server_secrets WHERE name = 'download_cursor_key'", logger: logger
+            ).collect().first?.decode(Data.self)
+        else { throw ServerSecretMissing(name: "download_cursor_key") }
         let key = SymmetricKey(data: secret)
         for (requestID, thirdPartyID, arrival) in subscribers {
-            let data = #"{"requestId":"\#(requestID.uuidString.lowercased())","cursor":"\#(DownloadCursor.seal(arrival, request: requestID, key: key))"}"#
+            let data =
+                #"{"requestId":"\#(requestID.uuidString.lowercased())","cursor":"\#(DownloadCursor.seal(arrival, request: requestID, key: key))"}"#
             try await connection.query(
                 "SELECT enqueue_webhook_event(\(thirdPartyID), 'subscription.data_available', \(requestID), \(data)::jsonb)",
                 logger: logger)
@@ -167,7 +171,8 @@ public struct SampleStore: Sendable {
     ) async throws -> (samples: [Sample], next: SampleCursor?) {
         // Times go to PostgreSQL as exact microsecond text: binding a Date truncates, which would move an
         // inclusive bound or a cursor by a microsecond.
-        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let from = from.map(Timestamp.postgresText)
+        let to = to.map(Timestamp.postgresText)
         let after = cursor.map { Timestamp.postgresText($0.at) }
         let rows = try await client.query(
             """

@@ -38,9 +38,10 @@ public struct StatisticsStore: Sendable {
         var buckets: [Statistics.OwnBucket] = []
         for try await (start, count, days, mean, min, max, total) in rows.decode((String, Int64, Int64, Double, Double, Double, Double).self) {
             guard let date = CalendarDate(iso: start) else { continue }
-            buckets.append(.init(
-                start: date, count: Int(count), days: Int(days), mean: mean, min: min, max: max,
-                total: type.aggregation == .dailyTotal ? total : nil))
+            buckets.append(
+                .init(
+                    start: date, count: Int(count), days: Int(days), mean: mean, min: min, max: max,
+                    total: type.aggregation == .dailyTotal ? total : nil))
         }
         return buckets
     }

@@ -69,9 +69,11 @@ enum TimeZoneStore {
         async throws -> String??
     {
         let lock = locking ? "FOR NO KEY UPDATE NOWAIT" : ""
-        guard let row = try await connection.query(
-            "SELECT time_zone FROM users WHERE account_id = \(userID) \(unescaped: lock)", logger: logger
-        ).collect().first else { return nil }
+        guard
+            let row = try await connection.query(
+                "SELECT time_zone FROM users WHERE account_id = \(userID) \(unescaped: lock)", logger: logger
+            ).collect().first
+        else { return nil }
         return .some(try row.decode(String?.self))
     }
 }
@@ -89,7 +91,9 @@ public enum TimeZoneName {
     }
 
     /// The IANA regions; `Etc/` (fixed offsets) and the legacy `US/`, `Canada/` … aliases are not among them.
-    private static let areas: Set<String> = ["Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific"]
+    private static let areas: Set<String> = [
+        "Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific",
+    ]
 
     private static let known = Set(TimeZone.knownTimeZoneIdentifiers)
 

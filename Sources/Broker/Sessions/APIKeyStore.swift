@@ -53,9 +53,10 @@ public struct APIKeyStore: Sendable {
         for try await (id, name, prefix, scope, createdAt, expiresAt, lastUsed)
             in rows.decode((UUID, String, String, String, Date, Date?, Date?).self)
         {
-            keys.append(Key(
-                id: id, name: name, prefix: prefix, scope: APIKeyScope(rawValue: scope) ?? .readOnly, createdAt: createdAt,
-                expiresAt: expiresAt, lastUsedAt: lastUsed))
+            keys.append(
+                Key(
+                    id: id, name: name, prefix: prefix, scope: APIKeyScope(rawValue: scope) ?? .readOnly, createdAt: createdAt,
+                    expiresAt: expiresAt, lastUsedAt: lastUsed))
         }
         return Page(rows: keys, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
     }

@@ -36,8 +36,9 @@ extension AccountService {
             var details: [String: AuditValue] = ["keyId": .string(key.id.uuidString.lowercased()), "scope": .string(scope.rawValue)]
             if let expiresAt { details["expiresAt"] = .string(Timestamp.rfc3339(expiresAt)) }
             try await AuditLog.append(
-                AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
-                           action: AuditAction.apiKeyCreated, details: details),
+                AuditEvent(
+                    actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
+                    action: AuditAction.apiKeyCreated, details: details),
                 on: connection, logger: logger)
             return key
         }
@@ -60,8 +61,9 @@ extension AccountService {
                     throw AccountError.apiKeyNotFound
                 }
                 try await AuditLog.append(
-                    AuditEvent(actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
-                               action: AuditAction.apiKeyRevoked, details: ["keyId": .string(id.uuidString.lowercased())]),
+                    AuditEvent(
+                        actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
+                        action: AuditAction.apiKeyRevoked, details: ["keyId": .string(id.uuidString.lowercased())]),
                     on: connection, logger: logger)
             }
         } catch {

@@ -22,7 +22,8 @@ extension AccountService {
         let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
         // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
         let plausible = password.count <= PasswordPolicy.maximumLength
-        let matches = try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
+        let matches =
+            try await hasher.verify(plausible ? password : "", against: record?.passwordHash ?? timingDecoyHash)
             && plausible
         // A wrong password keeps its reserved place: that is the recorded failure.
         guard let record, record.passwordHash != nil, matches else { throw AccountError.wrongCredentials }

@@ -45,7 +45,8 @@ enum LoginThrottleStore {
         let window = "make_interval(secs => \(policy.windowSeconds))"
         let quiet = "(now() >= window_started_at + \(window) AND now() >= blocked_until + \(window))"
         let failures = "(CASE WHEN \(quiet) THEN 1 ELSE failures + 1 END)"
-        let delay = "least(\(policy.maximumDelaySeconds)::float8, \(policy.firstDelaySeconds)::float8 * power(2, least(\(failures) - \(policy.freeFailures), 30)))"
+        let delay =
+            "least(\(policy.maximumDelaySeconds)::float8, \(policy.firstDelaySeconds)::float8 * power(2, least(\(failures) - \(policy.freeFailures), 30)))"
         let counted = try await connection.query(
             """
             UPDATE login_throttle SET

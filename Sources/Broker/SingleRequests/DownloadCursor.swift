@@ -11,7 +11,8 @@ enum DownloadCursor {
     /// 48 URL-safe characters.
     static func seal(_ arrival: Int64, request: UUID, key: SymmetricKey) -> String {
         let (sealing, nonceKey) = keys(key)
-        let message = bytes(of: arrival), context = bytes(of: request)
+        let message = bytes(of: arrival)
+        let context = bytes(of: request)
         let nonceBytes = Array(HMAC<SHA256>.authenticationCode(for: context + message, using: nonceKey)).prefix(12)
         // A 12-byte nonce and a fresh key never fail.
         let box = try! AES.GCM.seal(message, using: sealing, nonce: try! AES.GCM.Nonce(data: nonceBytes), authenticating: context)
@@ -24,9 +25,9 @@ enum DownloadCursor {
         guard text.count == 48, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         guard let combined = Data(base64Encoded: standard),
-              let box = try? AES.GCM.SealedBox(combined: combined),
-              let message = try? AES.GCM.open(box, using: keys(key).sealing, authenticating: bytes(of: request)),
-              message.count == 8
+            let box = try? AES.GCM.SealedBox(combined: combined),
+            let message = try? AES.GCM.open(box, using: keys(key).sealing, authenticating: bytes(of: request)),
+            message.count == 8
         else { return nil }
         let arrival = message.reduce(Int64(0)) { $0 << 8 | Int64($1) }
         return arrival >= 0 ? arrival : nil
@@ -34,8 +35,10 @@ enum DownloadCursor {
 
     /// Separate keys for sealing and for deriving nonces, from the one server secret.
     private static func keys(_ key: SymmetricKey) -> (sealing: SymmetricKey, nonce: SymmetricKey) {
-        (HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("d4h download cursor seal".utf8), outputByteCount: 32),
-         HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("d4h download cursor nonce".utf8), outputByteCount: 32))
+        (
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("d4h download cursor seal".utf8), outputByteCount: 32),
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("d4h download cursor nonce".utf8), outputByteCount: 32)
+        )
     }
 
     private static func bytes(of arrival: Int64) -> Data {

@@ -79,8 +79,12 @@ public struct ReleasedSampleEncoder {
         bytes.append(UInt8(ascii: ":"))
         appendTwoDigits(rest % 60)
         if micros != 0 {
-            var fraction = micros, width = 6
-            while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+            var fraction = micros
+            var width = 6
+            while fraction % 10 == 0 {
+                fraction /= 10
+                width -= 1
+            }
             bytes.append(UInt8(ascii: "."))
             appendDigits(fraction, width: width)
         }
@@ -93,8 +97,12 @@ public struct ReleasedSampleEncoder {
     }
 
     private mutating func appendDigits(_ value: Int, width: Int) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var rest = value
         withUnsafeMutableBytes(of: &digits) { buffer in
@@ -123,7 +131,8 @@ public struct ReleasedSampleEncoder {
             // is exactly `scaled / scale`: so equality means the text round-trips, and the first such
             // number of decimals is the shortest.
             if scaled / scale == value {
-                let whole = Int(scaled) / Int(scale), fraction = Int(scaled) % Int(scale)
+                let whole = Int(scaled) / Int(scale)
+                let fraction = Int(scaled) % Int(scale)
                 appendDigits(whole, width: 1)
                 if decimals > 0 {
                     bytes.append(UInt8(ascii: "."))
@@ -156,8 +165,9 @@ public struct ReleasedSampleEncoder {
 
     /// Indexed by `SampleType.code`.
     private static let names: [TypeBytes] = {
-        var table = Array(repeating: TypeBytes(jsonOpening: [], jsonOpeningAfterComma: [], jsonUnit: [], csvType: [], csvUnit: []),
-                          count: Int(SampleType.allCases.map(\.code).max()!) + 1)
+        var table = Array(
+            repeating: TypeBytes(jsonOpening: [], jsonOpeningAfterComma: [], jsonUnit: [], csvType: [], csvUnit: []),
+            count: Int(SampleType.allCases.map(\.code).max()!) + 1)
         for type in SampleType.allCases {
             table[Int(type.code)] = TypeBytes(
                 jsonOpening: Array(#"{"type":"\#(type.rawValue)","at":""#.utf8),

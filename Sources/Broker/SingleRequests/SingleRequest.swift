@@ -20,7 +20,10 @@ public struct SingleRequest: Sendable, Equatable {
 
     public struct Subscription: Sendable, Equatable {
         public enum Status: String, Sendable { case pending, active, ended, expired }
-        public enum Party: String, Sendable { case user, thirdParty = "third_party" }
+        public enum Party: String, Sendable {
+            case user
+            case thirdParty = "third_party"
+        }
 
         public var days: Int
         public var status: Status

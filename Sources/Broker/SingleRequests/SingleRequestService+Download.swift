@@ -16,8 +16,9 @@ extension SingleRequestService {
             cursor = parsed
         }
         return try await client.withConnection { connection in
-            guard let (request, arrived) = try await SingleRequestStore.releaseBound(
-                requestID: id, sender: principal.accountID, on: connection, logger: logger)
+            guard
+                let (request, arrived) = try await SingleRequestStore.releaseBound(
+                    requestID: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw SingleRequestError.notFound }
             guard request.status == .accepted else { throw SingleRequestError.notAccepted }
             guard let userID = request.userID else { throw SingleRequestError.noRequestedData }
@@ -57,7 +58,8 @@ extension SingleRequestService {
         }
         var encoder = ReleasedSampleEncoder(format: format)
         // Counted once the socket took them: what the audit event and the access log say was released.
-        var released: Int64 = 0, inChunk: Int64 = 0
+        var released: Int64 = 0
+        var inChunk: Int64 = 0
         var receiverGone = false
         var next = Task { try await chunk(after: plan.cursor) }
         do {
@@ -105,8 +107,9 @@ extension SingleRequestService {
                 }
             }.value
         } catch {
-            logger.error("a download was sent but could not be recorded",
-                         metadata: ["request.id": "\(plan.request.id)", "rows": "\(rows)", "error": "\(String(reflecting: error))"])
+            logger.error(
+                "a download was sent but could not be recorded",
+                metadata: ["request.id": "\(plan.request.id)", "rows": "\(rows)", "error": "\(String(reflecting: error))"])
             throw error
         }
     }
@@ -117,8 +120,10 @@ extension SingleRequestService {
     private func recordRelease(_ plan: DownloadPlan, rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger) async throws {
         try await audit(
             AuditAction.singleRequestDataReleased, plan.request, actor: .thirdParty,
-            details: ["rows": .int(Int(rows)), "types": .string(plan.request.types.map(\.rawValue).joined(separator: ",")),
-                      "afterArrival": .int(Int(plan.cursor)), "upToArrival": .int(Int(plan.bound)), "complete": .bool(complete)],
+            details: [
+                "rows": .int(Int(rows)), "types": .string(plan.request.types.map(\.rawValue).joined(separator: ",")),
+                "afterArrival": .int(Int(plan.cursor)), "upToArrival": .int(Int(plan.bound)), "complete": .bool(complete),
+            ],
             on: connection, logger: logger)
         guard rows > 0 else { return }
         try await AccessLogStore.record(

@@ -9,8 +9,9 @@ extension SingleRequestService {
     func releaseForErasure(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         let (refused, ended) = try await SingleRequestStore.releaseForErasure(userID: userID, on: connection, logger: logger)
         for request in refused {
-            try await audit(AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("erased")],
-                            on: connection, logger: logger)
+            try await audit(
+                AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("erased")],
+                on: connection, logger: logger)
         }
         for request in ended {
             try await announceEnd(request, by: .user, reason: "revoked", on: connection, logger: logger)
@@ -23,13 +24,15 @@ extension SingleRequestService {
     func releaseForCompanyErasure(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         let (cancelled, ended) = try await SingleRequestStore.releaseForCompanyErasure(thirdPartyID: thirdPartyID, on: connection, logger: logger)
         for request in cancelled {
-            try await audit(AuditAction.singleRequestCancelled, request, actor: .thirdParty, details: ["reason": .string("erased")],
-                            on: connection, logger: logger)
+            try await audit(
+                AuditAction.singleRequestCancelled, request, actor: .thirdParty, details: ["reason": .string("erased")],
+                on: connection, logger: logger)
         }
         for request in ended {
-            try await audit(AuditAction.subscriptionEnded, request, actor: .thirdParty,
-                            details: ["endedBy": .string(SingleRequest.Subscription.Party.thirdParty.rawValue), "reason": .string("erased")],
-                            on: connection, logger: logger)
+            try await audit(
+                AuditAction.subscriptionEnded, request, actor: .thirdParty,
+                details: ["endedBy": .string(SingleRequest.Subscription.Party.thirdParty.rawValue), "reason": .string("erased")],
+                on: connection, logger: logger)
         }
     }
 

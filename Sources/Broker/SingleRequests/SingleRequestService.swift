@@ -31,7 +31,9 @@ public struct SingleRequestService: Sendable {
         public var windowTo: String?
         public var subscriptionDays: Int?
 
-        public init(email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?) {
+        public init(
+            email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?
+        ) {
             (self.email, self.fiscalCode, self.types, self.purpose) = (email, fiscalCode, types, purpose)
             (self.windowFrom, self.windowTo, self.subscriptionDays) = (windowFrom, windowTo, subscriptionDays)
         }
@@ -59,10 +61,13 @@ public struct SingleRequestService: Sendable {
                     purpose: valid.purpose, windowFrom: valid.windowFrom.map(Timestamp.postgresText),
                     windowTo: valid.windowTo.map(Timestamp.postgresText), subscriptionDays: valid.subscriptionDays,
                     expiryDays: expiryDays, on: connection, logger: logger)
-                try await audit(AuditAction.singleRequestCreated, request, actor: .thirdParty,
-                                details: ["types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
-                                          "subscriptionDays": .int(valid.subscriptionDays ?? 0)],
-                                on: connection, logger: logger)
+                try await audit(
+                    AuditAction.singleRequestCreated, request, actor: .thirdParty,
+                    details: [
+                        "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                        "subscriptionDays": .int(valid.subscriptionDays ?? 0),
+                    ],
+                    on: connection, logger: logger)
                 return request
             }
         }
@@ -80,16 +85,21 @@ public struct SingleRequestService: Sendable {
     /// Every problem of the body at once, as field errors.
     static func validate(_ creation: Creation) throws -> ValidCreation {
         var errors: [FieldError] = []
-        var email: String?, fiscalCode: String?
+        var email: String?
+        var fiscalCode: String?
         switch (creation.email, creation.fiscalCode) {
         case (nil, nil), (.some, .some):
             errors.append(FieldError(field: "subject", message: "name the person by exactly one of email or fiscalCode"))
         case (let text?, nil):
-            if case .success(let address) = EmailAddress.parse(text) { email = address.value } else {
+            if case .success(let address) = EmailAddress.parse(text) {
+                email = address.value
+            } else {
                 errors.append(FieldError(field: "subject.email", message: "is not an email address"))
             }
         case (nil, let text?):
-            if case .success(let code) = FiscalCode.parse(text) { fiscalCode = code.value } else {
+            if case .success(let code) = FiscalCode.parse(text) {
+                fiscalCode = code.value
+            } else {
                 errors.append(FieldError(field: "subject.fiscalCode", message: "is not a valid codice fiscale"))
             }
         }
@@ -174,18 +184,21 @@ public struct SingleRequestService: Sendable {
     {
         let expectedRole: Role = decision == .cancel ? .thirdParty : .user
         guard principal.role == expectedRole else {
-            throw WrongRole(decision == .cancel
-                ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
+            throw WrongRole(
+                decision == .cancel
+                    ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
         }
         return try await client.withTransaction(logger: logger) { connection in
             guard let request = try await SingleRequestStore.decide(decision, requestID: id, by: principal.accountID, on: connection, logger: logger)
             else {
                 // The sender cancels what it is shown as pending, a refusal it may not see included.
                 if decision == .cancel,
-                   let withdrawn = try await SingleRequestStore.withdrawUnseenRefusal(requestID: id, by: principal.accountID, on: connection, logger: logger)
+                    let withdrawn = try await SingleRequestStore.withdrawUnseenRefusal(
+                        requestID: id, by: principal.accountID, on: connection, logger: logger)
                 {
-                    try await audit(AuditAction.singleRequestCancelled, withdrawn, actor: .thirdParty, details: ["reason": .string("withdrawn after refusal")],
-                                    on: connection, logger: logger)
+                    try await audit(
+                        AuditAction.singleRequestCancelled, withdrawn, actor: .thirdParty, details: ["reason": .string("withdrawn after refusal")],
+                        on: connection, logger: logger)
                     return withdrawn.seenBySender
                 }
                 throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger)
@@ -193,7 +206,8 @@ public struct SingleRequestService: Sendable {
             switch decision {
             case .accept:
                 try await audit(AuditAction.singleRequestAccepted, request, actor: .user, on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(.singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
+                try await WebhookOutbox.enqueue(
+                    .singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
             case .refuse:
                 // No webhook: the sender may not learn of a refusal (`SingleRequest.seenBySender`).
                 try await audit(AuditAction.singleRequestRefused, request, actor: .user, on: connection, logger: logger)
@@ -219,8 +233,9 @@ public struct SingleRequestService: Sendable {
         case .auditor: throw WrongRole("Auditors see no single requests.")
         }
         return try await client.withTransaction(logger: logger) { connection in
-            guard let request = try await SingleRequestStore.endSubscription(
-                requestID: id, by: principal.accountID, as: party, on: connection, logger: logger)
+            guard
+                let request = try await SingleRequestStore.endSubscription(
+                    requestID: id, by: principal.accountID, as: party, on: connection, logger: logger)
             else {
                 guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
                 else { throw SingleRequestError.notFound }
@@ -249,8 +264,9 @@ public struct SingleRequestService: Sendable {
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         let actor: Role = party == .user ? .user : .thirdParty
-        try await audit(AuditAction.subscriptionEnded, request, actor: actor,
-                        details: ["endedBy": .string(party.rawValue), "reason": .string(auditReason ?? reason)], on: connection, logger: logger)
+        try await audit(
+            AuditAction.subscriptionEnded, request, actor: actor,
+            details: ["endedBy": .string(party.rawValue), "reason": .string(auditReason ?? reason)], on: connection, logger: logger)
         try await WebhookOutbox.enqueue(
             .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
             data: ["endedBy": party.rawValue, "reason": reason], on: connection, logger: logger)
@@ -266,8 +282,9 @@ public struct SingleRequestService: Sendable {
         let subject = try await request.userID.asyncMap { try await pseudonymizer.pseudonym(for: $0, on: connection, logger: logger) }
         let actorID = actor == .thirdParty ? request.thirdParty.id.uuidString.lowercased() : subject
         try await AuditLog.append(
-            AuditEvent(actorID: actorID, actorRole: actor.rawValue, action: action, requestID: request.id, subject: subject,
-                       details: details),
+            AuditEvent(
+                actorID: actorID, actorRole: actor.rawValue, action: action, requestID: request.id, subject: subject,
+                details: details),
             on: connection, logger: logger)
     }
 

@@ -34,7 +34,8 @@ extension SingleRequestStore {
     static func lastReleasedArrival(
         userID: UUID, types: [SampleType], from: Date?, to: Date?, upTo bound: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64 {
-        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let from = from.map(Timestamp.postgresText)
+        let to = to.map(Timestamp.postgresText)
         let rows = try await connection.query(
             """
             SELECT coalesce(max(arrival), 0) FROM samples
@@ -49,7 +50,8 @@ extension SingleRequestStore {
     static func availableTypes(
         userID: UUID, types: [SampleType], from: Date?, to: Date?, bound: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> [SampleType] {
-        let from = from.map(Timestamp.postgresText), to = to.map(Timestamp.postgresText)
+        let from = from.map(Timestamp.postgresText)
+        let to = to.map(Timestamp.postgresText)
         let rows = try await connection.query(
             """
             SELECT t FROM unnest(\(types.map(\.code))::int2[]) AS t
@@ -72,7 +74,8 @@ extension SingleRequestStore {
     static func releasedChunk(_ plan: DownloadPlan, after: Int64, limit: Int, on connection: PostgresConnection, logger: Logger)
         async throws -> ReleasedChunk?
     {
-        let from = plan.request.windowFrom.map(Timestamp.postgresText), to = plan.request.windowTo.map(Timestamp.postgresText)
+        let from = plan.request.windowFrom.map(Timestamp.postgresText)
+        let to = plan.request.windowTo.map(Timestamp.postgresText)
         // The subquery's order is the aggregates' input order (no parallel plan for a LIMIT over an ordered scan).
         let rows = try await connection.query(
             """

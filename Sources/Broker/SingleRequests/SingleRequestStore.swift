@@ -42,7 +42,8 @@ public enum SingleRequestStore {
         let columns = row.makeRandomAccess()
         let status = SingleRequest.Status(rawValue: try columns["status"].decode(String.self)) ?? .pending
         let now = try columns["now"].decode(Date.self)
-        let unseenRefusal = try columns["refusal_unseen"].decode(Bool.self) && status == .refused
+        let unseenRefusal =
+            try columns["refusal_unseen"].decode(Bool.self) && status == .refused
             ? SingleRequest.UnseenRefusal(
                 expiresAt: try columns["expires_at"].decode(Date.self), withdrawnAt: try columns["withdrawn_at"].decode(Date?.self), now: now)
             : nil
@@ -195,7 +196,11 @@ public enum SingleRequestStore {
 
     // MARK: Decisions
 
-    public enum Decision: String, Sendable { case accept = "accepted", refuse = "refused", cancel = "cancelled" }
+    public enum Decision: String, Sendable {
+        case accept = "accepted"
+        case refuse = "refused"
+        case cancel = "cancelled"
+    }
 
     /// Applies a decision to a pending request of the account (subject for accept/refuse, sender for cancel).
     /// Nil when the request is not pending (or not theirs): the caller tells those apart.
@@ -270,25 +275,27 @@ public enum SingleRequestStore {
     static func releaseForErasure(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
         -> (refused: [SingleRequest], ended: [SingleRequest])
     {
-        let refused = try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
-                WHERE user_id = \(userID) AND status = 'pending' AND expires_at > now() RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
-        let ended = try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET ended_at = now(), ended_by = 'user',
-                    ended_arrival = \(unescaped: personsLastArrival)
-                WHERE user_id = \(userID) AND status = 'accepted' AND subscription_days IS NOT NULL
-                  AND ended_at IS NULL AND ends_at > now()
-                RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
+        let refused = try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
+                    WHERE user_id = \(userID) AND status = 'pending' AND expires_at > now() RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
+        let ended = try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET ended_at = now(), ended_by = 'user',
+                        ended_arrival = \(unescaped: personsLastArrival)
+                    WHERE user_id = \(userID) AND status = 'accepted' AND subscription_days IS NOT NULL
+                      AND ended_at IS NULL AND ends_at > now()
+                    RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
         // The requests the sender is still shown as pending keep the subject as the sender typed it, as a
         // request to nobody does (cleared, it would tell the sender that a person was there and left). The
         // account's deletion then unlinks them (`user_id` SET NULL): they are requests to nobody from here on.
@@ -305,15 +312,16 @@ public enum SingleRequestStore {
     static func refusePending(from thirdPartyID: UUID, to userID: UUID, on connection: PostgresConnection, logger: Logger)
         async throws -> [SingleRequest]
     {
-        try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
-                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now()
-                RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
+        try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET status = 'refused', decided_at = now(), refusal_unseen = true
+                    WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now()
+                    RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
     }
 
     /// Ends the live subscriptions of a third party the person just blocked, by the user, recording how far
@@ -321,35 +329,37 @@ public enum SingleRequestStore {
     static func endSubscriptions(from thirdPartyID: UUID, to userID: UUID, on connection: PostgresConnection, logger: Logger)
         async throws -> [SingleRequest]
     {
-        try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET ended_at = now(), ended_by = 'user',
-                    ended_arrival = \(unescaped: personsLastArrival)
-                WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'accepted'
-                  AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
-                RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
+        try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET ended_at = now(), ended_by = 'user',
+                        ended_arrival = \(unescaped: personsLastArrival)
+                    WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID) AND status = 'accepted'
+                      AND subscription_days IS NOT NULL AND ended_at IS NULL AND ends_at > now()
+                    RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
     }
 
     /// Claims up to `limit` subscriptions whose `endsAt` has passed and whose expiry nobody has announced,
     /// marking them announced. SKIP LOCKED: several server instances never claim one expiry twice.
     static func claimUnannouncedExpiries(limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [SingleRequest] {
-        try await collect(connection.query(
-            """
-            WITH due AS (
-                SELECT id FROM single_requests
-                WHERE status = 'accepted' AND ended_at IS NULL AND NOT expiry_announced AND ends_at <= now()
-                ORDER BY ends_at
-                LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
-            ), changed AS (
-                UPDATE single_requests r SET expiry_announced = true FROM due WHERE r.id = due.id RETURNING r.*
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
+        try await collect(
+            connection.query(
+                """
+                WITH due AS (
+                    SELECT id FROM single_requests
+                    WHERE status = 'accepted' AND ended_at IS NULL AND NOT expiry_announced AND ends_at <= now()
+                    ORDER BY ends_at
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                ), changed AS (
+                    UPDATE single_requests r SET expiry_announced = true FROM due WHERE r.id = due.id RETURNING r.*
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
     }
 
     /// What a company's erasure does to its requests, before its account goes: pending ones are cancelled
@@ -358,25 +368,27 @@ public enum SingleRequestStore {
     static func releaseForCompanyErasure(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws
         -> (cancelled: [SingleRequest], ended: [SingleRequest])
     {
-        let cancelled = try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET status = 'cancelled', decided_at = now()
-                WHERE third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now() RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
-        let ended = try await collect(connection.query(
-            """
-            WITH changed AS (
-                UPDATE single_requests SET ended_at = now(), ended_by = 'third_party',
-                    ended_arrival = \(unescaped: personsLastArrival)
-                WHERE third_party_id = \(thirdPartyID) AND status = 'accepted' AND subscription_days IS NOT NULL
-                  AND ended_at IS NULL AND ends_at > now()
-                RETURNING *
-            )
-            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
-            """, logger: logger))
+        let cancelled = try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET status = 'cancelled', decided_at = now()
+                    WHERE third_party_id = \(thirdPartyID) AND status = 'pending' AND expires_at > now() RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
+        let ended = try await collect(
+            connection.query(
+                """
+                WITH changed AS (
+                    UPDATE single_requests SET ended_at = now(), ended_by = 'third_party',
+                        ended_arrival = \(unescaped: personsLastArrival)
+                    WHERE third_party_id = \(thirdPartyID) AND status = 'accepted' AND subscription_days IS NOT NULL
+                      AND ended_at IS NULL AND ends_at > now()
+                    RETURNING *
+                )
+                \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+                """, logger: logger))
         return (cancelled, ended)
     }
 }

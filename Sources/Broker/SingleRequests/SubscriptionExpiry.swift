@@ -9,7 +9,8 @@ struct SubscriptionExpiry: Service {
     var interval: Duration = .seconds(30)
 
     func run() async throws {
-        let requests = requests, logger = logger
+        let requests = requests
+        let logger = logger
         await repeatUntilShutdown(every: interval, logger: logger, failure: "announcing expired subscriptions failed; will retry") {
             try await requests.announceExpiries(logger: logger) > 0
         }

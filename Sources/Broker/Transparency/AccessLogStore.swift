@@ -81,10 +81,11 @@ public enum AccessLogStore {
         for try await (id, at, thirdParty, company, request, kind, types, samples)
             in rows.decode((UUID, Date, UUID, String, UUID, String, [Int16], Int64?).self)
         {
-            entries.append(AccessLogEntry(
-                id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
-                kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(SampleType.init(code:)),
-                samples: samples))
+            entries.append(
+                AccessLogEntry(
+                    id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
+                    kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(SampleType.init(code:)),
+                    samples: samples))
         }
         return entries
     }

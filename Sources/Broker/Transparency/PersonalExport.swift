@@ -55,9 +55,11 @@ public struct PersonalExport: Sendable {
         }
         do {
             try await writeAll(
-                page: { try await SingleRequestStore.list(
-                    accountID: principal.accountID, asSender: principal.role == .thirdParty, status: nil, after: $0,
-                    limit: Self.page, on: $1, logger: logger) },
+                page: {
+                    try await SingleRequestStore.list(
+                        accountID: principal.accountID, asSender: principal.role == .thirdParty, status: nil, after: $0,
+                        limit: Self.page, on: $1, logger: logger)
+                },
                 cursor: { PageCursor(time: $0.createdAt, id: $0.id) }, json: requestsJSON)
             out += Array(#"],"accessLog":["#.utf8)
             if principal.role == .user {

@@ -38,15 +38,19 @@ public struct TransparencyService: Sendable {
             let refused = try await SingleRequestStore.refusePending(from: thirdPartyID, to: principal.accountID, on: connection, logger: logger)
             for request in refused {
                 // Unseen by the sender, as every refusal: no webhook.
-                try await requests.audit(AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("blocked")],
-                                         on: connection, logger: logger)
+                try await requests.audit(
+                    AuditAction.singleRequestRefused, request, actor: .user, details: ["reason": .string("blocked")],
+                    on: connection, logger: logger)
             }
             let ended = try await requests.endSubscriptionsForBlock(of: thirdPartyID, by: principal.accountID, on: connection, logger: logger)
             let subject = try await pseudonymizer.pseudonym(for: principal.accountID, on: connection, logger: logger)
             try await AuditLog.append(
-                AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyBlocked, subject: subject,
-                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count),
-                                     "endedSubscriptions": .int(ended)]),
+                AuditEvent(
+                    actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyBlocked, subject: subject,
+                    details: [
+                        "thirdParty": .string(thirdPartyID.uuidString.lowercased()), "refusedRequests": .int(refused.count),
+                        "endedSubscriptions": .int(ended),
+                    ]),
                 on: connection, logger: logger)
             return block
         }
@@ -59,8 +63,9 @@ public struct TransparencyService: Sendable {
             guard try await BlockStore.unblock(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)
             else { throw TransparencyError.notBlocked }
             try await AuditLog.append(
-                AuditEvent(actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyUnblocked, subject: subject,
-                           details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased())]),
+                AuditEvent(
+                    actorID: subject, actorRole: Role.user.rawValue, action: AuditAction.thirdPartyUnblocked, subject: subject,
+                    details: ["thirdParty": .string(thirdPartyID.uuidString.lowercased())]),
                 on: connection, logger: logger)
         }
     }

@@ -173,7 +173,8 @@ struct WebhookDelivery: Service {
     /// `{"id", "type", "createdAt", "data"}`; `data` is the stored JSON, copied as it is.
     static func body(of event: WebhookDeliveryQueue.ClaimedEvent) -> [UInt8] {
         let type = (try? JSONEncoder().encode(event.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
-        let text = #"{"id":"\#(event.id.uuidString.lowercased())","type":\#(type),"createdAt":"\#(Timestamp.rfc3339(event.createdAt))","data":\#(event.data)}"#
+        let text =
+            #"{"id":"\#(event.id.uuidString.lowercased())","type":\#(type),"createdAt":"\#(Timestamp.rfc3339(event.createdAt))","data":\#(event.data)}"#
         return Array(text.utf8)
     }
 

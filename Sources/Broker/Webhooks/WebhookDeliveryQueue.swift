@@ -71,9 +71,10 @@ struct WebhookDeliveryQueue: Sendable {
         for try await (id, party, type, createdAt, data, attempt, url, secret)
             in rows.decode((UUID, UUID, String, Date, String, Int32, String?, String?).self)
         {
-            events.append(ClaimedEvent(
-                id: id, thirdPartyID: party, type: type, createdAt: createdAt, data: data, attempt: Int(attempt),
-                url: url, secret: secret))
+            events.append(
+                ClaimedEvent(
+                    id: id, thirdPartyID: party, type: type, createdAt: createdAt, data: data, attempt: Int(attempt),
+                    url: url, secret: secret))
         }
         return events
     }

@@ -95,9 +95,10 @@ public struct WebhookStore: Sendable {
         for try await (id, type, requestID, createdAt, status, deliveredAt, nextAttemptAt)
             in rows.decode((UUID, String, UUID?, Date, String, Date?, Date?).self)
         {
-            deliveries.append(Delivery(
-                id: id, type: type, requestID: requestID, createdAt: createdAt, status: status,
-                deliveredAt: deliveredAt, nextAttemptAt: nextAttemptAt, attempts: []))
+            deliveries.append(
+                Delivery(
+                    id: id, type: type, requestID: requestID, createdAt: createdAt, status: status,
+                    deliveredAt: deliveredAt, nextAttemptAt: nextAttemptAt, attempts: []))
         }
         var page = Page(rows: deliveries, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
         let attempts = try await attempts(of: page.rows.map(\.id), logger: logger)
@@ -114,8 +115,9 @@ public struct WebhookStore: Sendable {
             """, logger: logger)
         var attempts: [UUID: [Attempt]] = [:]
         for try await (eventID, attempt, at, statusCode, error, duration) in rows.decode((UUID, Int32, Date, Int32?, String?, Int32).self) {
-            attempts[eventID, default: []].append(Attempt(
-                attempt: Int(attempt), at: at, statusCode: statusCode.map(Int.init), error: error, durationMs: Int(duration)))
+            attempts[eventID, default: []].append(
+                Attempt(
+                    attempt: Int(attempt), at: at, statusCode: statusCode.map(Int.init), error: error, durationMs: Int(duration)))
         }
         return attempts
     }

@@ -7,7 +7,7 @@ import Testing
 @testable import Broker
 
 #if canImport(CZlib)
-import CZlib
+    import CZlib
 #endif
 
 /// Apple Health fixtures shared by the parser, archive, import, import-job, sources, chart and rate-limit
@@ -89,9 +89,11 @@ enum AppleHealthFixtures {
     ]
 
     /// The heart rate in furlongs: the one invalid record of `export`, on this line (counted here, not by the parser).
-    static let expectedInvalid = [AppleHealthInvalidRecord(
-        line: lineNumber(of: #"unit="furlongs""#, in: export), identifier: "HKQuantityTypeIdentifierHeartRate",
-        reason: #"its unit "furlongs" is not one Data4Help converts"#)]
+    static let expectedInvalid = [
+        AppleHealthInvalidRecord(
+            line: lineNumber(of: #"unit="furlongs""#, in: export), identifier: "HKQuantityTypeIdentifierHeartRate",
+            reason: #"its unit "furlongs" is not one Data4Help converts"#)
+    ]
 
     /// The 1-based line of the first line of `text` containing `needle`.
     static func lineNumber(of needle: String, in text: String) -> Int {
@@ -131,8 +133,9 @@ enum AppleHealthFixtures {
             deflateEnd(stream)
             stream.deallocate()
         }
-        let status = deflateInit2_(stream, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                                   Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            stream, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+            Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK)
         var input = data
         var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, UInt(data.count))))
@@ -200,13 +203,13 @@ enum AppleHealthFixtures {
     }
 }
 
-private extension Array where Element == UInt8 {
-    mutating func le16(_ value: UInt16) {
+extension Array where Element == UInt8 {
+    fileprivate mutating func le16(_ value: UInt16) {
         append(UInt8(value & 0xFF))
         append(UInt8(value >> 8))
     }
 
-    mutating func le32(_ value: UInt32) {
+    fileprivate mutating func le32(_ value: UInt32) {
         le16(UInt16(value & 0xFFFF))
         le16(UInt16(value >> 16))
     }

@@ -43,7 +43,10 @@ final class ConsoleBrowser: @unchecked Sendable {
         return response
     }
 
-    enum CSRF { case fromPage, none, value(String) }
+    enum CSRF {
+        case fromPage, none
+        case value(String)
+    }
 
     func send(_ method: HTTPRequest.Method, _ path: String, body: ByteBuffer?, headers extra: HTTPFields) async throws -> TestResponse {
         var headers = extra
@@ -51,7 +54,8 @@ final class ConsoleBrowser: @unchecked Sendable {
         let response = try await harness.client.execute(uri: path, method: method, headers: headers, body: body)
         for line in response.headers[values: .setCookie] {
             let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
-            let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
+            let name = String(pair[0])
+            let value = pair.count > 1 ? String(pair[1]) : ""
             if value.isEmpty || line.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
         }
         return response

@@ -96,11 +96,23 @@ enum GroupFixtures {
     ) async throws {
         try await TestDatabase.withMigratedDatabase { url in
             let carried = Carried<Value>()
-            try await TestHarness.run(databaseURL: url, configure: { configure(&$0); closedThroughThreeDaysAgo(&$0) }, noise: noise) { harness in
+            try await TestHarness.run(
+                databaseURL: url,
+                configure: {
+                    configure(&$0)
+                    closedThroughThreeDaysAgo(&$0)
+                }, noise: noise
+            ) { harness in
                 carried.value = try await before(harness)
             }
             let value = try #require(carried.value)
-            try await TestHarness.run(databaseURL: url, configure: { configure(&$0); closedThroughTwoDaysAgo(&$0) }, noise: noise) { harness in
+            try await TestHarness.run(
+                databaseURL: url,
+                configure: {
+                    configure(&$0)
+                    closedThroughTwoDaysAgo(&$0)
+                }, noise: noise
+            ) { harness in
                 try await after(harness, value)
             }
         }
@@ -156,7 +168,8 @@ enum GroupFixtures {
     /// percentile_cont: linear interpolation between the closest ranks (what the exact figures were).
     static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
         let position = fraction * Double(sorted.count - 1)
-        let lower = Int(position.rounded(.down)), upper = Int(position.rounded(.up))
+        let lower = Int(position.rounded(.down))
+        let upper = Int(position.rounded(.up))
         return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
     }
 

@@ -41,7 +41,8 @@ struct OpenAPIOperation: Sendable, CustomStringConvertible {
     /// The required query parameters as `?a=b&…`, or nothing.
     var requiredQueryString: String {
         guard !requiredQuery.isEmpty else { return "" }
-        return "?" + requiredQuery.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0.value)" }
+        return "?"
+            + requiredQuery.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0.value)" }
             .joined(separator: "&")
     }
 }
@@ -71,17 +72,18 @@ enum OpenAPIOperations {
                 guard let operation = item[method] else { continue }
                 let parameters = try (pathLevel + (operation["parameters"]?.sequence.map(Array.init) ?? [])).map { try resolve($0, in: document) }
                 let security = operation["security"] ?? globalSecurity
-                operations.append(OpenAPIOperation(
-                    method: method.uppercased(),
-                    path: path,
-                    operationID: operation["operationId"]?.string ?? "(no operationId)",
-                    roles: operation["x-roles"]?.sequence.map { $0.compactMap(\.string) },
-                    requiresToken: (security?.sequence?.count ?? 0) > 0,
-                    pathParameters: parameters.filter { $0["in"]?.string == "path" }.compactMap { $0["name"]?.string },
-                    requiredQuery: try parameters.filter { $0["in"]?.string == "query" && $0["required"]?.bool == true }.map {
-                        (name: try #require($0["name"]?.string), value: try queryValue(example(for: $0["schema"], in: document)))
-                    },
-                    body: try body(of: operation, in: document)))
+                operations.append(
+                    OpenAPIOperation(
+                        method: method.uppercased(),
+                        path: path,
+                        operationID: operation["operationId"]?.string ?? "(no operationId)",
+                        roles: operation["x-roles"]?.sequence.map { $0.compactMap(\.string) },
+                        requiresToken: (security?.sequence?.count ?? 0) > 0,
+                        pathParameters: parameters.filter { $0["in"]?.string == "path" }.compactMap { $0["name"]?.string },
+                        requiredQuery: try parameters.filter { $0["in"]?.string == "query" && $0["required"]?.bool == true }.map {
+                            (name: try #require($0["name"]?.string), value: try queryValue(example(for: $0["schema"], in: document)))
+                        },
+                        body: try body(of: operation, in: document)))
             }
         }
         return operations

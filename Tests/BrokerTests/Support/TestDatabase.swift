@@ -47,7 +47,9 @@ enum TestDatabase {
         try await StallReport.step("creating the test database") {
             try await runAdmin(admin, "CREATE DATABASE \(name)\(templateClause)")
         }
-        let dropping = { try? await StallReport.step("dropping the test database") { try await runAdmin(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
+        let dropping = {
+            try? await StallReport.step("dropping the test database") { try await runAdmin(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        }
         do {
             let result = try await body(admin.with(database: name))
             await dropping()

@@ -33,7 +33,8 @@ extension TestHarness {
         _ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil,
         window: String? = nil, purpose: String = "Cardiology study"
     ) async throws -> TestResponse {
-        var body = #"{"subject":{"email":"\#(parties.personEmail)"},"types":[\#(types.map { "\"\($0)\"" }.joined(separator: ","))],"purpose":"\#(purpose)""#
+        var body =
+            #"{"subject":{"email":"\#(parties.personEmail)"},"types":[\#(types.map { "\"\($0)\"" }.joined(separator: ","))],"purpose":"\#(purpose)""#
         if let subscriptionDays { body += #","subscription":{"days":\#(subscriptionDays)}"# }
         if let window { body += #","window":\#(window)"# }
         body += "}"

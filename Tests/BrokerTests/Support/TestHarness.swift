@@ -1,4 +1,3 @@
-@testable import Broker
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -6,6 +5,8 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import Testing
+
+@testable import Broker
 
 /// One running Data4Help server (real HTTP on a loopback port) on its own fresh database, with a mail
 /// directory, plus the steps most tests share: register, read the activation mail, activate, log in.
@@ -200,7 +201,8 @@ struct TestHarness: Sendable {
         _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: ByteBuffer? = nil
     ) async throws -> TestClient.Response {
         let port = try #require(client.port)
-        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: PatientTestClient.readTimeout)) { connection in
+        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: PatientTestClient.readTimeout)) {
+            connection in
             try await PatientTestClient.execute(
                 TestClient.Request(path, method: method, authority: "localhost", headers: headers, body: body), on: connection)
         }
@@ -270,14 +272,16 @@ struct TestHarness: Sendable {
     func insertPerson(birthDate: String, sex: String) async throws -> String {
         let email = "peer.\(UUID().uuidString.prefix(12).lowercased())@example.com"
         let code = Self.uniqueFiscalCode(birthDate: birthDate, sex: sex)
-        let row = try #require(try await sql(
-            """
-            WITH account AS (
-                INSERT INTO accounts (role, email, status, activated_at) VALUES ('user', '\(email)', 'active', now()) RETURNING id
-            )
-            INSERT INTO users (account_id, fiscal_code, full_name, birth_date, sex)
-            SELECT id, '\(code)', 'Peer', '\(birthDate)', '\(sex)' FROM account RETURNING account_id::text
-            """).first)
+        let row = try #require(
+            try await sql(
+                """
+                WITH account AS (
+                    INSERT INTO accounts (role, email, status, activated_at) VALUES ('user', '\(email)', 'active', now()) RETURNING id
+                )
+                INSERT INTO users (account_id, fiscal_code, full_name, birth_date, sex)
+                SELECT id, '\(code)', 'Peer', '\(birthDate)', '\(sex)' FROM account RETURNING account_id::text
+                """
+            ).first)
         return try row.decode(String.self)
     }
 

@@ -68,10 +68,11 @@ struct WebhookReceiver: Sendable {
             while await log.isHanging(name), ContinuousClock.now - start < .seconds(30) {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            let status = await log.answer(Received(
-                name: name, eventID: request.headers[HTTPField.Name("Data4Help-Event-Id")!],
-                signature: request.headers[HTTPField.Name("Data4Help-Signature")!],
-                contentType: request.headers[.contentType], body: Data(buffer: bytes), status: 0, at: .now))
+            let status = await log.answer(
+                Received(
+                    name: name, eventID: request.headers[HTTPField.Name("Data4Help-Event-Id")!],
+                    signature: request.headers[HTTPField.Name("Data4Help-Signature")!],
+                    contentType: request.headers[.contentType], body: Data(buffer: bytes), status: 0, at: .now))
             return Response(status: .init(code: status))
         }
         var logger = Logger(label: "webhook-receiver")

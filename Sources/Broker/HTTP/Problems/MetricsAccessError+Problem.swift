@@ -6,12 +6,14 @@ extension MetricsAccessError: ProblemConvertible {
     var problem: Problem {
         switch self {
         case .disabled:
-            Problem(status: .notFound, slug: "not-found", title: "Not found",
-                    detail: "Metrics are served only when the server is configured with METRICS_TOKEN.")
+            Problem(
+                status: .notFound, slug: "not-found", title: "Not found",
+                detail: "Metrics are served only when the server is configured with METRICS_TOKEN.")
         case .wrongToken:
-            Problem(status: .unauthorized, slug: "unauthenticated", title: "Authentication required",
-                    detail: "Send the metrics token as `Authorization: Bearer <METRICS_TOKEN>`.",
-                    headers: [.wwwAuthenticate: "Bearer"])
+            Problem(
+                status: .unauthorized, slug: "unauthenticated", title: "Authentication required",
+                detail: "Send the metrics token as `Authorization: Bearer <METRICS_TOKEN>`.",
+                headers: [.wwwAuthenticate: "Bearer"])
         }
     }
 }

@@ -16,9 +16,12 @@ extension PrivacyError: ProblemConvertible {
             }
             return problem
         case .costsMoreThanBudget(let cost, let budget):
-            return Problem.validationFailed([FieldError(
-                field: "types", message: "This request costs ρ = \(PrivacyFormat.rho(cost)), more than your whole budget of ρ = "
-                    + "\(PrivacyFormat.rho(budget)) per period: ask for fewer buckets or types, or a lower privacy.cellLoss.")])
+            return Problem.validationFailed([
+                FieldError(
+                    field: "types",
+                    message: "This request costs ρ = \(PrivacyFormat.rho(cost)), more than your whole budget of ρ = "
+                        + "\(PrivacyFormat.rho(budget)) per period: ask for fewer buckets or types, or a lower privacy.cellLoss.")
+            ])
         }
     }
 }

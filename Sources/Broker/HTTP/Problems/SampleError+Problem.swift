@@ -8,11 +8,13 @@ extension SampleError: ProblemConvertible {
         case .invalid(let errors):
             Problem.validationFailed(errors)
         case .notAUser:
-            Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role",
-                    detail: "Only people (role user) hold health data.")
+            Problem(
+                status: .forbidden, slug: "wrong-role", title: "Not allowed for this role",
+                detail: "Only people (role user) hold health data.")
         case .importFailed(let why):
-            Problem(status: .unprocessableContent, slug: "import-failed", title: "The file cannot be imported",
-                    detail: "\(why) Nothing from this file was stored.")
+            Problem(
+                status: .unprocessableContent, slug: "import-failed", title: "The file cannot be imported",
+                detail: "\(why) Nothing from this file was stored.")
         }
     }
 }

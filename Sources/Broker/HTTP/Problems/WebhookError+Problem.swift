@@ -8,8 +8,9 @@ extension WebhookError: ProblemConvertible {
         case .invalid(let errors):
             Problem.validationFailed(errors)
         case .notFound:
-            Problem(status: .notFound, slug: "not-found", title: "Not found",
-                    detail: "No webhook is registered; register one with PUT /v1/webhook.")
+            Problem(
+                status: .notFound, slug: "not-found", title: "Not found",
+                detail: "No webhook is registered; register one with PUT /v1/webhook.")
         }
     }
 }

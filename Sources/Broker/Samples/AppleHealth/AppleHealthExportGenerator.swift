@@ -133,8 +133,10 @@ public enum AppleHealthExportGenerator {
 
     private static let footer = "</HealthData>\n"
 
-    private static let watch = #"sourceName="Jane’s Apple Watch" sourceVersion="10.1" device="&lt;&lt;HKDevice: 0x2837a1e50&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2, software:10.1&gt;""#
-    private static let phone = #"sourceName="Jane’s iPhone" sourceVersion="17.1" device="&lt;&lt;HKDevice: 0x2837a2b70&gt;, name:iPhone, manufacturer:Apple Inc., model:iPhone, hardware:iPhone14,5, software:17.1&gt;""#
+    private static let watch =
+        #"sourceName="Jane’s Apple Watch" sourceVersion="10.1" device="&lt;&lt;HKDevice: 0x2837a1e50&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2, software:10.1&gt;""#
+    private static let phone =
+        #"sourceName="Jane’s iPhone" sourceVersion="17.1" device="&lt;&lt;HKDevice: 0x2837a2b70&gt;, name:iPhone, manufacturer:Apple Inc., model:iPhone, hardware:iPhone14,5, software:17.1&gt;""#
     private static let scale = #"sourceName="Withings" sourceVersion="6.3.1""#
 
     /// One kind of element and its share of the file.
@@ -271,31 +273,40 @@ public enum AppleHealthExportGenerator {
     }
 
     private static let sections: [Section] = [
-        quantity("HKQuantityTypeIdentifierActiveEnergyBurned", watch, units: ["kcal", "kcal", "kcal", "kJ"],
-                 value: { random, unit in (Double.random(in: 0.1...(unit == "kJ" ? 80 : 20), using: &random), 3) }, weight: 15),
-        quantity("HKQuantityTypeIdentifierBasalEnergyBurned", watch, units: ["kcal"],
-                 value: { random, _ in (Double.random(in: 0.5...5, using: &random), 3) }, weight: 10),
-        quantity("HKQuantityTypeIdentifierBloodGlucose", phone, units: ["mg/dL", "mmol<180.1558800000541>/L"],
-                 value: { random, unit in
-                     unit == "mg/dL" ? (Double(Int.random(in: 70...180, using: &random)), 0) : (Double.random(in: 3.9...10, using: &random), 1)
-                 }, weight: 0.2),
+        quantity(
+            "HKQuantityTypeIdentifierActiveEnergyBurned", watch, units: ["kcal", "kcal", "kcal", "kJ"],
+            value: { random, unit in (Double.random(in: 0.1...(unit == "kJ" ? 80 : 20), using: &random), 3) }, weight: 15),
+        quantity(
+            "HKQuantityTypeIdentifierBasalEnergyBurned", watch, units: ["kcal"],
+            value: { random, _ in (Double.random(in: 0.5...5, using: &random), 3) }, weight: 10),
+        quantity(
+            "HKQuantityTypeIdentifierBloodGlucose", phone, units: ["mg/dL", "mmol<180.1558800000541>/L"],
+            value: { random, unit in
+                unit == "mg/dL" ? (Double(Int.random(in: 70...180, using: &random)), 0) : (Double.random(in: 3.9...10, using: &random), 1)
+            }, weight: 0.2),
         Section(weight: 0.3, bloodPressure: .diastolic) { _, _, _ in },
         Section(weight: 0.3, bloodPressure: .systolic) { _, _, _ in },
-        quantity("HKQuantityTypeIdentifierBodyMass", scale, units: ["kg", "lb"],
-                 value: { random, unit in (Double.random(in: 60...80, using: &random) * (unit == "lb" ? 2.204_62 : 1), 1) }, weight: 0.5),
-        quantity("HKQuantityTypeIdentifierBodyTemperature", phone, units: ["degC", "degF"],
-                 value: { random, unit in
-                     (unit == "degC" ? Double.random(in: 36...37.8, using: &random) : Double.random(in: 96.8...100, using: &random), 1)
-                 }, weight: 0.1),
-        quantity("HKQuantityTypeIdentifierDistanceWalkingRunning", phone, units: ["km", "km", "mi"],
-                 value: { random, _ in (Double.random(in: 0.001...0.8, using: &random), 5) }, weight: 10),
-        quantity("HKQuantityTypeIdentifierFlightsClimbed", phone, units: ["count"],
-                 value: { random, _ in (Double(Int.random(in: 1...5, using: &random)), 0) }, weight: 2),
-        quantity("HKQuantityTypeIdentifierHeadphoneAudioExposure", phone, units: ["dBASPL"],
-                 value: { random, _ in (Double.random(in: 40...90, using: &random), 4) }, weight: 3),
-        quantity("HKQuantityTypeIdentifierHeartRate", watch, units: ["count/min"],
-                 value: { random, _ in (Double(Int.random(in: 50...150, using: &random)), 0) },
-                 metadata: "HKMetadataKeyHeartRateMotionContext", weight: 30),
+        quantity(
+            "HKQuantityTypeIdentifierBodyMass", scale, units: ["kg", "lb"],
+            value: { random, unit in (Double.random(in: 60...80, using: &random) * (unit == "lb" ? 2.204_62 : 1), 1) }, weight: 0.5),
+        quantity(
+            "HKQuantityTypeIdentifierBodyTemperature", phone, units: ["degC", "degF"],
+            value: { random, unit in
+                (unit == "degC" ? Double.random(in: 36...37.8, using: &random) : Double.random(in: 96.8...100, using: &random), 1)
+            }, weight: 0.1),
+        quantity(
+            "HKQuantityTypeIdentifierDistanceWalkingRunning", phone, units: ["km", "km", "mi"],
+            value: { random, _ in (Double.random(in: 0.001...0.8, using: &random), 5) }, weight: 10),
+        quantity(
+            "HKQuantityTypeIdentifierFlightsClimbed", phone, units: ["count"],
+            value: { random, _ in (Double(Int.random(in: 1...5, using: &random)), 0) }, weight: 2),
+        quantity(
+            "HKQuantityTypeIdentifierHeadphoneAudioExposure", phone, units: ["dBASPL"],
+            value: { random, _ in (Double.random(in: 40...90, using: &random), 4) }, weight: 3),
+        quantity(
+            "HKQuantityTypeIdentifierHeartRate", watch, units: ["count/min"],
+            value: { random, _ in (Double(Int.random(in: 50...150, using: &random)), 0) },
+            metadata: "HKMetadataKeyHeartRateMotionContext", weight: 30),
         Section(weight: 1.5) { writer, random, time in
             writer.append(#" <Record type="HKQuantityTypeIdentifierHeartRateVariabilitySDNN" "#)
             writer.append(watch)
@@ -317,24 +328,34 @@ public enum AppleHealthExportGenerator {
             }
             writer.append("  </HeartRateVariabilityMetadataList>\n </Record>\n")
         },
-        quantity("HKQuantityTypeIdentifierHeight", phone, units: ["cm", "ft"],
-                 value: { _, unit in unit == "ft" ? (5.5774, 4) : (170, 0) }, weight: 0.05),
-        quantity("HKQuantityTypeIdentifierOxygenSaturation", watch, units: ["%"],
-                 value: { random, _ in (Double(Int.random(in: 92...100, using: &random)) / 100, 2) }, weight: 3),
-        quantity("HKQuantityTypeIdentifierRespiratoryRate", watch, units: ["count/min"],
-                 value: { random, _ in (Double.random(in: 12...20, using: &random), 1) }, weight: 1.5),
-        quantity("HKQuantityTypeIdentifierRestingHeartRate", watch, units: ["count/min"],
-                 value: { random, _ in (Double(Int.random(in: 50...75, using: &random)), 0) }, weight: 0.2),
-        quantity("HKQuantityTypeIdentifierStepCount", phone, units: ["count"],
-                 value: { random, _ in (Double(Int.random(in: 1...1500, using: &random)), 0) }, weight: 15),
-        quantity("HKQuantityTypeIdentifierVO2Max", watch, units: ["mL/min·kg"],
-                 value: { random, _ in (Double.random(in: 30...50, using: &random), 2) }, weight: 0.1),
-        category("HKCategoryTypeIdentifierAppleStandHour", watch,
-                 values: ["HKCategoryValueAppleStandHourStood", "HKCategoryValueAppleStandHourIdle"], lasting: 3600...3600, weight: 3),
-        category("HKCategoryTypeIdentifierSleepAnalysis", watch,
-                 values: ["HKCategoryValueSleepAnalysisInBed", "HKCategoryValueSleepAnalysisAsleepCore",
-                          "HKCategoryValueSleepAnalysisAsleepDeep", "HKCategoryValueSleepAnalysisAsleepREM",
-                          "HKCategoryValueSleepAnalysisAwake"], lasting: 300...5400, timeZone: "Europe/Rome", weight: 3),
+        quantity(
+            "HKQuantityTypeIdentifierHeight", phone, units: ["cm", "ft"],
+            value: { _, unit in unit == "ft" ? (5.5774, 4) : (170, 0) }, weight: 0.05),
+        quantity(
+            "HKQuantityTypeIdentifierOxygenSaturation", watch, units: ["%"],
+            value: { random, _ in (Double(Int.random(in: 92...100, using: &random)) / 100, 2) }, weight: 3),
+        quantity(
+            "HKQuantityTypeIdentifierRespiratoryRate", watch, units: ["count/min"],
+            value: { random, _ in (Double.random(in: 12...20, using: &random), 1) }, weight: 1.5),
+        quantity(
+            "HKQuantityTypeIdentifierRestingHeartRate", watch, units: ["count/min"],
+            value: { random, _ in (Double(Int.random(in: 50...75, using: &random)), 0) }, weight: 0.2),
+        quantity(
+            "HKQuantityTypeIdentifierStepCount", phone, units: ["count"],
+            value: { random, _ in (Double(Int.random(in: 1...1500, using: &random)), 0) }, weight: 15),
+        quantity(
+            "HKQuantityTypeIdentifierVO2Max", watch, units: ["mL/min·kg"],
+            value: { random, _ in (Double.random(in: 30...50, using: &random), 2) }, weight: 0.1),
+        category(
+            "HKCategoryTypeIdentifierAppleStandHour", watch,
+            values: ["HKCategoryValueAppleStandHourStood", "HKCategoryValueAppleStandHourIdle"], lasting: 3600...3600, weight: 3),
+        category(
+            "HKCategoryTypeIdentifierSleepAnalysis", watch,
+            values: [
+                "HKCategoryValueSleepAnalysisInBed", "HKCategoryValueSleepAnalysisAsleepCore",
+                "HKCategoryValueSleepAnalysisAsleepDeep", "HKCategoryValueSleepAnalysisAsleepREM",
+                "HKCategoryValueSleepAnalysisAwake",
+            ], lasting: 300...5400, timeZone: "Europe/Rome", weight: 3),
         Section(weight: 0.6, bloodPressure: .correlation) { _, _, _ in },
         Section(weight: 1) { writer, random, time in
             let minutes = Double.random(in: 20...90, using: &random)
@@ -464,8 +485,8 @@ public enum AppleHealthExportGenerator {
     }
 }
 
-private extension Int {
-    func floorDiv(_ divisor: Int) -> Int {
+extension Int {
+    fileprivate func floorDiv(_ divisor: Int) -> Int {
         self >= 0 ? self / divisor : (self - divisor + 1) / divisor
     }
 }

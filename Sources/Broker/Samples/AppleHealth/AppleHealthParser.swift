@@ -283,7 +283,8 @@ public struct AppleHealthParser: Sendable {
             doctypePhase = .beforeSubset
             quote = 0
         } else if !(Markup.comment.starts(with: markupPrefix) || Markup.cdata.starts(with: markupPrefix)
-            || Markup.doctype.starts(with: markupPrefix)) {
+            || Markup.doctype.starts(with: markupPrefix))
+        {
             throw sawRoot ? .malformed("unexpected <!\(String(decoding: markupPrefix, as: UTF8.self))") : .notAppleHealth
         }
     }
@@ -557,14 +558,30 @@ public struct AppleHealthParser: Sendable {
             let name = UnsafeBufferPointer(rebasing: tag[nameStart..<nameEnd])
             let captured: Bool
             switch name.count {
-            case 3 where AppleHealthBytes.equal(Markup.key, name): attributes.key = value; captured = true
-            case 4 where AppleHealthBytes.equal(Markup.type, name): attributes.type = value; captured = true
-            case 4 where AppleHealthBytes.equal(Markup.unit, name): attributes.unit = value; captured = true
-            case 5 where AppleHealthBytes.equal(Markup.value, name): attributes.value = value; captured = true
-            case 9 where AppleHealthBytes.equal(Markup.startDate, name): attributes.startDate = value; captured = true
-            case 7 where AppleHealthBytes.equal(Markup.endDate, name): attributes.endDate = value; captured = true
-            case 10 where AppleHealthBytes.equal(Markup.sourceName, name): attributes.sourceName = value; captured = true
-            case 6 where AppleHealthBytes.equal(Markup.device, name): attributes.device = value; captured = true
+            case 3 where AppleHealthBytes.equal(Markup.key, name):
+                attributes.key = value
+                captured = true
+            case 4 where AppleHealthBytes.equal(Markup.type, name):
+                attributes.type = value
+                captured = true
+            case 4 where AppleHealthBytes.equal(Markup.unit, name):
+                attributes.unit = value
+                captured = true
+            case 5 where AppleHealthBytes.equal(Markup.value, name):
+                attributes.value = value
+                captured = true
+            case 9 where AppleHealthBytes.equal(Markup.startDate, name):
+                attributes.startDate = value
+                captured = true
+            case 7 where AppleHealthBytes.equal(Markup.endDate, name):
+                attributes.endDate = value
+                captured = true
+            case 10 where AppleHealthBytes.equal(Markup.sourceName, name):
+                attributes.sourceName = value
+                captured = true
+            case 6 where AppleHealthBytes.equal(Markup.device, name):
+                attributes.device = value
+                captured = true
             default: captured = false
             }
             if captured && hasReference { attributes.needsDecoding = true }
@@ -580,7 +597,7 @@ public struct AppleHealthParser: Sendable {
                 var semicolon = k + 1
                 while semicolon < range.upperBound, semicolon - k <= 12, tag[semicolon] != .semicolon { semicolon += 1 }
                 guard semicolon < range.upperBound, tag[semicolon] == .semicolon,
-                      resolveReference(UnsafeBufferPointer(rebasing: tag[k + 1..<semicolon])) != nil
+                    resolveReference(UnsafeBufferPointer(rebasing: tag[k + 1..<semicolon])) != nil
                 else {
                     let shown = String(decoding: tag[k..<min(range.upperBound, k + 14)], as: UTF8.self)
                     throw .malformed("an undefined or bad entity reference \(shown) in the tag on line \(markupLine)")
@@ -692,7 +709,9 @@ public struct AppleHealthParser: Sendable {
         }
         let sampleType = type.sampleType
         guard value.isFinite, sampleType.range.contains(value) else {
-            invalid(identifier, """
+            invalid(
+                identifier,
+                """
                 \(Self.format(value)) \(sampleType.unit) is out of range \
                 (\(Self.format(sampleType.range.lowerBound))–\(Self.format(sampleType.range.upperBound)) \(sampleType.unit))
                 """)
@@ -710,8 +729,9 @@ public struct AppleHealthParser: Sendable {
             } else if let endRange = a.endDate, let parsed = AppleHealthDate.secondsSince1970(slice(endRange)), parsed >= start {
                 end = parsed
             }
-            sourcedRecords.append(AppleHealthSourcedRecord(
-                type: sampleType, value: value, start: start, end: end, source: sourceID(tag, a)))
+            sourcedRecords.append(
+                AppleHealthSourcedRecord(
+                    type: sampleType, value: value, start: start, end: end, source: sourceID(tag, a)))
             return
         }
         out.append(Sample(type: sampleType, value: value, at: Date(timeIntervalSince1970: start)))
@@ -730,10 +750,13 @@ public struct AppleHealthParser: Sendable {
             }
         }
         let kind: AppleHealthSource.Kind =
-            contains(a.device, Markup.watchModel) ? .watch
-            : contains(a.device, Markup.phoneModel) ? .phone
-            : contains(a.sourceName, Markup.watchWord) ? .watch
-            : contains(a.sourceName, Markup.phoneWord) ? .phone : .other
+            contains(a.device, Markup.watchModel)
+            ? .watch
+            : contains(a.device, Markup.phoneModel)
+                ? .phone
+                : contains(a.sourceName, Markup.watchWord)
+                    ? .watch
+                    : contains(a.sourceName, Markup.phoneWord) ? .phone : .other
         let id = Int32(sources.count)
         sources.append(AppleHealthSource(name: String(decoding: name, as: UTF8.self), kind: kind))
         sourceIDs[name] = id
@@ -755,7 +778,7 @@ public struct AppleHealthParser: Sendable {
     /// same value is looked at once per run of them (every sleep record carries one).
     private mutating func readMetadata(_ tag: UnsafeBufferPointer<UInt8>, _ a: RecordAttributes) {
         guard let keyRange = a.key, let valueRange = a.value,
-              AppleHealthBytes.equal(Markup.timeZoneKey, UnsafeBufferPointer(rebasing: tag[keyRange]))
+            AppleHealthBytes.equal(Markup.timeZoneKey, UnsafeBufferPointer(rebasing: tag[keyRange]))
         else { return }
         let value = UnsafeBufferPointer(rebasing: tag[valueRange])
         guard value.count <= Self.maximumTimeZoneBytes else { return }
@@ -773,7 +796,8 @@ public struct AppleHealthParser: Sendable {
         guard let first = value.first, first.isASCIILetter, value.last != UInt8(ascii: "/") else { return false }
         var previous = UInt8(ascii: "/")
         for byte in value {
-            let allowed = byte.isASCIILetter || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
+            let allowed =
+                byte.isASCIILetter || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
                 || byte == UInt8(ascii: "+") || byte == .hyphen || byte == UInt8(ascii: "/")
             guard allowed, !(byte == UInt8(ascii: "/") && previous == UInt8(ascii: "/")) else { return false }
             previous = byte
@@ -784,8 +808,9 @@ public struct AppleHealthParser: Sendable {
     private mutating func invalid(_ identifier: UnsafeBufferPointer<UInt8>, _ reason: @autoclosure () -> String) {
         invalidCount += 1
         guard invalidExamples.count < Self.maximumInvalidExamples else { return }
-        invalidExamples.append(AppleHealthInvalidRecord(
-            line: markupLine, identifier: String(decoding: identifier.prefix(200), as: UTF8.self), reason: reason()))
+        invalidExamples.append(
+            AppleHealthInvalidRecord(
+                line: markupLine, identifier: String(decoding: identifier.prefix(200), as: UTF8.self), reason: reason()))
     }
 
     /// An attribute value as a message shows it: quoted, and cut short (it comes from the file).
@@ -871,9 +896,9 @@ private func resolveReference(_ body: UnsafeBufferPointer<UInt8>) -> UInt32? {
     let hex = body[1] == UInt8(ascii: "x")
     let digits = body[(hex ? 2 : 1)...]
     guard !digits.isEmpty, digits.count <= 8,
-          let code = UInt32(String(decoding: digits, as: UTF8.self), radix: hex ? 16 : 10),
-          code == 0x9 || code == 0xA || code == 0xD || (0x20...0xD7FF).contains(code)
-          || (0xE000...0xFFFD).contains(code) || (0x10000...0x10FFFF).contains(code)
+        let code = UInt32(String(decoding: digits, as: UTF8.self), radix: hex ? 16 : 10),
+        code == 0x9 || code == 0xA || code == 0xD || (0x20...0xD7FF).contains(code)
+            || (0xE000...0xFFFD).contains(code) || (0x10000...0x10FFFF).contains(code)
     else { return nil }
     return code
 }
@@ -884,9 +909,9 @@ private func decodeReferences(in tag: inout [UInt8], _ range: Range<Int>) -> Ran
     var write = range.lowerBound
     while read < range.upperBound {
         guard tag[read] == .ampersand,
-              let semicolon = tag[read..<range.upperBound].firstIndex(of: .semicolon),
-              let code = tag.withUnsafeBufferPointer({ resolveReference(UnsafeBufferPointer(rebasing: $0[read + 1..<semicolon])) }),
-              let scalar = Unicode.Scalar(code)
+            let semicolon = tag[read..<range.upperBound].firstIndex(of: .semicolon),
+            let code = tag.withUnsafeBufferPointer({ resolveReference(UnsafeBufferPointer(rebasing: $0[read + 1..<semicolon])) }),
+            let scalar = Unicode.Scalar(code)
         else {
             tag[write] = tag[read]
             read += 1
@@ -902,26 +927,26 @@ private func decodeReferences(in tag: inout [UInt8], _ range: Range<Int>) -> Ran
     return range.lowerBound..<write
 }
 
-private extension UInt8 {
-    static let lessThan = UInt8(ascii: "<")
-    static let greaterThan = UInt8(ascii: ">")
-    static let question = UInt8(ascii: "?")
-    static let exclamation = UInt8(ascii: "!")
-    static let slash = UInt8(ascii: "/")
-    static let hyphen = UInt8(ascii: "-")
-    static let equals = UInt8(ascii: "=")
-    static let doubleQuote = UInt8(ascii: "\"")
-    static let singleQuote = UInt8(ascii: "'")
-    static let ampersand = UInt8(ascii: "&")
-    static let semicolon = UInt8(ascii: ";")
-    static let percent = UInt8(ascii: "%")
-    static let openingBracket = UInt8(ascii: "[")
-    static let closingBracket = UInt8(ascii: "]")
+extension UInt8 {
+    fileprivate static let lessThan = UInt8(ascii: "<")
+    fileprivate static let greaterThan = UInt8(ascii: ">")
+    fileprivate static let question = UInt8(ascii: "?")
+    fileprivate static let exclamation = UInt8(ascii: "!")
+    fileprivate static let slash = UInt8(ascii: "/")
+    fileprivate static let hyphen = UInt8(ascii: "-")
+    fileprivate static let equals = UInt8(ascii: "=")
+    fileprivate static let doubleQuote = UInt8(ascii: "\"")
+    fileprivate static let singleQuote = UInt8(ascii: "'")
+    fileprivate static let ampersand = UInt8(ascii: "&")
+    fileprivate static let semicolon = UInt8(ascii: ";")
+    fileprivate static let percent = UInt8(ascii: "%")
+    fileprivate static let openingBracket = UInt8(ascii: "[")
+    fileprivate static let closingBracket = UInt8(ascii: "]")
 
-    var isXMLWhitespace: Bool { self == 0x20 || self == 0x0A || self == 0x09 || self == 0x0D }
-    var isASCIILetter: Bool { (self | 0x20) &- UInt8(ascii: "a") < 26 }
-    var isXMLNameStartByte: Bool { isASCIILetter || self == UInt8(ascii: "_") || self == UInt8(ascii: ":") || self >= 0x80 }
-    var isXMLNameByte: Bool {
+    fileprivate var isXMLWhitespace: Bool { self == 0x20 || self == 0x0A || self == 0x09 || self == 0x0D }
+    fileprivate var isASCIILetter: Bool { (self | 0x20) &- UInt8(ascii: "a") < 26 }
+    fileprivate var isXMLNameStartByte: Bool { isASCIILetter || self == UInt8(ascii: "_") || self == UInt8(ascii: ":") || self >= 0x80 }
+    fileprivate var isXMLNameByte: Bool {
         isXMLNameStartByte || self &- UInt8(ascii: "0") < 10 || self == .hyphen || self == UInt8(ascii: ".")
     }
 }

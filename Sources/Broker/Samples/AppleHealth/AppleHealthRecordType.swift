@@ -108,8 +108,9 @@ struct AppleHealthRecordTable: Sendable {
 
     init() {
         entries = AppleHealthRecordType.allCases.map { type in
-            Entry(type: type, identifier: Array(type.identifier.utf8),
-                  units: type.conversions.map { (Array($0.unit.utf8), $0.factor, $0.offset) })
+            Entry(
+                type: type, identifier: Array(type.identifier.utf8),
+                units: type.conversions.map { (Array($0.unit.utf8), $0.factor, $0.offset) })
         }
     }
 

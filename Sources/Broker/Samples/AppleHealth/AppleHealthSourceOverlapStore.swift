@@ -41,9 +41,10 @@ enum AppleHealthSourceOverlapStore {
 
     /// Resolves the overlaps; returns how many records were covered whole, by type.
     static func resolve(priority: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> [SampleType: Int] {
-        let staged = try await connection.query(
-            "SELECT to_regclass('pg_temp.staged_sourced_records') IS NOT NULL", logger: logger
-        ).collect().first?.decode(Bool.self) ?? false
+        let staged =
+            try await connection.query(
+                "SELECT to_regclass('pg_temp.staged_sourced_records') IS NOT NULL", logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
         guard staged else { return [:] }
         try await connection.query("CREATE INDEX ON staged_sourced_records (type, start)", logger: logger)
         try await connection.query("ANALYZE staged_sourced_records", logger: logger)

@@ -7,14 +7,14 @@ enum AppleHealthDate {
     /// seconds, `±hh:mm` and `Z`. A date without an offset is ambiguous and gives nil.
     static func secondsSince1970(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
         guard s.count >= 20,
-              let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
-              let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"),
-              let day = digits(s, 8, 2), s[10] == UInt8(ascii: " ") || s[10] == UInt8(ascii: "T"),
-              let hour = digits(s, 11, 2), s[13] == UInt8(ascii: ":"),
-              let minute = digits(s, 14, 2), s[16] == UInt8(ascii: ":"),
-              let second = digits(s, 17, 2),
-              let date = CalendarDate(year: year, month: month, day: day),
-              hour < 24, minute < 60, second <= 60
+            let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
+            let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"),
+            let day = digits(s, 8, 2), s[10] == UInt8(ascii: " ") || s[10] == UInt8(ascii: "T"),
+            let hour = digits(s, 11, 2), s[13] == UInt8(ascii: ":"),
+            let minute = digits(s, 14, 2), s[16] == UInt8(ascii: ":"),
+            let second = digits(s, 17, 2),
+            let date = CalendarDate(year: year, month: month, day: day),
+            hour < 24, minute < 60, second <= 60
         else { return nil }
         var k = 19
         var fraction = 0.0
@@ -123,7 +123,8 @@ enum AppleHealthNumber {
         guard k == n else { return nil }
         // Clinger's fast path: an exact mantissa times an exact power of ten is correctly rounded.
         if significantDigits <= 15, mantissa < (1 << 53), abs(exponent) <= 22 {
-            let magnitude = exponent >= 0
+            let magnitude =
+                exponent >= 0
                 ? Double(mantissa) * powersOfTen[exponent]
                 : Double(mantissa) / powersOfTen[-exponent]
             return negative ? -magnitude : magnitude
