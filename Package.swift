@@ -6,7 +6,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "d4h", targets: ["d4h"]),
-        .library(name: "Broker", targets: ["Broker"]),
         .library(name: "Data4HelpClient", targets: ["Data4HelpClient"]),
         .library(name: "AutomatedSOS", targets: ["AutomatedSOS"]),
     ],
@@ -43,9 +42,23 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The contract and the server code generated from it (types and handlers' protocol), at `package` access.
+        .target(
+            name: "BrokerOpenAPI",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
+            ],
+            resources: [.copy("openapi.yaml")],
+            // The generated files say `package import Foundation`; SwiftPM's resource accessor says `import Foundation`.
+            // With internal imports by default the two no longer disagree about Foundation's access level.
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        // The server. Nothing outside this package links it, so its API is `package`, not `public`.
         .target(
             name: "Broker",
             dependencies: [
+                "BrokerOpenAPI",
                 "CArgon2",
                 "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -63,8 +76,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("openapi.yaml"), .copy("Schema"), .copy("Console/Templates"), .copy("Console/Assets")],
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            resources: [.copy("Schema"), .copy("Console/Templates"), .copy("Console/Assets")]
+        ),
+        // What operators and developers run, never the server: demo seeds, the synthetic population, the Apple
+        // Health export generator, the privacy benchmark's probe. Used by `d4h seed`, `d4h bench` and the tests.
+        .target(
+            name: "BrokerTooling",
+            dependencies: [
+                "Broker",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Runs on the person's device: Foundation only, never the network or server code.
         .target(name: "AutomatedSOS"),
@@ -81,6 +103,7 @@ let package = Package(
             name: "d4h",
             dependencies: [
                 "Broker",
+                "BrokerTooling",
                 "AutomatedSOS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -94,6 +117,8 @@ let package = Package(
             name: "BrokerTests",
             dependencies: [
                 "Broker",
+                "BrokerOpenAPI",
+                "BrokerTooling",
                 "Data4HelpClient",
                 "AutomatedSOS",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -14,7 +14,7 @@ let jsonBodyLimit = 16 * 1024 * 1024
 let importBodyLimit = 512 * 1024 * 1024
 
 /// The one composition root: `d4h serve` and the tests build the service through this function.
-public func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil) async throws
+package func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Logger? = nil) async throws
     -> some ApplicationProtocol
 {
     try await buildApplication(configuration: configuration, logger: baseLogger, noise: SecureNoise())
@@ -112,7 +112,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
 }
 
 /// The mail transport `MAIL_TRANSPORT` names.
-public func makeMailer(configuration: BrokerConfiguration, logger: Logger) throws -> any Mailer {
+package func makeMailer(configuration: BrokerConfiguration, logger: Logger) throws -> any Mailer {
     let sender = "no-reply@" + (URL(string: configuration.publicURL)?.host ?? "data4help.example")
     switch configuration.mailTransport {
     case .file:

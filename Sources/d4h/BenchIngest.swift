@@ -1,5 +1,6 @@
 import ArgumentParser
 import Broker
+import BrokerTooling
 import Foundation
 import Logging
 import PostgresNIO

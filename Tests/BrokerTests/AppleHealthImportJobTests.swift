@@ -7,6 +7,7 @@ import PostgresNIO
 import Testing
 
 @testable import Broker
+@testable import BrokerTooling
 
 /// Imports larger than `IMPORT_BACKGROUND_BYTES` run as jobs: 202, a status URL to poll, then the same result
 /// as a synchronous import, or the problem — still all or nothing.

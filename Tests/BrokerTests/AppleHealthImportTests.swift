@@ -5,6 +5,7 @@ import NIOCore
 import Testing
 
 @testable import Broker
+@testable import BrokerTooling
 
 /// `POST /v1/me/imports/apple-health` and `d4h import apple-health`, end to end: the parser's own tests are in
 /// AppleHealthParserTests; these check what a person notices — what is stored, and that bad files store nothing.

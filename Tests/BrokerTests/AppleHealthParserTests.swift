@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Broker
+@testable import BrokerTooling
 
 #if canImport(CZlib)
     import CZlib

@@ -1,3 +1,4 @@
+import BrokerOpenAPI
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -150,7 +151,7 @@ struct OperationsTests {
             #expect(text.hasPrefix("openapi: 3.1.0"))
             let source = URL(fileURLWithPath: #filePath)
                 .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Sources/Broker/openapi.yaml")
+                .appendingPathComponent("Sources/BrokerOpenAPI/openapi.yaml")
             #expect(text == (try String(contentsOf: source, encoding: .utf8)))
         }
     }

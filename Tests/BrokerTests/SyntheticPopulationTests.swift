@@ -3,6 +3,7 @@ import PostgresNIO
 import Testing
 
 @testable import Broker
+@testable import BrokerTooling
 
 @Suite("SyntheticPopulation")
 struct SyntheticPopulationTests {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything that can go wrong with accounts, sessions and keys, each with the status the contract gives it.
-public enum AccountError: Error, Equatable {
+package enum AccountError: Error, Equatable {
     case invalid([FieldError])
     case emailTaken
     case fiscalCodeTaken

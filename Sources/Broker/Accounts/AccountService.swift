@@ -3,32 +3,32 @@ import Logging
 import PostgresNIO
 
 /// The rules of accounts, sessions and API keys; handlers and the CLI call these, never the stores directly.
-public struct AccountService: Sendable {
-    public let client: DatabasePool
-    public let accounts: AccountStore
-    public let sessions: SessionStore
-    public let apiKeys: APIKeyStore
-    public let throttle: LoginThrottle
-    public let hasher: PasswordHasher
-    public let mailer: any Mailer
-    public let pseudonymizer: Pseudonymizer
+package struct AccountService: Sendable {
+    package let client: DatabasePool
+    package let accounts: AccountStore
+    package let sessions: SessionStore
+    package let apiKeys: APIKeyStore
+    package let throttle: LoginThrottle
+    package let hasher: PasswordHasher
+    package let mailer: any Mailer
+    package let pseudonymizer: Pseudonymizer
     /// Erasure refuses and ends the person's requests through the single-request rules.
     /// Settable so the server can give it the configured pending-request expiry.
-    public let singleRequests: SingleRequestService
-    public let publicURL: String
-    public let sessionTTL: Int
+    package let singleRequests: SingleRequestService
+    package let publicURL: String
+    package let sessionTTL: Int
     /// Verified against when an email is unknown, so a wrong email costs the same time as a wrong password.
     let timingDecoyHash: String
 
-    public static let activationValidity = 24 * 60 * 60
+    package static let activationValidity = 24 * 60 * 60
     /// `ACTIVATION_EXPIRY_HOURS` (48) in seconds: an account not activated by then no longer exists, and its
     /// email, fiscal code and VAT number are free again (a squatter cannot hold someone's identity).
-    public let unactivatedLifetime: Int
+    package let unactivatedLifetime: Int
     /// Seconds between two activation mails to one account ("send it again", and a repeated registration).
-    public static let activationMailCooldown = 5 * 60
+    package static let activationMailCooldown = 5 * 60
 
     /// `singleRequests` is what an erasure releases through; `pseudonymizer` names people in the audit log.
-    public init(
+    package init(
         client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
         pseudonymizer: Pseudonymizer, singleRequests: SingleRequestService,
         loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60
@@ -50,7 +50,7 @@ public struct AccountService: Sendable {
 
     /// For one-off commands (seeds, `d4h auditors add`, benchmarks), which register accounts and nothing
     /// more: it builds its collaborators itself. The server's are built once, in `buildApplication`.
-    public static func standalone(client: DatabasePool, mailer: any Mailer, publicURL: String, sessionTTL: Int = 3600) async throws
+    package static func standalone(client: DatabasePool, mailer: any Mailer, publicURL: String, sessionTTL: Int = 3600) async throws
         -> AccountService
     {
         let pseudonymizer = Pseudonymizer(client: client)
@@ -61,18 +61,18 @@ public struct AccountService: Sendable {
 
     // MARK: Registration and activation
 
-    public struct UserRegistration: Sendable {
-        public var email, password, fiscalCode, fullName, birthDate, sex: String
-        public init(email: String, password: String, fiscalCode: String, fullName: String, birthDate: String, sex: String) {
+    package struct UserRegistration: Sendable {
+        package var email, password, fiscalCode, fullName, birthDate, sex: String
+        package init(email: String, password: String, fiscalCode: String, fullName: String, birthDate: String, sex: String) {
             (self.email, self.password, self.fiscalCode, self.fullName, self.birthDate, self.sex) =
                 (email, password, fiscalCode, fullName, birthDate, sex)
         }
     }
 
-    public struct ThirdPartyRegistration: Sendable {
-        public var email, password, vatNumber, companyName: String
-        public var description: String?
-        public init(email: String, password: String, vatNumber: String, companyName: String, description: String?) {
+    package struct ThirdPartyRegistration: Sendable {
+        package var email, password, vatNumber, companyName: String
+        package var description: String?
+        package init(email: String, password: String, vatNumber: String, companyName: String, description: String?) {
             (self.email, self.password, self.vatNumber, self.companyName, self.description) =
                 (email, password, vatNumber, companyName, description)
         }
@@ -82,7 +82,7 @@ public struct AccountService: Sendable {
     /// already held: then nothing is created and the holder is mailed instead. Callers over HTTP must answer
     /// both the same way (the registration is not an oracle of who is registered); the work is the same
     /// (the Argon2id hash is computed either way, and one mail goes out either way).
-    public func register(_ registration: UserRegistration, logger: Logger) async throws -> Account? {
+    package func register(_ registration: UserRegistration, logger: Logger) async throws -> Account? {
         var errors: [FieldError] = []
         let email = validEmail(registration.email, into: &errors)
         validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
@@ -118,7 +118,7 @@ public struct AccountService: Sendable {
     }
 
     /// Registers a company; nil when the email or the VAT number is already held (see the person's `register`).
-    public func register(_ registration: ThirdPartyRegistration, logger: Logger) async throws -> Account? {
+    package func register(_ registration: ThirdPartyRegistration, logger: Logger) async throws -> Account? {
         var errors: [FieldError] = []
         let email = validEmail(registration.email, into: &errors)
         validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
@@ -143,7 +143,7 @@ public struct AccountService: Sendable {
     }
 
     /// `d4h auditors add`: an auditor account without a password; they choose it when activating.
-    public func addAuditor(email rawEmail: String, logger: Logger) async throws -> Account {
+    package func addAuditor(email rawEmail: String, logger: Logger) async throws -> Account {
         var errors: [FieldError] = []
         guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
         // The operator is told plainly (409): the CLI is no oracle for anyone who does not already hold the database.
@@ -226,7 +226,7 @@ public struct AccountService: Sendable {
         try await mailer.send(RegistrationAttemptMail.make(to: holder.email, held: held, publicURL: publicURL))
     }
 
-    public func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
+    package func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
         let token = SecretToken(text: text.trimmingCharacters(in: .whitespaces))
         do {
             let account = try await client.withTransaction(logger: logger) { connection in
@@ -280,7 +280,7 @@ public struct AccountService: Sendable {
     }
 
     /// The background sweep: deletes up to `limit` expired unactivated accounts; true when there may be more.
-    public func sweepUnactivated(limit: Int = 500, logger: Logger) async throws -> Bool {
+    package func sweepUnactivated(limit: Int = 500, logger: Logger) async throws -> Bool {
         let count = try await client.withTransaction(logger: logger) { connection -> Int in
             let ids = try await AccountStore.deleteExpiredUnactivated(lifetime: unactivatedLifetime, limit: limit, on: connection, logger: logger)
             try await expireUnactivated(ids, on: connection, logger: logger)
@@ -292,7 +292,7 @@ public struct AccountService: Sendable {
     /// `POST /v1/accounts/activation-mail`: sends a new activation mail (the earlier links stop working) if
     /// `email` names an account that is neither activated nor expired and had no mail in the last few
     /// minutes. Says nothing either way: the caller learns nothing about which emails have accounts.
-    public func resendActivation(email rawEmail: String, logger: Logger) async throws {
+    package func resendActivation(email rawEmail: String, logger: Logger) async throws {
         var errors: [FieldError] = []
         guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
         do {
@@ -322,13 +322,13 @@ public struct AccountService: Sendable {
 
     // MARK: Profile
 
-    public struct ProfileUpdate: Sendable {
-        public var fullName, companyName, description, currentPassword, newPassword: String?
+    package struct ProfileUpdate: Sendable {
+        package var fullName, companyName, description, currentPassword, newPassword: String?
         /// A person's IANA time zone; changing it moves the days of all their data.
-        public var timeZone: String?
+        package var timeZone: String?
         /// Immutable fields the client tried to set (each answers a field error).
-        public var immutableFieldsPresent: [String]
-        public init(
+        package var immutableFieldsPresent: [String]
+        package init(
             fullName: String? = nil, timeZone: String? = nil, companyName: String? = nil, description: String? = nil,
             currentPassword: String? = nil, newPassword: String? = nil, immutableFieldsPresent: [String] = []
         ) {
@@ -339,14 +339,14 @@ public struct AccountService: Sendable {
         }
     }
 
-    public func account(of principal: Principal, logger: Logger) async throws -> Account {
+    package func account(of principal: Principal, logger: Logger) async throws -> Account {
         guard let account = try await accounts.account(id: principal.accountID, logger: logger) else {
             throw AccountError.unauthenticated
         }
         return account
     }
 
-    public func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws -> Account {
+    package func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws -> Account {
         let current = try await account(of: principal, logger: logger)
         var errors = update.immutableFieldsPresent.map { FieldError(field: $0, message: "cannot be changed") }
         let notForRole = "is not a field of a \(current.role.rawValue.replacingOccurrences(of: "_", with: " ")) account"
@@ -423,7 +423,7 @@ public struct AccountService: Sendable {
     }
 
     /// Erases the caller's account; the audit log keeps only the pseudonym.
-    public func erase(_ principal: Principal, password: String, clientAddress: String, logger: Logger) async throws {
+    package func erase(_ principal: Principal, password: String, clientAddress: String, logger: Logger) async throws {
         guard principal.role != .auditor else { throw WrongRole() }
         let current = try await account(of: principal, logger: logger)
         guard try await checkPassword(password, of: current, clientAddress: clientAddress, logger: logger) else {

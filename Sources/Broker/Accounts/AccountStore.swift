@@ -3,17 +3,17 @@ import Logging
 import PostgresNIO
 
 /// The SQL of accounts and their profiles.
-public struct AccountStore: Sendable {
-    public let client: DatabasePool
+package struct AccountStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// What logging in needs to know about an email.
-    public struct LoginRecord: Sendable {
-        public var accountID: UUID
-        public var role: Role
-        public var status: AccountStatus
-        public var passwordHash: String?
+    package struct LoginRecord: Sendable {
+        package var accountID: UUID
+        package var role: Role
+        package var status: AccountStatus
+        package var passwordHash: String?
     }
 
     static func insertAccount(
@@ -60,7 +60,7 @@ public struct AccountStore: Sendable {
             """, logger: logger)
     }
 
-    public func account(id: UUID, logger: Logger) async throws -> Account? {
+    package func account(id: UUID, logger: Logger) async throws -> Account? {
         try await client.withConnection { try await Self.account(id: id, on: $0, logger: logger) }
     }
 
@@ -96,7 +96,7 @@ public struct AccountStore: Sendable {
         return nil
     }
 
-    public func loginRecord(email: String, logger: Logger) async throws -> LoginRecord? {
+    package func loginRecord(email: String, logger: Logger) async throws -> LoginRecord? {
         let rows = try await client.query(
             "SELECT id, role, status, password_hash FROM accounts WHERE email = \(email)", logger: logger)
         for try await (id, role, status, hash) in rows.decode((UUID, String, String, String?).self) {
@@ -107,7 +107,7 @@ public struct AccountStore: Sendable {
         return nil
     }
 
-    public func passwordHash(accountID: UUID, logger: Logger) async throws -> String? {
+    package func passwordHash(accountID: UUID, logger: Logger) async throws -> String? {
         let rows = try await client.query("SELECT password_hash FROM accounts WHERE id = \(accountID)", logger: logger)
         return try await rows.collect().first?.decode(String?.self)
     }
@@ -289,4 +289,4 @@ public struct AccountStore: Sendable {
     }
 }
 
-enum AccountStoreError: Error { case noRow }
+package enum AccountStoreError: Error { case noRow }

@@ -1,23 +1,23 @@
 import Foundation
 
 /// An email address that passed a pragmatic syntax check, lowercased for storage and lookup.
-public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
+package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// Lowercased: local parts are case-sensitive in theory, but no real mailbox relies on it, and a
     /// case-insensitive identity keeps "Anna@x.it" from registering twice.
-    public let value: String
+    package let value: String
 
     private init(value: String) {
         self.value = value
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
-    public static let maximumLength = 254
-    public static let maximumLocalPartLength = 64
+    package static let maximumLength = 254
+    package static let maximumLocalPartLength = 64
 
     /// Accepts `local@domain` where the local part is dot-separated RFC 5322 atoms and the domain is at least
     /// two labels of ASCII letters, digits and inner hyphens. Surrounding whitespace is trimmed first.
-    public static func parse(_ raw: String) -> Result<EmailAddress, EmailAddressError> {
+    package static func parse(_ raw: String) -> Result<EmailAddress, EmailAddressError> {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return .failure(.empty) }
         // Checked first: a CR or LF that reached an activation mail's headers would let the sender add headers.
@@ -73,7 +73,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a string is not an acceptable email address.
-public enum EmailAddressError: Error, Sendable, Hashable {
+package enum EmailAddressError: Error, Sendable, Hashable {
     case empty
     case forbiddenCharacter
     case tooLong
@@ -84,7 +84,7 @@ public enum EmailAddressError: Error, Sendable, Hashable {
     case badDomain
 
     /// Suitable as a field-level message in a 422 answer.
-    public var message: String {
+    package var message: String {
         switch self {
         case .empty: "must not be empty"
         case .forbiddenCharacter: "must not contain spaces or control characters"

@@ -1,19 +1,19 @@
 import Foundation
 
 /// An Italian *codice fiscale* of a natural person, validated and normalised to trimmed uppercase.
-public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
+package struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
     /// The code as issued, omocodia letters included: a code with substitutions is a different person's code
     /// than the one with plain digits, so it is never translated back for storage or lookup.
-    public let value: String
+    package let value: String
 
     private init(value: String) {
         self.value = value
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
     /// Validates length, layout, month letter, day and check character, in that order, and reports the first failure.
-    public static func parse(_ raw: String) -> Result<FiscalCode, FiscalCodeError> {
+    package static func parse(_ raw: String) -> Result<FiscalCode, FiscalCodeError> {
         let scalars = normalised(raw)
         guard scalars.count == 16 else { return .failure(.wrongLength) }
         // Any non-ASCII scalar fails the layout below, so the narrowing never loses information that matters.
@@ -37,7 +37,7 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
 
     /// The check character for the first 15 characters of a code (case-insensitive), or nil unless they are
     /// 15 ASCII letters or digits. Layout is not checked, so this also serves to build test codes.
-    public static func checkCharacter(for first15: String) -> Character? {
+    package static func checkCharacter(for first15: String) -> Character? {
         let scalars = normalised(first15)
         guard scalars.count == 15,
             scalars.allSatisfy({ $0.isASCII && (isLetter(UInt8($0.value)) || isDigit(UInt8($0.value))) })
@@ -47,13 +47,13 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
 
     /// What the code says about its holder's birth: the year only within its century, and the sex
     /// through the day (women's days are written plus 40).
-    public struct EncodedBirth: Sendable, Hashable {
-        public let yearOfCentury: Int
-        public let month: Int
-        public let day: Int
-        public let sex: Sex
+    package struct EncodedBirth: Sendable, Hashable {
+        package let yearOfCentury: Int
+        package let month: Int
+        package let day: Int
+        package let sex: Sex
 
-        public init(yearOfCentury: Int, month: Int, day: Int, sex: Sex) {
+        package init(yearOfCentury: Int, month: Int, day: Int, sex: Sex) {
             self.yearOfCentury = yearOfCentury
             self.month = month
             self.day = day
@@ -61,7 +61,7 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var encodedBirth: EncodedBirth {
+    package var encodedBirth: EncodedBirth {
         // `value` passed `parse`, so every position decodes.
         let bytes = Array(value.utf8)
         let month = Self.monthLetters.firstIndex(of: bytes[8])! + 1
@@ -76,7 +76,7 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
 
     /// The ways the code disagrees with a declared birth date and sex; empty when they agree.
     /// Only `year % 100` can be compared: the code does not say which century.
-    public func mismatches(birthDate: CalendarDate, sex: Sex) -> [FiscalCodeMismatch] {
+    package func mismatches(birthDate: CalendarDate, sex: Sex) -> [FiscalCodeMismatch] {
         let encoded = encodedBirth
         var result: [FiscalCodeMismatch] = []
         if encoded.yearOfCentury != birthDate.year % 100 { result.append(.birthYear) }
@@ -139,7 +139,7 @@ public struct FiscalCode: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a string is not a valid fiscal code.
-public enum FiscalCodeError: Error, Sendable, Hashable {
+package enum FiscalCodeError: Error, Sendable, Hashable {
     case wrongLength
     case badLayout
     case badMonth
@@ -147,7 +147,7 @@ public enum FiscalCodeError: Error, Sendable, Hashable {
     case badCheckCharacter
 
     /// Suitable as a field-level message in a 422 answer.
-    public var message: String {
+    package var message: String {
         switch self {
         case .wrongLength: "must be 16 characters"
         case .badLayout: "must be 6 letters, 2 digits, a month letter, 2 digits, a letter, 3 digits and a check letter"
@@ -159,14 +159,14 @@ public enum FiscalCodeError: Error, Sendable, Hashable {
 }
 
 /// A way in which a valid fiscal code disagrees with the declared birth date or sex.
-public enum FiscalCodeMismatch: Sendable, Hashable, CaseIterable {
+package enum FiscalCodeMismatch: Sendable, Hashable, CaseIterable {
     case birthYear
     case birthMonth
     case birthDay
     case sex
 
     /// Suitable as a field-level message on `fiscalCode` in a 422 answer.
-    public var message: String {
+    package var message: String {
         switch self {
         case .birthYear: "does not agree with the year of birthDate"
         case .birthMonth: "does not agree with the month of birthDate"

@@ -3,33 +3,33 @@ import Foundation
 import NIOPosix
 
 /// Argon2id password hashing through the system libargon2, with the OWASP parameters.
-public struct PasswordHasher: Sendable {
+package struct PasswordHasher: Sendable {
     /// OWASP Password Storage Cheat Sheet: m = 19 MiB, t = 2, p = 1.
-    public struct Parameters: Sendable, Equatable {
-        public var memoryKiB: UInt32 = 19 * 1024
-        public var iterations: UInt32 = 2
-        public var parallelism: UInt32 = 1
-        public var saltLength = 16
-        public var hashLength = 32
-        public init() {}
+    package struct Parameters: Sendable, Equatable {
+        package var memoryKiB: UInt32 = 19 * 1024
+        package var iterations: UInt32 = 2
+        package var parallelism: UInt32 = 1
+        package var saltLength = 16
+        package var hashLength = 32
+        package init() {}
     }
 
-    public let parameters: Parameters
+    package let parameters: Parameters
     private let threadPool: NIOThreadPool
 
-    public init(parameters: Parameters = Parameters(), threadPool: NIOThreadPool = .singleton) {
+    package init(parameters: Parameters = Parameters(), threadPool: NIOThreadPool = .singleton) {
         self.parameters = parameters
         self.threadPool = threadPool
     }
 
     /// The encoded string (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), computed off the event loops.
-    public func hash(_ password: String) async throws -> String {
+    package func hash(_ password: String) async throws -> String {
         let parameters = self.parameters
         return try await threadPool.runIfActive { try Self.hashNow(password, parameters: parameters) }
     }
 
     /// True when `password` matches `encoded`; false for a mismatch or an unreadable hash.
-    public func verify(_ password: String, against encoded: String) async throws -> Bool {
+    package func verify(_ password: String, against encoded: String) async throws -> Bool {
         try await threadPool.runIfActive {
             let bytes = Array(password.utf8)
             return argon2id_verify(encoded, bytes, bytes.count) == ARGON2_OK.rawValue
@@ -56,7 +56,7 @@ public struct PasswordHasher: Sendable {
 }
 
 /// libargon2 refused to hash (out of memory, bad parameters).
-public struct PasswordHashingError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { "argon2id: \(message)" }
+package struct PasswordHashingError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { "argon2id: \(message)" }
 }

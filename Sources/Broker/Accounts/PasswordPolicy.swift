@@ -1,14 +1,14 @@
 import Foundation
 
 /// The rules a new password must satisfy.
-public enum PasswordPolicy {
+package enum PasswordPolicy {
     /// Counted in characters as people see them (`String.count`), not bytes, so accents and emoji count once.
-    public static let minimumLength = 10
+    package static let minimumLength = 10
     /// An upper bound keeps a hostile client from making the server hash megabytes.
-    public static let maximumLength = 128
+    package static let maximumLength = 128
 
     /// The first rule `password` breaks, or nil when it is acceptable for the account with `email`.
-    public static func violation(password: String, email: String) -> PasswordPolicyViolation? {
+    package static func violation(password: String, email: String) -> PasswordPolicyViolation? {
         let length = password.count
         if length < minimumLength { return .tooShort }
         if length > maximumLength { return .tooLong }
@@ -21,13 +21,13 @@ public enum PasswordPolicy {
 }
 
 /// A rule of `PasswordPolicy` that a password breaks.
-public enum PasswordPolicyViolation: Error, Sendable, Hashable {
+package enum PasswordPolicyViolation: Error, Sendable, Hashable {
     case tooShort
     case tooLong
     case sameAsEmail
 
     /// Suitable as a field-level message in a 422 answer.
-    public var message: String {
+    package var message: String {
         switch self {
         case .tooShort: "must be at least \(PasswordPolicy.minimumLength) characters"
         case .tooLong: "must be at most \(PasswordPolicy.maximumLength) characters"

@@ -1,5 +1,5 @@
 /// A person's sex as declared at registration and encoded in the fiscal code.
-public enum Sex: String, Sendable, Hashable, CaseIterable {
+package enum Sex: String, Sendable, Hashable, CaseIterable {
     case female = "F"
     case male = "M"
 }

@@ -1,18 +1,18 @@
 import Foundation
 
 /// An Italian VAT number (*partita IVA*): 11 digits, the last a check digit, surrounding whitespace trimmed.
-public struct VATNumber: Sendable, Hashable, CustomStringConvertible {
-    public let value: String
+package struct VATNumber: Sendable, Hashable, CustomStringConvertible {
+    package let value: String
 
     private init(value: String) {
         self.value = value
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
     /// Validates length, digits and check digit, in that order, and reports the first failure.
     /// No "IT" prefix is accepted: the API asks for the 11 digits alone.
-    public static func parse(_ raw: String) -> Result<VATNumber, VATNumberError> {
+    package static func parse(_ raw: String) -> Result<VATNumber, VATNumberError> {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.unicodeScalars.count == 11 else { return .failure(.wrongLength) }
         guard let digits = asciiDigits(trimmed) else { return .failure(.notDigits) }
@@ -24,7 +24,7 @@ public struct VATNumber: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The check digit for the first 10 digits of a number, or nil unless given exactly 10 ASCII digits.
-    public static func checkDigit(for first10: String) -> Int? {
+    package static func checkDigit(for first10: String) -> Int? {
         guard first10.unicodeScalars.count == 10, let digits = asciiDigits(first10) else { return nil }
         return checkDigit(digits[...])
     }
@@ -56,14 +56,14 @@ public struct VATNumber: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a string is not a valid VAT number.
-public enum VATNumberError: Error, Sendable, Hashable {
+package enum VATNumberError: Error, Sendable, Hashable {
     case wrongLength
     case notDigits
     case allZeros
     case badCheckDigit
 
     /// Suitable as a field-level message in a 422 answer.
-    public var message: String {
+    package var message: String {
         switch self {
         case .wrongLength: "must be 11 digits"
         case .notDigits: "must contain only digits"

@@ -5,26 +5,26 @@ import Foundation
 /// build it: whoever holds the database can replace `audit_event_canonical` with one that lies, but not
 /// this code. Each event's hash is SHA-256(previous hash ‖ canonical event), with the canonical event the
 /// same bytes `audit_event_canonical` (0001_accounts.sql) produces: its fields joined by U+001F.
-public enum AuditChain {
+package enum AuditChain {
     /// The `prev_hash` of event 1.
-    public static let genesis = [UInt8](repeating: 0, count: 32)
+    package static let genesis = [UInt8](repeating: 0, count: 32)
 
     /// One stored event, with every field exactly as the canonical form spells it: `at` as
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC, `requestID` as lower-case text, `details` as jsonb's own text.
-    public struct Link: Sendable {
-        public var seq: Int64
-        public var at: String
-        public var actorID: String?
-        public var actorRole: String
-        public var action: String
-        public var requestID: String?
-        public var subject: String?
-        public var details: String
-        public var prevHash: [UInt8]
-        public var hash: [UInt8]
+    package struct Link: Sendable {
+        package var seq: Int64
+        package var at: String
+        package var actorID: String?
+        package var actorRole: String
+        package var action: String
+        package var requestID: String?
+        package var subject: String?
+        package var details: String
+        package var prevHash: [UInt8]
+        package var hash: [UInt8]
     }
 
-    public static func canonical(_ link: Link) -> [UInt8] {
+    package static func canonical(_ link: Link) -> [UInt8] {
         let fields = [
             String(link.seq), link.at, link.actorID ?? "", link.actorRole, link.action, link.requestID ?? "",
             link.subject ?? "", link.details,
@@ -33,7 +33,7 @@ public enum AuditChain {
     }
 
     /// SHA-256(`previous` ‖ canonical event).
-    public static func hash(_ link: Link, after previous: [UInt8]) -> [UInt8] {
+    package static func hash(_ link: Link, after previous: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: previous)
         hasher.update(data: canonical(link))
@@ -41,17 +41,17 @@ public enum AuditChain {
     }
 
     /// Walks the chain in order, one link at a time, checking each against the one before.
-    public struct Walker: Sendable {
-        public private(set) var events: Int64 = 0
-        public private(set) var lastHash: [UInt8] = AuditChain.genesis
+    package struct Walker: Sendable {
+        package private(set) var events: Int64 = 0
+        package private(set) var lastHash: [UInt8] = AuditChain.genesis
 
-        public init() {}
+        package init() {}
 
         /// Continues after an earlier verified point.
-        public init(events: Int64, lastHash: [UInt8]) { (self.events, self.lastHash) = (events, lastHash) }
+        package init(events: Int64, lastHash: [UInt8]) { (self.events, self.lastHash) = (events, lastHash) }
 
         /// False if `link` is not the next event: its number, its link to the previous hash, or its own hash.
-        public mutating func accept(_ link: Link) -> Bool {
+        package mutating func accept(_ link: Link) -> Bool {
             guard link.seq == events + 1, link.prevHash == lastHash, hash(link, after: lastHash) == link.hash else {
                 return false
             }

@@ -9,34 +9,34 @@ import Foundation
 ///
 /// The file is this JSON object; the signature (Ed25519, base64) covers `signedText`: the lines
 /// `d4h-audit-checkpoint/v1`, logSize, headHash, signedAt and keyId, each ending in a line feed.
-public struct AuditCheckpoint: Codable, Sendable, Equatable {
-    public static let currentFormat = "d4h-audit-checkpoint/v1"
+package struct AuditCheckpoint: Codable, Sendable, Equatable {
+    package static let currentFormat = "d4h-audit-checkpoint/v1"
 
-    public var format: String
-    public var logSize: Int64
+    package var format: String
+    package var logSize: Int64
     /// The hash of event `logSize` (64 zeros for an empty log), lower-case hex.
-    public var headHash: String
+    package var headHash: String
     /// RFC 3339, UTC, milliseconds.
-    public var signedAt: String
-    public var keyId: String
-    public var signature: String
+    package var signedAt: String
+    package var keyId: String
+    package var signature: String
 
-    public init(format: String = Self.currentFormat, logSize: Int64, headHash: String, signedAt: String, keyId: String, signature: String) {
+    package init(format: String = Self.currentFormat, logSize: Int64, headHash: String, signedAt: String, keyId: String, signature: String) {
         (self.format, self.logSize, self.headHash, self.signedAt, self.keyId, self.signature) =
             (format, logSize, headHash, signedAt, keyId, signature)
     }
 
     /// Exactly the bytes the signature covers: every field but the signature, in a fixed order.
-    public var signedText: [UInt8] { Array("\(format)\n\(logSize)\n\(headHash)\n\(signedAt)\n\(keyId)\n".utf8) }
+    package var signedText: [UInt8] { Array("\(format)\n\(logSize)\n\(headHash)\n\(signedAt)\n\(keyId)\n".utf8) }
 
-    public static func sign(logSize: Int64, headHash: String, at time: Date, with key: AuditSigningKey) throws -> AuditCheckpoint {
+    package static func sign(logSize: Int64, headHash: String, at time: Date, with key: AuditSigningKey) throws -> AuditCheckpoint {
         var checkpoint = AuditCheckpoint(logSize: logSize, headHash: headHash, signedAt: Timestamp.rfc3339(time), keyId: key.keyID, signature: "")
         checkpoint.signature = try key.sign(checkpoint.signedText).base64EncodedString()
         return checkpoint
     }
 
     /// True only for this format, signed by `publicKey` over these very fields.
-    public func isSigned(by publicKey: Curve25519.Signing.PublicKey) -> Bool {
+    package func isSigned(by publicKey: Curve25519.Signing.PublicKey) -> Bool {
         guard format == Self.currentFormat, keyId == AuditSigningKey.keyID(of: publicKey),
             let signature = Data(base64Encoded: signature)
         else { return false }
@@ -44,13 +44,13 @@ public struct AuditCheckpoint: Codable, Sendable, Equatable {
     }
 
     /// The file as auditors keep it (pretty, keys sorted).
-    public var fileData: Data {
+    package var fileData: Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(self)) ?? Data()
     }
 
-    public static func read(file path: String) throws -> AuditCheckpoint {
+    package static func read(file path: String) throws -> AuditCheckpoint {
         guard let data = FileManager.default.contents(atPath: path) else { throw AuditCheckpointError.unreadable(path) }
         do {
             return try JSONDecoder().decode(AuditCheckpoint.self, from: data)
@@ -60,7 +60,7 @@ public struct AuditCheckpoint: Codable, Sendable, Equatable {
     }
 }
 
-public enum AuditCheckpointError: Error, CustomStringConvertible {
+package enum AuditCheckpointError: Error, CustomStringConvertible {
     case badPublicKey
     case unreadable(String)
     case malformed(String)
@@ -68,7 +68,7 @@ public enum AuditCheckpointError: Error, CustomStringConvertible {
     case chainDoesNotVerify(Int64)
     case notConfigured
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badPublicKey: "the public key is not an Ed25519 public key (32 bytes in base64, or a file holding that)"
         case .unreadable(let path): "cannot read the checkpoint file \(path)"

@@ -4,13 +4,13 @@ import Logging
 /// Signs checkpoints of the audit log and hands them to auditors. A checkpoint is signed only for a chain
 /// that verifies (recomputed in Swift) from the previous checkpoint this key signed, so the signer never
 /// blesses a log that was rewritten behind its back.
-public struct AuditCheckpoints: Sendable {
+package struct AuditCheckpoints: Sendable {
     let store: AuditCheckpointStore
     let trail: AuditTrail
     /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
-    public let key: AuditSigningKey?
+    package let key: AuditSigningKey?
 
-    public init(client: DatabasePool, key: AuditSigningKey?) {
+    package init(client: DatabasePool, key: AuditSigningKey?) {
         self.store = AuditCheckpointStore(client: client)
         self.trail = AuditTrail(client: client)
         self.key = key
@@ -19,7 +19,7 @@ public struct AuditCheckpoints: Sendable {
     /// Signs and stores a checkpoint of the log as it is now; returns nil (signing nothing) when the log has
     /// not grown since this key's last checkpoint, unless `always`. Throws when the chain does not verify.
     @discardableResult
-    public func publish(always: Bool = false, logger: Logger) async throws -> AuditCheckpoint? {
+    package func publish(always: Bool = false, logger: Logger) async throws -> AuditCheckpoint? {
         guard let key else { throw AuditCheckpointError.notConfigured }
         let previous = try await lastSigned(by: key, logger: logger)
         let start = previous.flatMap { checkpoint in [UInt8](hexText: checkpoint.headHash).map { (checkpoint.logSize, $0) } }
@@ -44,11 +44,11 @@ public struct AuditCheckpoints: Sendable {
         return nil
     }
 
-    public func list(before: Int64?, limit: Int, logger: Logger) async throws -> [(id: Int64, checkpoint: AuditCheckpoint)] {
+    package func list(before: Int64?, limit: Int, logger: Logger) async throws -> [(id: Int64, checkpoint: AuditCheckpoint)] {
         try await store.list(before: before, limit: limit, logger: logger)
     }
 
-    public func latest(logger: Logger) async throws -> AuditCheckpoint? {
+    package func latest(logger: Logger) async throws -> AuditCheckpoint? {
         try await store.list(before: nil, limit: 1, logger: logger).first?.checkpoint
     }
 }

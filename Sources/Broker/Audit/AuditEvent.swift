@@ -1,16 +1,16 @@
 import Foundation
 
 /// One entry for the audit log; `seq`, `at` and the hashes are assigned by the database.
-public struct AuditEvent: Sendable {
-    public var actorID: String?
-    public var actorRole: String
-    public var action: String
-    public var requestID: UUID?
+package struct AuditEvent: Sendable {
+    package var actorID: String?
+    package var actorRole: String
+    package var action: String
+    package var requestID: UUID?
     /// Always a pseudonym (see `Pseudonymizer`), never an email, name, fiscal code or raw id of a person.
-    public var subject: String?
-    public var details: [String: AuditValue]
+    package var subject: String?
+    package var details: [String: AuditValue]
 
-    public init(
+    package init(
         actorID: String?, actorRole: String, action: String, requestID: UUID? = nil, subject: String? = nil,
         details: [String: AuditValue] = [:]
     ) {
@@ -24,12 +24,12 @@ public struct AuditEvent: Sendable {
 }
 
 /// A detail value; deliberately limited to plain scalars so no structure can smuggle personal data in.
-public enum AuditValue: Sendable, Encodable, Equatable {
+package enum AuditValue: Sendable, Encodable, Equatable {
     case string(String)
     case int(Int)
     case bool(Bool)
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let value): try container.encode(value)
@@ -40,28 +40,28 @@ public enum AuditValue: Sendable, Encodable, Equatable {
 }
 
 /// Actions recorded so far; later capabilities add theirs.
-public enum AuditAction {
-    public static let accountCreated = "account.created"
-    public static let accountActivated = "account.activated"
-    public static let accountErased = "account.erased"
+package enum AuditAction {
+    package static let accountCreated = "account.created"
+    package static let accountActivated = "account.activated"
+    package static let accountErased = "account.erased"
     /// An account not activated in time, deleted so its email and fiscal code or VAT number are free again.
-    public static let accountExpired = "account.expired"
-    public static let passwordChanged = "account.password_changed"
-    public static let auditorAdded = "auditor.added"
-    public static let apiKeyCreated = "api_key.created"
-    public static let apiKeyRevoked = "api_key.revoked"
-    public static let singleRequestCreated = "single_request.created"
-    public static let singleRequestAccepted = "single_request.accepted"
-    public static let singleRequestRefused = "single_request.refused"
-    public static let singleRequestCancelled = "single_request.cancelled"
-    public static let subscriptionEnded = "subscription.ended"
-    public static let subscriptionExpired = "subscription.expired"
+    package static let accountExpired = "account.expired"
+    package static let passwordChanged = "account.password_changed"
+    package static let auditorAdded = "auditor.added"
+    package static let apiKeyCreated = "api_key.created"
+    package static let apiKeyRevoked = "api_key.revoked"
+    package static let singleRequestCreated = "single_request.created"
+    package static let singleRequestAccepted = "single_request.accepted"
+    package static let singleRequestRefused = "single_request.refused"
+    package static let singleRequestCancelled = "single_request.cancelled"
+    package static let subscriptionEnded = "subscription.ended"
+    package static let subscriptionExpired = "subscription.expired"
     /// A download of a single request's data; `details.rows` is the number of samples released.
-    public static let singleRequestDataReleased = "single_request.data_released"
-    public static let groupRequestAccepted = "group_request.accepted"
-    public static let groupRequestRefused = "group_request.refused"
+    package static let singleRequestDataReleased = "single_request.data_released"
+    package static let groupRequestAccepted = "group_request.accepted"
+    package static let groupRequestRefused = "group_request.refused"
     /// A release of a group request's anonymised results (at acceptance, and when a subscription's figures change).
-    public static let groupResultsReleased = "group_request.results_released"
-    public static let thirdPartyBlocked = "block.added"
-    public static let thirdPartyUnblocked = "block.removed"
+    package static let groupResultsReleased = "group_request.results_released"
+    package static let thirdPartyBlocked = "block.added"
+    package static let thirdPartyUnblocked = "block.removed"
 }

@@ -4,8 +4,8 @@ import Foundation
 /// The Ed25519 key that signs audit checkpoints. It lives in a file outside the database
 /// (`AUDIT_SIGNING_KEY_FILE`: the 32-byte private key in base64 on one line, as `d4h audit keygen` writes
 /// it), so whoever holds only the database cannot sign a checkpoint for a log they have rewritten.
-public struct AuditSigningKey: Sendable {
-    public typealias PublicKey = Curve25519.Signing.PublicKey
+package struct AuditSigningKey: Sendable {
+    package typealias PublicKey = Curve25519.Signing.PublicKey
 
     /// The private key's 32 raw bytes (CryptoKit's key type is not `Sendable`; its bytes are).
     private let raw: Data
@@ -15,32 +15,32 @@ public struct AuditSigningKey: Sendable {
         try! Curve25519.Signing.PrivateKey(rawRepresentation: raw)
     }
 
-    public init(privateKey: Curve25519.Signing.PrivateKey) { self.raw = privateKey.rawRepresentation }
+    package init(privateKey: Curve25519.Signing.PrivateKey) { self.raw = privateKey.rawRepresentation }
 
-    public static func generate() -> AuditSigningKey { AuditSigningKey(privateKey: .init()) }
+    package static func generate() -> AuditSigningKey { AuditSigningKey(privateKey: .init()) }
 
-    public var publicKey: Curve25519.Signing.PublicKey { privateKey.publicKey }
+    package var publicKey: Curve25519.Signing.PublicKey { privateKey.publicKey }
 
     /// The public key as auditors pin it: base64 of its 32 raw bytes.
-    public var publicKeyText: String { Self.text(of: publicKey) }
+    package var publicKeyText: String { Self.text(of: publicKey) }
 
     /// Names the key in every checkpoint it signs: the first 8 bytes of SHA-256 of the public key, in hex.
-    public var keyID: String { Self.keyID(of: publicKey) }
+    package var keyID: String { Self.keyID(of: publicKey) }
 
     /// What `d4h audit keygen` writes.
-    public var fileText: String { privateKey.rawRepresentation.base64EncodedString() + "\n" }
+    package var fileText: String { privateKey.rawRepresentation.base64EncodedString() + "\n" }
 
-    public func sign(_ bytes: [UInt8]) throws -> Data { try privateKey.signature(for: bytes) }
+    package func sign(_ bytes: [UInt8]) throws -> Data { try privateKey.signature(for: bytes) }
 
-    public static func text(of key: Curve25519.Signing.PublicKey) -> String { key.rawRepresentation.base64EncodedString() }
+    package static func text(of key: Curve25519.Signing.PublicKey) -> String { key.rawRepresentation.base64EncodedString() }
 
-    public static func keyID(of key: Curve25519.Signing.PublicKey) -> String {
+    package static func keyID(of key: Curve25519.Signing.PublicKey) -> String {
         Array(SHA256.hash(data: key.rawRepresentation).prefix(8)).hexText
     }
 
     /// Reads the key file; a file that is missing, unreadable or not a key stops the server (or the
     /// command) with a message naming the variable, rather than running without signed checkpoints.
-    public static func read(file path: String) throws -> AuditSigningKey {
+    package static func read(file path: String) throws -> AuditSigningKey {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -57,7 +57,7 @@ public struct AuditSigningKey: Sendable {
     }
 
     /// An auditor's pinned public key: base64 of 32 bytes, given as is or as the path of a file holding it.
-    public static func publicKey(from argument: String) throws -> Curve25519.Signing.PublicKey {
+    package static func publicKey(from argument: String) throws -> Curve25519.Signing.PublicKey {
         var text = argument
         if FileManager.default.fileExists(atPath: argument) {
             text = try String(contentsOfFile: argument, encoding: .utf8)

@@ -3,44 +3,44 @@ import Logging
 import PostgresNIO
 
 /// Reading and verifying the audit log (auditors and `d4h audit verify`).
-public struct AuditTrail: Sendable {
-    public let client: DatabasePool
+package struct AuditTrail: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// One stored event as auditors see it; `details` is the stored JSON text.
-    public struct Entry: Sendable, Equatable {
-        public var seq: Int64
-        public var at: Date
-        public var actorID: String?
-        public var actorRole: String
-        public var action: String
-        public var requestID: UUID?
-        public var subject: String?
-        public var details: String
-        public var prevHash: String
-        public var hash: String
+    package struct Entry: Sendable, Equatable {
+        package var seq: Int64
+        package var at: Date
+        package var actorID: String?
+        package var actorRole: String
+        package var action: String
+        package var requestID: UUID?
+        package var subject: String?
+        package var details: String
+        package var prevHash: String
+        package var hash: String
     }
 
-    public struct Query: Sendable {
-        public var from: Date?
-        public var to: Date?
-        public var action: String?
-        public init(from: Date?, to: Date?, action: String?) { (self.from, self.to, self.action) = (from, to, action) }
+    package struct Query: Sendable {
+        package var from: Date?
+        package var to: Date?
+        package var action: String?
+        package init(from: Date?, to: Date?, action: String?) { (self.from, self.to, self.action) = (from, to, action) }
     }
 
     /// Up to `limit` events after `afterSeq`, oldest first.
-    public func events(_ query: Query, afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Entry] {
+    package func events(_ query: Query, afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Entry] {
         try await client.withConnection { try await AuditEventStore.entries(query, afterSeq: afterSeq, limit: limit, on: $0, logger: logger) }
     }
 
-    public enum Verification: Sendable, Equatable {
+    package enum Verification: Sendable, Equatable {
         case valid(events: Int64, lastHash: String)
         case broken(at: Int64)
     }
 
     /// What the log says against an earlier signed checkpoint (whose signature the caller has checked).
-    public enum CheckpointVerification: Sendable, Equatable {
+    package enum CheckpointVerification: Sendable, Equatable {
         /// The chain verifies and still holds the checkpoint's events unchanged.
         case consistent(events: Int64, lastHash: String)
         /// The log is shorter than it was when the checkpoint was signed.
@@ -55,21 +55,21 @@ public struct AuditTrail: Sendable {
     /// hash ‖ canonical event), its `prev_hash` the previous event's hash, its `seq` one more than the
     /// previous, and the chain head the last event. The first sequence number where any of this fails is
     /// reported. No SQL function of the database takes part, so one that lies changes nothing.
-    public func verify(logger: Logger) async throws -> Verification {
+    package func verify(logger: Logger) async throws -> Verification {
         try await walk(noting: nil, logger: logger).verification
     }
 
     /// The same from an earlier verified point (a checkpoint's size and head hash) onwards: event `start.0`
     /// must still have that hash, and every event after it must link on. What the checkpoint publisher uses,
     /// so each step rehashes only what was appended since.
-    public func verify(from start: (Int64, [UInt8])?, logger: Logger) async throws -> Verification {
+    package func verify(from start: (Int64, [UInt8])?, logger: Logger) async throws -> Verification {
         try await walk(from: start, noting: nil, logger: logger).verification
     }
 
     /// The same, and then: the log still has at least `checkpoint.logSize` events, and the first that many
     /// hash to the checkpoint's head. Catches a truncation (events deleted and the head moved back) and a
     /// rewrite (an event changed and the whole chain recomputed after it), however consistent the result.
-    public func verify(against checkpoint: AuditCheckpoint, logger: Logger) async throws -> CheckpointVerification {
+    package func verify(against checkpoint: AuditCheckpoint, logger: Logger) async throws -> CheckpointVerification {
         let (verification, noted) = try await walk(noting: checkpoint.logSize, logger: logger)
         switch verification {
         case .broken(let seq):

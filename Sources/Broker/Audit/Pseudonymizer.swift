@@ -5,17 +5,17 @@ import PostgresNIO
 
 /// Turns an account id into a stable pseudonym: HMAC-SHA256 under a server secret kept in the database,
 /// so the audit log can follow one person without ever naming them, and erasure leaves nothing linkable.
-public final class Pseudonymizer: Sendable {
+package final class Pseudonymizer: Sendable {
     private let secret: ServerSecret
 
-    public init(client: DatabasePool) { self.secret = ServerSecret("audit_pseudonym_key", client: client) }
+    package init(client: DatabasePool) { self.secret = ServerSecret("audit_pseudonym_key", client: client) }
 
-    public func pseudonym(for accountID: UUID, logger: Logger) async throws -> String {
+    package func pseudonym(for accountID: UUID, logger: Logger) async throws -> String {
         Self.pseudonym(for: accountID, key: try await secret.key(logger: logger))
     }
 
     /// The same, for a caller that holds `connection` (it must not ask the pool for another).
-    public func pseudonym(for accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> String {
+    package func pseudonym(for accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> String {
         Self.pseudonym(for: accountID, key: try await secret.key(on: connection, logger: logger))
     }
 

@@ -3,77 +3,77 @@ import Foundation
 import Logging
 
 /// Everything the server reads from its environment (and the equivalent `d4h serve` flags).
-public struct BrokerConfiguration: Sendable {
-    public var databaseURL: String
-    public var httpHost: String
-    public var httpPort: Int
-    public var publicURL: String
-    public var mailTransport: MailTransportKind
-    public var mailDirectory: String?
-    public var groupMinCohort: Int
+package struct BrokerConfiguration: Sendable {
+    package var databaseURL: String
+    package var httpHost: String
+    package var httpPort: Int
+    package var publicURL: String
+    package var mailTransport: MailTransportKind
+    package var mailDirectory: String?
+    package var groupMinCohort: Int
     /// How often a live group subscription's results are recomputed to announce new figures
     /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
-    public var groupResultsRefreshInterval: Duration? = .seconds(3600)
+    package var groupResultsRefreshInterval: Duration? = .seconds(3600)
     /// How often the background looks for closed days whose peer statistics are not yet published
     /// (`PEER_STATISTICS_INTERVAL`, seconds; 0 turns it off: requests then publish the days they need). Nil is off.
-    public var peerStatisticsInterval: Duration? = .seconds(600)
+    package var peerStatisticsInterval: Duration? = .seconds(600)
     /// Lifetime of a session token, in seconds.
-    public var sessionTTL: Int
-    public var webhookAllowPrivate: Bool
+    package var sessionTTL: Int
+    package var webhookAllowPrivate: Bool
     /// Delivery loop tuning; production defaults (tests shorten the intervals).
-    public var webhookDelivery = WebhookDeliveryConfiguration()
-    public var logLevel: Logger.Level
+    package var webhookDelivery = WebhookDeliveryConfiguration()
+    package var logLevel: Logger.Level
     /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
     /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.
-    public var httpIdleTimeout = 60
+    package var httpIdleTimeout = 60
     /// `DOWNLOAD_STALL_TIMEOUT`: seconds a streamed download, export or audit CSV waits for a client that
     /// takes no more of it before ending it (and recording what was sent). Shorter than the idle timeout:
     /// a client whose hang-up the server cannot see (its FIN arrived while the server waited on a zero
     /// window, and the kernel keeps that half-closed socket for `tcp_fin_timeout`, 60 s) is let go sooner.
-    public var downloadStallTimeout = 20
+    package var downloadStallTimeout = 20
     /// Serve HTTPS with these files (`TLS_CERTIFICATE`, `TLS_KEY`); nil serves plain HTTP (behind a proxy).
-    public var tls: TLSFiles?
+    package var tls: TLSFiles?
     /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
-    public var rateLimits = RateLimits()
+    package var rateLimits = RateLimits()
     /// `GROUP_EVALUATION_CONCURRENCY`: group evaluation steps (a cohort, or one type's cells) run at once;
     /// at most half the pool, so a burst of group requests leaves connections for everything else.
-    public var groupEvaluationConcurrency = 2
+    package var groupEvaluationConcurrency = 2
     /// `GROUP_EVALUATION_QUEUE_TIMEOUT`: how long a group request waits for an evaluation slot before a 503.
-    public var groupEvaluationQueueTimeout: Duration = .seconds(30)
+    package var groupEvaluationQueueTimeout: Duration = .seconds(30)
     /// The pool's size and the bounds on every database wait (`DATABASE_POOL_*`, `DATABASE_*_TIMEOUT`).
-    public var database = DatabaseLimits()
+    package var database = DatabaseLimits()
     /// `IMPORT_BACKGROUND_BYTES`: Apple Health uploads larger than this run as background jobs (202 and a
     /// status URL) instead of inside the request. 0 runs every import in the background.
-    public var importBackgroundBytes: Int64 = 8 << 20
+    package var importBackgroundBytes: Int64 = 8 << 20
     /// Background imports running at once, server-wide; each holds one pooled connection for its whole length,
     /// so at most a quarter of the pool (at least one).
-    public var importBackgroundConcurrency = 2
+    package var importBackgroundConcurrency = 2
     /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
-    public var privacy = PrivacySettings()
+    package var privacy = PrivacySettings()
     /// `METRICS_TOKEN`: the bearer token a Prometheus scraper sends for `/metrics` (at least 32 characters).
     /// Unset, `/metrics` answers 404: usage figures are not for anyone who asks.
-    public var metricsToken: String?
+    package var metricsToken: String?
     /// `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` names the client (default none).
-    public var trustedProxies = TrustedProxies.none
+    package var trustedProxies = TrustedProxies.none
     /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` and `LOGIN_ADDRESS_MAX_FAILURES`: the password-guess throttle.
-    public var loginThrottle = LoginThrottle.Settings()
+    package var loginThrottle = LoginThrottle.Settings()
     /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
     /// fiscal code or VAT number can be registered again.
-    public var activationExpiryHours = 48
+    package var activationExpiryHours = 48
     /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
-    public var accountHousekeepingInterval: Duration = .seconds(600)
+    package var accountHousekeepingInterval: Duration = .seconds(600)
     /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
     /// (a request to nobody among them: it must answer and end like any other).
-    public var pendingRequestExpiryDays = 30
+    package var pendingRequestExpiryDays = 30
     /// The key that signs audit checkpoints, read from `AUDIT_SIGNING_KEY_FILE` (a file outside the
     /// database, made by `d4h audit keygen`). Nil signs nothing: auditors then cannot detect a log that
     /// whoever holds the database truncated or rewrote.
-    public var auditSigningKey: AuditSigningKey?
+    package var auditSigningKey: AuditSigningKey?
     /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
     /// one is also signed at start; 0 signs none in the background). Nil is off.
-    public var auditCheckpointInterval: Duration? = .seconds(300)
+    package var auditCheckpointInterval: Duration? = .seconds(300)
 
-    public init(
+    package init(
         databaseURL: String,
         httpHost: String = "127.0.0.1",
         httpPort: Int = 8080,
@@ -100,7 +100,7 @@ public struct BrokerConfiguration: Sendable {
     }
 
     /// Reads the configuration; keys are the documented variable names (`database.url` is `DATABASE_URL`).
-    public init(reader: ConfigReader) throws {
+    package init(reader: ConfigReader) throws {
         guard let databaseURL = reader.string(forKey: "database.url", isSecret: true) else {
             throw ConfigurationError.missing("DATABASE_URL")
         }
@@ -188,15 +188,15 @@ public struct BrokerConfiguration: Sendable {
     var importSlots: Int { max(1, min(importBackgroundConcurrency, database.poolSize / 4)) }
 
     /// `http`, or `https` when the server terminates TLS itself.
-    public var scheme: String { tls == nil ? "http" : "https" }
+    package var scheme: String { tls == nil ? "http" : "https" }
 }
 
 /// A configuration value that is missing or malformed; the message names the variable.
-public enum ConfigurationError: Error, CustomStringConvertible {
+package enum ConfigurationError: Error, CustomStringConvertible {
     case missing(String)
     case invalid(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let name): "\(name) is not set"
         case .invalid(let name, let why): "\(name) \(why)"

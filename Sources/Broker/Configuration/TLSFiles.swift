@@ -4,17 +4,17 @@ import NIOSSL
 
 /// The PEM certificate chain and private key `d4h serve` terminates TLS with (`TLS_CERTIFICATE`, `TLS_KEY`),
 /// for deployments without a reverse proxy in front. Without them the server speaks plain HTTP.
-public struct TLSFiles: Sendable, Equatable {
-    public var certificatePath: String
-    public var keyPath: String
+package struct TLSFiles: Sendable, Equatable {
+    package var certificatePath: String
+    package var keyPath: String
 
-    public init(certificatePath: String, keyPath: String) {
+    package init(certificatePath: String, keyPath: String) {
         (self.certificatePath, self.keyPath) = (certificatePath, keyPath)
     }
 
     /// Both variables or neither: a certificate without its key (or the reverse) is a mistake, never a
     /// reason to fall back to plain HTTP.
-    public static func read(from reader: ConfigReader) throws -> TLSFiles? {
+    package static func read(from reader: ConfigReader) throws -> TLSFiles? {
         let certificate = reader.string(forKey: "tls.certificate").flatMap { $0.isEmpty ? nil : $0 }
         let key = reader.string(forKey: "tls.key").flatMap { $0.isEmpty ? nil : $0 }
         switch (certificate, key) {

@@ -2,7 +2,7 @@
 /// `Calendar`, which is slow and, for a deterministic generator, one more thing that could vary.
 extension CalendarDate {
     /// Days since 1970-01-01 (negative before it). Howard Hinnant's `days_from_civil`.
-    public var dayNumber: Int {
+    package var dayNumber: Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -12,7 +12,7 @@ extension CalendarDate {
     }
 
     /// The day `dayNumber` days after 1970-01-01 (`civil_from_days`); nil outside years 1–9999.
-    public init?(dayNumber: Int) {
+    package init?(dayNumber: Int) {
         let z = dayNumber + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -25,12 +25,12 @@ extension CalendarDate {
     }
 
     /// The day `days` after this one (before, when negative).
-    public func adding(days: Int) -> CalendarDate {
+    package func adding(days: Int) -> CalendarDate {
         CalendarDate(dayNumber: dayNumber + days)!
     }
 
     /// 0 for Monday … 6 for Sunday (1970-01-01 was a Thursday).
-    static func weekday(ofDayNumber dayNumber: Int) -> Int {
+    package static func weekday(ofDayNumber dayNumber: Int) -> Int {
         ((dayNumber % 7) + 7 + 3) % 7
     }
 }

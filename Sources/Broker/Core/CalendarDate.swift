@@ -1,13 +1,13 @@
 import Foundation
 
 /// A day on the Gregorian calendar, without time or time zone, written `YYYY-MM-DD`.
-public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public let year: Int
-    public let month: Int
-    public let day: Int
+package struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package let year: Int
+    package let month: Int
+    package let day: Int
 
     /// Fails unless the three numbers name a day that exists (31 April and 29 February 2023 do not).
-    public init?(year: Int, month: Int, day: Int) {
+    package init?(year: Int, month: Int, day: Int) {
         // Four-digit years only, so `description` always round-trips through `init?(iso:)`.
         guard (1...9999).contains(year), (1...12).contains(month),
             (1...CalendarDate.numberOfDays(inMonth: month, year: year)).contains(day)
@@ -18,7 +18,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// The day `date` falls on in `timeZone`; meant for dates in years 1–9999, like the rest of this type.
-    public init(_ date: Date, in timeZone: TimeZone) {
+    package init(_ date: Date, in timeZone: TimeZone) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
@@ -28,12 +28,12 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// Today in UTC: the server's clock zone, so a birth date "today" is judged the same on every host.
-    public static var today: CalendarDate {
+    package static var today: CalendarDate {
         CalendarDate(Date(), in: .utc)
     }
 
     /// Parses exactly `YYYY-MM-DD` (ASCII digits, zero-padded); anything else, or a day that does not exist, is nil.
-    public init?(iso text: String) {
+    package init?(iso text: String) {
         let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
             let year = Self.number(bytes[0..<4]),
@@ -43,20 +43,20 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         self.init(year: year, month: month, day: day)
     }
 
-    public var description: String {
+    package var description: String {
         Self.padded(year, to: 4) + "-" + Self.padded(month, to: 2) + "-" + Self.padded(day, to: 2)
     }
 
-    public static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool {
+    package static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 
-    public static func isLeapYear(_ year: Int) -> Bool {
+    package static func isLeapYear(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }
 
     /// Days in `month` (1–12) of `year`; 0 for a month outside 1–12.
-    public static func numberOfDays(inMonth month: Int, year: Int) -> Int {
+    package static func numberOfDays(inMonth month: Int, year: Int) -> Int {
         switch month {
         case 1, 3, 5, 7, 8, 10, 12: 31
         case 4, 6, 9, 11: 30

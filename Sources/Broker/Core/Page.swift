@@ -1,24 +1,24 @@
 import Foundation
 
 /// An opaque keyset cursor: the sort key (a time) and tie-breaker (an id, a type …) of the last row of the previous page.
-public struct PageCursor: Sendable, Equatable {
-    public var time: Date
-    public var key: String
+package struct PageCursor: Sendable, Equatable {
+    package var time: Date
+    package var key: String
 
-    public init(time: Date, key: String) {
+    package init(time: Date, key: String) {
         self.time = time
         self.key = key
     }
 
-    public init(time: Date, id: UUID) {
+    package init(time: Date, id: UUID) {
         self.init(time: time, key: id.uuidString.lowercased())
     }
 
     /// The tie-breaker as an id, for lists ordered by (time, id).
-    public var id: UUID? { UUID(uuidString: key) }
+    package var id: UUID? { UUID(uuidString: key) }
 
     /// Parses what `text` produced; nil for anything else (the caller answers 422).
-    public init?(text: String) {
+    package init?(text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { return nil }
@@ -27,16 +27,16 @@ public struct PageCursor: Sendable, Equatable {
         self.init(time: Date(timeIntervalSince1970: Double(micros) / 1_000_000), key: String(parts[1]))
     }
 
-    public var text: String {
+    package var text: String {
         let micros = Int64((time.timeIntervalSince1970 * 1_000_000).rounded())
         return Data("\(micros)|\(key)".utf8).base64URLEncoded()
     }
 }
 
 /// A page of rows and the cursor of the next page (nil on the last page).
-public struct Page<Row: Sendable>: Sendable {
-    public var rows: [Row]
-    public var nextCursor: String?
+package struct Page<Row: Sendable>: Sendable {
+    package var rows: [Row]
+    package var nextCursor: String?
 
     /// `rows` holds up to `limit + 1` rows: the extra one only says another page exists.
     init(rows: [Row], limit: Int, cursor: (Row) -> PageCursor) {
@@ -47,11 +47,11 @@ public struct Page<Row: Sendable>: Sendable {
 
 /// `?limit=&cursor=` as the contract gives them to every list: limit 1–1000 (default 100), and a cursor
 /// only as this API gave it out. Problems are added to `errors`, beside the list's other parameters.
-public enum PageRequest {
-    public static let defaultLimit = 100
-    public static let limits = 1...1000
+package enum PageRequest {
+    package static let defaultLimit = 100
+    package static let limits = 1...1000
 
-    public static func read<Cursor>(
+    package static func read<Cursor>(
         limit: Int?, cursor: String?, parse: (String) -> Cursor?, into errors: inout [FieldError]
     ) -> (limit: Int, cursor: Cursor?) {
         let limit = limit ?? defaultLimit

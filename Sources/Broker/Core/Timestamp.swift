@@ -2,13 +2,13 @@ import Foundation
 
 /// RFC 3339 timestamps parsed and printed by hand: a 10,000-sample upload must not spend longer in
 /// date formatters than in COPY. Precision is the microsecond, as in PostgreSQL.
-public enum Timestamp {
+package enum Timestamp {
     /// The years accepted. A `Date` is a Double of seconds since 1970: within these years it resolves
     /// well below a microsecond, far from them it cannot (and no health sample is dated there).
-    public static let years = 1900...2199
+    package static let years = 1900...2199
 
     /// Parses `2026-03-01T08:00:00Z`, `2026-03-01T08:00:00.25+01:00` (a space or `t` may stand for `T`, `z` for `Z`).
-    public static func parse(_ text: some StringProtocol) -> Date? {
+    package static func parse(_ text: some StringProtocol) -> Date? {
         var bytes = Array(text.utf8)[...]
         func number(_ count: Int) -> Int? {
             guard bytes.count >= count else { return nil }
@@ -59,14 +59,14 @@ public enum Timestamp {
     }
 
     /// `2026-03-01 08:00:00.250000+00`: PostgreSQL's COPY text form of a timestamptz.
-    public static func postgresText(_ date: Date) -> String {
+    package static func postgresText(_ date: Date) -> String {
         let (seconds, micros) = split(date)
         let (year, month, day, hour, minute, second) = civil(seconds)
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2)) \(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(micros, 6))+00"
     }
 
     /// `2026-03-01T08:00:00Z`, with `.ffffff` only when the time has a fraction.
-    public static func rfc3339(_ date: Date) -> String {
+    package static func rfc3339(_ date: Date) -> String {
         let (seconds, micros) = split(date)
         let (year, month, day, hour, minute, second) = civil(seconds)
         var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"

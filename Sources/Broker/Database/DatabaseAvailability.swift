@@ -8,7 +8,7 @@ import Synchronization
 /// a minute in the database-restart fault test: clients hung, then got a 500. With this, requests that
 /// arrive while the database is down answer 503 at once (`DatabaseAvailabilityMiddleware`), and requests
 /// already under way are cut short within a probe interval (`OutageGuard`).
-public final class DatabaseAvailability: Sendable {
+package final class DatabaseAvailability: Sendable {
     private struct State {
         var reachable = true
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
@@ -16,9 +16,9 @@ public final class DatabaseAvailability: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var isReachable: Bool { state.withLock { $0.reachable } }
+    package var isReachable: Bool { state.withLock { $0.reachable } }
 
     func markReachable() { state.withLock { $0.reachable = true } }
 

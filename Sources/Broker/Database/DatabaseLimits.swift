@@ -4,28 +4,28 @@ import Configuration
 /// pool opens, how long a request waits for one, and how long PostgreSQL lets one statement run, wait for a
 /// lock, or sit idle inside a transaction. Each bound, when hit, is a 503 with `Retry-After` for the caller
 /// and a rollback for the database, never a hang.
-public struct DatabaseLimits: Sendable, Equatable {
+package struct DatabaseLimits: Sendable, Equatable {
     /// `DATABASE_POOL_SIZE`: connections the pool may open. The cluster's `max_connections` must cover
     /// every instance's pool plus the watchdog's probe connection.
-    public var poolSize = 20
+    package var poolSize = 20
     /// `DATABASE_POOL_TIMEOUT`: how long a request waits for a free connection.
-    public var leaseTimeout: Duration = .seconds(5)
+    package var leaseTimeout: Duration = .seconds(5)
     /// `DATABASE_STATEMENT_TIMEOUT`: the longest a statement of the request path may run. Work whose
     /// statements grow with the data (group evaluations, erasure, audit verification) gets
     /// `LongStatements.bound` for its own transaction.
-    public var statementTimeout: Duration? = .seconds(30)
+    package var statementTimeout: Duration? = .seconds(30)
     /// `DATABASE_LOCK_TIMEOUT`: the longest a statement waits for a row, table or advisory lock.
-    public var lockTimeout: Duration? = .seconds(5)
+    package var lockTimeout: Duration? = .seconds(5)
     /// PostgreSQL ends a session left idle inside a transaction for this long (rolling it back), so a
     /// stuck instance cannot hold locks that another needs. Also set on the application's role by
     /// `scripts/pg-cluster.sh`, which covers sessions this server did not open.
-    public var idleInTransactionTimeout: Duration? = .seconds(60)
+    package var idleInTransactionTimeout: Duration? = .seconds(60)
 
-    public init() {}
+    package init() {}
 
     /// One-off commands (`migrate`, `seed`, `import`, benchmarks): no statement or lock bound, since they
     /// run alone and their statements are as long as the data.
-    public static let unbounded: DatabaseLimits = {
+    package static let unbounded: DatabaseLimits = {
         var limits = DatabaseLimits()
         limits.statementTimeout = nil
         limits.lockTimeout = nil
@@ -34,7 +34,7 @@ public struct DatabaseLimits: Sendable, Equatable {
         return limits
     }()
 
-    public init(reader: ConfigReader) throws {
+    package init(reader: ConfigReader) throws {
         self.init()
         if let size = try reader.wholeNumber("DATABASE_POOL_SIZE", in: 1...1000) { poolSize = size }
         if let seconds = try reader.wholeNumber("DATABASE_POOL_TIMEOUT", in: 1...600) {

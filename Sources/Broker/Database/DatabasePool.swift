@@ -14,12 +14,12 @@ import ServiceLifecycle
 ///
 /// `query` collects its rows before it returns: a row sequence still being read keeps its connection
 /// leased, which would make every loop over it a lease held while the loop's body leases another.
-public struct DatabasePool: Sendable, Service {
-    public let client: PostgresClient
-    public let leaseTimeout: Duration
+package struct DatabasePool: Sendable, Service {
+    package let client: PostgresClient
+    package let leaseTimeout: Duration
     let logger: Logger
 
-    public init(client: PostgresClient, leaseTimeout: Duration = .seconds(5), logger: Logger) {
+    package init(client: PostgresClient, leaseTimeout: Duration = .seconds(5), logger: Logger) {
         self.client = client
         self.leaseTimeout = leaseTimeout
         self.logger = logger
@@ -32,12 +32,12 @@ public struct DatabasePool: Sendable, Service {
 
     private var identity: ObjectIdentifier { ObjectIdentifier(client) }
 
-    public func run() async { await client.run() }
+    package func run() async { await client.run() }
 
     /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
     /// `waitingAtMost` replaces `leaseTimeout` for work that must not be given up lightly (the record of
     /// data already sent).
-    public func withConnection<Result>(
+    package func withConnection<Result>(
         waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try refuseNestedLease(file: file, line: line)
@@ -73,7 +73,7 @@ public struct DatabasePool: Sendable, Service {
     }
 
     /// Runs `body` in a transaction (committed when it returns, rolled back when it throws).
-    public func withTransaction<Result>(
+    package func withTransaction<Result>(
         logger: Logger, waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -84,7 +84,7 @@ public struct DatabasePool: Sendable, Service {
 
     /// One statement on a connection of its own; the rows are read in full before the lease ends.
     @discardableResult
-    public func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> CollectedRows {
+    package func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> CollectedRows {
         try await withConnection(file: file, line: line) { connection in
             CollectedRows(rows: try await connection.query(query, logger: logger, file: file, line: line).collect())
         }
@@ -101,34 +101,34 @@ public struct DatabasePool: Sendable, Service {
 
 /// The rows of one statement, already read: iterated like PostgresNIO's row sequence (`for try await`,
 /// `collect()`, `decode(…)`), so stores read the same either way.
-public struct CollectedRows: AsyncSequence, Sendable {
-    public typealias Element = PostgresRow
-    public let rows: [PostgresRow]
+package struct CollectedRows: AsyncSequence, Sendable {
+    package typealias Element = PostgresRow
+    package let rows: [PostgresRow]
 
-    public func collect() async throws -> [PostgresRow] { rows }
+    package func collect() async throws -> [PostgresRow] { rows }
 
-    public func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type) -> AsyncThrowingMapSequence<Self, (repeat each Column)> {
+    package func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type) -> AsyncThrowingMapSequence<Self, (repeat each Column)> {
         map { try $0.decode((repeat each Column).self) }
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         var remaining: IndexingIterator<[PostgresRow]>
-        public mutating func next() async throws -> PostgresRow? { remaining.next() }
+        package mutating func next() async throws -> PostgresRow? { remaining.next() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: rows.makeIterator()) }
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: rows.makeIterator()) }
 }
 
 /// Every pooled connection stayed busy for the whole lease timeout: the server is overloaded right now,
 /// and the caller is told to come back (503 with `Retry-After`) instead of queueing without end.
-public struct DatabaseBusy: Error, CustomStringConvertible {
-    public let waited: Duration
-    public var description: String { "no database connection became free within \(waited)" }
+package struct DatabaseBusy: Error, CustomStringConvertible {
+    package let waited: Duration
+    package var description: String { "no database connection became free within \(waited)" }
 }
 
 /// A programming error: code asked the pool for a connection while its task held one (see `DatabasePool`).
-public struct NestedLease: Error, CustomStringConvertible {
-    public let heldAt: String
-    public let requestedAt: String
-    public var description: String { "nested database lease: requested at \(requestedAt) while holding the one taken at \(heldAt)" }
+package struct NestedLease: Error, CustomStringConvertible {
+    package let heldAt: String
+    package let requestedAt: String
+    package var description: String { "nested database lease: requested at \(requestedAt) while holding the one taken at \(heldAt)" }
 }

@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// Runs `work` with a connected pool for one-off commands (`d4h migrate`, `seed`, …), then shuts it down.
 /// Their statements run without the server's time bounds (`DatabaseLimits.unbounded`).
-public func withDatabase<T: Sendable>(
+package func withDatabase<T: Sendable>(
     url: String, logger: Logger, limits: DatabaseLimits = .unbounded, _ work: @escaping @Sendable (DatabasePool) async throws -> T
 ) async throws -> T {
     // A command queries as soon as it starts, racing `run()`; PostgresNIO warns about that harmless

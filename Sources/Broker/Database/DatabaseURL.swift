@@ -3,17 +3,17 @@ import NIOSSL
 import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=…` URL, turned into a client configuration.
-public struct DatabaseURL: Sendable, Equatable {
-    public enum SSLMode: String, Sendable { case disable, prefer, require }
+package struct DatabaseURL: Sendable, Equatable {
+    package enum SSLMode: String, Sendable { case disable, prefer, require }
 
-    public var host: String
-    public var port: Int
-    public var username: String
-    public var password: String?
-    public var database: String
-    public var sslMode: SSLMode
+    package var host: String
+    package var port: Int
+    package var username: String
+    package var password: String?
+    package var database: String
+    package var sslMode: SSLMode
 
-    public init(_ text: String) throws {
+    package init(_ text: String) throws {
         guard let components = URLComponents(string: text),
             ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, !host.isEmpty,
@@ -37,14 +37,14 @@ public struct DatabaseURL: Sendable, Equatable {
     }
 
     /// The same server and credentials, another database (tests create one database per suite).
-    public func with(database: String) -> DatabaseURL {
+    package func with(database: String) -> DatabaseURL {
         var copy = self
         copy.database = database
         return copy
     }
 
     /// Back to URL form (what `BrokerConfiguration.databaseURL` holds).
-    public var text: String {
+    package var text: String {
         var components = URLComponents()
         components.scheme = "postgres"
         components.user = username
@@ -57,7 +57,7 @@ public struct DatabaseURL: Sendable, Equatable {
     }
 
     /// The pool's configuration, with `limits` as its size and each connection's session bounds.
-    public func clientConfiguration(limits: DatabaseLimits) -> PostgresClient.Configuration {
+    package func clientConfiguration(limits: DatabaseLimits) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case .disable: tls = .disable

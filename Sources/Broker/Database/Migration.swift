@@ -2,19 +2,19 @@ import Crypto
 import Foundation
 
 /// One forward-only schema file, `Schema/NNNN_snake_case.sql`.
-public struct Migration: Sendable, Equatable {
-    public let version: Int
-    public let name: String
-    public let sql: String
+package struct Migration: Sendable, Equatable {
+    package let version: Int
+    package let name: String
+    package let sql: String
 
     /// SHA-256 of the file's text: an edited landed file no longer matches what was recorded.
-    public var checksum: String {
+    package var checksum: String {
         SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The file's statements: PostgreSQL's extended protocol runs one statement at a time, so files
     /// separate statements with a line `-- split` (docs/architecture.md, convention 6).
-    public var statements: [String] {
+    package var statements: [String] {
         var statements: [String] = []
         var current: [Substring] = []
         func flush() {
@@ -32,14 +32,14 @@ public struct Migration: Sendable, Equatable {
         return statements
     }
 
-    public init(version: Int, name: String, sql: String) {
+    package init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
     }
 
     /// Every `NNNN_name.sql` file of a directory, in version order; other files are ignored.
-    public static func load(from directory: URL) throws -> [Migration] {
+    package static func load(from directory: URL) throws -> [Migration] {
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
         var migrations: [Migration] = []
         for file in files where file.pathExtension == "sql" {
@@ -58,7 +58,7 @@ public struct Migration: Sendable, Equatable {
     }
 
     /// The migrations shipped inside the Broker module (a copy of the repository's `Schema/`).
-    public static func bundled() throws -> [Migration] {
+    package static func bundled() throws -> [Migration] {
         guard let directory = Bundle.module.url(forResource: "Schema", withExtension: nil) else {
             throw MigrationError.bundleMissing
         }
@@ -67,7 +67,7 @@ public struct Migration: Sendable, Equatable {
 }
 
 /// Why migrating, or serving on a database, is refused.
-public enum MigrationError: Error, CustomStringConvertible, Equatable {
+package enum MigrationError: Error, CustomStringConvertible, Equatable {
     case badFileName(String)
     case duplicateVersion(Int)
     case bundleMissing
@@ -76,7 +76,7 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case schemaBehind(applied: Int, expected: Int)
     case failed(version: Int, name: String, message: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badFileName(let file): "schema file \(file) is not named NNNN_name.sql"
         case .duplicateVersion(let version): "two schema files have version \(version)"

@@ -2,12 +2,12 @@ import Logging
 import PostgresNIO
 
 /// Applies schema files in order and records each one's version and checksum.
-public struct Migrator: Sendable {
-    public let client: DatabasePool
-    public let migrations: [Migration]
-    public let logger: Logger
+package struct Migrator: Sendable {
+    package let client: DatabasePool
+    package let migrations: [Migration]
+    package let logger: Logger
 
-    public init(client: DatabasePool, migrations: [Migration], logger: Logger) {
+    package init(client: DatabasePool, migrations: [Migration], logger: Logger) {
         self.client = client
         self.migrations = migrations
         self.logger = logger
@@ -16,7 +16,7 @@ public struct Migrator: Sendable {
     /// Applies every migration the database lacks, each in its own transaction; returns the versions applied.
     /// Refuses (before applying anything) if an applied file was edited since.
     @discardableResult
-    public func migrate() async throws -> [Int] {
+    package func migrate() async throws -> [Int] {
         try await client.query(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -68,7 +68,7 @@ public struct Migrator: Sendable {
     }
 
     /// Throws unless every known migration is applied unedited (what `d4h serve` requires to start).
-    public func requireCurrent() async throws {
+    package func requireCurrent() async throws {
         let applied = try await appliedChecksums()
         // A newer server may already have migrated further (rolling upgrade): that is not "behind".
         try verify(applied: applied.filter { $0.key <= (migrations.last?.version ?? 0) })

@@ -9,7 +9,7 @@ import Synchronization
 /// slot frees, it goes to the company that was served longest ago, so one company's 30 requests do not
 /// queue another's one. A wait is bounded by `timeout`; past it the caller gets `EvaluationsBusy` (503
 /// with `Retry-After`).
-public final class EvaluationSlots: Sendable {
+package final class EvaluationSlots: Sendable {
     private struct Waiter {
         let id: UUID
         let continuation: CheckedContinuation<Void, any Error>
@@ -23,11 +23,11 @@ public final class EvaluationSlots: Sendable {
         var turn: [UUID] = []
     }
 
-    public let slots: Int
-    public let timeout: Duration
+    package let slots: Int
+    package let timeout: Duration
     private let state: Mutex<State>
 
-    public init(slots: Int, timeout: Duration) {
+    package init(slots: Int, timeout: Duration) {
         precondition(slots >= 1)
         self.slots = slots
         self.timeout = timeout
@@ -35,7 +35,7 @@ public final class EvaluationSlots: Sendable {
     }
 
     /// Runs `work` in a slot, on behalf of `company` (the background refresh passes the subscription's).
-    public func withSlot<T>(for company: UUID, _ work: () async throws -> T) async throws -> T {
+    package func withSlot<T>(for company: UUID, _ work: () async throws -> T) async throws -> T {
         try await acquire(for: company)
         defer { release() }
         return try await work()
@@ -112,7 +112,7 @@ public final class EvaluationSlots: Sendable {
 }
 
 /// Every evaluation slot stayed taken for the whole wait: too many group requests are being evaluated.
-public struct EvaluationsBusy: Error, CustomStringConvertible {
-    public let waited: Duration
-    public var description: String { "no group evaluation slot became free within \(waited)" }
+package struct EvaluationsBusy: Error, CustomStringConvertible {
+    package let waited: Duration
+    package var description: String { "no group evaluation slot became free within \(waited)" }
 }

@@ -9,7 +9,7 @@ enum GroupCohortStore {
     /// each filter's type over the window (mean reading, or mean daily total for a cumulative type: see
     /// `RollupFigureSQL`) lies within its bounds (all filters must hold). People who blocked `company` are
     /// not in its cohorts: a block keeps a person's data from the company, aggregated or not.
-    public static func cohort(
+    package static func cohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
         excludingBlocksOf company: UUID?, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Int32] {

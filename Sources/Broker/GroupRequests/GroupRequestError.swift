@@ -1,7 +1,7 @@
 import Foundation
 
 /// What can go wrong with group requests, each with the status the contract gives it.
-public enum GroupRequestError: Error, Equatable {
+package enum GroupRequestError: Error, Equatable {
     case invalid([FieldError])
     case notFound
     case notAccepted

@@ -7,25 +7,25 @@ extension GroupRequestService {
     /// The (ε, δ) guarantees are stated at this δ: below one in the population of any deployment we plan.
     static let reportingDelta = 1e-7
 
-    public struct Estimate: Sendable {
-        public struct TypeAccuracy: Sendable {
-            public var type: SampleType
-            public var peopleStdDev, sumStdDev, binStdDev, binWidth: Double
-            public var meanMargin95AtK, meanMargin95At10K: Double
-            public var bounds: ClosedRange<Double>
+    package struct Estimate: Sendable {
+        package struct TypeAccuracy: Sendable {
+            package var type: SampleType
+            package var peopleStdDev, sumStdDev, binStdDev, binWidth: Double
+            package var meanMargin95AtK, meanMargin95At10K: Double
+            package var bounds: ClosedRange<Double>
         }
-        public var cells: Int
-        public var cellLoss: Double
-        public var rho: Double
-        public var epsilon: Double
-        public var delta: Double
-        public var budget: CompanyBudget
-        public var affordable: Bool
-        public var types: [TypeAccuracy]
+        package var cells: Int
+        package var cellLoss: Double
+        package var rho: Double
+        package var epsilon: Double
+        package var delta: Double
+        package var budget: CompanyBudget
+        package var affordable: Bool
+        package var types: [TypeAccuracy]
     }
 
     /// The cost and the accuracy of a request, from the request alone: no one's data is read.
-    public func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
+    package func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
         let cells = initialBuckets(of: valid, now: Date()).count * valid.types.count
@@ -48,13 +48,13 @@ extension GroupRequestService {
             })
     }
 
-    public func budget(for principal: Principal, logger: Logger) async throws -> CompanyBudget {
+    package func budget(for principal: Principal, logger: Logger) async throws -> CompanyBudget {
         guard principal.role == .thirdParty else { throw WrongRole("Only companies have a privacy budget.") }
         return try await client.withConnection { try await budgets.companyBudget(principal.accountID, on: $0, logger: logger) }
     }
 
     /// The ledger, newest first: everything for auditors.
-    public func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (
+    package func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (
         entries: [LedgerEntry], next: Int64?
     ) {
         guard principal.role == .auditor else { throw WrongRole("Only auditors read the privacy ledger.") }

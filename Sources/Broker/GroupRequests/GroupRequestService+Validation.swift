@@ -1,7 +1,7 @@
 import Foundation
 
 extension GroupRequestService {
-    public static let ages = 0...150
+    package static let ages = 0...150
 
     /// Every problem of the body at once, as field errors.
     static func validate(_ creation: Creation, privacy: PrivacySettings) throws -> ValidCreation {

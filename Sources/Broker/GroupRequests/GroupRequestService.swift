@@ -5,18 +5,18 @@ import PostgresNIO
 /// The rules of group requests: validation, evaluation (cohort, noisy count gate, budget), releases of
 /// results through the privacy module (each debited in the privacy ledger, audited and shown in the
 /// members' access logs), and the auditors' view.
-public struct GroupRequestService: Sendable {
-    public let client: DatabasePool
+package struct GroupRequestService: Sendable {
+    package let client: DatabasePool
     /// `GROUP_MIN_COHORT`: the fewest people (noisy count) a cohort, and every released cell, may describe.
-    public let minimumCohort: Int
+    package let minimumCohort: Int
     /// How many evaluation steps (a cohort, or one type's cells) run at once, server-wide.
-    public let evaluations: EvaluationSlots
+    package let evaluations: EvaluationSlots
     let privacy: PrivacySettings
     let mechanism: CellMechanism
     var budgets: PrivacyBudgets { PrivacyBudgets(settings: privacy) }
     var schedule: ReleaseSchedule { ReleaseSchedule(latenessHours: privacy.latenessHours) }
 
-    public init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings = .init()) {
+    package init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings = .init()) {
         self.init(client: client, minimumCohort: minimumCohort, evaluations: evaluations, privacy: privacy, noise: SecureNoise())
     }
 
@@ -29,27 +29,27 @@ public struct GroupRequestService: Sendable {
         self.mechanism = CellMechanism(noise: noise, minimumPeople: minimumCohort)
     }
 
-    public struct Creation: Sendable {
-        public struct Filter: Sendable {
-            public var type: String
-            public var min: Double?
-            public var max: Double?
-            public init(type: String, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
+    package struct Creation: Sendable {
+        package struct Filter: Sendable {
+            package var type: String
+            package var min: Double?
+            package var max: Double?
+            package init(type: String, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
         }
-        public var types: [String]
-        public var filters: [Filter]
-        public var ageMin: Int?
-        public var ageMax: Int?
-        public var sex: String?
-        public var windowFrom: String
-        public var windowTo: String
-        public var bucket: String
-        public var purpose: String
-        public var subscriptionDays: Int?
+        package var types: [String]
+        package var filters: [Filter]
+        package var ageMin: Int?
+        package var ageMax: Int?
+        package var sex: String?
+        package var windowFrom: String
+        package var windowTo: String
+        package var bucket: String
+        package var purpose: String
+        package var subscriptionDays: Int?
         /// ρ per released cell (`privacy.cellLoss`); nil takes `PRIVACY_CELL_RHO`.
-        public var cellLoss: Double?
+        package var cellLoss: Double?
 
-        public init(
+        package init(
             types: [String], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: String?, windowFrom: String, windowTo: String,
             bucket: String, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
         ) {
@@ -94,7 +94,7 @@ public struct GroupRequestService: Sendable {
     /// runs first, in evaluation slots and without any lock, each step on a connection of its own. Only the
     /// budget checks, the debits and the writes run under the ledger lock, so two requests racing for the
     /// last of a budget cannot both be released.
-    public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+    package func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
         let company = principal.accountID
@@ -234,7 +234,7 @@ public struct GroupRequestService: Sendable {
 
     // MARK: Reads
 
-    public func request(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRequest {
+    package func request(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRequest {
         let sender = try senderScope(of: principal)
         return try await client.withConnection { connection in
             guard let request = try await GroupRequestStore.request(id: id, sender: sender, on: connection, logger: logger)
@@ -244,7 +244,7 @@ public struct GroupRequestService: Sendable {
     }
 
     /// A third party's own requests; an auditor's view of everyone's.
-    public func list(for principal: Principal, status: GroupRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func list(for principal: Principal, status: GroupRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<GroupRequest>
     {
         let sender = try senderScope(of: principal)
@@ -267,7 +267,7 @@ public struct GroupRequestService: Sendable {
     /// are released by `GroupResultsRefresh` once they close, never because someone looked (a page view or
     /// a GET that wrote releases, ledger entries, audit events and access-log rows would let any reader
     /// spend the budget and fill the people's logs).
-    public func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
+    package func results(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .thirdParty else { throw WrongRole("Only the sender reads results here; auditors use /v1/audit.") }
         let release = try await client.withConnection { connection -> GroupRelease? in
             guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
@@ -342,7 +342,7 @@ public struct GroupRequestService: Sendable {
     }
 
     /// What was released, for auditors: the same stored cells the third party received.
-    public func releasedResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
+    package func releasedResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         guard principal.role == .auditor else { throw WrongRole("Only auditors read this.") }
         return try await client.withConnection { connection in
             guard try await GroupRequestStore.request(id: id, sender: nil, on: connection, logger: logger) != nil
@@ -353,7 +353,7 @@ public struct GroupRequestService: Sendable {
         }
     }
 
-    public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+    package func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> GroupRequest {
         guard principal.role == .thirdParty else { throw WrongRole("Only the sender ends a group subscription.") }
         return try await client.withTransaction(logger: logger) { connection in
             if let ended = try await GroupRequestStore.endSubscription(id: id, sender: principal.accountID, on: connection, logger: logger) {

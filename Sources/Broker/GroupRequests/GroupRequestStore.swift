@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// The SQL of the group requests themselves: creating, reading, ending, and the background refresh's queue.
 /// Cohorts are in `GroupCohortStore`, releases in `GroupReleaseStore`, contributions in `AccessLogStore`.
-public enum GroupRequestStore {
+package enum GroupRequestStore {
     static let selection = """
         SELECT g.id, g.third_party_id, coalesce(t.company_name, 'Erased company') AS company_name,
                coalesce(t.vat_number, '') AS vat_number, g.types, g.filters::text AS filters, g.age_min,

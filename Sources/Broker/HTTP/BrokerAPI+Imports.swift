@@ -1,3 +1,4 @@
+import BrokerOpenAPI
 import Foundation
 import OpenAPIRuntime
 

@@ -1,3 +1,4 @@
+import BrokerOpenAPI
 import Foundation
 import OpenAPIRuntime
 
@@ -29,14 +30,4 @@ extension BrokerAPI {
     {
         .ok(.init(body: .yaml(HTTPBody(OpenAPIDocument.text))))
     }
-}
-
-/// The OpenAPI document this server was generated from, shipped as a resource of the module.
-enum OpenAPIDocument {
-    static let text: String = {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
-            let text = try? String(contentsOf: url, encoding: .utf8)
-        else { return "openapi: 3.1.0\ninfo: {title: Data4Help, version: unknown}\npaths: {}\n" }
-        return text
-    }()
 }

@@ -2,18 +2,18 @@ import Foundation
 import HTTPTypes
 
 /// An RFC 9457 problem document plus the status and headers to send it with.
-public struct Problem: Error, Sendable, Equatable {
-    public var status: HTTPResponse.Status
+package struct Problem: Error, Sendable, Equatable {
+    package var status: HTTPResponse.Status
     /// The last part of the problem type URI, `https://data4help.example/problems/<slug>`.
-    public var slug: String
-    public var title: String
-    public var detail: String
-    public var errors: [FieldError]
-    public var headers: HTTPFields
+    package var slug: String
+    package var title: String
+    package var detail: String
+    package var errors: [FieldError]
+    package var headers: HTTPFields
     /// Extension members of the document (RFC 9457 §3.2), e.g. `renewsAt` of an exhausted privacy budget.
-    public var members: [String: String] = [:]
+    package var members: [String: String] = [:]
 
-    public init(
+    package init(
         status: HTTPResponse.Status, slug: String, title: String, detail: String, errors: [FieldError] = [],
         headers: HTTPFields = [:]
     ) {
@@ -25,22 +25,22 @@ public struct Problem: Error, Sendable, Equatable {
         self.headers = headers
     }
 
-    public static let typeBase = "https://data4help.example/problems/"
+    package static let typeBase = "https://data4help.example/problems/"
 
     /// A problem for a plain status, for errors that carry nothing more specific.
-    public static func status(_ status: HTTPResponse.Status, detail: String? = nil) -> Problem {
+    package static func status(_ status: HTTPResponse.Status, detail: String? = nil) -> Problem {
         let slug = status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
         return Problem(status: status, slug: slug, title: status.reasonPhrase, detail: detail ?? status.reasonPhrase + ".")
     }
 
     /// The 422 of every capability: well-formed, but these fields are invalid.
-    public static func validationFailed(_ errors: [FieldError]) -> Problem {
+    package static func validationFailed(_ errors: [FieldError]) -> Problem {
         Problem(
             status: .unprocessableContent, slug: "validation-failed", title: "The request is invalid",
             detail: "One or more fields are invalid.", errors: errors)
     }
 
-    public var body: Data {
+    package var body: Data {
         var document: [String: AnyEncodable] = [
             "type": .init(Problem.typeBase + slug), "title": .init(title), "status": .init(status.code),
             "detail": .init(detail),
@@ -54,12 +54,12 @@ public struct Problem: Error, Sendable, Equatable {
 }
 
 /// A domain error that knows its problem document; each capability has one such enum.
-public protocol ProblemConvertible: Error {
+package protocol ProblemConvertible: Error {
     var problem: Problem { get }
 }
 
 extension Problem: ProblemConvertible {
-    public var problem: Problem { self }
+    package var problem: Problem { self }
 }
 
 struct AnyEncodable: Encodable {

@@ -3,13 +3,13 @@ import Logging
 /// What the generated API handlers need from the HTTP request but the OpenAPI types do not carry:
 /// the bearer token, the client's address and the request's logger (with its request id).
 /// Set by `RequestScopeMiddleware` for the duration of one request.
-public struct RequestScope: Sendable {
-    public var bearerToken: String?
-    public var clientAddress: String
-    public var logger: Logger
+package struct RequestScope: Sendable {
+    package var bearerToken: String?
+    package var clientAddress: String
+    package var logger: Logger
     /// The caller, once `AuthenticationGate` has authenticated the bearer token.
-    public var principal: Principal? = nil
+    package var principal: Principal? = nil
 
-    @TaskLocal public static var current = RequestScope(
+    @TaskLocal package static var current = RequestScope(
         bearerToken: nil, clientAddress: "unknown", logger: Logger(label: "data4help.unscoped"))
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// JSON or CSV, for the endpoints that offer both (`?format=` or `Accept`, JSON by default).
-public enum ResponseFormat: Sendable {
+package enum ResponseFormat: Sendable {
     case json, csv
 
     /// `?format=csv|json` wins; otherwise an Accept list naming CSV but not JSON asks for CSV. (Without an

@@ -4,13 +4,13 @@ import HTTPTypes
 /// `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` is believed (comma-separated addresses or
 /// networks; empty by default, when the header is ignored). Behind a proxy every client has the proxy's
 /// address; without this, the per-address login limit would count all of them as one client.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     let networks: [IPNetwork]
 
-    public static let none = TrustedProxies(networks: [])
+    package static let none = TrustedProxies(networks: [])
 
     /// Parses the setting; the failure names the entry that is not an address or network.
-    public static func parse(_ text: String) -> Result<TrustedProxies, ConfigurationError> {
+    package static func parse(_ text: String) -> Result<TrustedProxies, ConfigurationError> {
         var networks: [IPNetwork] = []
         for entry in text.split(separator: ",") where !entry.trimmingCharacters(in: .whitespaces).isEmpty {
             guard let network = IPNetwork(entry) else {

@@ -1,17 +1,17 @@
 import Foundation
 
 /// An Apple Health import run in the background (a file over `IMPORT_BACKGROUND_BYTES`), as its owner sees it.
-public struct ImportJob: Sendable, Equatable {
-    public enum Status: String, Sendable, Codable {
+package struct ImportJob: Sendable, Equatable {
+    package enum Status: String, Sendable, Codable {
         case running, succeeded, failed
     }
 
     /// Why a job failed: the problem document the request would have answered had it run synchronously.
-    public struct Failure: Sendable, Equatable, Codable {
-        public var type: String
-        public var title: String
-        public var status: Int
-        public var detail: String
+    package struct Failure: Sendable, Equatable, Codable {
+        package var type: String
+        package var title: String
+        package var status: Int
+        package var detail: String
 
         init(_ problem: Problem) {
             type = Problem.typeBase + problem.slug
@@ -21,18 +21,18 @@ public struct ImportJob: Sendable, Equatable {
         }
     }
 
-    public var id: UUID
-    public var userID: UUID
-    public var status: Status
-    public var bytesTotal: Int64
-    public var bytesRead: Int64
-    public var recordsRead: Int
+    package var id: UUID
+    package var userID: UUID
+    package var status: Status
+    package var bytesTotal: Int64
+    package var bytesRead: Int64
+    package var recordsRead: Int
     /// Samples stored so far: not visible until the import commits; 0 once it failed (nothing was kept).
-    public var stored: Int
-    public var createdAt: Date
-    public var finishedAt: Date?
-    public var result: AppleHealthImport.Result?
-    public var failure: Failure?
+    package var stored: Int
+    package var createdAt: Date
+    package var finishedAt: Date?
+    package var result: AppleHealthImport.Result?
+    package var failure: Failure?
 
     /// A running job at its start.
     init(id: UUID, userID: UUID, bytesTotal: Int64, createdAt: Date) {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why an import could not start, or its job cannot be shown.
-public enum ImportJobError: Error, Equatable {
+package enum ImportJobError: Error, Equatable {
     /// The person already has an import running (here or on another instance).
     case alreadyRunning
     /// As many background imports run as the server allows at once.

@@ -10,26 +10,26 @@ import ServiceLifecycle
 /// import's transaction, its failure in a short one after that rolled back: no code here waits for a pooled
 /// connection while holding one. As a service it fails, at start, the jobs an earlier process left running,
 /// and at shutdown cancels the running ones (rolled back, recorded failed) so that a stop never waits on them.
-public final class ImportJobs: Service, Sendable {
-    public static let restartedDetail = "The server restarted during the import; nothing was stored — import the file again."
+package final class ImportJobs: Service, Sendable {
+    package static let restartedDetail = "The server restarted during the import; nothing was stored — import the file again."
     static let stoppedDetail = "The server stopped during the import; nothing was stored — import the file again."
 
     let importer: AppleHealthImport
     let store: ImportJobStore
     let registry: ImportJobRegistry
     /// `IMPORT_BACKGROUND_BYTES`: uploads larger than this run as jobs.
-    public let backgroundBytes: Int64
+    package let backgroundBytes: Int64
     let logger: Logger
 
     /// How an import submitted by a request went on.
-    public enum Submission: Sendable {
+    package enum Submission: Sendable {
         /// Small enough to run in the request: its result.
         case finished(AppleHealthImport.Result)
         /// Started in the background: the job as it is now.
         case started(ImportJob)
     }
 
-    public init(importer: AppleHealthImport, backgroundBytes: Int64, maximumBackground: Int, logger: Logger) {
+    package init(importer: AppleHealthImport, backgroundBytes: Int64, maximumBackground: Int, logger: Logger) {
         self.importer = importer
         store = ImportJobStore(client: importer.client)
         registry = ImportJobRegistry(maximumBackground: maximumBackground)
@@ -141,7 +141,7 @@ public final class ImportJobs: Service, Sendable {
     }
 
     /// Fails what an earlier process left running, then waits for the shutdown and cancels what runs then.
-    public func run() async throws {
+    package func run() async throws {
         do {
             let failed = try await store.failAbandoned(detail: Self.restartedDetail, logger: logger)
             if failed > 0 { logger.notice("marked imports interrupted by a restart as failed", metadata: ["count": "\(failed)"]) }

@@ -3,24 +3,24 @@ import Synchronization
 
 /// Keeps mails in memory: `d4h seed` activates demo accounts through the real activation path with the
 /// token it captures here, and tests read tokens from it.
-public final class CapturingMailer: Mailer {
+package final class CapturingMailer: Mailer {
     private let mails = Mutex<[OutgoingMail]>([])
 
-    public init() {}
+    package init() {}
 
-    public func send(_ mail: OutgoingMail) async throws {
+    package func send(_ mail: OutgoingMail) async throws {
         mails.withLock { $0.append(mail) }
     }
 
-    public var sent: [OutgoingMail] { mails.withLock { $0 } }
+    package var sent: [OutgoingMail] { mails.withLock { $0 } }
 
     /// The activation token of the last mail sent to `email`.
-    public func activationToken(for email: String) -> String? {
+    package func activationToken(for email: String) -> String? {
         sent.last { $0.to == email.lowercased() }.flatMap { Self.activationToken(in: $0.body) }
     }
 
     /// Reads the `Activation token: …` line the contract puts in every activation mail.
-    public static func activationToken(in body: String) -> String? {
+    package static func activationToken(in body: String) -> String? {
         body.split(whereSeparator: \.isNewline)
             .first { $0.hasPrefix("Activation token: ") }
             .map { String($0.dropFirst("Activation token: ".count)).trimmingCharacters(in: .whitespaces) }

@@ -3,16 +3,16 @@ import Logging
 import NIOPosix
 
 /// Writes each mail as an `.eml` file into a directory (development and tests read activation tokens from it).
-public struct FileMailer: Mailer {
-    public let directory: URL
-    public let sender: String
+package struct FileMailer: Mailer {
+    package let directory: URL
+    package let sender: String
 
-    public init(directory: URL, sender: String) {
+    package init(directory: URL, sender: String) {
         self.directory = directory
         self.sender = sender
     }
 
-    public func send(_ mail: OutgoingMail) async throws {
+    package func send(_ mail: OutgoingMail) async throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let stamp = Int(Date().timeIntervalSince1970 * 1000)
         let file = directory.appendingPathComponent("\(stamp)-\(UUID().uuidString.lowercased()).eml")
@@ -24,16 +24,16 @@ public struct FileMailer: Mailer {
 }
 
 /// Pipes each mail to `sendmail -t -i`.
-public struct SendmailMailer: Mailer {
-    public let sender: String
-    public let executable: String
+package struct SendmailMailer: Mailer {
+    package let sender: String
+    package let executable: String
 
-    public init(sender: String, executable: String = "/usr/sbin/sendmail") {
+    package init(sender: String, executable: String = "/usr/sbin/sendmail") {
         self.sender = sender
         self.executable = executable
     }
 
-    public func send(_ mail: OutgoingMail) async throws {
+    package func send(_ mail: OutgoingMail) async throws {
         let message = RFC5322Message.render(mail, from: sender)
         let executable = self.executable
         // Waiting for the child blocks a thread: do it on NIO's blocking pool, not the cooperative one.
@@ -60,12 +60,12 @@ public struct SendmailMailer: Mailer {
 
 /// Records that a mail was sent, and nothing of its body or recipient: bodies carry tokens and recipients
 /// are people, and neither may reach a log line. Useful where mail is not needed (benchmarks, CI).
-public struct LogMailer: Mailer {
-    public let logger: Logger
+package struct LogMailer: Mailer {
+    package let logger: Logger
 
-    public init(logger: Logger) { self.logger = logger }
+    package init(logger: Logger) { self.logger = logger }
 
-    public func send(_ mail: OutgoingMail) async throws {
+    package func send(_ mail: OutgoingMail) async throws {
         logger.info("mail not delivered (MAIL_TRANSPORT=log)", metadata: ["mail.subject": "\(mail.subject)"])
     }
 }

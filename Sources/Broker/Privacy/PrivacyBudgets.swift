@@ -4,16 +4,16 @@ import PostgresNIO
 
 /// A company's budget as it stands: what it may spend per rolling period, what the period's releases have
 /// spent, and when the oldest of them stops counting.
-public struct CompanyBudget: Sendable, Equatable {
+package struct CompanyBudget: Sendable, Equatable {
     var limit: PrivacyLoss
     var spent: PrivacyLoss
-    public var periodDays: Int
+    package var periodDays: Int
     /// When the oldest debit of the period ages out (nil: nothing spent).
-    public var renewsAt: Date?
+    package var renewsAt: Date?
     var remaining: PrivacyLoss { max(.zero, limit - spent) }
-    public var limitRho: Double { limit.rho }
-    public var spentRho: Double { spent.rho }
-    public var remainingRho: Double { remaining.rho }
+    package var limitRho: Double { limit.rho }
+    package var spentRho: Double { spent.rho }
+    package var remainingRho: Double { remaining.rho }
 }
 
 /// The budget rules, applied inside the caller's transaction so a debit commits or rolls back with the
@@ -60,7 +60,7 @@ struct PrivacyBudgets: Sendable {
 }
 
 /// What the privacy rules refuse.
-public enum PrivacyError: Error, Equatable {
+package enum PrivacyError: Error, Equatable {
     /// The company's budget for the period cannot pay for this release; `renewsAt` is when enough returns.
     case budgetExhausted(renewsAt: Date?, cost: Double)
     /// The request alone costs more than a whole period's budget.

@@ -99,17 +99,17 @@ enum PrivacyLedgerStore {
 }
 
 /// One debit of the ledger.
-public struct LedgerEntry: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct LedgerEntry: Sendable, Equatable {
+    package enum Kind: String, Sendable {
         case cohort, release
         case peerStatistics = "peer_statistics"
     }
-    public var id: Int64
-    public var at: Date
-    public var companyID: UUID?
-    public var requestID: UUID?
-    public var kind: Kind
-    public var cells: Int
+    package var id: Int64
+    package var at: Date
+    package var companyID: UUID?
+    package var requestID: UUID?
+    package var kind: Kind
+    package var cells: Int
     var loss: PrivacyLoss
-    public var rho: Double { loss.rho }
+    package var rho: Double { loss.rho }
 }

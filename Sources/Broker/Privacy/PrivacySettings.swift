@@ -2,29 +2,29 @@ import Configuration
 
 /// The privacy budget's parameters (`PRIVACY_*` in the README; the reasoning behind each default is in
 /// docs/privacy.md). None of them can turn the noise off: a cell's loss is capped at `maximumCellLoss`.
-public struct PrivacySettings: Sendable, Equatable {
+package struct PrivacySettings: Sendable, Equatable {
     /// `PRIVACY_CELL_RHO`: what one released cell costs when a request does not say (ρ per cell).
-    public var defaultCellLoss = 0.01
+    package var defaultCellLoss = 0.01
     /// `PRIVACY_COMPANY_BUDGET` ρ per `PRIVACY_COMPANY_PERIOD_DAYS` rolling days, per company.
-    public var companyBudget = 3.0
-    public var companyPeriodDays = 30
+    package var companyBudget = 3.0
+    package var companyPeriodDays = 30
     /// `PRIVACY_PERSON_BUDGET`: each person's cap over the last twelve calendar months, across every company
     /// and peer statistics together. A person whose group releases would pass it is left out of them.
-    public var personBudget = 2.0
+    package var personBudget = 2.0
     /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed day
     /// publishes one peer cell per type, and a person can be in all of them.
-    public var peerReserve = 0.5
+    package var peerReserve = 0.5
     /// `GROUP_RESULTS_LATENESS`: hours after the last time zone's day ends before a subscription's bucket is
     /// released, so uploads that arrive late (a phone synced the next morning) are in it.
-    public var latenessHours = 24
+    package var latenessHours = 24
     /// The most cells one release may hold: it bounds what one release can cost and what it can describe.
-    public var maximumCellsPerRelease = 400
+    package var maximumCellsPerRelease = 400
 
     /// What a request may ask one cell to cost: below the floor the figures are all noise; above the cap a
     /// single cell would take a large part of a person's year.
-    public static let cellLossRange: ClosedRange<Double> = 0.001...0.1
+    package static let cellLossRange: ClosedRange<Double> = 0.001...0.1
 
-    public init() {}
+    package init() {}
 
     var peerCellLoss: PrivacyLoss {
         // A per-day, per-type share of the reserve (never below a millionth), over every day that can be

@@ -1,15 +1,15 @@
 /// One budget: bursts of up to `capacity` requests, refilled evenly at `capacity` per `period`.
-public struct RateLimit: Sendable, Equatable {
-    public var capacity: Int
-    public var period: Duration
+package struct RateLimit: Sendable, Equatable {
+    package var capacity: Int
+    package var period: Duration
 
-    public init(capacity: Int, period: Duration) {
+    package init(capacity: Int, period: Duration) {
         precondition(capacity >= 1 && period > .zero, "a rate limit admits at least one request per positive period")
         (self.capacity, self.period) = (capacity, period)
     }
 
-    public static func perMinute(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(60)) }
-    public static func perHour(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(3600)) }
+    package static func perMinute(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(60)) }
+    package static func perHour(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(3600)) }
 
     /// The time one request's token takes to grow back.
     var interval: Duration { period / capacity }

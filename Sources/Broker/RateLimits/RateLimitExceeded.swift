@@ -1,8 +1,8 @@
 /// A request over its account's budget: 429 with `Retry-After` in whole seconds (at least 1).
-public struct RateLimitExceeded: Error, Equatable {
-    public var operation: RateLimitedOperation
-    public var limit: RateLimit
-    public var retryAfterSeconds: Int
+package struct RateLimitExceeded: Error, Equatable {
+    package var operation: RateLimitedOperation
+    package var limit: RateLimit
+    package var retryAfterSeconds: Int
 
     init(operation: RateLimitedOperation, limit: RateLimit, wait: Duration) {
         self.operation = operation

@@ -1,5 +1,5 @@
 /// The expensive operations, as the per-account budgets they draw on (one `RATE_LIMIT_*` setting each).
-public enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
+package enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
     /// `POST /v1/me/samples`.
     case uploads
     /// `POST /v1/me/imports/apple-health`.

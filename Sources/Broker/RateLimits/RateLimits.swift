@@ -2,20 +2,20 @@ import Configuration
 
 /// The per-account budgets of the expensive endpoints (`RATE_LIMIT_*`); nil turns one off. The defaults are
 /// far above what a phone or a company's integration sends, so only a runaway or abusive client meets them.
-public struct RateLimits: Sendable {
-    public var uploads: RateLimit? = .perMinute(120)
-    public var imports: RateLimit? = .perHour(10)
-    public var downloads: RateLimit? = .perMinute(120)
-    public var groupRequests: RateLimit? = .perMinute(30)
-    public var statistics: RateLimit? = .perMinute(60)
+package struct RateLimits: Sendable {
+    package var uploads: RateLimit? = .perMinute(120)
+    package var imports: RateLimit? = .perHour(10)
+    package var downloads: RateLimit? = .perMinute(120)
+    package var groupRequests: RateLimit? = .perMinute(30)
+    package var statistics: RateLimit? = .perMinute(60)
     /// The most buckets held at once (about 100 bytes each), whatever the number of accounts.
-    public var maximumBuckets = 100_000
+    package var maximumBuckets = 100_000
     /// The time the buckets refill by; tests pass a clock they move by hand instead of sleeping.
-    public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    package var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
-    public init() {}
+    package init() {}
 
-    public subscript(operation: RateLimitedOperation) -> RateLimit? {
+    package subscript(operation: RateLimitedOperation) -> RateLimit? {
         get {
             switch operation {
             case .uploads: uploads
@@ -37,14 +37,14 @@ public struct RateLimits: Sendable {
     }
 
     /// Every limit switched off.
-    public static var unlimited: RateLimits {
+    package static var unlimited: RateLimits {
         var limits = RateLimits()
         for operation in RateLimitedOperation.allCases { limits[operation] = nil }
         return limits
     }
 
     /// The variable that sets `operation`'s limit, and the period its number counts.
-    public static func setting(for operation: RateLimitedOperation) -> (variable: String, period: Duration) {
+    package static func setting(for operation: RateLimitedOperation) -> (variable: String, period: Duration) {
         switch operation {
         case .uploads: ("RATE_LIMIT_UPLOADS_PER_MINUTE", .seconds(60))
         case .imports: ("RATE_LIMIT_IMPORTS_PER_HOUR", .seconds(3600))
@@ -56,7 +56,7 @@ public struct RateLimits: Sendable {
 
     /// Reads `RATE_LIMIT_*`: a whole number of requests per period, `0` for no limit. Anything else is a
     /// configuration error.
-    public init(reader: ConfigReader) throws {
+    package init(reader: ConfigReader) throws {
         self.init()
         for operation in RateLimitedOperation.allCases {
             let (variable, period) = Self.setting(for: operation)

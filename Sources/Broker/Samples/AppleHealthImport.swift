@@ -5,60 +5,60 @@ import PostgresNIO
 /// Imports an Apple Health export through the same atomic, idempotent path as uploads: the file is read in
 /// chunks (constant memory whatever its size), parsed incrementally, and stored in one transaction that
 /// commits only when the whole file was read — a truncated or foreign file stores nothing.
-public struct AppleHealthImport: Sendable {
-    public let client: DatabasePool
+package struct AppleHealthImport: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// What an import did, in the terms a person can check against their phone.
-    public struct Result: Sendable, Equatable, Codable {
+    package struct Result: Sendable, Equatable, Codable {
         /// Samples new to Data4Help, stored by this import.
-        public var stored: Int
+        package var stored: Int
         /// Samples of the file Data4Help held before this import began (an earlier import or upload); every copy
         /// counts, so that importing a file again gives `alreadyThere` = all its samples.
-        public var alreadyThere: Int
+        package var alreadyThere: Int
         /// Further copies of samples this import stored (Apple writes each blood pressure reading twice: inside
         /// its correlation and on its own); stored once, not an error.
         /// `stored + alreadyThere + repeatedInFile` is every usable sample record of the file.
-        public var repeatedInFile: Int
+        package var repeatedInFile: Int
         /// Records Data4Help does not keep, by reason, then HealthKit identifier; most frequent first within a reason.
-        public var skipped: [Skipped]
+        package var skipped: [Skipped]
         /// Records of a kind Data4Help keeps that cannot be used.
-        public var invalid: Invalid
+        package var invalid: Invalid
         /// The last valid HKTimeZone of the export, nil when it has none.
-        public var timeZone: String?
+        package var timeZone: String?
 
-        public struct Skipped: Sendable, Equatable, Codable {
-            public var reason: String
-            public var identifier: String
-            public var count: Int
+        package struct Skipped: Sendable, Equatable, Codable {
+            package var reason: String
+            package var identifier: String
+            package var count: Int
         }
 
-        public struct Invalid: Sendable, Equatable, Codable {
-            public var count: Int
+        package struct Invalid: Sendable, Equatable, Codable {
+            package var count: Int
             /// The first few, with their line numbers in export.xml.
-            public var examples: [AppleHealthInvalidRecord]
+            package var examples: [AppleHealthInvalidRecord]
         }
     }
 
     /// How far an import has got; reported after every chunk read.
-    public struct Progress: Sendable, Equatable {
+    package struct Progress: Sendable, Equatable {
         /// The upload's size (the archive's, for a zip) and how much of it was read.
-        public var bytesTotal: Int64
-        public var bytesRead: Int64
+        package var bytesTotal: Int64
+        package var bytesRead: Int64
         /// `<Record>` elements read (imported, skipped or invalid).
-        public var recordsRead: Int
+        package var recordsRead: Int
         /// Samples stored so far; they become visible (and permanent) only when the import commits.
-        public var stored: Int
+        package var stored: Int
     }
 
     /// Work that must share the import's transaction: `begin` runs first in it, `finish` last before it commits.
     /// A background job locks its row in `begin` and records its outcome in `finish`, atomically with the data.
-    public struct TransactionHooks: Sendable {
-        public var begin: (@Sendable (PostgresConnection) async throws -> Void)?
-        public var finish: (@Sendable (Result, Progress, PostgresConnection) async throws -> Void)?
+    package struct TransactionHooks: Sendable {
+        package var begin: (@Sendable (PostgresConnection) async throws -> Void)?
+        package var finish: (@Sendable (Result, Progress, PostgresConnection) async throws -> Void)?
 
-        public init(
+        package init(
             begin: (@Sendable (PostgresConnection) async throws -> Void)? = nil,
             finish: (@Sendable (Result, Progress, PostgresConnection) async throws -> Void)? = nil
         ) {
@@ -72,7 +72,7 @@ public struct AppleHealthImport: Sendable {
 
     /// Imports `file`; throws `SampleError.importFailed` (nothing stored) for a file that cannot be imported, and
     /// `CancellationError` (nothing stored) when the task is cancelled.
-    public func run(
+    package func run(
         file: URL, format: AppleHealthExportReader.Format?, userID: UUID, logger: Logger,
         progress: (@Sendable (Progress) async -> Void)? = nil, hooks: TransactionHooks = .init()
     ) async throws -> Result {

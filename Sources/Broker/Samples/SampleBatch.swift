@@ -2,15 +2,15 @@ import Foundation
 
 /// An upload as sent (type, value and time still as text), validated all at once: either every sample is
 /// valid, or the answer lists every offending index and nothing is stored.
-public struct SampleBatch: Sendable {
+package struct SampleBatch: Sendable {
     /// One sample as received; `line` is set for CSV bodies (1-based, the header is line 1).
-    public struct Entry: Sendable {
-        public var type: String
-        public var value: Double?
-        public var at: String
-        public var line: Int?
+    package struct Entry: Sendable {
+        package var type: String
+        package var value: Double?
+        package var at: String
+        package var line: Int?
 
-        public init(type: String, value: Double?, at: String, line: Int? = nil) {
+        package init(type: String, value: Double?, at: String, line: Int? = nil) {
             self.type = type
             self.value = value
             self.at = at
@@ -18,12 +18,12 @@ public struct SampleBatch: Sendable {
         }
     }
 
-    public static let maximumCount = 10_000
+    package static let maximumCount = 10_000
     /// Devices' clocks drift; more than this ahead of the server is not a measurement.
-    public static let allowedClockSkew: TimeInterval = 5 * 60
+    package static let allowedClockSkew: TimeInterval = 5 * 60
 
     /// The valid samples, or every problem found (field names like `samples[3].value`, or `line 4` for CSV).
-    public static func validate(_ entries: [Entry], now: Date = Date(), limit: Int = maximumCount)
+    package static func validate(_ entries: [Entry], now: Date = Date(), limit: Int = maximumCount)
         -> Result<[Sample], SampleError>
     {
         guard !entries.isEmpty else {

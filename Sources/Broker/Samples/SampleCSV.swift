@@ -1,9 +1,9 @@
 import Foundation
 
 /// Reads an upload in CSV (RFC 4180): a header `type,value,at`, then one sample per line.
-public enum SampleCSV {
+package enum SampleCSV {
     /// The entries, or a 422 naming the first malformed line (values are checked later, all at once).
-    public static func entries(from text: String) -> Result<[SampleBatch.Entry], SampleError> {
+    package static func entries(from text: String) -> Result<[SampleBatch.Entry], SampleError> {
         var text = text
         return text.withUTF8 { entries(from: $0) }
     }

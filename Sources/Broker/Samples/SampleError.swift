@@ -1,7 +1,7 @@
 import Foundation
 
 /// What can go wrong with health data, each with the status the contract gives it.
-public enum SampleError: Error, Equatable {
+package enum SampleError: Error, Equatable {
     case invalid([FieldError])
     case notAUser
     case importFailed(String)

@@ -3,14 +3,14 @@ import Logging
 import PostgresNIO
 
 /// The rules of health data: who may upload and read, validation, and statistics windows.
-public struct SampleService: Sendable {
-    public let samples: SampleStore
-    public let statistics: StatisticsStore
-    public let accounts: AccountStore
-    public let groupMinCohort: Int
+package struct SampleService: Sendable {
+    package let samples: SampleStore
+    package let statistics: StatisticsStore
+    package let accounts: AccountStore
+    package let groupMinCohort: Int
     let peers: PeerStatistics
 
-    public init(client: DatabasePool, groupMinCohort: Int) {
+    package init(client: DatabasePool, groupMinCohort: Int) {
         self.init(
             client: client,
             peers: PeerStatistics(
@@ -28,7 +28,7 @@ public struct SampleService: Sendable {
 
     /// Validates the whole batch, then stores it in one transaction. `timeZone` is the device's: adopted as
     /// the person's when they have none yet, in the same transaction (so this batch already lands on local days).
-    public func upload(_ entries: [SampleBatch.Entry], timeZone: String? = nil, by principal: Principal, logger: Logger)
+    package func upload(_ entries: [SampleBatch.Entry], timeZone: String? = nil, by principal: Principal, logger: Logger)
         async throws -> SampleStore.IngestResult
     {
         guard principal.role == .user else { throw SampleError.notAUser }
@@ -43,7 +43,7 @@ public struct SampleService: Sendable {
         }
     }
 
-    public func list(
+    package func list(
         _ principal: Principal, type: SampleType?, from: String?, to: String?, cursor: String?, limit: Int?, logger: Logger
     ) async throws -> (samples: [Sample], next: SampleCursor?) {
         guard principal.role == .user else { throw SampleError.notAUser }
@@ -57,7 +57,7 @@ public struct SampleService: Sendable {
     }
 
     /// The types the person has readings of in the default statistics window (the last 30 days).
-    public func typesWithData(_ principal: Principal, logger: Logger) async throws -> [SampleType] {
+    package func typesWithData(_ principal: Principal, logger: Logger) async throws -> [SampleType] {
         guard principal.role == .user else { throw SampleError.notAUser }
         guard let account = try await accounts.account(id: principal.accountID, logger: logger),
             case .user(_, _, _, _, let timeZone) = account.profile
@@ -66,7 +66,7 @@ public struct SampleService: Sendable {
         return try await statistics.types(userID: principal.accountID, from: today.adding(days: -29), to: today, logger: logger)
     }
 
-    public func statistics(
+    package func statistics(
         _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> Statistics {
         guard principal.role == .user else { throw SampleError.notAUser }

@@ -5,26 +5,26 @@ import NIOCore
 import PostgresNIO
 
 /// The SQL of samples: ingest through COPY, reads in time order, and the rollups both maintain.
-public struct SampleStore: Sendable {
-    public let client: DatabasePool
+package struct SampleStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// How many samples were new, and how many were already stored (or repeated within the batch).
-    public struct IngestResult: Sendable, Equatable {
-        public var accepted: Int
+    package struct IngestResult: Sendable, Equatable {
+        package var accepted: Int
         /// Not stored: already stored, or repeated within what was sent.
-        public var duplicates: Int
+        package var duplicates: Int
         /// Of the duplicates, those stored before (by an earlier upload, or before `existingUpTo`).
-        public var alreadyThere: Int
+        package var alreadyThere: Int
         /// The person's last arrival number before this batch: pass it as `existingUpTo` to later batches of
         /// the same import so that "already there" keeps meaning "before the import began".
-        public var arrivalBase: Int64
+        package var arrivalBase: Int64
     }
 
     /// Stores a batch in one transaction; a sample whose (type, at) is already stored is a duplicate.
     /// `adoptingTimeZone` becomes the person's time zone first if they have none (see `TimeZoneStore`).
-    public func ingest(_ samples: [Sample], for userID: UUID, adoptingTimeZone: String? = nil, logger: Logger)
+    package func ingest(_ samples: [Sample], for userID: UUID, adoptingTimeZone: String? = nil, logger: Logger)
         async throws -> IngestResult
     {
         try await client.withTransaction(logger: logger) { connection in
@@ -166,7 +166,7 @@ public struct SampleStore: Sendable {
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].
-    public func list(
+    package func list(
         userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, logger: Logger
     ) async throws -> (samples: [Sample], next: SampleCursor?) {
         // Times go to PostgreSQL as exact microsecond text: binding a Date truncates, which would move an
@@ -239,19 +239,19 @@ extension SampleStore {
 }
 
 /// Where a page of samples ends: its last sample's time and type.
-public struct SampleCursor: Sendable, Equatable {
-    public var at: Date
-    public var type: SampleType
+package struct SampleCursor: Sendable, Equatable {
+    package var at: Date
+    package var type: SampleType
 
-    public init(at: Date, type: SampleType) {
+    package init(at: Date, type: SampleType) {
         self.at = at
         self.type = type
     }
 
-    public init?(text: String) {
+    package init?(text: String) {
         guard let cursor = PageCursor(text: text), let type = SampleType(rawValue: cursor.key) else { return nil }
         self.init(at: cursor.time, type: type)
     }
 
-    public var text: String { PageCursor(time: at, key: type.rawValue).text }
+    package var text: String { PageCursor(time: at, key: type.rawValue).text }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The kinds of health data Data4Help holds: the unit, the accepted range of one sample, and how a day of
 /// samples becomes one figure (`aggregation`). `docs/sample-types.md` is this table in words.
-public enum SampleType: String, CaseIterable, Sendable, Codable {
+package enum SampleType: String, CaseIterable, Sendable, Codable {
     case heartRate = "heart_rate"
     case systolicPressure = "systolic_pressure"
     case diastolicPressure = "diastolic_pressure"
@@ -21,7 +21,7 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
     case bloodGlucose = "blood_glucose"
     case vo2Max = "vo2_max"
 
-    public var unit: String {
+    package var unit: String {
         switch self {
         case .heartRate, .restingHeartRate: "beats/min"
         case .systolicPressure, .diastolicPressure: "mmHg"
@@ -41,7 +41,7 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
     }
 
     /// What one sample may hold. For cumulative types the bound is per record (a phone writes many a day).
-    public var range: ClosedRange<Double> {
+    package var range: ClosedRange<Double> {
         switch self {
         case .heartRate: 20...300
         case .systolicPressure: 40...300
@@ -66,7 +66,7 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
     }
 
     /// How the samples of one person's local day combine into that day's figure.
-    public var aggregation: SampleAggregation {
+    package var aggregation: SampleAggregation {
         switch self {
         case .stepCount, .distanceWalkingRunning, .activeEnergyBurned, .standingHours, .sleepingHours: .dailyTotal
         case .heartRate, .systolicPressure, .diastolicPressure, .oxygenSaturation, .weight, .height, .bodyTemperature,
@@ -76,7 +76,7 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
     }
 
     /// The compact code stored in `samples.type` and `daily_rollups.type` (never reorder: it is on disk).
-    public var code: Int16 {
+    package var code: Int16 {
         switch self {
         case .heartRate: 1
         case .systolicPressure: 2
@@ -98,17 +98,17 @@ public enum SampleType: String, CaseIterable, Sendable, Codable {
         }
     }
 
-    public init?(code: Int16) {
+    package init?(code: Int16) {
         guard let type = Self.allCases.first(where: { $0.code == code }) else { return nil }
         self = type
     }
 
     /// The codes of the cumulative types, for SQL that picks a day's figure (`sum` or `sum / count`).
-    public static let dailyTotalCodes: [Int16] = allCases.filter { $0.aggregation == .dailyTotal }.map(\.code)
+    package static let dailyTotalCodes: [Int16] = allCases.filter { $0.aggregation == .dailyTotal }.map(\.code)
 }
 
 /// How a person's samples of one type make one figure for one of their local days.
-public enum SampleAggregation: String, Sendable, Codable {
+package enum SampleAggregation: String, Sendable, Codable {
     /// Counted quantities recorded in many short pieces (steps, distance, energy, stand and sleep time): the
     /// day's figure is their total. A week or month is the mean of the person's daily totals on the days
     /// they have any; min and max are the smallest and largest daily total.
@@ -119,12 +119,12 @@ public enum SampleAggregation: String, Sendable, Codable {
 }
 
 /// One measurement of one person.
-public struct Sample: Sendable, Equatable {
-    public var type: SampleType
-    public var value: Double
-    public var at: Date
+package struct Sample: Sendable, Equatable {
+    package var type: SampleType
+    package var value: Double
+    package var at: Date
 
-    public init(type: SampleType, value: Double, at: Date) {
+    package init(type: SampleType, value: Double, at: Date) {
         self.type = type
         self.value = value
         self.at = at

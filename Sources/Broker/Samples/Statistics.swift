@@ -1,14 +1,14 @@
 import Foundation
 
 /// `GET /v1/me/statistics`: the person's own buckets and, when enough peers exist, theirs.
-public struct Statistics: Sendable, Equatable {
-    public enum Bucket: String, Sendable, CaseIterable {
+package struct Statistics: Sendable, Equatable {
+    package enum Bucket: String, Sendable, CaseIterable {
         case day, week, month
 
         /// The longest window (days from `from` to `to`, both counted) a request with these buckets may ask
         /// for: about 400 buckets of days or weeks, ten years of months. Ten years of day buckets was 3,660
         /// buckets of own and peer figures from one cheap request.
-        public var maximumWindowDays: Int {
+        package var maximumWindowDays: Int {
             switch self {
             case .day: 400
             case .week: 2800
@@ -19,41 +19,41 @@ public struct Statistics: Sendable, Equatable {
 
     /// The person's own figures for one bucket of their local days, under the type's aggregation: for a
     /// daily-total type `mean`/`min`/`max` are over daily totals and `total` is the bucket's sum.
-    public struct OwnBucket: Sendable, Equatable {
-        public var start: CalendarDate
+    package struct OwnBucket: Sendable, Equatable {
+        package var start: CalendarDate
         /// Samples in the bucket.
-        public var count: Int
+        package var count: Int
         /// Days of the bucket with data.
-        public var days: Int
-        public var mean, min, max: Double
-        public var total: Double?
+        package var days: Int
+        package var mean, min, max: Double
+        package var total: Double?
     }
 
     /// Peers' figures for one bucket, composed from the stored noisy cells of its closed days
     /// (`PeerStatistics`). For a week or month they describe peers' *days*: the mean is Σ noisy sums over
     /// Σ noisy counts of its days, and the percentiles come from the days' summed histograms.
-    public struct PeerBucket: Sendable, Equatable {
-        public var start: CalendarDate
+    package struct PeerBucket: Sendable, Equatable {
+        package var start: CalendarDate
         /// Noisy: the peers with data that day; for a week or month, the mean over its days.
-        public var people: Int
-        public var mean, p10, p50, p90: Double
+        package var people: Int
+        package var mean, p10, p50, p90: Double
         /// Closed days composed into the bucket (those of the window that have been published).
-        public var days = 1
+        package var days = 1
         /// Half the width of the 95 % intervals the noise leaves around `mean` and `people`.
-        public var meanMargin95: Double?
-        public var peopleMargin95: Double?
+        package var meanMargin95: Double?
+        package var peopleMargin95: Double?
     }
 
     /// The peer group: people of the caller's sex and ten-year age band (the caller too: the cells are the
     /// same for everyone in it).
-    public struct PeerGroup: Sendable, Equatable {
-        public var sex: Sex
-        public var ageFrom: Int
-        public var ageTo: Int
-        public var name: String { "\(sex == .female ? "women" : "men") aged \(ageFrom)–\(ageTo)" }
+    package struct PeerGroup: Sendable, Equatable {
+        package var sex: Sex
+        package var ageFrom: Int
+        package var ageTo: Int
+        package var name: String { "\(sex == .female ? "women" : "men") aged \(ageFrom)–\(ageTo)" }
 
         /// The band of someone born on `birthDate`, as of `today`.
-        public init(sex: Sex, birthDate: CalendarDate, today: CalendarDate) {
+        package init(sex: Sex, birthDate: CalendarDate, today: CalendarDate) {
             var age = today.year - birthDate.year
             if (today.month, today.day) < (birthDate.month, birthDate.day) { age -= 1 }
             self.sex = sex
@@ -63,21 +63,21 @@ public struct Statistics: Sendable, Equatable {
 
         /// Birth dates of people whose age today is within the band: (born after, born on or before].
         /// Someone is at least A years old when born on or before this day A years ago.
-        public func birthDates(today: CalendarDate) -> (after: CalendarDate, onOrBefore: CalendarDate) {
+        package func birthDates(today: CalendarDate) -> (after: CalendarDate, onOrBefore: CalendarDate) {
             (today.yearsAgo(ageTo + 1), today.yearsAgo(ageFrom))
         }
     }
 
-    public var type: SampleType
+    package var type: SampleType
     /// The zone of the days: the person's, or UTC while it is not known.
-    public var timeZone: String
-    public var bucket: Bucket
-    public var own: [OwnBucket]
-    public var group: PeerGroup
+    package var timeZone: String
+    package var bucket: Bucket
+    package var own: [OwnBucket]
+    package var group: PeerGroup
     /// True when some bucket is shown.
-    public var peersAvailable: Bool
+    package var peersAvailable: Bool
     /// Only buckets whose noisy count of peers (per day) reaches `GROUP_MIN_COHORT`.
-    public var peerBuckets: [PeerBucket]
+    package var peerBuckets: [PeerBucket]
 }
 
 extension CalendarDate {

@@ -3,14 +3,14 @@ import Logging
 import PostgresNIO
 
 /// A person's own statistics read their daily rollups, never raw samples (peers' come from `PeerStatistics`).
-public struct StatisticsStore: Sendable {
-    public let client: DatabasePool
+package struct StatisticsStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// The types of which the person has readings between `from` and `to`: one index range scan, so a page
     /// of charts computes statistics (and peer percentiles) only for the types it will draw.
-    public func types(userID: UUID, from: CalendarDate, to: CalendarDate, logger: Logger) async throws -> [SampleType] {
+    package func types(userID: UUID, from: CalendarDate, to: CalendarDate, logger: Logger) async throws -> [SampleType] {
         let rows = try await client.query(
             """
             SELECT DISTINCT type FROM daily_rollups
@@ -21,7 +21,7 @@ public struct StatisticsStore: Sendable {
         return SampleType.allCases.filter(types.contains)
     }
 
-    public func own(
+    package func own(
         userID: UUID, type: SampleType, from: CalendarDate, to: CalendarDate, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> [Statistics.OwnBucket] {
         let rows = try await client.query(

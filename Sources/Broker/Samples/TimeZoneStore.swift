@@ -79,12 +79,12 @@ enum TimeZoneStore {
 }
 
 /// IANA time zone names as people's profiles hold them.
-public enum TimeZoneName {
+package enum TimeZoneName {
     /// Area/Location names only (Europe/Rome, America/New_York) and UTC: an abbreviation (CET, EST5EDT), a
     /// fixed offset (+01:00, Etc/GMT-1) or a legacy alias (US/Eastern) is refused — the first two have no
     /// daylight-saving rules, so they would put a summer evening on the wrong day, and PostgreSQL reads some
     /// of them as abbreviations before zones.
-    public static func isValid(_ identifier: String) -> Bool {
+    package static func isValid(_ identifier: String) -> Bool {
         if identifier == "UTC" { return true }
         guard let slash = identifier.firstIndex(of: "/"), known.contains(identifier) else { return false }
         return areas.contains(String(identifier[..<slash]))
@@ -97,5 +97,5 @@ public enum TimeZoneName {
 
     private static let known = Set(TimeZone.knownTimeZoneIdentifiers)
 
-    public static let message = "must be an IANA time zone name such as Europe/Rome"
+    package static let message = "must be an IANA time zone name such as Europe/Rome"
 }

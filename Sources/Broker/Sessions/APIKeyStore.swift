@@ -4,19 +4,19 @@ import PostgresNIO
 
 /// Third parties' API keys; only the secret's hash is stored. A key stops working when it is revoked or its
 /// expiry has passed; neither kind is listed.
-public struct APIKeyStore: Sendable {
-    public let client: DatabasePool
+package struct APIKeyStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
-    public struct Key: Sendable, Equatable {
-        public var id: UUID
-        public var name: String
-        public var prefix: String
-        public var scope: APIKeyScope
-        public var createdAt: Date
-        public var expiresAt: Date?
-        public var lastUsedAt: Date?
+    package struct Key: Sendable, Equatable {
+        package var id: UUID
+        package var name: String
+        package var prefix: String
+        package var scope: APIKeyScope
+        package var createdAt: Date
+        package var expiresAt: Date?
+        package var lastUsedAt: Date?
     }
 
     static func create(
@@ -37,7 +37,7 @@ public struct APIKeyStore: Sendable {
     }
 
     /// One page of live keys, newest first, after `cursor`.
-    public func list(accountID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<Key> {
+    package func list(accountID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<Key> {
         // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
         let cursorTime = cursor.map { Timestamp.postgresText($0.time) }
         let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
@@ -72,7 +72,7 @@ public struct APIKeyStore: Sendable {
         return try await !rows.collect().isEmpty
     }
 
-    public func principal(for secret: SecretToken, logger: Logger) async throws -> Principal? {
+    package func principal(for secret: SecretToken, logger: Logger) async throws -> Principal? {
         let rows = try await client.query(
             """
             WITH used AS (

@@ -10,7 +10,7 @@ extension AccountService {
 
     /// A new key: `scope` is `full` or `read_only` (default `full`); `expiresAt`, if given, is in the future
     /// and at most five years away.
-    public func createAPIKey(
+    package func createAPIKey(
         _ principal: Principal, name: String?, scope rawScope: String? = nil, expiresAt: Date? = nil, now: Date = Date(),
         logger: Logger
     ) async throws -> (APIKeyStore.Key, SecretToken) {
@@ -45,14 +45,14 @@ extension AccountService {
         return (key, secret)
     }
 
-    public func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<APIKeyStore.Key>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
         return try await apiKeys.list(accountID: principal.accountID, after: cursor, limit: limit, logger: logger)
     }
 
-    public func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {
+    package func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {
         guard principal.role == .thirdParty else { throw WrongRole() }
         guard principal.credential.apiKeyScope == nil else { throw APIKeyError.sessionRequired }
         do {

@@ -4,14 +4,14 @@ import PostgresNIO
 
 /// Logging in and out, and resolving a bearer token to its caller.
 extension AccountService {
-    public struct NewSession: Sendable {
-        public var token: SecretToken
-        public var accountID: UUID
-        public var role: Role
-        public var expiresAt: Date
+    package struct NewSession: Sendable {
+        package var token: SecretToken
+        package var accountID: UUID
+        package var role: Role
+        package var expiresAt: Date
     }
 
-    public func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
+    package func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
         -> NewSession
     {
         // An email that is not an address cannot name an account, but it is still a failed attempt from
@@ -34,7 +34,7 @@ extension AccountService {
     }
 
     /// The caller behind a bearer token (session or API key), or nil.
-    public func principal(bearer text: String, logger: Logger) async throws -> Principal? {
+    package func principal(bearer text: String, logger: Logger) async throws -> Principal? {
         let token = SecretToken(text: text)
         switch token.kind {
         case .session: return try await sessions.principal(for: token, logger: logger)
@@ -43,7 +43,7 @@ extension AccountService {
         }
     }
 
-    public func logOut(_ principal: Principal, logger: Logger) async throws {
+    package func logOut(_ principal: Principal, logger: Logger) async throws {
         switch principal.credential {
         case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
         case .apiKey(let id, _):

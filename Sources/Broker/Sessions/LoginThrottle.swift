@@ -15,48 +15,48 @@ import PostgresNIO
 /// only so that one address cannot guess across many accounts unhindered; its bar is far above what the
 /// users behind one NAT or proxy mistype, so it cannot be used to lock them all out.
 /// Kept in the database, so the limits hold across server instances.
-public struct LoginThrottle: Sendable {
-    public let client: DatabasePool
-    public var settings: Settings
+package struct LoginThrottle: Sendable {
+    package let client: DatabasePool
+    package var settings: Settings
 
     /// One bucket's rule: `freeFailures` attempts within `windowSeconds`, then a block of `firstDelaySeconds`
     /// that doubles with each further failure up to `maximumDelaySeconds`. A bucket starts afresh once it has
     /// been quiet (not blocked, no new window) for `windowSeconds`.
-    public struct Policy: Sendable, Equatable {
-        public var freeFailures: Int
-        public var firstDelaySeconds: Int
-        public var maximumDelaySeconds: Int
-        public var windowSeconds = 15 * 60
+    package struct Policy: Sendable, Equatable {
+        package var freeFailures: Int
+        package var firstDelaySeconds: Int
+        package var maximumDelaySeconds: Int
+        package var windowSeconds = 15 * 60
 
-        public init(freeFailures: Int, firstDelaySeconds: Int, maximumDelaySeconds: Int, windowSeconds: Int = 15 * 60) {
+        package init(freeFailures: Int, firstDelaySeconds: Int, maximumDelaySeconds: Int, windowSeconds: Int = 15 * 60) {
             (self.freeFailures, self.firstDelaySeconds, self.maximumDelaySeconds, self.windowSeconds) =
                 (freeFailures, firstDelaySeconds, maximumDelaySeconds, windowSeconds)
         }
     }
 
     /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` (5) and `LOGIN_ADDRESS_MAX_FAILURES` (100).
-    public struct Settings: Sendable, Equatable {
+    package struct Settings: Sendable, Equatable {
         /// Five free failures, then 1 min, 2, 4, 8, and 15 min per further failure.
-        public var account = Policy(freeFailures: 5, firstDelaySeconds: 60, maximumDelaySeconds: 15 * 60)
+        package var account = Policy(freeFailures: 5, firstDelaySeconds: 60, maximumDelaySeconds: 15 * 60)
         /// A hundred failures in 15 minutes from one address, then 15 minutes' block.
-        public var address = Policy(freeFailures: 100, firstDelaySeconds: 15 * 60, maximumDelaySeconds: 15 * 60)
-        public init() {}
+        package var address = Policy(freeFailures: 100, firstDelaySeconds: 15 * 60, maximumDelaySeconds: 15 * 60)
+        package init() {}
     }
 
     /// An attempt allowed to check a password; give it back with `forgive` when the password was right.
-    public struct Reservation: Sendable {
+    package struct Reservation: Sendable {
         let accountBucket: String
         let addressBucket: String
     }
 
-    public init(client: DatabasePool, settings: Settings = Settings()) {
+    package init(client: DatabasePool, settings: Settings = Settings()) {
         self.client = client
         self.settings = settings
     }
 
     /// Counts one attempt for `email` from `clientAddress`, or throws `AccountError.tooManyAttempts` (and
     /// counts nothing) when either bucket is blocked: a refused attempt does not extend the block.
-    public func reserve(email: String, clientAddress: String, logger: Logger) async throws -> Reservation {
+    package func reserve(email: String, clientAddress: String, logger: Logger) async throws -> Reservation {
         let addressBlock = IPAddress(clientAddress)?.clientBlock ?? clientAddress
         let reservation = Reservation(accountBucket: "account:" + email, addressBucket: "address:" + addressBlock)
         do {
@@ -80,7 +80,7 @@ public struct LoginThrottle: Sendable {
     /// earlier failures: one address may try many accounts). Should that attempt have been the one that
     /// reached the address's bar, the block it set goes too: below the bar, no block can be older (a count
     /// restarts only after a block is over).
-    public func forgive(_ reservation: Reservation, logger: Logger) async throws {
+    package func forgive(_ reservation: Reservation, logger: Logger) async throws {
         try await client.withConnection {
             try await LoginThrottleStore.forgive(
                 accountBucket: reservation.accountBucket, addressBucket: reservation.addressBucket,
@@ -90,7 +90,7 @@ public struct LoginThrottle: Sendable {
 
     /// Forgets buckets that have been quiet for their window (the background housekeeping calls this).
     @discardableResult
-    public func forgetQuietBuckets(logger: Logger) async throws -> Int {
+    package func forgetQuietBuckets(logger: Logger) async throws -> Int {
         let window = max(settings.account.windowSeconds, settings.address.windowSeconds)
         return try await client.withConnection { try await LoginThrottleStore.forgetBuckets(quietFor: window, on: $0, logger: logger) }
     }

@@ -2,28 +2,28 @@ import Crypto
 import Foundation
 
 /// A 256-bit random bearer secret. Only its SHA-256 is ever stored, so a database leak reveals no usable token.
-public struct SecretToken: Sendable, Hashable {
+package struct SecretToken: Sendable, Hashable {
     /// What the client sends: a kind prefix (so one look tells which table holds it) and base64url of 32 random bytes.
-    public let text: String
+    package let text: String
 
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         case session = "d4hs_"
         case apiKey = "d4hk_"
         case activation = "d4ha_"
     }
 
-    public init(text: String) { self.text = text }
+    package init(text: String) { self.text = text }
 
-    public static func generate(_ kind: Kind) -> SecretToken {
+    package static func generate(_ kind: Kind) -> SecretToken {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return SecretToken(text: kind.rawValue + Data(bytes).base64URLEncoded())
     }
 
-    public var kind: Kind? { Kind.allCases.first { text.hasPrefix($0.rawValue) } }
+    package var kind: Kind? { Kind.allCases.first { text.hasPrefix($0.rawValue) } }
 
     /// The stored form.
-    public var hash: Data { Data(SHA256.hash(data: Data(text.utf8))) }
+    package var hash: Data { Data(SHA256.hash(data: Data(text.utf8))) }
 }
 
 extension Data {

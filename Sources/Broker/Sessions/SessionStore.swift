@@ -3,12 +3,12 @@ import Logging
 import PostgresNIO
 
 /// Session rows: created at login, looked up on every request, revoked at logout or password change.
-public struct SessionStore: Sendable {
-    public let client: DatabasePool
+package struct SessionStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
-    public func create(accountID: UUID, ttlSeconds: Int, logger: Logger) async throws -> (SecretToken, Date) {
+    package func create(accountID: UUID, ttlSeconds: Int, logger: Logger) async throws -> (SecretToken, Date) {
         let token = SecretToken.generate(.session)
         let rows = try await client.query(
             """
@@ -21,7 +21,7 @@ public struct SessionStore: Sendable {
     }
 
     /// The caller behind a live session token; nil when unknown, expired, revoked, or the account is not active.
-    public func principal(for token: SecretToken, logger: Logger) async throws -> Principal? {
+    package func principal(for token: SecretToken, logger: Logger) async throws -> Principal? {
         let hash = token.hash
         let rows = try await client.query(
             """
@@ -35,7 +35,7 @@ public struct SessionStore: Sendable {
         return nil
     }
 
-    public func revoke(tokenHash: Data, logger: Logger) async throws {
+    package func revoke(tokenHash: Data, logger: Logger) async throws {
         try await client.query(
             "UPDATE sessions SET revoked_at = now() WHERE token_hash = \(tokenHash) AND revoked_at IS NULL",
             logger: logger)

@@ -5,13 +5,13 @@ import Foundation
 /// sample (so nothing the request does not release moves it). The bound is fixed before the first row is read, so
 /// the set is exact: arrival order is commit order, and nothing that arrived after the decision, the
 /// end of a subscription or its expiry is ever inside it.
-public struct DownloadPlan: Sendable {
-    public var request: SingleRequest
-    public var userID: UUID
-    public var cursor: Int64
-    public var bound: Int64
-    public var availableTypes: [SampleType]
+package struct DownloadPlan: Sendable {
+    package var request: SingleRequest
+    package var userID: UUID
+    package var cursor: Int64
+    package var bound: Int64
+    package var availableTypes: [SampleType]
     /// Where the next download starts (`max(cursor, bound)`, sealed: `DownloadCursor`); never behind the
     /// cursor the caller sent. It moves only when the request releases something new.
-    public var nextCursor: String
+    package var nextCursor: String
 }

@@ -4,7 +4,7 @@ import Foundation
 /// size needs only one chunk of memory. This is the hot loop of a download (a million samples take a
 /// second), so it writes bytes directly: the type's name and unit are precomputed, a day's date is
 /// formatted once per day, and numbers with few decimals are written without `Double.description`.
-public struct ReleasedSampleEncoder {
+package struct ReleasedSampleEncoder {
     let format: ResponseFormat
     private(set) var bytes: [UInt8] = []
     private var first = true

@@ -1,67 +1,67 @@
 import Foundation
 
 /// A third party's request for one person's data, as both sides see it.
-public struct SingleRequest: Sendable, Equatable {
+package struct SingleRequest: Sendable, Equatable {
     /// `expired`: it was still pending when its time ran out (`PENDING_REQUEST_EXPIRY_DAYS`).
-    public enum Status: String, Sendable { case pending, accepted, refused, cancelled, expired }
+    package enum Status: String, Sendable { case pending, accepted, refused, cancelled, expired }
 
     /// The sender; once the company erased its account, its former id with the name "Erased company".
-    public struct ThirdParty: Sendable, Equatable {
-        public var id: UUID
-        public var companyName: String
-        public var vatNumber: String
+    package struct ThirdParty: Sendable, Equatable {
+        package var id: UUID
+        package var companyName: String
+        package var vatNumber: String
     }
 
     /// The person as the sender named them; both nil once the person erased their account.
-    public struct Subject: Sendable, Equatable {
-        public var email: String?
-        public var fiscalCode: String?
+    package struct Subject: Sendable, Equatable {
+        package var email: String?
+        package var fiscalCode: String?
     }
 
-    public struct Subscription: Sendable, Equatable {
-        public enum Status: String, Sendable { case pending, active, ended, expired }
-        public enum Party: String, Sendable {
+    package struct Subscription: Sendable, Equatable {
+        package enum Status: String, Sendable { case pending, active, ended, expired }
+        package enum Party: String, Sendable {
             case user
             case thirdParty = "third_party"
         }
 
-        public var days: Int
-        public var status: Status
-        public var endsAt: Date?
-        public var endedAt: Date?
-        public var endedBy: Party?
+        package var days: Int
+        package var status: Status
+        package var endsAt: Date?
+        package var endedAt: Date?
+        package var endedBy: Party?
     }
 
-    public var id: UUID
-    public var thirdParty: ThirdParty
+    package var id: UUID
+    package var thirdParty: ThirdParty
     /// The person's account; nil once they erased it, and for a request that reached nobody (no active
     /// person had the subject's email or fiscal code, or the person had blocked the sender).
-    public var userID: UUID?
-    public var subject: Subject
-    public var types: [SampleType]
-    public var purpose: String
-    public var windowFrom: Date?
-    public var windowTo: Date?
-    public var status: Status
-    public var createdAt: Date
-    public var decidedAt: Date?
-    public var subscription: Subscription?
+    package var userID: UUID?
+    package var subject: Subject
+    package var types: [SampleType]
+    package var purpose: String
+    package var windowFrom: Date?
+    package var windowTo: Date?
+    package var status: Status
+    package var createdAt: Date
+    package var decidedAt: Date?
+    package var subscription: Subscription?
     /// Set when the person refused and the sender may not learn it (`seenBySender`).
-    public var unseenRefusal: UnseenRefusal?
+    package var unseenRefusal: UnseenRefusal?
 
     /// What keeps a refusal from the sender: a request to nobody stays pending until it expires, so a refused
     /// one must look the same, or a refusal would tell the sender that the person exists.
-    public struct UnseenRefusal: Sendable, Equatable {
-        public var expiresAt: Date
+    package struct UnseenRefusal: Sendable, Equatable {
+        package var expiresAt: Date
         /// When the sender cancelled it (it was shown pending to them): cancelled from then on.
-        public var withdrawnAt: Date?
-        public var now: Date
+        package var withdrawnAt: Date?
+        package var now: Date
     }
 
     /// The request as its sender is shown it. A refusal becomes pending until the request expires, then
     /// expired (as a request to nobody does), or cancelled once the sender withdrew it; the person and the
     /// audit log keep the refusal.
-    public var seenBySender: SingleRequest {
+    package var seenBySender: SingleRequest {
         guard let unseenRefusal else { return self }
         var seen = self
         seen.unseenRefusal = nil

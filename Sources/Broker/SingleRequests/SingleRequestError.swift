@@ -2,7 +2,7 @@ import Foundation
 
 /// What can go wrong with single requests, each with the status the contract gives it. Creation has no
 /// "no such person" or "blocked" answer: either would tell a company who is registered (issue 17).
-public enum SingleRequestError: Error, Equatable {
+package enum SingleRequestError: Error, Equatable {
     case invalid([FieldError])
     case notFound
     case duplicatePending

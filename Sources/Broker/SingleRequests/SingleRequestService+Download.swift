@@ -5,7 +5,7 @@ import PostgresNIO
 extension SingleRequestService {
     /// Checks a download before anything is sent: the caller sent the request, it is accepted, the cursor
     /// is one this API gave out, and at least one requested type has data. Fixes the release bound.
-    public func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
+    package func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
         guard principal.role == .thirdParty else { throw WrongRole("Only the sender downloads a request's data.") }
         let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
@@ -46,7 +46,7 @@ extension SingleRequestService {
     /// (the next one while the current one is sent), so a slow or stalled client costs the pool nothing,
     /// and twenty of them cannot take all of it. Chunks are read by arrival up to the bound fixed when the
     /// download was planned, so they follow on from each other without one transaction around them all.
-    public func streamDownload(
+    package func streamDownload(
         _ plan: DownloadPlan, format: ResponseFormat, logger: Logger,
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {

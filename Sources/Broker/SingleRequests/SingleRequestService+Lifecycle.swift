@@ -53,7 +53,7 @@ extension SingleRequestService {
     /// Queues the `subscription.ended` (expired) webhook of subscriptions whose `endsAt` has passed, a batch
     /// at a time. Expiry itself needs no job (it is computed from time); this only announces it.
     @discardableResult
-    public func announceExpiries(limit: Int = 500, logger: Logger) async throws -> Int {
+    package func announceExpiries(limit: Int = 500, logger: Logger) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
             let expired = try await SingleRequestStore.claimUnannouncedExpiries(limit: limit, on: connection, logger: logger)
             for request in expired {

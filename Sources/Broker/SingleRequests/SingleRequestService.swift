@@ -4,34 +4,34 @@ import PostgresNIO
 
 /// The rules of single requests: who may create, see, decide and end them, and what each step records
 /// (an audit event and, for the sender, a webhook event, in the same transaction as the change).
-public struct SingleRequestService: Sendable {
-    public let client: DatabasePool
-    public let pseudonymizer: Pseudonymizer
+package struct SingleRequestService: Sendable {
+    package let client: DatabasePool
+    package let pseudonymizer: Pseudonymizer
     /// Days a request stays pending before it expires unanswered (`PENDING_REQUEST_EXPIRY_DAYS`).
-    public let pendingExpiryDays: Int
+    package let pendingExpiryDays: Int
     /// What download cursors are sealed with (`DownloadCursor`).
     let cursorKey: ServerSecret
 
-    public init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30) {
+    package init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30) {
         self.client = client
         self.pseudonymizer = pseudonymizer
         self.pendingExpiryDays = pendingExpiryDays
         self.cursorKey = ServerSecret("download_cursor_key", client: client)
     }
 
-    public static let purposeLength = 1...500
-    public static let subscriptionDays = 1...3650
+    package static let purposeLength = 1...500
+    package static let subscriptionDays = 1...3650
 
-    public struct Creation: Sendable {
-        public var email: String?
-        public var fiscalCode: String?
-        public var types: [String]
-        public var purpose: String
-        public var windowFrom: String?
-        public var windowTo: String?
-        public var subscriptionDays: Int?
+    package struct Creation: Sendable {
+        package var email: String?
+        package var fiscalCode: String?
+        package var types: [String]
+        package var purpose: String
+        package var windowFrom: String?
+        package var windowTo: String?
+        package var subscriptionDays: Int?
 
-        public init(
+        package init(
             email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?
         ) {
             (self.email, self.fiscalCode, self.types, self.purpose) = (email, fiscalCode, types, purpose)
@@ -47,7 +47,7 @@ public struct SingleRequestService: Sendable {
     /// sender, for whom it stays pending until it expires), and reaches a person who activates an account
     /// with that email or fiscal code meanwhile. What the person has, or that they exist, the sender
     /// learns only when they accept. Both paths run the same statements, so their times match too.
-    public func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send single requests.") }
         let valid = try Self.validate(creation)
         let expiryDays = pendingExpiryDays
@@ -138,7 +138,7 @@ public struct SingleRequestService: Sendable {
 
     // MARK: Reads
 
-    public func request(id: UUID, for principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func request(id: UUID, for principal: Principal, logger: Logger) async throws -> SingleRequest {
         guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
         return try await client.withConnection { connection in
             guard let request = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
@@ -153,7 +153,7 @@ public struct SingleRequestService: Sendable {
     }
 
     /// Sent requests for a third party, received ones for a person.
-    public func list(
+    package func list(
         for principal: Principal, status: SingleRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger
     ) async throws -> Page<SingleRequest> {
         guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
@@ -167,15 +167,15 @@ public struct SingleRequestService: Sendable {
 
     // MARK: Decisions
 
-    public func accept(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func accept(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         try await decide(.accept, id: id, by: principal, logger: logger)
     }
 
-    public func refuse(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func refuse(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         try await decide(.refuse, id: id, by: principal, logger: logger)
     }
 
-    public func cancel(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func cancel(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         try await decide(.cancel, id: id, by: principal, logger: logger)
     }
 
@@ -225,7 +225,7 @@ public struct SingleRequestService: Sendable {
         return .notPending(Self.asSeen(current, by: principal).status)
     }
 
-    public func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
+    package func endSubscription(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         let party: SingleRequest.Subscription.Party
         switch principal.role {
         case .user: party = .user

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// The SQL of single requests. State changes are single `UPDATE … WHERE status = …` statements, so two
 /// concurrent decisions on one request are settled by the row lock: one changes it, the other finds nothing.
-public enum SingleRequestStore {
+package enum SingleRequestStore {
     /// The columns every read returns; `now()` comes along so expiry is judged by the database's clock.
     /// An erased sender's requests stay (the people's history): its name and VAT number went with its
     /// account, so every read joins `third_parties` by LEFT JOIN and shows it as "Erased company".
@@ -196,7 +196,7 @@ public enum SingleRequestStore {
 
     // MARK: Decisions
 
-    public enum Decision: String, Sendable {
+    package enum Decision: String, Sendable {
         case accept = "accepted"
         case refuse = "refused"
         case cancel = "cancelled"

@@ -3,21 +3,21 @@ import Logging
 import PostgresNIO
 
 /// One release of a person's data as the person sees it in `GET /v1/me/access-log`.
-public struct AccessLogEntry: Sendable, Equatable {
-    public enum Kind: String, Sendable { case single, group }
+package struct AccessLogEntry: Sendable, Equatable {
+    package enum Kind: String, Sendable { case single, group }
 
-    public var id: UUID
-    public var at: Date
-    public var thirdPartyID: UUID
-    public var companyName: String
-    public var requestID: UUID
-    public var kind: Kind
-    public var types: [SampleType]
+    package var id: UUID
+    package var at: Date
+    package var thirdPartyID: UUID
+    package var companyName: String
+    package var requestID: UUID
+    package var kind: Kind
+    package var types: [SampleType]
     /// Samples released; nil for a group release (the data only contributed to an anonymised aggregate).
-    public var samples: Int64?
+    package var samples: Int64?
 
     /// The entry in plain words, for people reading their log.
-    public var description: String {
+    package var description: String {
         switch kind {
         case .single:
             let count = samples ?? 0
@@ -29,7 +29,7 @@ public struct AccessLogEntry: Sendable, Equatable {
 }
 
 /// The SQL of the people's access log. Written on the transaction of the release it records.
-public enum AccessLogStore {
+package enum AccessLogStore {
     /// Records a release, unless the person's account is gone (an erasure that committed meanwhile).
     static func record(
         userID: UUID, thirdPartyID: UUID, requestID: UUID, kind: AccessLogEntry.Kind, types: [SampleType], samples: Int64?,

@@ -3,13 +3,13 @@ import Logging
 import PostgresNIO
 
 /// A company a person blocked.
-public struct Block: Sendable, Equatable {
-    public var thirdParty: SingleRequest.ThirdParty
-    public var blockedAt: Date
+package struct Block: Sendable, Equatable {
+    package var thirdParty: SingleRequest.ThirdParty
+    package var blockedAt: Date
 }
 
 /// The SQL of blocks.
-public enum BlockStore {
+package enum BlockStore {
     /// Locks the person's account row first (FOR NO KEY UPDATE, which uploads never wait for): a request being created for this person waits for
     /// the block to commit (and then sees it), and a request created just before is refused by the block.
     static func block(userID: UUID, thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Block? {

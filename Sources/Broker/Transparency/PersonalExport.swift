@@ -4,10 +4,10 @@ import PostgresNIO
 
 /// `GET /v1/me/export`: everything held about the caller as one JSON document, written in chunks so a
 /// person with years of samples never needs the whole document in memory.
-public struct PersonalExport: Sendable {
-    public let client: DatabasePool
+package struct PersonalExport: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// Rows read per query for the requests and the access log.
     static let page = 1000
@@ -18,7 +18,7 @@ public struct PersonalExport: Sendable {
     ///
     /// Every page is read on a lease of its own, so no connection waits on the client's socket: a slow
     /// reader of a large export costs the pool nothing while it reads.
-    public func stream(
+    package func stream(
         for principal: Principal, profileJSON: [UInt8], requestsJSON: @Sendable (SingleRequest) throws -> [UInt8],
         accessLogJSON: @Sendable (AccessLogEntry) throws -> [UInt8], logger: Logger,
         send: @Sendable ([UInt8]) async -> Bool

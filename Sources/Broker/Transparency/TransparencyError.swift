@@ -1,7 +1,7 @@
 import Foundation
 
 /// What can go wrong with blocks.
-public enum TransparencyError: Error, Equatable {
+package enum TransparencyError: Error, Equatable {
     case companyNotFound
     case notBlocked
 }

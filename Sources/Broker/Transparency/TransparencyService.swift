@@ -3,16 +3,16 @@ import Logging
 import PostgresNIO
 
 /// What a person controls and sees about the use of their data: the access log and blocked companies.
-public struct TransparencyService: Sendable {
-    public let client: DatabasePool
-    public let pseudonymizer: Pseudonymizer
+package struct TransparencyService: Sendable {
+    package let client: DatabasePool
+    package let pseudonymizer: Pseudonymizer
 
-    public init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
+    package init(client: DatabasePool, pseudonymizer: Pseudonymizer) {
         self.client = client
         self.pseudonymizer = pseudonymizer
     }
 
-    public func accessLog(for principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<AccessLogEntry> {
+    package func accessLog(for principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<AccessLogEntry> {
         guard principal.role == .user else { throw WrongRole("Only people have an access log.") }
         let rows = try await client.withConnection { connection in
             try await AccessLogStore.list(userID: principal.accountID, after: cursor, limit: limit, on: connection, logger: logger)
@@ -20,7 +20,7 @@ public struct TransparencyService: Sendable {
         return Page(rows: rows, limit: limit) { PageCursor(time: $0.at, id: $0.id) }
     }
 
-    public func blocks(of principal: Principal, logger: Logger) async throws -> [Block] {
+    package func blocks(of principal: Principal, logger: Logger) async throws -> [Block] {
         guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         return try await client.withConnection { connection in
             try await BlockStore.list(userID: principal.accountID, on: connection, logger: logger)
@@ -30,7 +30,7 @@ public struct TransparencyService: Sendable {
     /// Blocks the company (harmless when already blocked), refuses its pending requests to the person and
     /// ends its live subscriptions to them, all in one transaction. From then on the person is also left
     /// out of the company's group cohorts and group subscription releases (`GroupRequestStore`).
-    public func block(_ thirdPartyID: UUID, by principal: Principal, requests: SingleRequestService, logger: Logger) async throws -> Block {
+    package func block(_ thirdPartyID: UUID, by principal: Principal, requests: SingleRequestService, logger: Logger) async throws -> Block {
         guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         return try await client.withTransaction(logger: logger) { connection in
             guard let block = try await BlockStore.block(userID: principal.accountID, thirdPartyID: thirdPartyID, on: connection, logger: logger)
@@ -56,7 +56,7 @@ public struct TransparencyService: Sendable {
         }
     }
 
-    public func unblock(_ thirdPartyID: UUID, by principal: Principal, logger: Logger) async throws {
+    package func unblock(_ thirdPartyID: UUID, by principal: Principal, logger: Logger) async throws {
         guard principal.role == .user else { throw WrongRole("Only people block companies.") }
         let subject = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         try await client.withTransaction(logger: logger) { connection in

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What can go wrong with a third party's webhook, each with the status the contract gives it.
-public enum WebhookError: Error, Equatable {
+package enum WebhookError: Error, Equatable {
     case invalid([FieldError])
     case notFound
 }

@@ -4,18 +4,18 @@ import PostgresNIO
 
 /// The rules of webhook registration: third parties only, a URL the policy allows, a secret of 16–256
 /// characters. The secret is stored as given (it signs deliveries) and never logged or shown again.
-public struct WebhookService: Sendable {
-    public let store: WebhookStore
-    public let policy: WebhookURLPolicy
+package struct WebhookService: Sendable {
+    package let store: WebhookStore
+    package let policy: WebhookURLPolicy
 
-    public static let secretLength = 16...256
+    package static let secretLength = 16...256
 
-    public init(client: DatabasePool, policy: WebhookURLPolicy) {
+    package init(client: DatabasePool, policy: WebhookURLPolicy) {
         self.store = WebhookStore(client: client)
         self.policy = policy
     }
 
-    public func register(_ principal: Principal, url: String, secret: String, logger: Logger) async throws
+    package func register(_ principal: Principal, url: String, secret: String, logger: Logger) async throws
         -> WebhookStore.Webhook
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
@@ -32,7 +32,7 @@ public struct WebhookService: Sendable {
         return webhook
     }
 
-    public func webhook(of principal: Principal, logger: Logger) async throws -> WebhookStore.Webhook {
+    package func webhook(of principal: Principal, logger: Logger) async throws -> WebhookStore.Webhook {
         guard principal.role == .thirdParty else { throw WrongRole() }
         guard let webhook = try await store.webhook(thirdPartyID: principal.accountID, logger: logger) else {
             throw WebhookError.notFound
@@ -41,13 +41,13 @@ public struct WebhookService: Sendable {
     }
 
     /// Removes the webhook; its undelivered events are marked failed.
-    public func remove(_ principal: Principal, logger: Logger) async throws {
+    package func remove(_ principal: Principal, logger: Logger) async throws {
         guard principal.role == .thirdParty else { throw WrongRole() }
         guard try await store.delete(thirdPartyID: principal.accountID, logger: logger) else { throw WebhookError.notFound }
         logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
     }
 
-    public func deliveries(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func deliveries(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<WebhookStore.Delivery>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }

@@ -10,20 +10,20 @@ import Foundation
 /// 2. call `verify(header:body:secret:)` (or recompute the HMAC itself and compare in constant time);
 /// 3. reject timestamps older than a few minutes (replay), and de-duplicate on `Data4Help-Event-Id`
 ///    (delivery is at least once).
-public enum WebhookSignature {
-    public static let headerName = "Data4Help-Signature"
-    public static let eventIDHeaderName = "Data4Help-Event-Id"
+package enum WebhookSignature {
+    package static let headerName = "Data4Help-Signature"
+    package static let eventIDHeaderName = "Data4Help-Event-Id"
     /// How far a signature's time may be from the receiver's clock by default.
-    public static let defaultTolerance: TimeInterval = 300
+    package static let defaultTolerance: TimeInterval = 300
 
     /// The header value for `body` signed at `timestamp` (unix seconds).
-    public static func header(body: some DataProtocol, secret: String, timestamp: Int) -> String {
+    package static func header(body: some DataProtocol, secret: String, timestamp: Int) -> String {
         "t=\(timestamp),v1=\(hex(mac(body: body, secret: secret, timestamp: timestamp)))"
     }
 
     /// Whether `header` is a valid signature of `body` with `secret`, made within `tolerance` seconds of
     /// `now`. Several `v1=` entries are allowed (any one may match); unknown schemes are ignored.
-    public static func verify(
+    package static func verify(
         header: String, body: some DataProtocol, secret: String, tolerance: TimeInterval = defaultTolerance,
         now: Date = Date()
     ) -> Bool {

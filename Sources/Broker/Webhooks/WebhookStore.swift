@@ -3,40 +3,40 @@ import Logging
 import PostgresNIO
 
 /// Third parties' webhook endpoints and the history of their events, as the owner sees them.
-public struct WebhookStore: Sendable {
-    public let client: DatabasePool
+package struct WebhookStore: Sendable {
+    package let client: DatabasePool
 
-    public init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool) { self.client = client }
 
     /// A registered endpoint; the secret is never read back out.
-    public struct Webhook: Sendable, Equatable {
-        public var url: String
-        public var createdAt: Date
-        public var updatedAt: Date
+    package struct Webhook: Sendable, Equatable {
+        package var url: String
+        package var createdAt: Date
+        package var updatedAt: Date
     }
 
     /// One event with every delivery attempt made for it, oldest attempt first.
-    public struct Delivery: Sendable {
-        public var id: UUID
-        public var type: String
-        public var requestID: UUID?
-        public var createdAt: Date
-        public var status: String
-        public var deliveredAt: Date?
-        public var nextAttemptAt: Date?
-        public var attempts: [Attempt]
+    package struct Delivery: Sendable {
+        package var id: UUID
+        package var type: String
+        package var requestID: UUID?
+        package var createdAt: Date
+        package var status: String
+        package var deliveredAt: Date?
+        package var nextAttemptAt: Date?
+        package var attempts: [Attempt]
     }
 
-    public struct Attempt: Sendable, Equatable {
-        public var attempt: Int
-        public var at: Date
-        public var statusCode: Int?
-        public var error: String?
-        public var durationMs: Int
+    package struct Attempt: Sendable, Equatable {
+        package var attempt: Int
+        package var at: Date
+        package var statusCode: Int?
+        package var error: String?
+        package var durationMs: Int
     }
 
     /// Registers or replaces the endpoint; pending events go to the new URL, signed with the new secret.
-    public func upsert(thirdPartyID: UUID, url: String, secret: String, logger: Logger) async throws -> Webhook {
+    package func upsert(thirdPartyID: UUID, url: String, secret: String, logger: Logger) async throws -> Webhook {
         let rows = try await client.query(
             """
             INSERT INTO webhooks (third_party_id, url, secret) VALUES (\(thirdPartyID), \(url), \(secret))
@@ -49,7 +49,7 @@ public struct WebhookStore: Sendable {
         return Webhook(url: url, createdAt: createdAt, updatedAt: updatedAt)
     }
 
-    public func webhook(thirdPartyID: UUID, logger: Logger) async throws -> Webhook? {
+    package func webhook(thirdPartyID: UUID, logger: Logger) async throws -> Webhook? {
         let rows = try await client.query(
             "SELECT url, created_at, updated_at FROM webhooks WHERE third_party_id = \(thirdPartyID)", logger: logger)
         return try await rows.collect().first.map { row in
@@ -60,7 +60,7 @@ public struct WebhookStore: Sendable {
 
     /// Removes the endpoint and marks its undelivered events failed, in one statement; false when there
     /// was none.
-    public func delete(thirdPartyID: UUID, logger: Logger) async throws -> Bool {
+    package func delete(thirdPartyID: UUID, logger: Logger) async throws -> Bool {
         let rows = try await client.query(
             """
             WITH removed AS (
@@ -75,7 +75,7 @@ public struct WebhookStore: Sendable {
     }
 
     /// One page of the third party's events, newest first, after `cursor`, each with its attempts.
-    public func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws
         -> Page<Delivery>
     {
         // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).

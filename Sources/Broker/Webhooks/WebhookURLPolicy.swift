@@ -10,15 +10,15 @@ import NIOPosix
 /// Which URLs a webhook may point to: checked when it is registered and again before every delivery,
 /// because a host name can be re-pointed at an internal address after registration (server-side request
 /// forgery). Without `allowPrivate`, only `https` to hosts that resolve to public addresses only.
-public struct WebhookURLPolicy: Sendable {
-    public var allowPrivate: Bool
+package struct WebhookURLPolicy: Sendable {
+    package var allowPrivate: Bool
 
-    public static let maxLength = 2048
+    package static let maxLength = 2048
 
-    public init(allowPrivate: Bool) { self.allowPrivate = allowPrivate }
+    package init(allowPrivate: Bool) { self.allowPrivate = allowPrivate }
 
     /// The URL, or why it cannot be used (the message completes "url …" in a 422).
-    public func check(_ text: String) async -> Result<URL, Rejection> {
+    package func check(_ text: String) async -> Result<URL, Rejection> {
         let url: URL
         let host: String
         switch checkSyntax(text) {
@@ -38,7 +38,7 @@ public struct WebhookURLPolicy: Sendable {
     }
 
     /// The checks that need no network: length, scheme, host, no user name or password.
-    public func checkSyntax(_ text: String) -> Result<(url: URL, host: String), Rejection> {
+    package func checkSyntax(_ text: String) -> Result<(url: URL, host: String), Rejection> {
         guard text.utf8.count <= Self.maxLength else { return .failure(.tooLong) }
         guard let components = URLComponents(string: text), let url = components.url else { return .failure(.malformed) }
         let scheme = components.scheme?.lowercased()
@@ -56,16 +56,16 @@ public struct WebhookURLPolicy: Sendable {
     /// answered with the same `message`, because telling "does not resolve" from "resolves to an internal
     /// address" (or a re-pointed host at delivery time) turned registration into an oracle for the
     /// server's internal DNS.
-    public enum Rejection: Error, Equatable, Sendable {
+    package enum Rejection: Error, Equatable, Sendable {
         case tooLong, malformed, schemeNotHTTPS, schemeNotHTTP, hasUserInfo, doesNotResolve, notPublic
 
         /// The one answer to every refused URL (it completes "url …" in a 422): every rule at once.
-        public static let requirements =
+        package static let requirements =
             "must be an absolute https URL of at most \(WebhookURLPolicy.maxLength) characters, without a user name or password, "
             + "whose host resolves, and only to public internet addresses (not loopback, private, link-local or reserved)"
 
         /// The same for every reason; a server that allows private addresses (development) also takes http.
-        public var message: String { Self.requirements }
+        package var message: String { Self.requirements }
     }
 
     // MARK: Addresses
@@ -115,7 +115,7 @@ public struct WebhookURLPolicy: Sendable {
     struct ResolutionFailed: Error { var code: Int32 }
 
     /// The bytes of an IPv4 or IPv6 literal (`10.0.0.1`, `::1`), or nil when `text` is neither.
-    public static func parseAddress(_ text: String) -> [UInt8]? {
+    package static func parseAddress(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
         var v6 = in6_addr()
@@ -127,7 +127,7 @@ public struct WebhookURLPolicy: Sendable {
     /// loopback, private, shared (CGNAT), link-local, multicast, broadcast, documentation or otherwise
     /// reserved (the IANA special-purpose registries). IPv6 must be global unicast (2000::/3); IPv6
     /// forms that carry an IPv4 address (mapped, NAT64, 6to4) are judged by that address.
-    public static func isPublic(_ address: [UInt8]) -> Bool {
+    package static func isPublic(_ address: [UInt8]) -> Bool {
         switch address.count {
         case 4: return isPublicIPv4(address)
         case 16: return isPublicIPv6(address)

@@ -51,11 +51,11 @@ struct OpenAPIOperation: Sendable, CustomStringConvertible {
 enum OpenAPIOperations {
     static let methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
 
-    /// `Sources/Broker/openapi.yaml`, found from this file's place in the repository.
+    /// `Sources/BrokerOpenAPI/openapi.yaml`, found from this file's place in the repository.
     static var documentURL: URL {
         URL(fileURLWithPath: #filePath)  // Tests/BrokerTests/Support/OpenAPIOperations.swift
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/Broker/openapi.yaml")
+            .appendingPathComponent("Sources/BrokerOpenAPI/openapi.yaml")
     }
 
     /// Every operation, in the order of the document.

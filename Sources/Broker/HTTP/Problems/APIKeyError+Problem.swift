@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `APIKeyError` is answered over HTTP.
 extension APIKeyError: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         switch self {
         case .sessionRequired:
             Problem(

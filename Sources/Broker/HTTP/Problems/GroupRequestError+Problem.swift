@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `GroupRequestError` is answered over HTTP.
 extension GroupRequestError: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         switch self {
         case .invalid(let errors): Problem.validationFailed(errors)
         case .notFound:

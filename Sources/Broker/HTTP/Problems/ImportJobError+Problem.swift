@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `ImportJobError` is answered over HTTP.
 extension ImportJobError: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         switch self {
         case .alreadyRunning:
             Problem(

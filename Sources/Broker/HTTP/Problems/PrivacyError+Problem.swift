@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `PrivacyError` is answered over HTTP.
 extension PrivacyError: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         switch self {
         case .budgetExhausted(let renewsAt, let cost):
             var problem = Problem(

@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `RateLimitExceeded` is answered over HTTP.
 extension RateLimitExceeded: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         Problem(
             status: .tooManyRequests, slug: "rate-limited", title: "Too many requests",
             detail:

@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// How a `TransparencyError` is answered over HTTP.
 extension TransparencyError: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         switch self {
         case .companyNotFound:
             Problem(status: .notFound, slug: "company-not-found", title: "No such company", detail: "No third party has this id.")

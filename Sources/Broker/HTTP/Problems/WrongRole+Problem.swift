@@ -1,5 +1,5 @@
 extension WrongRole: ProblemConvertible {
-    public var problem: Problem {
+    package var problem: Problem {
         Problem(status: .forbidden, slug: "wrong-role", title: "Not allowed for this role", detail: detail)
     }
 }

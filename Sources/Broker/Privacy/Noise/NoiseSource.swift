@@ -4,7 +4,7 @@
 /// Every source takes a variance from 1 to `DiscreteGaussian.maximumVariance` (2^58) and traps outside it:
 /// a variance of 0 would release the exact value, and one above the range cannot be sampled exactly in 128-bit
 /// integers (see `DiscreteGaussian`). Callers round their variance up to an integer in their own quantised units.
-public protocol NoiseSource: Sendable {
+package protocol NoiseSource: Sendable {
     /// One draw from the discrete Gaussian N_Z(0, variance) — exact, integer arithmetic only.
     func discreteGaussian(variance: UInt64) -> Int64
 }

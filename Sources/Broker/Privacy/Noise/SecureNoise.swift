@@ -2,10 +2,10 @@
 ///
 /// A fresh generator per draw holds no state, so the struct is trivially `Sendable` and concurrent releases
 /// never share or wait on a lock; each 64-bit word is its own getrandom(2) call, which is cheap next to a release.
-public struct SecureNoise: NoiseSource {
-    public init() {}
+package struct SecureNoise: NoiseSource {
+    package init() {}
 
-    public func discreteGaussian(variance: UInt64) -> Int64 {
+    package func discreteGaussian(variance: UInt64) -> Int64 {
         var generator = SystemRandomNumberGenerator()
         return DiscreteGaussian.sample(variance: variance, using: &generator)
     }

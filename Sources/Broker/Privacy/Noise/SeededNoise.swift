@@ -5,14 +5,14 @@ import Synchronization
 /// Public only so that `d4h privacy noise --seed` can print a reproducible stream for the cross-check against
 /// scipy and OpenDP (scripts/privacy-noise-check.py); the server never builds one. SplitMix64 (`SeededRandom`)
 /// is not cryptographic: predictable noise protects nothing, which is why production has no way to select this.
-public struct SeededNoise: NoiseSource {
+package struct SeededNoise: NoiseSource {
     private let generator: LockedGenerator
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         generator = LockedGenerator(SeededRandom(seed: seed))
     }
 
-    public func discreteGaussian(variance: UInt64) -> Int64 {
+    package func discreteGaussian(variance: UInt64) -> Int64 {
         generator.state.withLock { DiscreteGaussian.sample(variance: variance, using: &$0) }
     }
 

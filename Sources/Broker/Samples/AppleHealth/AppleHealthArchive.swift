@@ -7,22 +7,22 @@
     ///
     /// Zip bombs are refused: before inflating, an entry declaring more than `maximumUncompressedSize` or a compression
     /// ratio above `maximumCompressionRatio`; while inflating, as soon as the output exceeds the declared size.
-    public struct AppleHealthArchive: Sendable {
+    package struct AppleHealthArchive: Sendable {
         /// 8 GiB: the largest export.xml accepted from an archive.
-        public static let defaultMaximumUncompressedSize: UInt64 = 8 << 30
+        package static let defaultMaximumUncompressedSize: UInt64 = 8 << 30
         /// Text like Apple's deflates about 20:1; 1000:1 is only reached by crafted data.
-        public static let maximumCompressionRatio: UInt64 = 1000
+        package static let maximumCompressionRatio: UInt64 = 1000
         /// The central directory is read into memory; an honest export.zip's is far below this.
         static let maximumCentralDirectoryBytes = 64 << 20
 
         /// One file of the archive, as its central directory describes it.
-        public struct Entry: Sendable, Equatable {
-            public var path: String
+        package struct Entry: Sendable, Equatable {
+            package var path: String
             /// 0 stored, 8 deflated.
-            public var method: UInt16
-            public var compressedSize: UInt64
-            public var uncompressedSize: UInt64
-            public var crc32: UInt32
+            package var method: UInt16
+            package var compressedSize: UInt64
+            package var uncompressedSize: UInt64
+            package var crc32: UInt32
             var flags: UInt16
             var localHeaderOffset: UInt64
             var disk: UInt16
@@ -33,13 +33,13 @@
             var folder: String { path.lastIndex(of: "/").map { String(path[...$0]) } ?? "" }
         }
 
-        public let url: URL
+        package let url: URL
         /// The entry streamed by `openExportXML()` (see `export(among:)`).
-        public let exportXML: Entry
-        public let maximumUncompressedSize: UInt64
+        package let exportXML: Entry
+        package let maximumUncompressedSize: UInt64
 
         /// Reads the archive's directory and checks its export.xml entry, without inflating anything.
-        public init(contentsOf url: URL, maximumUncompressedSize: UInt64 = Self.defaultMaximumUncompressedSize)
+        package init(contentsOf url: URL, maximumUncompressedSize: UInt64 = Self.defaultMaximumUncompressedSize)
             throws(AppleHealthImportError)
         {
             self.url = url
@@ -71,13 +71,13 @@
         }
 
         /// Whether the file starts like a ZIP archive (a local file header, or the end record of an empty archive).
-        public static func isZip(_ prefix: some Collection<UInt8>) -> Bool {
+        package static func isZip(_ prefix: some Collection<UInt8>) -> Bool {
             let signature = Array(prefix.prefix(4))
             return signature == [0x50, 0x4B, 0x03, 0x04] || signature == [0x50, 0x4B, 0x05, 0x06]
         }
 
         /// Opens the export.xml entry for streaming, `chunkSize` inflated bytes at a time.
-        public func openExportXML(chunkSize: Int = 64 * 1024) throws(AppleHealthImportError) -> EntryReader {
+        package func openExportXML(chunkSize: Int = 64 * 1024) throws(AppleHealthImportError) -> EntryReader {
             let file = try AppleHealthUploadFile(url.path)  // closed by the reader, or on deinit if we throw
             let header = try file.read(at: exportXML.localHeaderOffset, count: 30)
             guard header.uint32(at: 0) == 0x0403_4B50 else { throw .damagedZip("the export's local header is missing") }
@@ -168,7 +168,7 @@
 
         /// Streams one entry of a ZIP archive, inflating it a chunk at a time and checking its size and CRC-32 as it goes.
         /// Owns an open file and zlib's state: use it from one task at a time.
-        public final class EntryReader {
+        package final class EntryReader {
             private let file: AppleHealthUploadFile
             private let entry: Entry
             private let limit: UInt64
@@ -215,12 +215,12 @@
             }
 
             /// Inflated bytes processed so far.
-            public var bytesRead: UInt64 { produced }
+            package var bytesRead: UInt64 { produced }
             /// Where in the archive file reading has reached (progress is told in bytes of the upload).
-            public var fileOffset: UInt64 { nextInput }
+            package var fileOffset: UInt64 { nextInput }
 
             /// The next inflated chunk, or nil after the last one (whose size and CRC-32 were checked).
-            public func next() throws(AppleHealthImportError) -> [UInt8]? {
+            package func next() throws(AppleHealthImportError) -> [UInt8]? {
                 if let failure { throw failure }
                 guard !finished else { return nil }
                 do {

@@ -3,24 +3,24 @@
 
     /// Reads an uploaded Apple Health export on disk, export.xml itself or the iPhone's export.zip, as chunks of export.xml
     /// to feed an `AppleHealthParser`. Owns an open file: use it from one task at a time.
-    public final class AppleHealthExportReader {
+    package final class AppleHealthExportReader {
         /// How the upload is packaged.
-        public enum Format: Sendable {
+        package enum Format: Sendable {
             case xml, zip
         }
 
-        public let format: Format
+        package let format: Format
         private let file: AppleHealthUploadFile?
         private let entry: AppleHealthArchive.EntryReader?
         private let chunkSize: Int
         private var position: UInt64 = 0
 
         /// The size of the upload on disk (of the archive, for a zip).
-        public let size: UInt64
+        package let size: UInt64
 
         /// Opens `url` as `format`, or, when nil, as a ZIP archive if it starts like one and as XML otherwise. A file
         /// sent as XML that is a ZIP archive is read as one (people pick the wrong kind); one sent as ZIP must be one.
-        public init(
+        package init(
             contentsOf url: URL, format: Format? = nil, chunkSize: Int = 64 * 1024,
             maximumUncompressedSize: UInt64 = AppleHealthArchive.defaultMaximumUncompressedSize
         ) throws(AppleHealthImportError) {
@@ -44,13 +44,13 @@
         }
 
         /// Bytes of the upload read so far (of the archive, for a zip): what progress is told in.
-        public var bytesRead: UInt64 {
+        package var bytesRead: UInt64 {
             if let entry { return min(entry.fileOffset, size) }
             return position
         }
 
         /// The next chunk of export.xml, or nil at its end.
-        public func next() throws(AppleHealthImportError) -> [UInt8]? {
+        package func next() throws(AppleHealthImportError) -> [UInt8]? {
             if let entry { return try entry.next() }
             guard let file else { return nil }
             var bytes = [UInt8](repeating: 0, count: chunkSize)

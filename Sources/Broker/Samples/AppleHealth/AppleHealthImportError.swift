@@ -1,5 +1,5 @@
 /// Why an Apple Health export (export.xml or export.zip) was refused; every case but `unreadable` is the client's fault (422).
-public enum AppleHealthImportError: Error, Equatable, Sendable {
+package enum AppleHealthImportError: Error, Equatable, Sendable {
     /// The upload has no bytes at all.
     case empty
     /// The upload does not start like XML (nor like a ZIP archive): a CSV, JSON, a PDF …
@@ -28,7 +28,7 @@ public enum AppleHealthImportError: Error, Equatable, Sendable {
     case unreadable(String)
 
     /// A sentence for the problem document's `detail`.
-    public var message: String {
+    package var message: String {
         switch self {
         case .empty:
             "The file is empty."

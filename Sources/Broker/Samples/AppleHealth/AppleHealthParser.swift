@@ -10,56 +10,56 @@ import Foundation
 ///
 /// Samples are returned as their records complete; the file is only valid once `finish()` returns, so a caller that
 /// must store nothing from a bad file keeps them in one transaction until then. After an error, every call throws it.
-public struct AppleHealthParser: Sendable {
+package struct AppleHealthParser: Sendable {
     /// The largest tag (with its attributes) accepted; Apple's records are well under 2 KiB.
-    public static let maximumTagBytes = 1 << 20
+    package static let maximumTagBytes = 1 << 20
     /// The deepest element nesting accepted; Apple's exports nest four deep.
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
     /// The longest element name accepted (open elements' names are kept until they close).
-    public static let maximumNameBytes = 256
+    package static let maximumNameBytes = 256
     /// Distinct (reason, identifier) pairs counted in `skipped`; past it, the rest are counted under `otherIdentifiers`.
-    public static let maximumSkippedIdentifiers = 1000
-    public static let otherIdentifiers = "(other)"
+    package static let maximumSkippedIdentifiers = 1000
+    package static let otherIdentifiers = "(other)"
     /// Invalid records described in `invalidExamples`; the rest are only counted.
-    public static let maximumInvalidExamples = 5
+    package static let maximumInvalidExamples = 5
     /// The longest HKTimeZone value considered (IANA names are under 40 bytes).
     static let maximumTimeZoneBytes = 64
 
     /// `<Record>` elements seen, including those inside correlations (mapped, skipped or invalid).
-    public private(set) var recordsSeen = 0
+    package private(set) var recordsSeen = 0
     /// Records of a type Data4Help keeps whose value, unit or dates cannot be used.
-    public private(set) var invalidCount = 0
+    package private(set) var invalidCount = 0
     /// The first `maximumInvalidExamples` of them, with their line numbers.
-    public private(set) var invalidExamples: [AppleHealthInvalidRecord] = []
+    package private(set) var invalidExamples: [AppleHealthInvalidRecord] = []
     /// The last valid IANA time zone of an `HKTimeZone` metadata entry, in file order (nil when there was none).
-    public private(set) var timeZone: String?
+    package private(set) var timeZone: String?
     /// Newlines before the byte the scanner has reached, plus one: the line being read.
-    public private(set) var line = 1
+    package private(set) var line = 1
 
     /// When set, records of cumulative types are not returned by `feed` but kept, with their period and source,
     /// for `takeSourcedRecords()`: an import resolves overlapping sources before storing them.
-    public var separatesSources = false
+    package var separatesSources = false
     /// The sources of the records kept so far, indexed by `AppleHealthSourcedRecord.source`.
-    public private(set) var sources: [AppleHealthSource] = []
+    package private(set) var sources: [AppleHealthSource] = []
     /// Distinct sources told apart; past it (no real export comes near), the rest share one.
-    public static let maximumSources = 10_000
+    package static let maximumSources = 10_000
     private var sourcedRecords: [AppleHealthSourcedRecord] = []
     private var sourceIDs: [[UInt8]: Int32] = [:]
 
     /// The cumulative records completed since the last call (with `separatesSources`).
-    public mutating func takeSourcedRecords() -> [AppleHealthSourcedRecord] {
+    package mutating func takeSourcedRecords() -> [AppleHealthSourcedRecord] {
         defer { sourcedRecords.removeAll(keepingCapacity: true) }
         return sourcedRecords
     }
 
     /// Source indices from the highest priority to the lowest: watches, then phones, then apps, by name within each.
-    public var sourcePriority: [Int32] {
+    package var sourcePriority: [Int32] {
         sources.indices.sorted { (sources[$0].kind, sources[$0].name, $0) < (sources[$1].kind, sources[$1].name, $1) }.map { Int32($0) }
     }
 
     /// Records and correlations not imported although nothing is wrong with them: types Data4Help does not keep,
     /// category values that are no sample (stand hour Idle, sleep InBed/Awake).
-    public var skipped: [AppleHealthSkip: Int] {
+    package var skipped: [AppleHealthSkip: Int] {
         var counts = skippedCounts
         if pendingSkipCount > 0 { counts[pendingSkipKey(), default: 0] += pendingSkipCount }
         return counts
@@ -112,13 +112,13 @@ public struct AppleHealthParser: Sendable {
     private let table = AppleHealthRecordTable()
 
     /// `now`: what "in the future" is judged against (with `SampleBatch.allowedClockSkew`, as for uploads).
-    public init(now: Date = Date()) {
+    package init(now: Date = Date()) {
         notAfter = now.addingTimeInterval(SampleBatch.allowedClockSkew).timeIntervalSince1970
     }
 
     /// Feeds the next chunk of the file (split anywhere, even inside a tag or a UTF-8 sequence) and returns the samples
     /// completed by it.
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws(AppleHealthImportError) -> [Sample] {
+    package mutating func feed(_ bytes: some Collection<UInt8>) throws(AppleHealthImportError) -> [Sample] {
         if let failure { throw failure }
         var samples: [Sample] = []
         var result: Result<Void, AppleHealthImportError> = .success(())
@@ -139,7 +139,7 @@ public struct AppleHealthParser: Sendable {
     }
 
     /// Ends the input: throws `.notAppleHealth` if no `<HealthData>` root was seen, `.truncated` unless it was closed.
-    public mutating func finish() throws(AppleHealthImportError) {
+    package mutating func finish() throws(AppleHealthImportError) {
         if let failure { throw failure }
         let error: AppleHealthImportError?
         if !sawRoot {

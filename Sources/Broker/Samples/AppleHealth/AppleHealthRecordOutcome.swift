@@ -1,6 +1,6 @@
 /// Why a record of an export was not imported although nothing is wrong with it: Data4Help does not keep
 /// that kind of data. The import reports these grouped by reason, then by HealthKit identifier.
-public enum AppleHealthSkipReason: String, Sendable, Hashable, Codable, CaseIterable {
+package enum AppleHealthSkipReason: String, Sendable, Hashable, Codable, CaseIterable {
     case unsupportedType = "unsupported type"
     /// Sleep analysis records of time in bed or awake: only time asleep is sleep.
     case notAsleep = "not asleep (in bed or awake)"
@@ -12,11 +12,11 @@ public enum AppleHealthSkipReason: String, Sendable, Hashable, Codable, CaseIter
 }
 
 /// What `skipped` counts: one reason and one HealthKit identifier.
-public struct AppleHealthSkip: Hashable, Sendable {
-    public var reason: AppleHealthSkipReason
-    public var identifier: String
+package struct AppleHealthSkip: Hashable, Sendable {
+    package var reason: AppleHealthSkipReason
+    package var identifier: String
 
-    public init(reason: AppleHealthSkipReason, identifier: String) {
+    package init(reason: AppleHealthSkipReason, identifier: String) {
         self.reason = reason
         self.identifier = identifier
     }
@@ -24,14 +24,14 @@ public struct AppleHealthSkip: Hashable, Sendable {
 
 /// A record of a type Data4Help keeps whose value, unit or date cannot be used (not a number, an unknown unit,
 /// out of the type's range, in the future …), with where it is, so that a person can find it in export.xml.
-public struct AppleHealthInvalidRecord: Sendable, Equatable, Codable {
+package struct AppleHealthInvalidRecord: Sendable, Equatable, Codable {
     /// The line of export.xml on which the record starts (1-based).
-    public var line: Int
-    public var identifier: String
+    package var line: Int
+    package var identifier: String
     /// What is wrong with it, in words.
-    public var reason: String
+    package var reason: String
 
-    public init(line: Int, identifier: String, reason: String) {
+    package init(line: Int, identifier: String, reason: String) {
         self.line = line
         self.identifier = identifier
         self.reason = reason

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 
 /// Writes one synthetic person's samples, and the daily rollups of exactly those samples, as COPY text.

@@ -1,38 +1,39 @@
+import Broker
 import Foundation
 import Logging
 import PostgresNIO
 
 /// The demo accounts of `Seeds/demo-accounts.json`, created active through the real registration path.
-public struct DemoSeed: Decodable, Sendable {
-    public struct User: Decodable, Sendable {
-        public var email, password, fiscalCode, fullName, birthDate, sex: String
+package struct DemoSeed: Decodable, Sendable {
+    package struct User: Decodable, Sendable {
+        package var email, password, fiscalCode, fullName, birthDate, sex: String
     }
-    public struct ThirdParty: Decodable, Sendable {
-        public var email, password, vatNumber, companyName: String
-        public var description: String?
+    package struct ThirdParty: Decodable, Sendable {
+        package var email, password, vatNumber, companyName: String
+        package var description: String?
     }
-    public struct Auditor: Decodable, Sendable {
-        public var email, password: String
+    package struct Auditor: Decodable, Sendable {
+        package var email, password: String
     }
 
-    public var users: [User]
-    public var thirdParties: [ThirdParty]
-    public var auditors: [Auditor]
+    package var users: [User]
+    package var thirdParties: [ThirdParty]
+    package var auditors: [Auditor]
 
-    public static func load(from file: URL) throws -> DemoSeed {
+    package static func load(from file: URL) throws -> DemoSeed {
         try JSONDecoder().decode(DemoSeed.self, from: Data(contentsOf: file))
     }
 
     /// One line per account: what was done and the credentials to log in with.
-    public struct Outcome: Sendable {
-        public var role: Role
-        public var email: String
-        public var password: String
-        public var created: Bool
+    package struct Outcome: Sendable {
+        package var role: Role
+        package var email: String
+        package var password: String
+        package var created: Bool
     }
 
     /// Registers and activates every account that does not exist yet; existing ones are left as they are.
-    public func apply(client: DatabasePool, logger: Logger) async throws -> [Outcome] {
+    package func apply(client: DatabasePool, logger: Logger) async throws -> [Outcome] {
         let mailer = CapturingMailer()
         let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1:8080")
         var outcomes: [Outcome] = []

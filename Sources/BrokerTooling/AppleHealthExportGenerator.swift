@@ -1,13 +1,14 @@
+import Broker
 import Foundation
 
 /// Writes synthetic but realistic Apple Health `export.xml` files, streamed to disk, for benchmarks and load tests.
 /// Like Apple's: every blood pressure reading appears three times (its two records on their own, and again
 /// inside its correlation), and sleep records carry the device's time zone (`HKTimeZone`).
-public enum AppleHealthExportGenerator {
+package enum AppleHealthExportGenerator {
     /// Writes about `approximateBytes` (never less than the header and footer) of export.xml to `url`, the same bytes
     /// for the same seed; returns the size written. Memory stays at one 1 MiB buffer whatever the size.
     @discardableResult
-    public static func write(to url: URL, approximateBytes: Int, seed: UInt64) throws -> Int {
+    package static func write(to url: URL, approximateBytes: Int, seed: UInt64) throws -> Int {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
         }

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 
 /// One synthetic person: identity and physiology, drawn from `(seed, number)` alone, so person 42 of seed 1 is the

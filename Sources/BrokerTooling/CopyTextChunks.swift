@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import NIOCore
 

@@ -1,8 +1,10 @@
+import Broker
+
 /// Valid *codici fiscali* for synthetic people: the birth part agrees with their birth date and sex, and the six
 /// name letters spell a serial number, which is what makes every person of a population distinct.
-public enum SyntheticFiscalCode {
+package enum SyntheticFiscalCode {
     /// How many serials six letters can spell (26^6, about 309 million).
-    public static let serialCount = 308_915_776
+    package static let serialCount = 308_915_776
 
     /// Municipal codes of large Italian towns (Rome, Milan, Naples, Turin, Palermo, Genoa, Bologna, Florence, Bari,
     /// Catania, Venice, Verona, Messina, Padua, Trieste, Brescia), so the place part looks like a real one.
@@ -15,7 +17,7 @@ public enum SyntheticFiscalCode {
 
     /// The code for serial `serial` (0..<serialCount). Only the check character is computed by `FiscalCode`,
     /// the same rule registration validates with.
-    public static func make(serial: Int, birthDate: CalendarDate, sex: Sex, place: String) -> String {
+    package static func make(serial: Int, birthDate: CalendarDate, sex: Sex, place: String) -> String {
         precondition((0..<serialCount).contains(serial) && place.utf8.count == 4)
         var letters = [Character](repeating: "A", count: 6)
         var rest = serial

@@ -1,3 +1,4 @@
+import Broker
 import Foundation
 import Logging
 import NIOCore
@@ -9,20 +10,20 @@ import Synchronization
 ///
 /// Person `n` depends only on `(seed, n)` (and the window), never on batching, so a run that stopped half-way is
 /// completed by running it again: people already there are skipped.
-public struct SyntheticPopulation: Sendable {
-    public var people: Int
-    public var days: Int
-    public var seed: UInt64
+package struct SyntheticPopulation: Sendable {
+    package var people: Int
+    package var days: Int
+    package var seed: UInt64
     /// The last day with data (UTC).
-    public var endDay: CalendarDate
+    package var endDay: CalendarDate
     /// People per transaction; nil picks about 100,000 samples' worth.
-    public var peoplePerBatch: Int?
+    package var peoplePerBatch: Int?
     /// Batches stored at the same time, each on its own connection.
-    public var connections: Int
+    package var connections: Int
 
     /// `endDay` defaults to yesterday (UTC), the last whole day: a population ending today would hold readings from
     /// later today, that is, from the future, and two runs on the same day would not be identical.
-    public init(
+    package init(
         people: Int, days: Int = 30, seed: UInt64 = 1, endDay: CalendarDate? = nil, peoplePerBatch: Int? = nil,
         connections: Int = 2
     ) {
@@ -35,43 +36,43 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// How far a `write` has come; reported after each committed batch.
-    public struct Progress: Sendable {
+    package struct Progress: Sendable {
         /// People of the population now in the database (those already there included).
-        public var people: Int
-        public var total: Int
+        package var people: Int
+        package var total: Int
         /// Samples written by this run.
-        public var samples: Int
+        package var samples: Int
         /// Seconds since this run started.
-        public var seconds: Double
+        package var seconds: Double
 
-        public var samplesPerSecond: Double { seconds > 0 ? Double(samples) / seconds : 0 }
+        package var samplesPerSecond: Double { seconds > 0 ? Double(samples) / seconds : 0 }
     }
 
     /// What a `write` did.
-    public struct Summary: Sendable {
-        public var people: Int
+    package struct Summary: Sendable {
+        package var people: Int
         /// People of `0..<people` that existed before this run and were left alone.
-        public var alreadyPresent: Int
-        public var written: Int
-        public var samples: Int
-        public var rollups: Int
-        public var seconds: Double
+        package var alreadyPresent: Int
+        package var written: Int
+        package var samples: Int
+        package var rollups: Int
+        package var seconds: Double
 
-        public var samplesPerSecond: Double { seconds > 0 ? Double(samples) / seconds : 0 }
+        package var samplesPerSecond: Double { seconds > 0 ? Double(samples) / seconds : 0 }
     }
 
     /// The first day with data (UTC).
-    public var firstDay: CalendarDate {
+    package var firstDay: CalendarDate {
         CalendarDate(dayNumber: endDay.dayNumber - days + 1)!
     }
 
     /// The email of person `number`; every person of the population has one of this form.
-    public func email(ofPerson number: Int) -> String {
+    package func email(ofPerson number: Int) -> String {
         SyntheticPerson.email(seed: seed, number: number)
     }
 
     /// Writes every person of `0..<people` that is not in the database yet, one transaction per batch.
-    public func write(
+    package func write(
         client: DatabasePool, progress: @escaping @Sendable (Progress) -> Void = { _ in }, logger: Logger
     ) async throws -> Summary {
         try validate()
@@ -136,7 +137,7 @@ public struct SyntheticPopulation: Sendable {
     }
 
     /// Deletes every person of this seed's population (whatever their number), with all their data; returns how many.
-    public func delete(client: DatabasePool, logger: Logger) async throws -> Int {
+    package func delete(client: DatabasePool, logger: Logger) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 "DELETE FROM accounts WHERE email LIKE \(SyntheticPerson.emailPattern(seed: seed)) RETURNING 1",
@@ -316,10 +317,10 @@ private final class SharedProgress: Sendable {
 }
 
 /// Why a synthetic population cannot be written as asked.
-public enum SyntheticPopulationError: Error, Sendable, CustomStringConvertible {
+package enum SyntheticPopulationError: Error, Sendable, CustomStringConvertible {
     case invalid(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalid(let reason): reason
         }
@@ -327,6 +328,6 @@ public enum SyntheticPopulationError: Error, Sendable, CustomStringConvertible {
 }
 
 extension AuditAction {
-    public static let populationSeeded = "population.seeded"
-    public static let populationRemoved = "population.removed"
+    package static let populationSeeded = "population.seeded"
+    package static let populationRemoved = "population.removed"
 }
