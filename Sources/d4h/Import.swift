@@ -24,8 +24,10 @@ struct Import: AsyncParsableCommand {
             let meter = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
             do {
                 let result = try await withDatabase(url: try database.resolved(), logger: logger) { client in
-                    guard let record = try await AccountStore(client: client).loginRecord(email: email.lowercased(), logger: logger),
-                        record.role == .user
+                    let record = try await client.withConnection {
+                        try await AccountStore.loginRecord(email: email.lowercased(), on: $0, logger: logger)
+                    }
+                    guard let record, record.role == .user
                     else { throw ValidationError("no person (role user) has the email \(email)") }
                     return try await AppleHealthImport(client: client).run(
                         file: url, format: nil, userID: record.accountID, logger: logger, progress: { meter.show($0) })

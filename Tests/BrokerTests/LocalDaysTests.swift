@@ -350,8 +350,8 @@ struct LocalDaysTests {
                 _ = try await harness.sql("UPDATE users SET time_zone = 'Europe/Rome' WHERE account_id = '\(id)'")
                 let records = Self.stepRecords(days: Self.dstDays, seed: UInt64(200 + index))
                 try await TestDatabase.withClient(harness.databaseURL) { client in
-                    _ = try await SampleStore(client: client).ingest(
-                        records.map { Sample(type: .stepCount, value: $0.value, at: $0.at) }, for: id, logger: TestDatabase.logger)
+                    try await client.ingest(
+                        records.map { Sample(type: .stepCount, value: $0.value, at: $0.at) }, for: id)
                 }
                 peerTotals.append(Self.totals(records, in: Self.rome))
             }

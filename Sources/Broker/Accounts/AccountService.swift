@@ -5,9 +5,6 @@ import PostgresNIO
 /// The rules of accounts, sessions and API keys; handlers and the CLI call these, never the stores directly.
 package struct AccountService: Sendable {
     package let client: DatabasePool
-    package let accounts: AccountStore
-    package let sessions: SessionStore
-    package let apiKeys: APIKeyStore
     package let throttle: LoginThrottle
     package let hasher: PasswordHasher
     package let mailer: any Mailer
@@ -35,9 +32,6 @@ package struct AccountService: Sendable {
     ) async throws {
         self.unactivatedLifetime = unactivatedLifetime
         self.client = client
-        self.accounts = AccountStore(client: client)
-        self.sessions = SessionStore(client: client)
-        self.apiKeys = APIKeyStore(client: client)
         self.throttle = LoginThrottle(client: client, settings: loginThrottle)
         self.hasher = hasher
         self.mailer = mailer
@@ -340,7 +334,8 @@ package struct AccountService: Sendable {
     }
 
     package func account(of principal: Principal, logger: Logger) async throws -> Account {
-        guard let account = try await accounts.account(id: principal.accountID, logger: logger) else {
+        guard let account = try await client.withConnection({ try await AccountStore.account(id: principal.accountID, on: $0, logger: logger) })
+        else {
             throw AccountError.unauthenticated
         }
         return account
@@ -457,7 +452,9 @@ package struct AccountService: Sendable {
     /// here and at the login count together). Throws `tooManyAttempts` when the account is blocked.
     private func checkPassword(_ password: String, of account: Account, clientAddress: String, logger: Logger) async throws -> Bool {
         let attempt = try await throttle.reserve(email: account.email, clientAddress: clientAddress, logger: logger)
-        let stored = try await accounts.passwordHash(accountID: account.id, logger: logger) ?? timingDecoyHash
+        let stored =
+            try await client.withConnection { try await AccountStore.passwordHash(accountID: account.id, on: $0, logger: logger) }
+            ?? timingDecoyHash
         let plausible = password.count <= PasswordPolicy.maximumLength
         guard try await hasher.verify(plausible ? password : "", against: stored), plausible else { return false }
         try await throttle.forgive(attempt, logger: logger)

@@ -3,11 +3,7 @@ import Logging
 import PostgresNIO
 
 /// The SQL of accounts and their profiles.
-package struct AccountStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
+package enum AccountStore {
     /// What logging in needs to know about an email.
     package struct LoginRecord: Sendable {
         package var accountID: UUID
@@ -60,11 +56,7 @@ package struct AccountStore: Sendable {
             """, logger: logger)
     }
 
-    package func account(id: UUID, logger: Logger) async throws -> Account? {
-        try await client.withConnection { try await Self.account(id: id, on: $0, logger: logger) }
-    }
-
-    static func account(id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Account? {
+    package static func account(id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Account? {
         let rows = try await connection.query(
             """
             SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at,
@@ -96,8 +88,8 @@ package struct AccountStore: Sendable {
         return nil
     }
 
-    package func loginRecord(email: String, logger: Logger) async throws -> LoginRecord? {
-        let rows = try await client.query(
+    package static func loginRecord(email: String, on connection: PostgresConnection, logger: Logger) async throws -> LoginRecord? {
+        let rows = try await connection.query(
             "SELECT id, role, status, password_hash FROM accounts WHERE email = \(email)", logger: logger)
         for try await (id, role, status, hash) in rows.decode((UUID, String, String, String?).self) {
             return LoginRecord(
@@ -107,8 +99,8 @@ package struct AccountStore: Sendable {
         return nil
     }
 
-    package func passwordHash(accountID: UUID, logger: Logger) async throws -> String? {
-        let rows = try await client.query("SELECT password_hash FROM accounts WHERE id = \(accountID)", logger: logger)
+    package static func passwordHash(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        let rows = try await connection.query("SELECT password_hash FROM accounts WHERE id = \(accountID)", logger: logger)
         return try await rows.collect().first?.decode(String?.self)
     }
 

@@ -5,13 +5,13 @@ import Logging
 /// that verifies (recomputed in Swift) from the previous checkpoint this key signed, so the signer never
 /// blesses a log that was rewritten behind its back.
 package struct AuditCheckpoints: Sendable {
-    let store: AuditCheckpointStore
+    let client: DatabasePool
     let trail: AuditTrail
     /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
     package let key: AuditSigningKey?
 
     package init(client: DatabasePool, key: AuditSigningKey?) {
-        self.store = AuditCheckpointStore(client: client)
+        self.client = client
         self.trail = AuditTrail(client: client)
         self.key = key
     }
@@ -30,14 +30,17 @@ package struct AuditCheckpoints: Sendable {
         case .valid(let events, let lastHash):
             if !always, let previous, previous.logSize == events { return nil }
             let checkpoint = try AuditCheckpoint.sign(logSize: events, headHash: lastHash, at: Date(), with: key)
-            try await store.insert(checkpoint, logger: logger)
+            try await client.withConnection { try await AuditCheckpointStore.insert(checkpoint, on: $0, logger: logger) }
             return checkpoint
         }
     }
 
     /// The newest checkpoint stored under this key whose signature holds (a row that does not is skipped).
     private func lastSigned(by key: AuditSigningKey, logger: Logger) async throws -> AuditCheckpoint? {
-        for (_, checkpoint) in try await store.list(before: nil, limit: 10, keyID: key.keyID, logger: logger) {
+        let recent = try await client.withConnection {
+            try await AuditCheckpointStore.list(before: nil, limit: 10, keyID: key.keyID, on: $0, logger: logger)
+        }
+        for (_, checkpoint) in recent {
             if checkpoint.isSigned(by: key.publicKey) { return checkpoint }
             logger.error("a stored audit checkpoint does not carry this key's signature", metadata: ["audit.log_size": "\(checkpoint.logSize)"])
         }
@@ -45,10 +48,10 @@ package struct AuditCheckpoints: Sendable {
     }
 
     package func list(before: Int64?, limit: Int, logger: Logger) async throws -> [(id: Int64, checkpoint: AuditCheckpoint)] {
-        try await store.list(before: before, limit: limit, logger: logger)
+        try await client.withConnection { try await AuditCheckpointStore.list(before: before, limit: limit, on: $0, logger: logger) }
     }
 
     package func latest(logger: Logger) async throws -> AuditCheckpoint? {
-        try await store.list(before: nil, limit: 1, logger: logger).first?.checkpoint
+        try await list(before: nil, limit: 1, logger: logger).first?.checkpoint
     }
 }

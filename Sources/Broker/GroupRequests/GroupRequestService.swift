@@ -314,7 +314,7 @@ package struct GroupRequestService: Sendable {
             try await PrivacyLedgerStore.debit(members, loss: cost, on: connection, logger: logger)
             try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
             try await GroupReleaseStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(
+            try await WebhookOutboxStore.enqueue(
                 .groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],
                 on: connection, logger: logger)
             return true

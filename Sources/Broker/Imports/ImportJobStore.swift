@@ -3,32 +3,16 @@ import Logging
 import PostgresNIO
 
 /// The SQL of import jobs: their rows outlive the instance that runs them (see `0008_import_jobs.sql`).
-struct ImportJobStore: Sendable {
-    let client: DatabasePool
-
-    /// Inserts a running job in a short transaction of its own, before the import's. A person's running job
-    /// left by an instance that died (no transaction holds its row) is failed first, so it cannot block them.
-    func create(id: UUID, userID: UUID, bytesTotal: Int64, logger: Logger) async throws -> Date {
-        func insert() async throws -> Date {
-            let rows = try await client.query(
-                """
-                INSERT INTO import_jobs (id, user_id, bytes_total) VALUES (\(id), \(userID), \(bytesTotal))
-                RETURNING created_at
-                """, logger: logger)
-            return try rows.rows.first?.decode(Date.self) ?? Date()
-        }
-        do {
-            return try await insert()
-        } catch let error where PostgresErrors.uniqueViolation(in: error) == "import_jobs_one_running_per_person" {
-            guard try await failAbandoned(userID: userID, detail: ImportJobs.restartedDetail, logger: logger) > 0 else {
-                throw ImportJobError.alreadyRunning
-            }
-            do {
-                return try await insert()
-            } catch let error where PostgresErrors.uniqueViolation(in: error) == "import_jobs_one_running_per_person" {
-                throw ImportJobError.alreadyRunning
-            }
-        }
+enum ImportJobStore {
+    /// A running job's row; a second running job of the same person violates
+    /// `import_jobs_one_running_per_person`.
+    static func insert(id: UUID, userID: UUID, bytesTotal: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Date {
+        let rows = try await connection.query(
+            """
+            INSERT INTO import_jobs (id, user_id, bytes_total) VALUES (\(id), \(userID), \(bytesTotal))
+            RETURNING created_at
+            """, logger: logger)
+        return try await rows.collect().first?.decode(Date.self) ?? Date()
     }
 
     /// First in the import's transaction: holds the row's lock until it commits or rolls back, which is how
@@ -56,9 +40,11 @@ struct ImportJobStore: Sendable {
 
     /// After the import's transaction rolled back, in one of its own. A job already ended (failed by a
     /// starting instance) keeps its first outcome.
-    func recordFailure(id: UUID, failure: ImportJob.Failure, progress: AppleHealthImport.Progress, logger: Logger) async throws {
+    static func recordFailure(
+        id: UUID, failure: ImportJob.Failure, progress: AppleHealthImport.Progress, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         let json = String(decoding: try JSONEncoder().encode(failure), as: UTF8.self)
-        try await client.query(
+        try await connection.query(
             """
             UPDATE import_jobs SET status = 'failed', finished_at = now(), problem = \(json)::jsonb,
                 bytes_read = \(progress.bytesRead), records_read = \(progress.recordsRead), stored = 0
@@ -69,12 +55,12 @@ struct ImportJobStore: Sendable {
     /// Fails the running jobs no transaction holds (their import ended with the process that ran it),
     /// of one person or of everyone; returns how many. A live import holds its row's lock: SKIP LOCKED
     /// passes over it.
-    func failAbandoned(userID: UUID? = nil, detail: String, logger: Logger) async throws -> Int {
+    static func failAbandoned(userID: UUID? = nil, detail: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let failure = ImportJob.Failure(
             Problem(
                 status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted", detail: detail))
         let json = String(decoding: try JSONEncoder().encode(failure), as: UTF8.self)
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             WITH abandoned AS (
                 SELECT id FROM import_jobs
@@ -85,17 +71,17 @@ struct ImportJobStore: Sendable {
             FROM abandoned a WHERE j.id = a.id
             RETURNING j.id
             """, logger: logger)
-        return rows.rows.count
+        return try await rows.collect().count
     }
 
     /// The job, if it is this person's.
-    func job(id: UUID, userID: UUID, logger: Logger) async throws -> ImportJob? {
-        let rows = try await client.query(
+    static func job(id: UUID, userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> ImportJob? {
+        let rows = try await connection.query(
             """
             SELECT status, bytes_total, bytes_read, records_read, stored, created_at, finished_at, result::text, problem::text
             FROM import_jobs WHERE id = \(id) AND user_id = \(userID)
             """, logger: logger)
-        guard let row = rows.rows.first else { return nil }
+        guard let row = try await rows.collect().first else { return nil }
         let (status, total, read, records, stored, created, finished, result, problem) = try row.decode(
             (String, Int64, Int64, Int64, Int64, Date, Date?, String?, String?).self)
         let decoder = JSONDecoder()

@@ -15,7 +15,7 @@ package final class ImportJobs: Service, Sendable {
     static let stoppedDetail = "The server stopped during the import; nothing was stored — import the file again."
 
     let importer: AppleHealthImport
-    let store: ImportJobStore
+    let client: DatabasePool
     let registry: ImportJobRegistry
     /// `IMPORT_BACKGROUND_BYTES`: uploads larger than this run as jobs.
     package let backgroundBytes: Int64
@@ -31,7 +31,7 @@ package final class ImportJobs: Service, Sendable {
 
     package init(importer: AppleHealthImport, backgroundBytes: Int64, maximumBackground: Int, logger: Logger) {
         self.importer = importer
-        store = ImportJobStore(client: importer.client)
+        client = importer.client
         registry = ImportJobRegistry(maximumBackground: maximumBackground)
         self.backgroundBytes = backgroundBytes
         self.logger = logger
@@ -66,7 +66,7 @@ package final class ImportJobs: Service, Sendable {
             throw error
         }
         do {
-            job.createdAt = try await store.create(id: job.id, userID: userID, bytesTotal: job.bytesTotal, logger: logger)
+            job.createdAt = try await createRow(of: job, logger: logger)
         } catch {
             await registry.release(userID, job: job.id)
             upload.remove()
@@ -79,13 +79,38 @@ package final class ImportJobs: Service, Sendable {
         return .started(job)
     }
 
+    /// Inserts a running job in a short transaction of its own, before the import's. A person's running job
+    /// left by an instance that died (no transaction holds its row) is failed first, so it cannot block them.
+    private func createRow(of job: ImportJob, logger: Logger) async throws -> Date {
+        let oneRunningPerPerson = "import_jobs_one_running_per_person"
+        func insert() async throws -> Date {
+            try await client.withConnection {
+                try await ImportJobStore.insert(id: job.id, userID: job.userID, bytesTotal: job.bytesTotal, on: $0, logger: logger)
+            }
+        }
+        do {
+            return try await insert()
+        } catch let error where PostgresErrors.uniqueViolation(in: error) == oneRunningPerPerson {
+            let failed = try await client.withConnection {
+                try await ImportJobStore.failAbandoned(userID: job.userID, detail: Self.restartedDetail, on: $0, logger: logger)
+            }
+            guard failed > 0 else { throw ImportJobError.alreadyRunning }
+            do {
+                return try await insert()
+            } catch let error where PostgresErrors.uniqueViolation(in: error) == oneRunningPerPerson {
+                throw ImportJobError.alreadyRunning
+            }
+        }
+    }
+
     /// The caller's job: live from this instance's memory, or as the database last recorded it.
     func job(id: UUID, userID: UUID, logger: Logger) async throws -> ImportJob {
         if let live = await registry.job(id) {
             guard live.userID == userID else { throw ImportJobError.notFound }
             return live
         }
-        guard let stored = try await store.job(id: id, userID: userID, logger: logger) else { throw ImportJobError.notFound }
+        let stored = try await client.withConnection { try await ImportJobStore.job(id: id, userID: userID, on: $0, logger: logger) }
+        guard let stored else { throw ImportJobError.notFound }
         return stored
     }
 
@@ -122,12 +147,14 @@ package final class ImportJobs: Service, Sendable {
             job.failure = ImportJob.Failure(problem)
             let failed = job
             // In a task of its own: this one may be cancelled (a shutdown), which would abandon the write at once.
-            let recorded = await Task { [store] in
+            let recorded = await Task { [client] in
                 do {
-                    try await store.recordFailure(
-                        id: id, failure: failed.failure!,
-                        progress: .init(bytesTotal: failed.bytesTotal, bytesRead: failed.bytesRead, recordsRead: failed.recordsRead, stored: 0),
-                        logger: logger)
+                    try await client.withConnection { connection in
+                        try await ImportJobStore.recordFailure(
+                            id: id, failure: failed.failure!,
+                            progress: .init(bytesTotal: failed.bytesTotal, bytesRead: failed.bytesRead, recordsRead: failed.recordsRead, stored: 0),
+                            on: connection, logger: logger)
+                    }
                     return true
                 } catch {
                     logger.error("could not record a failed import", metadata: ["error": "\(String(reflecting: error))"])
@@ -143,7 +170,9 @@ package final class ImportJobs: Service, Sendable {
     /// Fails what an earlier process left running, then waits for the shutdown and cancels what runs then.
     package func run() async throws {
         do {
-            let failed = try await store.failAbandoned(detail: Self.restartedDetail, logger: logger)
+            let failed = try await client.withConnection {
+                try await ImportJobStore.failAbandoned(detail: Self.restartedDetail, on: $0, logger: logger)
+            }
             if failed > 0 { logger.notice("marked imports interrupted by a restart as failed", metadata: ["count": "\(failed)"]) }
         } catch {
             // The jobs stay running until the next start; people with one get a 409 until then.

@@ -4,9 +4,7 @@ import PostgresNIO
 
 /// The rules of health data: who may upload and read, validation, and statistics windows.
 package struct SampleService: Sendable {
-    package let samples: SampleStore
-    package let statistics: StatisticsStore
-    package let accounts: AccountStore
+    let client: DatabasePool
     package let groupMinCohort: Int
     let peers: PeerStatistics
 
@@ -19,9 +17,7 @@ package struct SampleService: Sendable {
 
     /// Peers' figures come through `peers`, whose mechanism holds k (`GROUP_MIN_COHORT`) and the noise.
     init(client: DatabasePool, peers: PeerStatistics) {
-        self.samples = SampleStore(client: client)
-        self.statistics = StatisticsStore(client: client)
-        self.accounts = AccountStore(client: client)
+        self.client = client
         self.groupMinCohort = peers.mechanism.minimumPeople
         self.peers = peers
     }
@@ -39,7 +35,13 @@ package struct SampleService: Sendable {
         case .failure(let error): throw error
         case .success(let valid):
             guard zoneErrors.isEmpty else { throw SampleError.invalid(zoneErrors) }
-            return try await samples.ingest(valid, for: principal.accountID, adoptingTimeZone: timeZone, logger: logger)
+            // `timeZone` becomes the person's first if they have none (see `TimeZoneStore`), in the batch's transaction.
+            return try await client.withTransaction(logger: logger) { connection in
+                if let timeZone {
+                    try await TimeZoneStore.adoptIfUnknown(timeZone, for: principal.accountID, on: connection, logger: logger)
+                }
+                return try await SampleStore.ingest(valid, for: principal.accountID, on: connection, logger: logger)
+            }
         }
     }
 
@@ -52,25 +54,32 @@ package struct SampleService: Sendable {
         let to = parseTime(to, field: "to", into: &errors)
         let page = PageRequest.read(limit: limit, cursor: cursor, parse: SampleCursor.init(text:), into: &errors)
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
-        return try await samples.list(
-            userID: principal.accountID, type: type, from: from, to: to, after: page.cursor, limit: page.limit, logger: logger)
+        return try await client.withConnection { connection in
+            try await SampleStore.list(
+                userID: principal.accountID, type: type, from: from, to: to, after: page.cursor, limit: page.limit, on: connection,
+                logger: logger)
+        }
     }
 
     /// The types the person has readings of in the default statistics window (the last 30 days).
     package func typesWithData(_ principal: Principal, logger: Logger) async throws -> [SampleType] {
         guard principal.role == .user else { throw SampleError.notAUser }
-        guard let account = try await accounts.account(id: principal.accountID, logger: logger),
-            case .user(_, _, _, _, let timeZone) = account.profile
-        else { throw SampleError.notAUser }
-        let today = CalendarDate(Date(), in: Self.zone(timeZone))
-        return try await statistics.types(userID: principal.accountID, from: today.adding(days: -29), to: today, logger: logger)
+        return try await client.withConnection { connection in
+            guard let account = try await AccountStore.account(id: principal.accountID, on: connection, logger: logger),
+                case .user(_, _, _, _, let timeZone) = account.profile
+            else { throw SampleError.notAUser }
+            let today = CalendarDate(Date(), in: Self.zone(timeZone))
+            return try await StatisticsStore.types(
+                userID: principal.accountID, from: today.adding(days: -29), to: today, on: connection, logger: logger)
+        }
     }
 
     package func statistics(
         _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> Statistics {
         guard principal.role == .user else { throw SampleError.notAUser }
-        guard let account = try await accounts.account(id: principal.accountID, logger: logger),
+        let account = try await client.withConnection { try await AccountStore.account(id: principal.accountID, on: $0, logger: logger) }
+        guard let account,
             case .user(_, _, let birthText, let sexText, let timeZone) = account.profile,
             let birthDate = CalendarDate(iso: birthText), let sex = Sex(rawValue: sexText)
         else { throw SampleError.notAUser }
@@ -89,7 +98,9 @@ package struct SampleService: Sendable {
         }
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let group = Statistics.PeerGroup(sex: sex, birthDate: birthDate, today: today)
-        async let own = statistics.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, logger: logger)
+        async let own = client.withConnection { connection in
+            try await StatisticsStore.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, on: connection, logger: logger)
+        }
         // Peers: the stored cells of the caller's band (the caller is in them, as everyone is in their own).
         async let peerBuckets = peers.buckets(for: group, type: type, from: first, to: last, bucket: bucket, now: Date(), logger: logger)
         let (ownBuckets, shown) = try await (own, peerBuckets)

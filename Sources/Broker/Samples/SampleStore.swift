@@ -5,11 +5,7 @@ import NIOCore
 import PostgresNIO
 
 /// The SQL of samples: ingest through COPY, reads in time order, and the rollups both maintain.
-package struct SampleStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
+package enum SampleStore {
     /// How many samples were new, and how many were already stored (or repeated within the batch).
     package struct IngestResult: Sendable, Equatable {
         package var accepted: Int
@@ -22,23 +18,11 @@ package struct SampleStore: Sendable {
         package var arrivalBase: Int64
     }
 
-    /// Stores a batch in one transaction; a sample whose (type, at) is already stored is a duplicate.
-    /// `adoptingTimeZone` becomes the person's time zone first if they have none (see `TimeZoneStore`).
-    package func ingest(_ samples: [Sample], for userID: UUID, adoptingTimeZone: String? = nil, logger: Logger)
-        async throws -> IngestResult
-    {
-        try await client.withTransaction(logger: logger) { connection in
-            if let adoptingTimeZone {
-                try await TimeZoneStore.adoptIfUnknown(adoptingTimeZone, for: userID, on: connection, logger: logger)
-            }
-            return try await Self.ingest(samples, for: userID, on: connection, logger: logger)
-        }
-    }
-
-    /// Ingests on the caller's transaction (imports stream several chunks into one transaction).
+    /// Stores a batch on the caller's transaction (imports stream several batches into one); a sample whose
+    /// (type, at) is already stored is a duplicate.
     /// `existingUpTo`: samples whose arrival number is at most this count as already there; later ones
     /// (stored by earlier batches of the same import) as repeated. Defaults to everything stored before.
-    static func ingest(
+    package static func ingest(
         _ samples: [Sample], for userID: UUID, existingUpTo: Int64? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> IngestResult {
         guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
@@ -166,15 +150,16 @@ package struct SampleStore: Sendable {
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].
-    package func list(
-        userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, logger: Logger
+    package static func list(
+        userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> (samples: [Sample], next: SampleCursor?) {
         // Times go to PostgreSQL as exact microsecond text: binding a Date truncates, which would move an
         // inclusive bound or a cursor by a microsecond.
         let from = from.map(Timestamp.postgresText)
         let to = to.map(Timestamp.postgresText)
         let after = cursor.map { Timestamp.postgresText($0.at) }
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT type, at, value FROM samples
             WHERE user_id = \(userID)

@@ -3,15 +3,13 @@ import Logging
 import PostgresNIO
 
 /// A person's own statistics read their daily rollups, never raw samples (peers' come from `PeerStatistics`).
-package struct StatisticsStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
+package enum StatisticsStore {
     /// The types of which the person has readings between `from` and `to`: one index range scan, so a page
     /// of charts computes statistics (and peer percentiles) only for the types it will draw.
-    package func types(userID: UUID, from: CalendarDate, to: CalendarDate, logger: Logger) async throws -> [SampleType] {
-        let rows = try await client.query(
+    package static func types(
+        userID: UUID, from: CalendarDate, to: CalendarDate, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SampleType] {
+        let rows = try await connection.query(
             """
             SELECT DISTINCT type FROM daily_rollups
             WHERE user_id = \(userID) AND day BETWEEN \(from.description)::date AND \(to.description)::date
@@ -21,10 +19,11 @@ package struct StatisticsStore: Sendable {
         return SampleType.allCases.filter(types.contains)
     }
 
-    package func own(
-        userID: UUID, type: SampleType, from: CalendarDate, to: CalendarDate, bucket: Statistics.Bucket, logger: Logger
+    package static func own(
+        userID: UUID, type: SampleType, from: CalendarDate, to: CalendarDate, bucket: Statistics.Bucket, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> [Statistics.OwnBucket] {
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT to_char(date_trunc(\(bucket.rawValue), r.day::timestamp), 'YYYY-MM-DD'),
                    sum(r.count)::int8, count(*)::int8, \(unescaped: RollupFigureSQL.bucket("r", types: [type])),

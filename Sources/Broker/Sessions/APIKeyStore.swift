@@ -4,11 +4,7 @@ import PostgresNIO
 
 /// Third parties' API keys; only the secret's hash is stored. A key stops working when it is revoked or its
 /// expiry has passed; neither kind is listed.
-package struct APIKeyStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
+package enum APIKeyStore {
     package struct Key: Sendable, Equatable {
         package var id: UUID
         package var name: String
@@ -37,11 +33,13 @@ package struct APIKeyStore: Sendable {
     }
 
     /// One page of live keys, newest first, after `cursor`.
-    package func list(accountID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<Key> {
+    package static func list(accountID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+        -> Page<Key>
+    {
         // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
         let cursorTime = cursor.map { Timestamp.postgresText($0.time) }
         let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT id, name, prefix, scope, created_at, expires_at, last_used_at FROM api_keys
             WHERE account_id = \(accountID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
@@ -72,8 +70,8 @@ package struct APIKeyStore: Sendable {
         return try await !rows.collect().isEmpty
     }
 
-    package func principal(for secret: SecretToken, logger: Logger) async throws -> Principal? {
-        let rows = try await client.query(
+    package static func principal(for secret: SecretToken, on connection: PostgresConnection, logger: Logger) async throws -> Principal? {
+        let rows = try await connection.query(
             """
             WITH used AS (
                 UPDATE api_keys k SET last_used_at = now()

@@ -49,7 +49,9 @@ extension AccountService {
         -> Page<APIKeyStore.Key>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        return try await apiKeys.list(accountID: principal.accountID, after: cursor, limit: limit, logger: logger)
+        return try await client.withConnection {
+            try await APIKeyStore.list(accountID: principal.accountID, after: cursor, limit: limit, on: $0, logger: logger)
+        }
     }
 
     package func revokeAPIKey(_ principal: Principal, id: UUID, logger: Logger) async throws {

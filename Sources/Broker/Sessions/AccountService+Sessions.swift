@@ -19,7 +19,8 @@ extension AccountService {
         let email = (try? EmailAddress.parse(rawEmail).get())?.value ?? ""
         // Reserved before the password is checked, so a burst of guesses cannot all pass the check.
         let attempt = try await throttle.reserve(email: email, clientAddress: clientAddress, logger: logger)
-        let record = email.isEmpty ? nil : try await accounts.loginRecord(email: email, logger: logger)
+        let record =
+            email.isEmpty ? nil : try await client.withConnection { try await AccountStore.loginRecord(email: email, on: $0, logger: logger) }
         // No valid password is longer than the policy allows; don't let a huge one buy a long hash.
         let plausible = password.count <= PasswordPolicy.maximumLength
         let matches =
@@ -29,7 +30,9 @@ extension AccountService {
         guard let record, record.passwordHash != nil, matches else { throw AccountError.wrongCredentials }
         try await throttle.forgive(attempt, logger: logger)
         guard record.status == .active else { throw AccountError.notActivated }
-        let (token, expiresAt) = try await sessions.create(accountID: record.accountID, ttlSeconds: sessionTTL, logger: logger)
+        let (token, expiresAt) = try await client.withConnection {
+            try await SessionStore.create(accountID: record.accountID, ttlSeconds: sessionTTL, on: $0, logger: logger)
+        }
         return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
     }
 
@@ -37,15 +40,15 @@ extension AccountService {
     package func principal(bearer text: String, logger: Logger) async throws -> Principal? {
         let token = SecretToken(text: text)
         switch token.kind {
-        case .session: return try await sessions.principal(for: token, logger: logger)
-        case .apiKey: return try await apiKeys.principal(for: token, logger: logger)
+        case .session: return try await client.withConnection { try await SessionStore.principal(for: token, on: $0, logger: logger) }
+        case .apiKey: return try await client.withConnection { try await APIKeyStore.principal(for: token, on: $0, logger: logger) }
         case .activation, nil: return nil
         }
     }
 
     package func logOut(_ principal: Principal, logger: Logger) async throws {
         switch principal.credential {
-        case .session(let hash): try await sessions.revoke(tokenHash: hash, logger: logger)
+        case .session(let hash): try await client.withConnection { try await SessionStore.revoke(tokenHash: hash, on: $0, logger: logger) }
         case .apiKey(let id, _):
             // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
             _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }

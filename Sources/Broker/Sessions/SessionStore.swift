@@ -3,14 +3,12 @@ import Logging
 import PostgresNIO
 
 /// Session rows: created at login, looked up on every request, revoked at logout or password change.
-package struct SessionStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
-    package func create(accountID: UUID, ttlSeconds: Int, logger: Logger) async throws -> (SecretToken, Date) {
+package enum SessionStore {
+    package static func create(accountID: UUID, ttlSeconds: Int, on connection: PostgresConnection, logger: Logger) async throws -> (
+        SecretToken, Date
+    ) {
         let token = SecretToken.generate(.session)
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             INSERT INTO sessions (token_hash, account_id, expires_at)
             VALUES (\(token.hash), \(accountID), now() + make_interval(secs => \(ttlSeconds)))
@@ -21,9 +19,9 @@ package struct SessionStore: Sendable {
     }
 
     /// The caller behind a live session token; nil when unknown, expired, revoked, or the account is not active.
-    package func principal(for token: SecretToken, logger: Logger) async throws -> Principal? {
+    package static func principal(for token: SecretToken, on connection: PostgresConnection, logger: Logger) async throws -> Principal? {
         let hash = token.hash
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT a.id, a.role FROM sessions s JOIN accounts a ON a.id = s.account_id
             WHERE s.token_hash = \(hash) AND s.revoked_at IS NULL AND s.expires_at > now() AND a.status = 'active'
@@ -35,8 +33,8 @@ package struct SessionStore: Sendable {
         return nil
     }
 
-    package func revoke(tokenHash: Data, logger: Logger) async throws {
-        try await client.query(
+    package static func revoke(tokenHash: Data, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
             "UPDATE sessions SET revoked_at = now() WHERE token_hash = \(tokenHash) AND revoked_at IS NULL",
             logger: logger)
     }

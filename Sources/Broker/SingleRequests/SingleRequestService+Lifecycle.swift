@@ -58,7 +58,7 @@ extension SingleRequestService {
             let expired = try await SingleRequestStore.claimUnannouncedExpiries(limit: limit, on: connection, logger: logger)
             for request in expired {
                 try await audit(AuditAction.subscriptionExpired, request, actor: .thirdParty, on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(
+                try await WebhookOutboxStore.enqueue(
                     .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
                     data: ["endedBy": "third_party", "reason": "expired"], on: connection, logger: logger)
             }

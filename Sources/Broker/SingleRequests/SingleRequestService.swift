@@ -206,7 +206,7 @@ package struct SingleRequestService: Sendable {
             switch decision {
             case .accept:
                 try await audit(AuditAction.singleRequestAccepted, request, actor: .user, on: connection, logger: logger)
-                try await WebhookOutbox.enqueue(
+                try await WebhookOutboxStore.enqueue(
                     .singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
             case .refuse:
                 // No webhook: the sender may not learn of a refusal (`SingleRequest.seenBySender`).
@@ -267,7 +267,7 @@ package struct SingleRequestService: Sendable {
         try await audit(
             AuditAction.subscriptionEnded, request, actor: actor,
             details: ["endedBy": .string(party.rawValue), "reason": .string(auditReason ?? reason)], on: connection, logger: logger)
-        try await WebhookOutbox.enqueue(
+        try await WebhookOutboxStore.enqueue(
             .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
             data: ["endedBy": party.rawValue, "reason": reason], on: connection, logger: logger)
     }

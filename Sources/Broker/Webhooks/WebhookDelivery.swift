@@ -10,17 +10,10 @@ import ServiceLifecycle
 /// them signed to the third party's URL, and records each attempt. State lives only in the database
 /// (leases, attempt counts), so any instance picks up what a stopped or crashed one left.
 struct WebhookDelivery: Service {
-    let queue: WebhookDeliveryQueue
+    let client: DatabasePool
     let policy: WebhookURLPolicy
     let configuration: WebhookDeliveryConfiguration
     let logger: Logger
-
-    init(client: DatabasePool, policy: WebhookURLPolicy, configuration: WebhookDeliveryConfiguration, logger: Logger) {
-        self.queue = WebhookDeliveryQueue(client: client)
-        self.policy = policy
-        self.configuration = configuration
-        self.logger = logger
-    }
 
     func run() async throws {
         var http = HTTPClient.Configuration(
@@ -33,9 +26,9 @@ struct WebhookDelivery: Service {
         // webhook relay): a per-host limit below ours would queue one party's posts behind another's
         // hanging ones. The loop already bounds how many posts are in flight.
         http.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maxInFlight
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
-        await deliverUntilShutdown(with: client)
-        try? await client.shutdown()
+        let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+        await deliverUntilShutdown(with: httpClient)
+        try? await httpClient.shutdown()
     }
 
     private enum Wake: Sendable {
@@ -65,9 +58,11 @@ struct WebhookDelivery: Service {
                         // While the database is down a claim waits for a pool connection until the pool gives
                         // up (about a minute); shutting down must not wait for that.
                         let claimed = try await cancelWhenGracefulShutdown { [inFlight] in
-                            try await queue.claim(
-                                limit: free, perThirdParty: configuration.maxInFlightPerThirdParty, inFlight: inFlight,
-                                lease: configuration.lease, logger: logger)
+                            try await client.withConnection { connection in
+                                try await WebhookDeliveryStore.claim(
+                                    limit: free, perThirdParty: configuration.maxInFlightPerThirdParty, inFlight: inFlight,
+                                    lease: configuration.lease, on: connection, logger: logger)
+                            }
                         }
                         for event in claimed {
                             inFlight[event.thirdPartyID, default: 0] += 1
@@ -112,7 +107,7 @@ struct WebhookDelivery: Service {
     }
 
     /// Posts one event and records the attempt; never throws (a failure is an attempt's outcome).
-    private func deliver(_ event: WebhookDeliveryQueue.ClaimedEvent, with http: HTTPClient) async {
+    private func deliver(_ event: WebhookDeliveryStore.ClaimedEvent, with http: HTTPClient) async {
         let start = ContinuousClock.now
         var outcome = await post(event, with: http)
         let elapsed = ContinuousClock.now - start
@@ -128,18 +123,20 @@ struct WebhookDelivery: Service {
             logger.info("webhook attempt failed", metadata: metadata.merging(["error": "\(outcome.error ?? "")"]) { $1 })
         }
         do {
-            try await queue.record(
-                event, outcome: outcome, retryDelay: configuration.retryDelay(afterAttempt: event.attempt),
-                horizon: configuration.retryHorizon, logger: logger)
+            try await client.withConnection { connection in
+                try await WebhookDeliveryStore.record(
+                    event, outcome: outcome, retryDelay: configuration.retryDelay(afterAttempt: event.attempt),
+                    horizon: configuration.retryHorizon, on: connection, logger: logger)
+            }
         } catch {
             // The lease runs out and the event is claimed again: at least once, never lost.
             logger.warning("recording a webhook attempt failed", metadata: metadata.merging(["error": "\(String(reflecting: error))"]) { $1 })
         }
     }
 
-    private func post(_ event: WebhookDeliveryQueue.ClaimedEvent, with http: HTTPClient) async -> WebhookDeliveryQueue.Outcome {
-        func failure(_ why: String, status: Int? = nil) -> WebhookDeliveryQueue.Outcome {
-            WebhookDeliveryQueue.Outcome(delivered: false, statusCode: status, error: why, durationMs: 0)
+    private func post(_ event: WebhookDeliveryStore.ClaimedEvent, with http: HTTPClient) async -> WebhookDeliveryStore.Outcome {
+        func failure(_ why: String, status: Int? = nil) -> WebhookDeliveryStore.Outcome {
+            WebhookDeliveryStore.Outcome(delivered: false, statusCode: status, error: why, durationMs: 0)
         }
         guard let url = event.url, let secret = event.secret else { return failure("no webhook is registered") }
         // Again at every delivery: the host may resolve elsewhere now than at registration.
@@ -161,7 +158,7 @@ struct WebhookDelivery: Service {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             let code = Int(response.status.code)
             if (200..<300).contains(code) {
-                return WebhookDeliveryQueue.Outcome(delivered: true, statusCode: code, error: nil, durationMs: 0)
+                return WebhookDeliveryStore.Outcome(delivered: true, statusCode: code, error: nil, durationMs: 0)
             }
             let redirect = (300..<400).contains(code) ? " (redirects are not followed)" : ""
             return failure("the receiver answered \(code)\(redirect)", status: code)
@@ -171,7 +168,7 @@ struct WebhookDelivery: Service {
     }
 
     /// `{"id", "type", "createdAt", "data"}`; `data` is the stored JSON, copied as it is.
-    static func body(of event: WebhookDeliveryQueue.ClaimedEvent) -> [UInt8] {
+    static func body(of event: WebhookDeliveryStore.ClaimedEvent) -> [UInt8] {
         let type = (try? JSONEncoder().encode(event.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
         let text =
             #"{"id":"\#(event.id.uuidString.lowercased())","type":\#(type),"createdAt":"\#(Timestamp.rfc3339(event.createdAt))","data":\#(event.data)}"#

@@ -5,13 +5,13 @@ import PostgresNIO
 /// The rules of webhook registration: third parties only, a URL the policy allows, a secret of 16–256
 /// characters. The secret is stored as given (it signs deliveries) and never logged or shown again.
 package struct WebhookService: Sendable {
-    package let store: WebhookStore
+    let client: DatabasePool
     package let policy: WebhookURLPolicy
 
     package static let secretLength = 16...256
 
     package init(client: DatabasePool, policy: WebhookURLPolicy) {
-        self.store = WebhookStore(client: client)
+        self.client = client
         self.policy = policy
     }
 
@@ -27,14 +27,20 @@ package struct WebhookService: Sendable {
             errors.append(FieldError(field: "url", message: rejection.message))
         }
         guard errors.isEmpty else { throw WebhookError.invalid(errors) }
-        let webhook = try await store.upsert(thirdPartyID: principal.accountID, url: url, secret: secret, logger: logger)
+        let webhook = try await client.withConnection {
+            try await WebhookStore.upsert(thirdPartyID: principal.accountID, url: url, secret: secret, on: $0, logger: logger)
+        }
         logger.info("webhook registered", metadata: ["account.id": "\(principal.accountID)"])
         return webhook
     }
 
     package func webhook(of principal: Principal, logger: Logger) async throws -> WebhookStore.Webhook {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        guard let webhook = try await store.webhook(thirdPartyID: principal.accountID, logger: logger) else {
+        guard
+            let webhook = try await client.withConnection({
+                try await WebhookStore.webhook(thirdPartyID: principal.accountID, on: $0, logger: logger)
+            })
+        else {
             throw WebhookError.notFound
         }
         return webhook
@@ -43,7 +49,8 @@ package struct WebhookService: Sendable {
     /// Removes the webhook; its undelivered events are marked failed.
     package func remove(_ principal: Principal, logger: Logger) async throws {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        guard try await store.delete(thirdPartyID: principal.accountID, logger: logger) else { throw WebhookError.notFound }
+        let removed = try await client.withConnection { try await WebhookStore.delete(thirdPartyID: principal.accountID, on: $0, logger: logger) }
+        guard removed else { throw WebhookError.notFound }
         logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
     }
 
@@ -51,6 +58,8 @@ package struct WebhookService: Sendable {
         -> Page<WebhookStore.Delivery>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        return try await store.deliveries(thirdPartyID: principal.accountID, after: cursor, limit: limit, logger: logger)
+        return try await client.withConnection {
+            try await WebhookStore.deliveries(thirdPartyID: principal.accountID, after: cursor, limit: limit, on: $0, logger: logger)
+        }
     }
 }

@@ -3,11 +3,7 @@ import Logging
 import PostgresNIO
 
 /// Third parties' webhook endpoints and the history of their events, as the owner sees them.
-package struct WebhookStore: Sendable {
-    package let client: DatabasePool
-
-    package init(client: DatabasePool) { self.client = client }
-
+package enum WebhookStore {
     /// A registered endpoint; the secret is never read back out.
     package struct Webhook: Sendable, Equatable {
         package var url: String
@@ -36,8 +32,10 @@ package struct WebhookStore: Sendable {
     }
 
     /// Registers or replaces the endpoint; pending events go to the new URL, signed with the new secret.
-    package func upsert(thirdPartyID: UUID, url: String, secret: String, logger: Logger) async throws -> Webhook {
-        let rows = try await client.query(
+    package static func upsert(thirdPartyID: UUID, url: String, secret: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> Webhook
+    {
+        let rows = try await connection.query(
             """
             INSERT INTO webhooks (third_party_id, url, secret) VALUES (\(thirdPartyID), \(url), \(secret))
             ON CONFLICT (third_party_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = now()
@@ -49,8 +47,8 @@ package struct WebhookStore: Sendable {
         return Webhook(url: url, createdAt: createdAt, updatedAt: updatedAt)
     }
 
-    package func webhook(thirdPartyID: UUID, logger: Logger) async throws -> Webhook? {
-        let rows = try await client.query(
+    package static func webhook(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Webhook? {
+        let rows = try await connection.query(
             "SELECT url, created_at, updated_at FROM webhooks WHERE third_party_id = \(thirdPartyID)", logger: logger)
         return try await rows.collect().first.map { row in
             let (url, createdAt, updatedAt) = try row.decode((String, Date, Date).self)
@@ -60,8 +58,8 @@ package struct WebhookStore: Sendable {
 
     /// Removes the endpoint and marks its undelivered events failed, in one statement; false when there
     /// was none.
-    package func delete(thirdPartyID: UUID, logger: Logger) async throws -> Bool {
-        let rows = try await client.query(
+    package static func delete(thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
             """
             WITH removed AS (
                 DELETE FROM webhooks WHERE third_party_id = \(thirdPartyID) RETURNING third_party_id
@@ -75,13 +73,14 @@ package struct WebhookStore: Sendable {
     }
 
     /// One page of the third party's events, newest first, after `cursor`, each with its attempts.
-    package func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package static func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+        async throws
         -> Page<Delivery>
     {
         // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
         let cursorTime = cursor.map { Timestamp.postgresText($0.time) }
         let cursorID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT id, type, request_id, created_at, status, delivered_at,
                    CASE WHEN status = 'pending' THEN next_attempt_at END
@@ -101,14 +100,14 @@ package struct WebhookStore: Sendable {
                     deliveredAt: deliveredAt, nextAttemptAt: nextAttemptAt, attempts: []))
         }
         var page = Page(rows: deliveries, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
-        let attempts = try await attempts(of: page.rows.map(\.id), logger: logger)
+        let attempts = try await attempts(of: page.rows.map(\.id), on: connection, logger: logger)
         for index in page.rows.indices { page.rows[index].attempts = attempts[page.rows[index].id] ?? [] }
         return page
     }
 
-    private func attempts(of eventIDs: [UUID], logger: Logger) async throws -> [UUID: [Attempt]] {
+    private static func attempts(of eventIDs: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [UUID: [Attempt]] {
         guard !eventIDs.isEmpty else { return [:] }
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             SELECT event_id, attempt, at, status_code, error, duration_ms FROM webhook_attempts
             WHERE event_id = ANY(\(eventIDs)) ORDER BY event_id, attempt

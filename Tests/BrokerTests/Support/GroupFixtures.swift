@@ -29,7 +29,6 @@ enum GroupFixtures {
         }
         let people = ids
         try await TestDatabase.withClient(harness.databaseURL) { client in
-            let store = SampleStore(client: client)
             for (member, id) in zip(members, people) {
                 var samples: [Sample] = []
                 for (day, values) in member.heartRate {
@@ -38,7 +37,7 @@ enum GroupFixtures {
                     }
                 }
                 if let steps = member.steps { samples.append(Sample(type: .stepCount, value: steps, at: Self.date(day: 1, hour: 20))) }
-                _ = try await store.ingest(samples, for: id, logger: TestDatabase.logger)
+                try await client.ingest(samples, for: id)
             }
         }
         return ids
@@ -131,8 +130,8 @@ enum GroupFixtures {
         let at = Date(timeIntervalSince1970: Double(day.dayNumber * 86_400 + hour * 3600))
         try await TestDatabase.withClient(harness.databaseURL) { client in
             for person in people {
-                _ = try await SampleStore(client: client).ingest(
-                    [Sample(type: .heartRate, value: heartRate, at: at)], for: person, logger: TestDatabase.logger)
+                try await client.ingest(
+                    [Sample(type: .heartRate, value: heartRate, at: at)], for: person)
             }
         }
     }

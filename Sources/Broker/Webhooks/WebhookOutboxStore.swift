@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// Queues webhook events on the caller's transaction, so an event exists exactly when the change it
 /// announces committed. The delivery loop sends them.
-package enum WebhookOutbox {
+package enum WebhookOutboxStore {
     package enum EventType: String, Sendable {
         case singleRequestAccepted = "single_request.accepted"
         // No `single_request.refused`: a sender may not learn of a refusal (`SingleRequest.seenBySender`).

@@ -4,9 +4,7 @@ import PostgresNIO
 
 /// The delivery side of the `webhook_events` outbox: claiming due events and recording attempts.
 /// Every instance of the server runs the same queries; the database settles who delivers what.
-struct WebhookDeliveryQueue: Sendable {
-    let client: DatabasePool
-
+enum WebhookDeliveryStore {
     /// An event leased for delivery, with the endpoint as registered at claim time.
     struct ClaimedEvent: Sendable {
         var id: UUID
@@ -29,13 +27,13 @@ struct WebhookDeliveryQueue: Sendable {
     /// cannot take every slot. `attempts` is incremented here, not after the post: an event in flight
     /// already counts as attempted, so the coalescing index (`attempts = 0`) admits a fresh
     /// `subscription.data_available` event behind it instead of folding news into one being sent.
-    func claim(
-        limit: Int, perThirdParty: Int, inFlight: [UUID: Int], lease: Duration, logger: Logger
+    static func claim(
+        limit: Int, perThirdParty: Int, inFlight: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
         let parties = Array(inFlight.keys)
         let counts = parties.map { inFlight[$0] ?? 0 }
         let full = parties.filter { (inFlight[$0] ?? 0) >= perThirdParty }
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
             WITH candidates AS (
                 SELECT e.id, e.third_party_id, e.next_attempt_at FROM webhook_events e
@@ -91,12 +89,12 @@ struct WebhookDeliveryQueue: Sendable {
     /// when that retry would fall after `horizon` from the event's creation. The event is only changed
     /// while this instance still holds it (same attempt number, still pending): if the lease ran out and
     /// another instance claimed it, or the webhook was removed, that newer state wins.
-    func record(
-        _ event: ClaimedEvent, outcome: Outcome, retryDelay: Duration, horizon: Duration, logger: Logger
+    static func record(
+        _ event: ClaimedEvent, outcome: Outcome, retryDelay: Duration, horizon: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let error = outcome.error.map { String($0.prefix(500)) }
         let statusCode = outcome.statusCode.map(Int32.init)
-        _ = try await client.query(
+        _ = try await connection.query(
             """
             WITH attempt AS (
                 INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
