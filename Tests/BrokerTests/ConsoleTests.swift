@@ -76,6 +76,35 @@ struct ConsoleTests {
         }
     }
 
+    @Test("the auditor's console CSV of the log is the API's, on the same download budget; a person gets no log")
+    func auditorDownloadsAreTheAPIs() async throws {
+        try await TestHarness.run(configure: { $0.rateLimits.downloads = .perMinute(3) }) { harness in
+            let parties = try await harness.requestParties()
+            _ = try await harness.acceptedRequestID(parties)
+            let token = try await harness.activeAuditor()
+            let email = try #require(try await harness.sql("SELECT email FROM accounts WHERE role = 'auditor'").first?.decode(String.self))
+            let auditor = ConsoleBrowser(harness)
+            #expect(try await auditor.logIn(email, "auditor-password-1").status == .seeOther)
+
+            let console = try await auditor.send(.get, "/audit/events.csv", body: nil, headers: [:])  // 1
+            #expect(console.status == .ok)
+            #expect(console.headers[.contentDisposition] == #"attachment; filename="audit-events.csv""#)
+            let api = try await harness.request(.get, "/v1/audit/events?format=csv", token: token)  // 2
+            #expect(harness.text(console) == harness.text(api))
+            #expect(harness.text(console).contains("single_request.accepted"), "\(harness.text(console))")
+
+            // Three in the budget: one more from the console, then both fronts are refused.
+            #expect(try await auditor.send(.get, "/audit/events.csv", body: nil, headers: [:]).status == .ok)  // 3
+            #expect(try await auditor.send(.get, "/audit/events.csv", body: nil, headers: [:]).status == .tooManyRequests)
+            #expect(try await harness.request(.get, "/v1/audit/events?format=csv", token: token).status == .tooManyRequests)
+
+            // The page's role gate, and the download's own: a person is sent away and charged nothing.
+            let person = ConsoleBrowser(harness)
+            #expect(try await person.logIn(parties.personEmail, Self.personPassword).status == .seeOther)
+            #expect(try await person.send(.get, "/audit/events.csv", body: nil, headers: [:]).status != .ok)
+        }
+    }
+
     @Test("the session cookie is HttpOnly and SameSite=Strict; signing out revokes the session itself")
     func sessionCookie() async throws {
         try await TestHarness.run { harness in

@@ -17,7 +17,7 @@ extension Console {
         }
         post("/login", .anyone, on: router) { request in
             try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {
-                let session = try await request.api.accounts.logIn(
+                let session = try await request.services.accounts.logIn(
                     email: request.form["email"] ?? "", password: request.form.raw("password"),
                     clientAddress: request.clientAddress, logger: request.logger)
                 var response = request.redirect(Self.home(of: session.role), notice: "signed-in")
@@ -26,7 +26,7 @@ extension Console {
             }
         }
         post("/logout", .signedIn, on: router) { request in
-            try await request.api.accounts.logOut(try request.caller, logger: request.logger)
+            try await request.services.accounts.logOut(try request.caller, logger: request.logger)
             var response = request.redirect("/login", notice: "signed-out")
             response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
             return response
@@ -43,7 +43,7 @@ extension Console {
             ) {
                 let form = request.form
                 // New or taken, the same page (the holder of a taken email or fiscal code is mailed instead).
-                _ = try await request.api.accounts.register(
+                _ = try await request.services.accounts.register(
                     AccountService.UserRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
                         fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
@@ -61,7 +61,7 @@ extension Console {
                 fieldNames: ConsoleRequest.sameNames("email", "password", "vatNumber", "companyName", "description")
             ) {
                 let form = request.form
-                _ = try await request.api.accounts.register(
+                _ = try await request.services.accounts.register(
                     AccountService.ThirdPartyRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), vatNumber: form["vatNumber"] ?? "",
                         companyName: form["companyName"] ?? "", description: form["description"]),
@@ -79,7 +79,7 @@ extension Console {
             try await request.submitting(
                 "activation-mail", title: "Send the activation mail again", fieldNames: ConsoleRequest.sameNames("email")
             ) {
-                try await request.api.accounts.resendActivation(email: request.form["email"] ?? "", logger: request.logger)
+                try await request.services.accounts.resendActivation(email: request.form["email"] ?? "", logger: request.logger)
                 let email = BrokerAPI.registrationReceipt(email: request.form["email"] ?? "").email
                 return request.page("activation-mail", title: "Send the activation mail again", values: ["sent": true, "email": email])
             }
@@ -96,13 +96,13 @@ extension Console {
                 "activate", title: "Activate your account", values: ["token": token], fieldNames: ConsoleRequest.sameNames("password")
             ) {
                 let password = request.form.raw("password")
-                _ = try await request.api.accounts.activate(token: token, password: password.isEmpty ? nil : password, logger: request.logger)
+                _ = try await request.services.accounts.activate(token: token, password: password.isEmpty ? nil : password, logger: request.logger)
                 return request.page("activated", title: "Your account is active")
             }
         }
 
         get("/account", .signedIn, on: router) { request in
-            let account = try await request.api.accounts.account(of: try request.caller, logger: request.logger)
+            let account = try await request.services.accounts.account(of: try request.caller, logger: request.logger)
             return request.page("account", title: "Your account", values: Self.accountValues(account))
         }
         get("/account/password", .signedIn, on: router) { request in request.page("password", title: "Change your password") }
@@ -110,7 +110,7 @@ extension Console {
             try await request.submitting(
                 "password", title: "Change your password", fieldNames: ConsoleRequest.sameNames("currentPassword", "newPassword")
             ) {
-                _ = try await request.api.accounts.update(
+                _ = try await request.services.accounts.update(
                     try request.caller,
                     with: .init(currentPassword: request.form.raw("currentPassword"), newPassword: request.form.raw("newPassword")),
                     clientAddress: request.clientAddress, logger: request.logger)
@@ -121,12 +121,12 @@ extension Console {
         // The person's time zone: the days of their charts and of every figure about them.
         post("/account/time-zone", .role(.user), on: router) { request in
             let caller = try request.caller
-            let account = try await request.api.accounts.account(of: caller, logger: request.logger)
+            let account = try await request.services.accounts.account(of: caller, logger: request.logger)
             return try await request.submitting(
                 "account", title: "Your account", values: Self.accountValues(account),
                 fieldNames: ConsoleRequest.sameNames("timeZone")
             ) {
-                _ = try await request.api.accounts.update(
+                _ = try await request.services.accounts.update(
                     caller, with: .init(timeZone: request.form["timeZone"] ?? ""), clientAddress: request.clientAddress, logger: request.logger)
                 return request.redirect("/account", notice: "time-zone-changed")
             }
@@ -139,7 +139,7 @@ extension Console {
                 guard request.form["confirm"] == "yes" else {
                     throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
                 }
-                try await request.api.accounts.erase(
+                try await request.services.accounts.erase(
                     try request.caller, password: request.form.raw("password"), clientAddress: request.clientAddress, logger: request.logger)
                 var signedOut = request
                 signedOut.principal = nil
@@ -151,7 +151,7 @@ extension Console {
 
         // The API's streamed export, as a file.
         get("/export", .role(.user), on: router) { request in
-            let download = try await request.api.personalExport(of: try request.caller)
+            let download = try await request.services.budgeted.personalExport(of: try request.caller, logger: request.logger)
             var response = Response(openAPI: download.head, body: download.body)
             response.headers[.contentDisposition] = #"attachment; filename="data4help-export.json""#
             return response

@@ -7,7 +7,7 @@ import OpenAPIRuntime
 extension Console {
     func registerAuditorPages(on router: Router<BrokerRequestContext>) {
         get("/audit", .role(.auditor), on: router) { request in
-            let page = try await request.api.groupRequests.list(
+            let page = try await request.services.groupRequests.list(
                 for: try request.caller, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
             var values: [String: Any] = ["groupRequests": page.rows.map(Self.groupItem), "hasGroupRequests": !page.rows.isEmpty]
             ConsoleRequest.addPageLink("/audit", next: page.nextCursor, as: "olderLink", to: &values)
@@ -15,7 +15,7 @@ extension Console {
         }
         get("/audit/privacy-ledger", .role(.auditor), on: router) { request in
             let after = request.query["after"].flatMap { Int64($0) }
-            let (entries, next) = try await request.api.groupRequests.ledger(
+            let (entries, next) = try await request.services.groupRequests.ledger(
                 for: try request.caller, after: after, limit: 100, logger: request.logger)
             var values: [String: Any] = [
                 "entries": entries.map { entry in
@@ -32,7 +32,7 @@ extension Console {
         }
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
-            let release = try await request.api.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
+            let release = try await request.services.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
             return request.page(
                 "audit-group-request", title: "Released results",
                 values: [
@@ -41,18 +41,16 @@ extension Console {
                 ])
         }
         get("/audit/group-requests/:id/results.csv", .role(.auditor), on: router) { request in
-            let id = try request.id(orElse: GroupRequestError.notFound).uuidString.lowercased()
-            let output = try await request.asCaller {
-                try await request.api.auditGetGroupRequestResults(.init(path: .init(id: id), query: .init(format: .csv)))
-            }
-            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
-            return Self.csvDownload(body, filename: "group-request-\(id).csv")
+            let id = try request.id(orElse: GroupRequestError.notFound)
+            // As `GET /v1/audit/group-requests/{id}/results?format=csv`.
+            let release = try await request.services.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
+            return Self.csvDownload(HTTPBody(GroupResultsCSV.text(release)), filename: "group-request-\(id.uuidString.lowercased()).csv")
         }
 
         get("/audit/events", .role(.auditor), on: router) { request in
             let filter = try Self.auditFilter(request.query)
             let after = request.query["after"].flatMap { Int64($0) } ?? 0
-            let events = try await request.api.auditTrail.events(filter.query, afterSeq: after, limit: 201, logger: request.logger)
+            let events = try await request.services.auditTrail.events(filter.query, afterSeq: after, limit: 201, logger: request.logger)
             let shown = events.prefix(200)
             var values: [String: Any] = [
                 "events": shown.map {
@@ -74,31 +72,24 @@ extension Console {
         // The API's own CSV export of the log (streamed, charged to the download budget).
         get("/audit/events.csv", .role(.auditor), on: router) { request in
             let filter = try Self.auditFilter(request.query)
-            let output = try await request.asCaller {
-                try await request.api.auditListEvents(
-                    .init(
-                        query: .init(
-                            from: filter.query.from.map(Timestamp.rfc3339), to: filter.query.to.map(Timestamp.rfc3339),
-                            action: filter.query.action, format: .csv)))
-            }
-            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
-            return Self.csvDownload(body, filename: "audit-events.csv")
+            let download = try await request.services.budgeted.auditEventsCSV(filter.query, by: try request.caller, logger: request.logger)
+            return Self.csvDownload(download.body, filename: "audit-events.csv")
         }
 
         get("/audit/verification", .role(.auditor), on: router) { request in
             _ = try request.caller
             var values: [String: Any] =
-                switch try await request.api.auditTrail.verify(logger: request.logger) {
+                switch try await request.services.auditTrail.verify(logger: request.logger) {
                 case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
                 case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
                 }
             // The newest signed checkpoint, to download and keep, and the key to pin: what later proves the
             // log was neither truncated nor rewritten, which no verification of the log alone can.
-            if let key = request.api.auditCheckpoints.key {
+            if let key = request.services.auditCheckpoints.key {
                 values["publicKey"] = key.publicKeyText
                 values["keyId"] = key.keyID
             }
-            if let checkpoint = try await request.api.auditCheckpoints.latest(logger: request.logger) {
+            if let checkpoint = try await request.services.auditCheckpoints.latest(logger: request.logger) {
                 values["checkpoint"] = ["logSize": String(checkpoint.logSize), "signedAt": checkpoint.signedAt, "link": "/audit/checkpoint.json"]
             }
             return request.page("audit-verification", title: "Audit chain verification", values: values)
@@ -106,7 +97,7 @@ extension Console {
 
         get("/audit/checkpoint.json", .role(.auditor), on: router) { request in
             _ = try request.caller
-            guard let checkpoint = try await request.api.auditCheckpoints.latest(logger: request.logger) else {
+            guard let checkpoint = try await request.services.auditCheckpoints.latest(logger: request.logger) else {
                 throw Problem.status(.notFound, detail: "No audit checkpoint has been signed yet.")
             }
             var head = HTTPResponse(status: .ok)

@@ -8,11 +8,11 @@ extension Console {
     func registerCompanyPages(on router: Router<BrokerRequestContext>) {
         get("/company", .role(.thirdParty), on: router) { request in
             let principal = try request.caller
-            let single = try await request.api.singleRequests.list(
+            let single = try await request.services.singleRequests.list(
                 for: principal, status: nil, cursor: request.cursor("requests"), limit: 100, logger: request.logger)
-            let group = try await request.api.groupRequests.list(
+            let group = try await request.services.groupRequests.list(
                 for: principal, status: nil, cursor: request.cursor("groups"), limit: 100, logger: request.logger)
-            let budget = try await request.api.groupRequests.budget(for: principal, logger: request.logger)
+            let budget = try await request.services.groupRequests.budget(for: principal, logger: request.logger)
             var values: [String: Any] = [
                 "singleRequests": single.rows.map(Self.sentItem), "hasSingleRequests": !single.rows.isEmpty,
                 "groupRequests": group.rows.map(Self.groupItem), "hasGroupRequests": !group.rows.isEmpty,
@@ -37,7 +37,7 @@ extension Console {
                 let from = FormValues.startOfDay(form["windowFrom"], field: "windowFrom", into: &errors)
                 let to = FormValues.startOfDay(form["windowTo"], plusDays: 1, field: "windowTo", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-                _ = try await request.api.singleRequests.create(
+                _ = try await request.services.singleRequests.create(
                     .init(
                         email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
                         purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days),
@@ -54,7 +54,8 @@ extension Console {
         // The API's streamed download, as CSV.
         get("/company/requests/:id/data.csv", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: SingleRequestError.notFound)
-            let download = try await request.api.singleRequestData(id: id, cursor: nil, format: .csv, by: try request.caller)
+            let download = try await request.services.budgeted.singleRequestData(
+                id: id, cursor: nil, format: .csv, by: try request.caller, logger: request.logger)
             return Response(openAPI: download.head, body: download.body)
         }
 
@@ -95,24 +96,24 @@ extension Console {
                 let cellLoss = FormValues.decimal(form["cellLoss"], field: "cellLoss", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 let principal = try request.caller
-                let created = try await request.api.submitGroupRequest(
+                let created = try await request.services.budgeted.submitGroupRequest(
                     .init(
                         types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
                         windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
                         purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
-                    by: principal)
+                    by: principal, logger: request.logger)
                 return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
             }
         }
         get("/company/group-requests/:id", .role(.thirdParty), on: router) { request in
             let principal = try request.caller
             let id = try request.id(orElse: GroupRequestError.notFound)
-            let group = try await request.api.groupRequests.request(id: id, for: principal, logger: request.logger)
+            let group = try await request.services.groupRequests.request(id: id, for: principal, logger: request.logger)
             var values = Self.groupItem(group)
             if group.status == .accepted {
                 // A release, as `GET /v1/group-requests/{id}/results` is: the same download budget.
                 do {
-                    let release = try await request.api.groupResults(id: id, for: principal)
+                    let release = try await request.services.budgeted.groupResults(id: id, for: principal, logger: request.logger)
                     values["results"] = Self.resultRows(release)
                     values["csvLink"] = "/company/group-requests/\(id.uuidString.lowercased())/results.csv"
                 } catch GroupRequestError.notReleased {
@@ -124,16 +125,14 @@ extension Console {
         }
         post("/company/group-requests/:id/stop", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
-            _ = try await request.api.groupRequests.endSubscription(id: id, by: try request.caller, logger: request.logger)
+            _ = try await request.services.groupRequests.endSubscription(id: id, by: try request.caller, logger: request.logger)
             return request.redirect("/company/group-requests/\(id.uuidString.lowercased())", notice: "subscription-ended")
         }
         get("/company/group-requests/:id/results.csv", .role(.thirdParty), on: router) { request in
-            let id = try request.id(orElse: GroupRequestError.notFound).uuidString.lowercased()
-            let output = try await request.asCaller {
-                try await request.api.getGroupRequestResults(.init(path: .init(id: id), query: .init(format: .csv)))
-            }
-            guard case .ok(let ok) = output, case .csv(let body) = ok.body else { throw Problem.status(.internalServerError) }
-            return Self.csvDownload(body, filename: "group-request-\(id).csv")
+            let id = try request.id(orElse: GroupRequestError.notFound)
+            // As `GET /v1/group-requests/{id}/results?format=csv`: the same budget, the same bytes.
+            let release = try await request.services.budgeted.groupResults(id: id, for: try request.caller, logger: request.logger)
+            return Self.csvDownload(HTTPBody(GroupResultsCSV.text(release)), filename: "group-request-\(id.uuidString.lowercased()).csv")
         }
 
         get("/company/settings", .role(.thirdParty), on: router) { request in
@@ -145,13 +144,13 @@ extension Console {
                 "company-settings", title: "Webhook and API keys", values: current,
                 fieldNames: ConsoleRequest.sameNames("url", "secret")
             ) {
-                _ = try await request.api.webhooks.register(
+                _ = try await request.services.webhooks.register(
                     try request.caller, url: request.form["url"] ?? "", secret: request.form.raw("secret"), logger: request.logger)
                 return request.redirect("/company/settings", notice: "webhook-saved")
             }
         }
         post("/company/webhook/delete", .role(.thirdParty), on: router) { request in
-            try await request.api.webhooks.remove(try request.caller, logger: request.logger)
+            try await request.services.webhooks.remove(try request.caller, logger: request.logger)
             return request.redirect("/company/settings", notice: "webhook-removed")
         }
         post("/company/api-keys", .role(.thirdParty), on: router) { request in
@@ -163,7 +162,7 @@ extension Console {
                 }
                 expiresAt = Date().addingTimeInterval(Double(count) * 86_400)
             }
-            let (key, secret) = try await request.api.accounts.createAPIKey(
+            let (key, secret) = try await request.services.accounts.createAPIKey(
                 try request.caller, name: request.form["name"], scope: request.form["scope"], expiresAt: expiresAt,
                 logger: request.logger)
             var values = try await Self.settingsValues(request)
@@ -172,7 +171,7 @@ extension Console {
             return request.page("company-settings", title: "Webhook and API keys", values: values)
         }
         post("/company/api-keys/:id/delete", .role(.thirdParty), on: router) { request in
-            try await request.api.accounts.revokeAPIKey(
+            try await request.services.accounts.revokeAPIKey(
                 try request.caller, id: try request.id(orElse: AccountError.apiKeyNotFound), logger: request.logger)
             return request.redirect("/company/settings", notice: "api-key-revoked")
         }
@@ -201,7 +200,7 @@ extension Console {
     }()
 
     static func groupFormValues(_ form: FormFields, _ request: ConsoleRequest) async throws -> [String: Any] {
-        let budget = try await request.api.groupRequests.budget(for: try request.caller, logger: request.logger)
+        let budget = try await request.services.groupRequests.budget(for: try request.caller, logger: request.logger)
         let today = CalendarDate.today
         var echoed = form.echo()
         echoed["windowFrom"] = echoed["windowFrom"] ?? today.adding(days: -6).description
@@ -222,7 +221,7 @@ extension Console {
             },
             "form": echoed,
             "budget": Self.budgetSentence(budget),
-            "defaultCellLoss": HealthChart.number(request.api.groupRequests.privacy.defaultCellLoss),
+            "defaultCellLoss": HealthChart.number(request.services.groupRequests.privacy.defaultCellLoss),
         ]
     }
 
@@ -230,10 +229,10 @@ extension Console {
         let principal = try request.caller
         var values: [String: Any] = [:]
         do {
-            let webhook = try await request.api.webhooks.webhook(of: principal, logger: request.logger)
+            let webhook = try await request.services.webhooks.webhook(of: principal, logger: request.logger)
             values["webhook"] = ["url": webhook.url, "updatedAt": Wording.time(webhook.updatedAt)]
         } catch WebhookError.notFound {}
-        let keys = try await request.api.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
+        let keys = try await request.services.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
         values["apiKeys"] = keys.map {
             [
                 "id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,

@@ -9,10 +9,10 @@ extension Console {
         get("/inbox", .role(.user), on: router) { request in
             let principal = try request.caller
             // Every pending request, however many: each must be answerable. The rest: 100 a page.
-            let pending = try await request.api.singleRequests.list(
+            let pending = try await request.services.singleRequests.list(
                 for: principal, status: .pending, cursor: nil, limit: 1000, logger: request.logger
             ).rows
-            let page = try await request.api.singleRequests.list(
+            let page = try await request.services.singleRequests.list(
                 for: principal, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
             let decided = page.rows.filter { $0.status != .pending }
             let sharing = decided.filter { $0.subscription?.status == .active }
@@ -36,7 +36,7 @@ extension Console {
         }
 
         get("/blocks", .role(.user), on: router) { request in
-            let blocks = try await request.api.transparency.blocks(of: try request.caller, logger: request.logger)
+            let blocks = try await request.services.transparency.blocks(of: try request.caller, logger: request.logger)
             return request.page(
                 "blocks", title: "Blocked companies",
                 values: [
@@ -50,19 +50,19 @@ extension Console {
                 ])
         }
         post("/blocks/:id", .role(.user), on: router) { request in
-            _ = try await request.api.transparency.block(
+            _ = try await request.services.transparency.block(
                 try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller,
-                requests: request.api.singleRequests, logger: request.logger)
+                requests: request.services.singleRequests, logger: request.logger)
             return request.redirect("/blocks", notice: "blocked")
         }
         post("/blocks/:id/delete", .role(.user), on: router) { request in
-            try await request.api.transparency.unblock(
+            try await request.services.transparency.unblock(
                 try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller, logger: request.logger)
             return request.redirect("/blocks", notice: "unblocked")
         }
 
         get("/access-log", .role(.user), on: router) { request in
-            let page = try await request.api.transparency.accessLog(
+            let page = try await request.services.transparency.accessLog(
                 for: try request.caller, cursor: request.cursor(), limit: 100, logger: request.logger)
             let entries = page.rows
             var values: [String: Any] = [
@@ -82,8 +82,8 @@ extension Console {
         get("/data", .role(.user), on: router) { request in
             let principal = try request.caller
             var charts: [[String: Any]] = []
-            for type in try await request.api.samples.typesWithData(principal, logger: request.logger) {
-                let statistics = try await request.api.samples.statistics(
+            for type in try await request.services.samples.typesWithData(principal, logger: request.logger) {
+                let statistics = try await request.services.samples.statistics(
                     principal, type: type, from: nil, to: nil, bucket: .day, logger: request.logger)
                 guard !statistics.own.isEmpty else { continue }
                 charts.append(HealthChart(statistics: statistics).values)
@@ -100,11 +100,13 @@ extension Console {
             var status = HTTPResponse.Status.ok
             switch kind {
             case "csv":
-                let stored = try await request.api.storeSamples(csv: Self.httpBody(request.request.body), by: principal)
+                let stored = try await request.services.budgeted.storeSamples(
+                    csv: Self.httpBody(request.request.body), by: principal, logger: request.logger)
                 json = #"{"accepted":\#(stored.accepted),"duplicates":\#(stored.duplicates),"skipped":0}"#
             case "apple-health-xml", "apple-health-zip":
-                switch try await request.api.importAppleHealth(
-                    Self.httpBody(request.request.body), format: kind == "apple-health-zip" ? .zip : .xml, by: principal)
+                switch try await request.services.budgeted.importAppleHealth(
+                    Self.httpBody(request.request.body), format: kind == "apple-health-zip" ? .zip : .xml, by: principal,
+                    logger: request.logger)
                 {
                 case .finished(let result):
                     json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
@@ -123,7 +125,7 @@ extension Console {
         // needed), then what was imported or why nothing was.
         get("/data/imports/:id", .role(.user), on: router) { request in
             let principal = try request.caller
-            let job = try await request.api.imports.job(
+            let job = try await request.services.imports.job(
                 id: try request.id(orElse: ImportJobError.notFound), userID: principal.accountID, logger: request.logger)
             return request.page("import", title: "Apple Health import", values: ImportPage(job: job).values)
         }

@@ -7,14 +7,14 @@ import NIOCore
 import OpenAPIRuntime
 
 /// The web console: server-rendered pages for people, companies and auditors, served next to the API by
-/// the same process. Every action goes through the API's own services (`api.accounts`, `api.singleRequests`,
-/// …) and, for downloads, through the API's own handlers, so the console cannot drift from the API's rules.
+/// the same process. Every action goes through the API's own services (`services.accounts`,
+/// `services.singleRequests`, …) and every upload, import and download through the same budgeted operations
+/// as the API's (`services.budgeted`), so the console cannot drift from the API's rules.
 /// Routes live in the `Console+<area>.swift` files; this file holds what every page shares.
 struct Console: Sendable {
-    let api: BrokerAPI
+    let services: ConsoleServices
     let templates: MustacheLibrary
     let assets: ConsoleAssets
-    let csrf: CSRFTokens
     /// `Secure` on the cookies: this server terminates TLS, or `PUBLIC_URL` is https (a TLS proxy in front).
     let servesTLS: Bool
     /// A session cookie lives as long as the session it carries.
@@ -46,13 +46,13 @@ struct Console: Sendable {
         }
     }
 
-    static func load(api: BrokerAPI, servesTLS: Bool, publicURL: String, sessionTTL: Int) async throws -> Console {
+    static func load(_ services: ConsoleServices, servesTLS: Bool, publicURL: String, sessionTTL: Int) async throws -> Console {
         guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
             let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
         else { throw ConsoleResourcesMissing() }
         return Console(
-            api: api, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
-            csrf: CSRFTokens(client: api.singleRequests.client), servesTLS: servesTLS || publicURL.lowercased().hasPrefix("https:"),
+            services: services, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
+            servesTLS: servesTLS || publicURL.lowercased().hasPrefix("https:"),
             sessionTTL: sessionTTL)
     }
 
@@ -106,7 +106,7 @@ struct Console: Sendable {
     ) {
         post(path, .role(role), on: router) { request in
             _ = try await transition(
-                request.api.singleRequests, try request.id(orElse: SingleRequestError.notFound), try request.caller, request.logger)
+                request.services.singleRequests, try request.id(orElse: SingleRequestError.notFound), try request.caller, request.logger)
             return request.redirect(list, notice: notice)
         }
     }
@@ -117,8 +117,8 @@ struct Console: Sendable {
         _ request: Request, context: BrokerRequestContext, access: Access, post: PostBody?, handler: Handler
     ) async throws -> Response {
         let logger = context.logger
-        let visitor = try await Visitor.resolve(request.cookies, accounts: api.accounts, logger: logger)
-        let csrfToken = try await csrf.token(for: visitor.binding, logger: logger)
+        let visitor = try await Visitor.resolve(request.cookies, accounts: services.accounts, logger: logger)
+        let csrfToken = try await services.csrf.token(for: visitor.binding, logger: logger)
         var consoleRequest = ConsoleRequest(
             console: self, request: request, context: context, principal: visitor.principal,
             csrfToken: csrfToken)
@@ -174,7 +174,7 @@ struct Console: Sendable {
             // that says the request comes from another site (Fetch Metadata) is not posting one of our forms.
             let site = request.request.headers[Self.secFetchSite]
             guard visitor.newVisitorCookie == nil, site == nil || site == "same-origin" || site == "none",
-                try await csrf.accepts(submitted, for: visitor.binding, logger: request.logger)
+                try await services.csrf.accepts(submitted, for: visitor.binding, logger: request.logger)
             else {
                 request.logger.notice("console form refused: missing or wrong CSRF token", metadata: ["http.path": "\(request.request.uri.path)"])
                 throw Problem(

@@ -13,7 +13,7 @@ struct ConsoleRequest: Sendable {
     let csrfToken: String
     var form = FormFields()
 
-    var api: BrokerAPI { console.api }
+    var services: ConsoleServices { console.services }
     var logger: Logger { context.logger }
     /// The client's address as `RequestScopeMiddleware` resolved it (`TRUSTED_PROXIES`), never the raw peer.
     var clientAddress: String { RequestScope.current.clientAddress }
@@ -120,15 +120,5 @@ struct ConsoleRequest: Sendable {
     /// 303 to a page that shows what happened, so a reload never repeats the action.
     func redirect(_ path: String, notice: String? = nil) -> Response {
         .redirect(to: notice.map { path + (path.contains("?") ? "&" : "?") + "notice=" + $0 } ?? path, type: .normal)
-    }
-
-    // MARK: The API's own handlers
-
-    /// Runs an API handler as the signed-in caller (its `caller()` reads `RequestScope`), so a console
-    /// download is exactly the API's download: same checks, same audit events, same rate limits, same bytes.
-    func asCaller<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        var scope = RequestScope.current
-        scope.principal = try caller
-        return try await RequestScope.$current.withValue(scope) { try await body() }
     }
 }

@@ -47,20 +47,7 @@ extension BrokerAPI {
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {
-            // The whole log in one response is a download; a JSON page of at most 1000 events is not.
-            try charge(principal, for: .downloads)
-            let trail = auditTrail
-            let logger = logger
-            let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
-                var after: Int64 = 0
-                guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
-                while true {
-                    let entries = try await trail.events(query, afterSeq: after, limit: 1000, logger: logger)
-                    guard let last = entries.last, await send(Array(entries.map(AuditCSV.line).joined().utf8)) else { break }
-                    after = last.seq
-                }
-            }
-            return .ok(.init(body: .csv(body.body)))
+            return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger).body)))
         }
         let entries = try await auditTrail.events(query, afterSeq: page.cursor, limit: page.limit + 1, logger: logger)
         let shown = entries.prefix(page.limit)

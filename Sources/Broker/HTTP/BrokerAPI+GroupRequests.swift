@@ -6,7 +6,7 @@ extension BrokerAPI {
     func createGroupRequest(_ input: Operations.CreateGroupRequest.Input) async throws -> Operations.CreateGroupRequest.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let request = try await submitGroupRequest(.init(body), by: principal)
+        let request = try await budgeted.submitGroupRequest(.init(body), by: principal, logger: logger)
         return .created(.init(body: .json(.init(request))))
     }
 
@@ -48,7 +48,7 @@ extension BrokerAPI {
     func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
         let principal = try await caller()
         let format = try ResponseFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
-        let release = try await groupResults(id: try groupRequestID(input.path.id), for: principal)
+        let release = try await budgeted.groupResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
         case .json: return .ok(.init(body: .json(.init(release))))
         case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))

@@ -10,7 +10,7 @@ extension BrokerAPI {
             case .xml(let body): (body, .xml)
             case .applicationZip(let body): (body, .zip)
             }
-        switch try await importAppleHealth(body, format: format, by: principal) {
+        switch try await budgeted.importAppleHealth(body, format: format, by: principal, logger: logger) {
         case .finished(let result):
             return .ok(.init(body: .json(.init(result))))
         case .started(let job):

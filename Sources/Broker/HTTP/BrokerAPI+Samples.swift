@@ -9,9 +9,9 @@ extension BrokerAPI {
         switch input.body {
         case .json(let upload):
             let entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }
-            result = try await storeSamples(entries, timeZone: upload.timeZone, by: principal)
+            result = try await budgeted.storeSamples(entries, timeZone: upload.timeZone, by: principal, logger: logger)
         case .csv(let body):
-            result = try await storeSamples(csv: body, by: principal)
+            result = try await budgeted.storeSamples(csv: body, by: principal, logger: logger)
         }
         return .ok(.init(body: .json(.init(accepted: result.accepted, duplicates: result.duplicates))))
     }

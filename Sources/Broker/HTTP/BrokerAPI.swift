@@ -19,9 +19,25 @@ struct BrokerAPI: APIProtocol {
     /// Only a scraper with `METRICS_TOKEN` reads `metrics`.
     let metricsAccess: MetricsAccess
     let webhooks: WebhookService
-    let rateLimiter: RateLimiter
-    /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).
-    let streamStallTimeout: Duration
+    /// The rate-limited operations and downloads, shared with the console.
+    let budgeted: BudgetedOperations
+
+    /// The parts of the server the API's handlers call.
+    init(_ services: Services) {
+        accounts = services.accounts
+        samples = services.samples
+        singleRequests = services.singleRequests
+        transparency = services.transparency
+        groupRequests = services.groupRequests
+        auditTrail = services.auditTrail
+        auditCheckpoints = services.auditCheckpoints
+        imports = services.imports
+        readiness = services.readiness
+        metrics = services.metrics
+        metricsAccess = services.metricsAccess
+        webhooks = services.webhooks
+        budgeted = services.budgeted
+    }
 
     var logger: Logger { RequestScope.current.logger }
 
@@ -48,23 +64,8 @@ struct BrokerAPI: APIProtocol {
     /// endpoint serves (downloads differ per endpoint); by default the operation's (`RateLimitedOperation.chargedRoles`).
     func caller(rateLimited operation: RateLimitedOperation, roles: Set<Role>? = nil) async throws -> Principal {
         let principal = try await caller()
-        try admit(principal, to: operation, roles: roles)
+        try budgeted.admit(principal, to: operation, roles: roles, logger: logger)
         return principal
-    }
-
-    /// The one place the rate limits are applied; for handlers that know only later whether a request is
-    /// expensive (the audit log as CSV).
-    func charge(_ principal: Principal, for operation: RateLimitedOperation) throws {
-        do {
-            try rateLimiter.admit(principal, to: operation)
-        } catch {
-            logger.info(
-                "rate limited",
-                metadata: [
-                    "account.id": "\(principal.accountID.uuidString.lowercased())", "rate_limit.operation": "\(operation.rawValue)",
-                ])
-            throw error
-        }
     }
 
     /// `?limit=&cursor=` of a list ordered by (time, id).

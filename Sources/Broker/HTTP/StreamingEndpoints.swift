@@ -6,7 +6,7 @@ import OpenAPIRuntime
 /// The operations whose bodies stream from PostgreSQL to the socket. The generated handlers would need the
 /// whole body as one value, so the transport registers these instead, for the same method and path;
 /// they still go through every router middleware (auth scope, problems, metrics, security headers). The
-/// downloads themselves (`BrokerAPI+Downloads`) are what the console sends too.
+/// downloads themselves (`BudgetedOperations+Downloads`) are what the console sends too.
 struct StreamingEndpoints: Sendable {
     typealias Handler = @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
 
@@ -27,13 +27,13 @@ struct StreamingEndpoints: Sendable {
         let query = Self.query(of: request)
         let format = try ResponseFormat.negotiate(
             format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
-        let download = try await api.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal)
+        let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
         return (download.head, download.body)
     }
 
     /// `GET /v1/me/export`
     func export(_: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let download = try await api.personalExport(of: try await api.caller())
+        let download = try await api.budgeted.personalExport(of: try await api.caller(), logger: api.logger)
         return (download.head, download.body)
     }
 

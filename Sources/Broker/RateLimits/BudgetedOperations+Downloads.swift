@@ -1,6 +1,7 @@
 import BrokerOpenAPI
 import Foundation
 import HTTPTypes
+import Logging
 import OpenAPIRuntime
 
 /// A streamed download as the API and the console both send it: the response head, and the bytes,
@@ -8,21 +9,25 @@ import OpenAPIRuntime
 struct Download: Sendable {
     var head: HTTPResponse
     var body: HTTPBody
+
+    static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
 }
 
-extension BrokerAPI {
-    /// A single request's released data, for the company that sent it, charged to its download budget.
+/// The downloads, each charged to the caller's download budget before a byte is read from the database.
+extension BudgetedOperations {
+    /// A single request's released data, for the company that sent it.
     /// A caller of another role is refused (403) before it is charged, as by the service's own check.
-    func singleRequestData(id: UUID, cursor: String?, format: ResponseFormat, by principal: Principal) async throws -> Download {
+    func singleRequestData(id: UUID, cursor: String?, format: ResponseFormat, by principal: Principal, logger: Logger) async throws
+        -> Download
+    {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        try charge(principal, for: .downloads)
+        try admit(principal, to: .downloads, logger: logger)
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
-        let logger = logger
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
-        head.headerFields[Self.nextCursorHeader] = plan.nextCursor
+        head.headerFields[Download.nextCursorHeader] = plan.nextCursor
         if format == .csv {
             head.headerFields[.contentDisposition] = #"attachment; filename="request-\#(id.uuidString.lowercased()).csv""#
         }
@@ -32,9 +37,9 @@ extension BrokerAPI {
         return Download(head: head, body: body.body)
     }
 
-    /// Everything held about the caller as one JSON document, charged to their download budget.
-    func personalExport(of principal: Principal) async throws -> Download {
-        try admit(principal, to: .downloads)
+    /// Everything held about the caller as one JSON document.
+    func personalExport(of principal: Principal, logger: Logger) async throws -> Download {
+        try admit(principal, to: .downloads, logger: logger)
         let account = try await accounts.account(of: principal, logger: logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -44,7 +49,6 @@ extension BrokerAPI {
         encoder.outputFormatting = [.withoutEscapingSlashes]
         let profile = Array(try encoder.encode(Components.Schemas.Account(account)))
         let exporter = PersonalExport(client: singleRequests.client)
-        let logger = logger
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
@@ -58,5 +62,24 @@ extension BrokerAPI {
         return Download(head: head, body: body.body)
     }
 
-    static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
+    /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON
+    /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease.
+    func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> Download {
+        guard principal.role == .auditor else { throw WrongRole() }
+        try admit(principal, to: .downloads, logger: logger)
+        let trail = auditTrail
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "text/csv; charset=utf-8"
+        head.headerFields[.cacheControl] = "no-store"
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            var after: Int64 = 0
+            guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
+            while true {
+                let entries = try await trail.events(query, afterSeq: after, limit: 1000, logger: logger)
+                guard let last = entries.last, await send(Array(entries.map(AuditCSV.line).joined().utf8)) else { break }
+                after = last.seq
+            }
+        }
+        return Download(head: head, body: body.body)
+    }
 }

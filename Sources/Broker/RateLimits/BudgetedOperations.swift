@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import OpenAPIRuntime
+
+/// The operations with a per-account budget (`RateLimitedOperation`), as the API's handlers and the
+/// console both call them: each charges the caller before any work (before a streamed body is read), so
+/// neither front can forget to, or charge twice. A caller of a role that cannot do the operation is not
+/// charged: the service's own check answers 403. Downloads are in `BudgetedOperations+Downloads`.
+struct BudgetedOperations: Sendable {
+    let rateLimiter: RateLimiter
+    let accounts: AccountService
+    let samples: SampleService
+    let imports: ImportJobs
+    let singleRequests: SingleRequestService
+    let groupRequests: GroupRequestService
+    let auditTrail: AuditTrail
+    /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).
+    let streamStallTimeout: Duration
+
+    /// Stores samples already decoded (the API's JSON body, the console's form).
+    func storeSamples(_ entries: [SampleBatch.Entry], timeZone: String?, by principal: Principal, logger: Logger) async throws
+        -> SampleStore.IngestResult
+    {
+        try admit(principal, to: .uploads, logger: logger)
+        return try await samples.upload(entries, timeZone: timeZone, by: principal, logger: logger)
+    }
+
+    /// Reads a CSV body (at most the JSON body limit: a 413 beyond) and stores its samples.
+    func storeSamples(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> SampleStore.IngestResult {
+        try admit(principal, to: .uploads, logger: logger)
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            guard bytes.count + chunk.count <= jsonBodyLimit else { throw BodyTooLarge(maxBytes: jsonBodyLimit) }
+            bytes += chunk
+        }
+        let entries = try SampleCSV.entries(from: String(decoding: bytes, as: UTF8.self)).get()
+        return try await samples.upload(entries, by: principal, logger: logger)
+    }
+
+    /// An Apple Health export for the caller: refused at once while another of theirs runs (before the
+    /// body is read), then written to a temporary file (a zip is read from its end) and imported, or
+    /// started in the background when it is large.
+    func importAppleHealth(_ body: HTTPBody, format: AppleHealthExportReader.Format, by principal: Principal, logger: Logger)
+        async throws -> ImportJobs.Submission
+    {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        try admit(principal, to: .imports, logger: logger)
+        try await imports.refuseIfImporting(principal.accountID)
+        let file = try await TemporaryUpload.write(body)
+        return try await imports.submit(file, format: format, userID: principal.accountID, logger: logger)
+    }
+
+    /// A group request, evaluated over the whole population.
+    func submitGroupRequest(_ creation: GroupRequestService.Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+        try admit(principal, to: .groupRequests, logger: logger)
+        return try await groupRequests.create(creation, by: principal, logger: logger)
+    }
+
+    /// What a group request has released, charged to the company's download budget.
+    func groupResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
+        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
+        return try await groupRequests.results(id: id, for: principal, logger: logger)
+    }
+
+    /// Charges `principal` one `operation` when its role is among `roles` (by default the operation's own).
+    func admit(_ principal: Principal, to operation: RateLimitedOperation, roles: Set<Role>? = nil, logger: Logger) throws {
+        guard (roles ?? operation.chargedRoles).contains(principal.role) else { return }
+        do {
+            try rateLimiter.admit(principal, to: operation)
+        } catch {
+            logger.info(
+                "rate limited",
+                metadata: [
+                    "account.id": "\(principal.accountID.uuidString.lowercased())", "rate_limit.operation": "\(operation.rawValue)",
+                ])
+            throw error
+        }
+    }
+}
