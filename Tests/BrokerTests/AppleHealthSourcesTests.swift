@@ -77,7 +77,7 @@ struct AppleHealthSourcesTests {
                         && $0["identifier"] as? String == "HKQuantityTypeIdentifierStepCount" && $0["count"] as? Int == 1
                 }, "\(skipped)")
 
-            let (_, stepDays) = try await LocalDaysTests.statistics(harness, token, "type=step_count&from=2026-11-10&to=2026-11-10")
+            let (_, stepDays) = try await StatisticsFixtures.statistics(harness, token, "type=step_count&from=2026-11-10&to=2026-11-10")
             #expect(stepDays.first.map { abs(($0.total ?? 0) - 1_250) < 1e-9 } == true, "\(stepDays), expected 500 + 200 + 300 + 250")
             // The night as the union of everything any source saw asleep: 22:30 to 06:30.
             let night = Self.unionHours([
@@ -86,7 +86,7 @@ struct AppleHealthSourcesTests {
                 (Chart.romeTime(evening, 27 * 60), Chart.romeTime(evening, 30 * 60)),
             ])
             #expect(night == 8)
-            let (_, sleepDays) = try await LocalDaysTests.statistics(harness, token, "type=sleeping_hours&from=2026-11-09&to=2026-11-11")
+            let (_, sleepDays) = try await StatisticsFixtures.statistics(harness, token, "type=sleeping_hours&from=2026-11-09&to=2026-11-11")
             #expect(sleepDays.map(\.start) == ["2026-11-10"])
             #expect(sleepDays.first.map { abs(($0.total ?? 0) - night) < 1e-9 } == true, "\(sleepDays), expected \(night) h")
         }

@@ -122,7 +122,7 @@ struct AuditCheckpointTests {
 
     @Test("no checkpoint is signed over a chain that does not verify")
     func brokenChainIsNotSigned() async throws {
-        let key = try await AuditTamperingTests.signingKey()
+        let key = try await AuditFixtures.signingKey()
         defer { try? FileManager.default.removeItem(at: key.file) }
         try await TestHarness.run { harness in
             try await harness.activeUser()

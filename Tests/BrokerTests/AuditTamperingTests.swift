@@ -29,17 +29,6 @@ struct AuditTamperingTests {
         }
     }
 
-    /// A fresh signing key made by `d4h audit keygen`; returns the file and the public key it printed.
-    static func signingKey() async throws -> (file: URL, publicKey: String) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-audit-\(UUID().uuidString).key")
-        let run = try await D4HCommand.run(["audit", "keygen", file.path], environment: [:])
-        try #require(run.status == 0, "\(run.output)")
-        let publicKey = try #require(
-            run.output.split(separator: "\n").first { $0.hasPrefix("public key: ") }.map { String($0.dropFirst("public key: ".count)) },
-            "\(run.output)")
-        return (file, publicKey)
-    }
-
     /// `d4h audit checkpoint` signed with `key`, written to a temporary file.
     static func checkpoint(_ harness: TestHarness, key: URL) async throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-checkpoint-\(UUID().uuidString).json")
@@ -95,7 +84,7 @@ struct AuditTamperingTests {
                 $$
                 """)
             // The lie holds inside the database.
-            #expect(try await harness.bool(AuditLogTests.chainIsValid))
+            #expect(try await harness.bool(ConsistencyChecks.chainIsValid))
 
             let api = try harness.object(try await harness.request(.get, "/v1/audit/verification", token: auditor))
             #expect(api["valid"] as? Bool == false)
@@ -108,7 +97,7 @@ struct AuditTamperingTests {
 
     @Test("truncation: deleting the last events and moving the head back is caught against an earlier signed checkpoint")
     func truncationIsDetected() async throws {
-        let key = try await Self.signingKey()
+        let key = try await AuditFixtures.signingKey()
         defer { try? FileManager.default.removeItem(at: key.file) }
         try await TestHarness.run { harness in
             _ = try await fourEvents(harness)
@@ -136,7 +125,7 @@ struct AuditTamperingTests {
 
     @Test("rewriting: an early event changed and the whole chain and head recomputed in SQL is caught against a checkpoint")
     func rewritingIsDetected() async throws {
-        let key = try await Self.signingKey()
+        let key = try await AuditFixtures.signingKey()
         defer { try? FileManager.default.removeItem(at: key.file) }
         try await TestHarness.run { harness in
             _ = try await fourEvents(harness)
@@ -171,8 +160,8 @@ struct AuditTamperingTests {
 
     @Test("a checkpoint signed by another key, or edited after signing, is refused")
     func foreignCheckpointIsRefused() async throws {
-        let key = try await Self.signingKey()
-        let other = try await Self.signingKey()
+        let key = try await AuditFixtures.signingKey()
+        let other = try await AuditFixtures.signingKey()
         defer { for file in [key.file, other.file] { try? FileManager.default.removeItem(at: file) } }
         try await TestHarness.run { harness in
             _ = try await fourEvents(harness)

@@ -69,27 +69,6 @@ struct LocalDaysTests {
         records.reduce(into: [:]) { $0[localDay($1.at, in: zone), default: 0] += $1.value }
     }
 
-    struct Bucket {
-        var start: String
-        var count: Int
-        var days: Int
-        var mean, min, max: Double
-        var total: Double?
-    }
-
-    static func statistics(_ harness: TestHarness, _ token: String, _ query: String) async throws -> (body: [String: Any], own: [Bucket]) {
-        let response = try await harness.request(.get, "/v1/me/statistics?\(query)", token: token)
-        try #require(response.status == .ok, "statistics answered \(response.status): \(harness.text(response))")
-        let body = try harness.object(response)
-        let own = (body["own"] as? [[String: Any]] ?? []).map {
-            Bucket(
-                start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, days: $0["days"] as? Int ?? -1,
-                mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, min: ($0["min"] as? NSNumber)?.doubleValue ?? .nan,
-                max: ($0["max"] as? NSNumber)?.doubleValue ?? .nan, total: ($0["total"] as? NSNumber)?.doubleValue)
-        }
-        return (body, own)
-    }
-
     static func uploadJSON(_ samples: [Triple], timeZone: String?) -> String {
         let items = samples.map { #"{"type":"\#($0.type)","value":\#($0.value),"at":"\#($0.at)"}"# }
         return "{" + (timeZone.map { #""timeZone":"\#($0)","# } ?? "") + #""samples":["# + items.joined(separator: ",") + "]}"
@@ -112,7 +91,7 @@ struct LocalDaysTests {
             #expect(me["timeZone"] as? String == "Europe/Rome")
 
             let expected = Self.totals(records, in: Self.rome)
-            let (body, own) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=day")
+            let (body, own) = try await StatisticsFixtures.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=day")
             #expect(body["aggregation"] as? String == "daily_total")
             #expect(body["timeZone"] as? String == "Europe/Rome")
             #expect(own.map(\.start) == Self.dstDays)
@@ -126,7 +105,7 @@ struct LocalDaysTests {
             #expect(Self.totals(records, in: TimeZone(identifier: "UTC")!) != expected)
 
             // Weeks start on Monday: 19–25 and 26 October hold four and three of the days.
-            let (_, weeks) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=week")
+            let (_, weeks) = try await StatisticsFixtures.statistics(harness, token, "type=step_count&from=2026-10-22&to=2026-10-28&bucket=week")
             #expect(weeks.map(\.start) == ["2026-10-19", "2026-10-26"])
             for (week, days) in zip(weeks, [Array(Self.dstDays[0..<4]), Array(Self.dstDays[4...])]) {
                 let dailyTotals = days.map { expected[$0]! }
@@ -150,11 +129,11 @@ struct LocalDaysTests {
                 ("heart_rate", 70, Self.text(Self.romeTime("2026-10-25", 23, 30), offsetOf: Self.rome)),
             ]
             try await Self.upload(harness, token, samples, timeZone: "Europe/Rome")
-            let (sleepBody, sleep) = try await Self.statistics(harness, token, "type=sleeping_hours&from=2026-10-23&to=2026-10-27")
+            let (sleepBody, sleep) = try await StatisticsFixtures.statistics(harness, token, "type=sleeping_hours&from=2026-10-23&to=2026-10-27")
             #expect(sleepBody["aggregation"] as? String == "daily_total")
             #expect(sleep.map(\.start) == ["2026-10-25"])
             #expect(sleep.first.map { Self.close($0.mean, 9.25) } == true)
-            let (heartBody, heart) = try await Self.statistics(harness, token, "type=heart_rate&from=2026-10-23&to=2026-10-27")
+            let (heartBody, heart) = try await StatisticsFixtures.statistics(harness, token, "type=heart_rate&from=2026-10-23&to=2026-10-27")
             #expect(heartBody["aggregation"] as? String == "mean")
             #expect(heart.count == 1 && heart.first?.start == "2026-10-25")
             #expect(heart.first.map { $0.mean == 60 && $0.min == 50 && $0.max == 70 && $0.count == 2 && $0.total == nil } == true)
@@ -168,7 +147,7 @@ struct LocalDaysTests {
             let records = Self.stepRecords(days: Self.dstDays, seed: 11)
             // No zone known yet: UTC days.
             try await Self.upload(harness, token, records.map { ("step_count", $0.value, $0.text) })
-            let (utcBody, utc) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
+            let (utcBody, utc) = try await StatisticsFixtures.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
             #expect(utcBody["timeZone"] as? String == "UTC")
             let utcTotals = Self.totals(records, in: TimeZone(identifier: "UTC")!)
             #expect(utc.allSatisfy { Self.close($0.mean, utcTotals[$0.start] ?? -1) })
@@ -187,7 +166,7 @@ struct LocalDaysTests {
             #expect(changed.status == .ok)
             #expect(try harness.object(changed)["timeZone"] as? String == "America/New_York")
             let newYorkTotals = Self.totals(records, in: Self.newYork)
-            let (_, moved) = try await Self.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
+            let (_, moved) = try await StatisticsFixtures.statistics(harness, token, "type=step_count&from=2026-10-20&to=2026-10-30")
             #expect(
                 Dictionary(uniqueKeysWithValues: moved.map { ($0.start, $0.mean) }).mapValues { ($0 * 1000).rounded() }
                     == newYorkTotals.mapValues { ($0 * 1000).rounded() })
@@ -253,7 +232,7 @@ struct LocalDaysTests {
                 }
                 try await group.waitForAll()
             }
-            #expect(try await harness.int(SampleUploadTests.rollupMismatches) == 0)
+            #expect(try await harness.int(ConsistencyChecks.rollupMismatches) == 0)
             #expect(try await harness.int("SELECT count(*) FROM samples") == records.count)
         }
     }
@@ -438,7 +417,7 @@ struct LocalDaysTests {
             ]
             try await Self.upload(harness, token, valid)
             for (type, value, _) in valid {
-                let (body, own) = try await Self.statistics(harness, token, "type=\(type)&from=2026-10-29&to=2026-10-29")
+                let (body, own) = try await StatisticsFixtures.statistics(harness, token, "type=\(type)&from=2026-10-29&to=2026-10-29")
                 #expect(body["aggregation"] as? String == "mean", "\(type)")
                 #expect(own.first?.mean == value, "\(type)")
             }

@@ -8,17 +8,6 @@ import Testing
 /// Per-account limits of the expensive endpoints, on a hand-moved clock.
 @Suite("Rate limits", .serialized)
 struct RateLimitTests {
-    /// Limits of `limits` (everything else off) on `clock`.
-    static func configure(_ clock: ManualClock, _ limits: [RateLimitedOperation: RateLimit])
-        -> @Sendable (inout BrokerConfiguration) -> Void
-    {
-        { configuration in
-            configuration.rateLimits = .unlimited
-            for (operation, limit) in limits { configuration.rateLimits[operation] = limit }
-            configuration.rateLimits.now = { clock.now }
-        }
-    }
-
     /// Checks a 429 as the contract gives it (a problem document, `Retry-After` a whole number of seconds
     /// ≥ 1) and returns the seconds.
     @discardableResult
@@ -65,7 +54,7 @@ struct RateLimitTests {
     @Test("with 3 uploads a minute, the 4th is a 429 with Retry-After that stores and changes nothing")
     func uploadOverTheLimit() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.uploads: .perMinute(3)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.uploads: .perMinute(3)])) { harness in
             let token = try await harness.activeUser()
             for minute in 0..<3 {
                 #expect(try await harness.upload(Self.sample(minute), token: token).status == .ok)
@@ -84,7 +73,7 @@ struct RateLimitTests {
     @Test("one account's spent budget leaves another account's untouched")
     func otherAccountsUnaffected() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.uploads: .perMinute(3)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.uploads: .perMinute(3)])) { harness in
             let first = try await harness.activeUser()
             var other = TestHarness.Person()
             other.fiscalCode = TestHarness.uniqueFiscalCode()
@@ -99,7 +88,7 @@ struct RateLimitTests {
     @Test("the bucket refills one token per interval: Retry-After is exactly when the next upload is admitted")
     func refill() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.uploads: .perMinute(3)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.uploads: .perMinute(3)])) { harness in
             let token = try await harness.activeUser()
             for minute in 0..<3 { #expect(try await harness.upload(Self.sample(minute), token: token).status == .ok) }
             #expect(try expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
@@ -120,7 +109,7 @@ struct RateLimitTests {
     @Test("a company's session and its API key draw on one budget; another company has its own")
     func sessionAndAPIKeyShareABudget() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.groupRequests: .perMinute(2)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.groupRequests: .perMinute(2)])) { harness in
             let session = try await harness.activeCompany()
             let created = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"batch"}"#, token: session)
             let apiKey = try #require(try harness.object(created)["secret"] as? String)
@@ -141,7 +130,8 @@ struct RateLimitTests {
     @Test("a caller of a role the operation is not for still gets its 403, never a 429")
     func wrongRoleIsNotCharged() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.uploads: .perMinute(1), .groupRequests: .perMinute(1)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.uploads: .perMinute(1), .groupRequests: .perMinute(1)])) {
+            harness in
             let company = try await harness.activeCompany()
             let person = try await harness.activeUser()
             for minute in 0..<3 {
@@ -156,7 +146,7 @@ struct RateLimitTests {
     @Test("downloads: a person whose download budget is spent still gets 403 from the company-only download endpoints")
     func wrongRoleDownloadIsNotCharged() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.downloads: .perMinute(1)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.downloads: .perMinute(1)])) { harness in
             let person = try await harness.activeUser()
             #expect(try await harness.request(.get, "/v1/me/export", token: person).status == .ok)  // spends the budget
             #expect(try await harness.request(.get, "/v1/me/export", token: person).status == .tooManyRequests)
@@ -217,7 +207,7 @@ struct RateLimitTests {
     @Test("downloads share one budget across single-request data (JSON and streamed CSV), group results and the export")
     func downloads() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.downloads: .perMinute(2)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.downloads: .perMinute(2)])) { harness in
             let parties = try await harness.requestParties()
             #expect(try await harness.upload(Self.sample(0), token: parties.person).status == .ok)
             let id = try await harness.acceptedRequestID(parties)
@@ -240,7 +230,7 @@ struct RateLimitTests {
     @Test("the audit log as CSV is a download; its JSON pages are not")
     func auditCSV() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.downloads: .perMinute(1)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.downloads: .perMinute(1)])) { harness in
             let auditor = try await harness.activeAuditor()
             #expect(try await harness.request(.get, "/v1/audit/events?format=csv", token: auditor).status == .ok)
             try expectRateLimited(try await harness.request(.get, "/v1/audit/events?format=csv", token: auditor), harness)
@@ -251,7 +241,7 @@ struct RateLimitTests {
     @Test("imports: with 1 an hour, the second waits an hour")
     func imports() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: Self.configure(clock, [.imports: .perHour(1)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.imports: .perHour(1)])) { harness in
             let token = try await harness.activeUser()
             let xml = AppleHealthFixtures.exportXML
             #expect(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token).status == .ok)

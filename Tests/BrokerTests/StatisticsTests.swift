@@ -257,7 +257,7 @@ struct StatisticsTests {
     @Test("statistics are rate limited per person: over the budget 429 with Retry-After; another person still gets answers")
     func rateLimited() async throws {
         let clock = ManualClock()
-        try await TestHarness.run(configure: RateLimitTests.configure(clock, [.statistics: .perMinute(3)])) { harness in
+        try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.statistics: .perMinute(3)])) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             for _ in 0..<3 {
                 #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token).status == .ok)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import Broker
 
@@ -22,5 +23,28 @@ enum StatisticsFixtures {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
         return formatter.string(from: date.addingTimeInterval(Double(offset) * 86_400))
+    }
+
+    /// One of the caller's own buckets, as `GET /v1/me/statistics` answers it.
+    struct Bucket {
+        var start: String
+        var count: Int
+        var days: Int
+        var mean, min, max: Double
+        var total: Double?
+    }
+
+    /// `GET /v1/me/statistics?query` for `token`, required to succeed: the body, and the caller's own buckets.
+    static func statistics(_ harness: TestHarness, _ token: String, _ query: String) async throws -> (body: [String: Any], own: [Bucket]) {
+        let response = try await harness.request(.get, "/v1/me/statistics?\(query)", token: token)
+        try #require(response.status == .ok, "statistics answered \(response.status): \(harness.text(response))")
+        let body = try harness.object(response)
+        let own = (body["own"] as? [[String: Any]] ?? []).map {
+            Bucket(
+                start: $0["start"] as? String ?? "?", count: $0["count"] as? Int ?? -1, days: $0["days"] as? Int ?? -1,
+                mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, min: ($0["min"] as? NSNumber)?.doubleValue ?? .nan,
+                max: ($0["max"] as? NSNumber)?.doubleValue ?? .nan, total: ($0["total"] as? NSNumber)?.doubleValue)
+        }
+        return (body, own)
     }
 }
