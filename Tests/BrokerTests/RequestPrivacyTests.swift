@@ -328,7 +328,7 @@ struct RequestPrivacyTests {
                 "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(parties.companyID)', 'https://hooks.example.com/d4h', 's')")
             try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: parties.person)
             let id = try await harness.acceptedRequestID(
-                parties, subscriptionDays: 30, window: #"{"from":"2026-03-01T00:00:00Z","to":"2026-03-31T00:00:00Z"}"#)
+                parties, subscriptionDays: 30, window: .init(from: "2026-03-01T00:00:00Z", to: "2026-03-31T00:00:00Z"))
             let first = try await harness.download(id, token: parties.company)
             #expect(first.items.count == 1)
             // Cursors are sealed, not arrival numbers (whose gaps would count the person's other uploads):

@@ -22,7 +22,7 @@ struct SingleRequestDownloadTests {
             #expect(upload.status == .ok)
             let id = try await harness.acceptedRequestID(
                 parties, types: ["heart_rate", "weight", "sleeping_hours"],
-                window: #"{"from":"2026-03-01T12:00:00Z","to":"2026-03-04T00:00:00Z"}"#)
+                window: .init(from: "2026-03-01T12:00:00Z", to: "2026-03-04T00:00:00Z"))
 
             let json = try await harness.download(id, token: parties.company)
             #expect(

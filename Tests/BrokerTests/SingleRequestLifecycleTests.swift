@@ -91,7 +91,7 @@ struct SingleRequestLifecycleTests {
             #expect(try harness.errorFields(badTypes) == ["types[1]", "types[2]"])
 
             let reversed = try await harness.sendRequest(
-                parties, window: #"{"from":"2026-03-02T00:00:00Z","to":"2026-03-01T00:00:00Z"}"#)
+                parties, window: .init(from: "2026-03-02T00:00:00Z", to: "2026-03-01T00:00:00Z"))
             #expect(try harness.errorFields(reversed) == ["window.from"])
             let longPurpose = try await harness.sendRequest(parties, purpose: String(repeating: "x", count: 501))
             #expect(try harness.errorFields(longPurpose) == ["purpose"])

@@ -1,3 +1,4 @@
+import BrokerOpenAPI
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -28,21 +29,22 @@ extension TestHarness {
             personID: try await accountID(personToken), personEmail: person.email, personFiscalCode: person.fiscalCode)
     }
 
-    /// `POST /v1/single-requests` by email; the body's optional parts as JSON fragments.
+    /// `POST /v1/single-requests` to the person by email.
     func sendRequest(
         _ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil,
-        window: String? = nil, purpose: String = "Cardiology study"
+        window: Components.Schemas.RequestWindowInput? = nil, purpose: String = "Cardiology study"
     ) async throws -> TestResponse {
-        var body =
-            #"{"subject":{"email":"\#(parties.personEmail)"},"types":[\#(types.map { "\"\($0)\"" }.joined(separator: ","))],"purpose":"\#(purpose)""#
-        if let subscriptionDays { body += #","subscription":{"days":\#(subscriptionDays)}"# }
-        if let window { body += #","window":\#(window)"# }
-        body += "}"
-        return try await request(.post, "/v1/single-requests", json: body, token: parties.company)
+        let body = Components.Schemas.SingleRequestCreation(
+            subject: .init(email: parties.personEmail), types: types, purpose: purpose, window: window,
+            subscription: subscriptionDays.map { .init(days: $0) })
+        return try await request(.post, "/v1/single-requests", json: body.contractJSON, token: parties.company)
     }
 
     /// Sends a request and returns its id (the request must be created).
-    func sentRequestID(_ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil, window: String? = nil)
+    func sentRequestID(
+        _ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil,
+        window: Components.Schemas.RequestWindowInput? = nil
+    )
         async throws -> String
     {
         let response = try await sendRequest(parties, types: types, subscriptionDays: subscriptionDays, window: window)
@@ -51,7 +53,10 @@ extension TestHarness {
     }
 
     /// Sends and accepts a request; returns its id.
-    func acceptedRequestID(_ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil, window: String? = nil)
+    func acceptedRequestID(
+        _ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil,
+        window: Components.Schemas.RequestWindowInput? = nil
+    )
         async throws -> String
     {
         let id = try await sentRequestID(parties, types: types, subscriptionDays: subscriptionDays, window: window)

@@ -1,3 +1,4 @@
+import BrokerOpenAPI
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -114,9 +115,10 @@ struct TestHarness: Sendable {
         var sex = "F"
 
         var registrationJSON: String {
-            """
-            {"email":"\(email)","password":"\(password)","fiscalCode":"\(fiscalCode)","fullName":"\(fullName)","birthDate":"\(birthDate)","sex":"\(sex)"}
-            """
+            Components.Schemas.UserRegistration(
+                email: email, password: password, fiscalCode: fiscalCode, fullName: fullName, birthDate: birthDate,
+                sex: Components.Schemas.Sex(rawValue: sex)!
+            ).contractJSON
         }
     }
 
@@ -127,9 +129,8 @@ struct TestHarness: Sendable {
         var companyName = "Cardio Research S.p.A."
 
         var registrationJSON: String {
-            """
-            {"email":"\(email)","password":"\(password)","vatNumber":"\(vatNumber)","companyName":"\(companyName)"}
-            """
+            Components.Schemas.ThirdPartyRegistration(email: email, password: password, vatNumber: vatNumber, companyName: companyName)
+                .contractJSON
         }
     }
 
@@ -152,13 +153,12 @@ struct TestHarness: Sendable {
 
     func activate(email: String, password: String? = nil) async throws {
         let token = try #require(try activationToken(for: email))
-        let body = password.map { #"{"token":"\#(token)","password":"\#($0)"}"# } ?? #"{"token":"\#(token)"}"#
-        let response = try await request(.post, "/v1/activations", json: body)
+        let response = try await request(.post, "/v1/activations", json: Components.Schemas.Activation(token: token, password: password).contractJSON)
         #expect(response.status == .ok)
     }
 
     func logIn(email: String, password: String) async throws -> String {
-        let response = try await request(.post, "/v1/sessions", json: #"{"email":"\#(email)","password":"\#(password)"}"#)
+        let response = try await request(.post, "/v1/sessions", json: Components.Schemas.Credentials(email: email, password: password).contractJSON)
         try #require(response.status == .created, "login answered \(response.status)")
         return try #require(try object(response)["token"] as? String)
     }
