@@ -83,26 +83,10 @@ package enum PrivacyBenchProbe {
     ) async throws -> [ExactCell] {
         try await client.withTransaction(logger: logger) { connection in
             try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
-            let perPerson =
-                bucket == .day
-                ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
-                : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"
-            let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
-            let rows = try await connection.query(
-                """
-                WITH per_person AS (
-                    \(unescaped: perPerson)
-                    FROM daily_rollups r
-                    WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                      AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
-                    \(unescaped: grouping)
-                )
-                SELECT to_char(start, 'YYYY-MM-DD'), count(*)::int8, avg(figure),
-                       percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY figure)
-                FROM per_person GROUP BY start
-                """, logger: logger)
+            let rows = try await CellAggregateStore.unprotectedCells(
+                cohort: cohort, type: type, bucket: bucket, from: from, to: to, on: connection, logger: logger)
             var found: [String: ExactCell] = [:]
-            for try await (start, people, mean, percentiles) in rows.decode((String, Int64, Double, [Double]).self) {
+            for (start, people, mean, percentiles) in rows {
                 found[start] = ExactCell(
                     bucketStart: start, type: type, people: Int(people), mean: mean, p10: percentiles[0], p50: percentiles[1],
                     p90: percentiles[2])

@@ -60,4 +60,32 @@ enum CellAggregateStore {
             FROM binned GROUP BY \(keys)
             """
     }
+
+    /// The bench's baseline only (`PrivacyBenchProbe`), never released: one type's cells as group results were
+    /// computed before differential privacy, the count, mean and p10/p50/p90 (`percentile_cont`) of each
+    /// contributor's own unclamped figure, for the buckets that have any.
+    static func unprotectedCells(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(start: String, people: Int64, mean: Double, percentiles: [Double])] {
+        let perPerson =
+            bucket == .day
+            ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
+            : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"
+        let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
+        let rows = try await connection.query(
+            """
+            WITH per_person AS (
+                \(unescaped: perPerson)
+                FROM daily_rollups r
+                WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
+                \(unescaped: grouping)
+            )
+            SELECT to_char(start, 'YYYY-MM-DD'), count(*)::int8, avg(figure),
+                   percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY figure)
+            FROM per_person GROUP BY start
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode((String, Int64, Double, [Double]).self) }
+    }
 }
