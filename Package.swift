@@ -79,7 +79,8 @@ let package = Package(
             resources: [.copy("Schema"), .copy("Console/Templates"), .copy("Console/Assets")]
         ),
         // What operators and developers run, never the server: demo seeds, the synthetic population, the Apple
-        // Health export generator, the privacy benchmark's probe. Used by `d4h seed`, `d4h bench` and the tests.
+        // Health export generator. (The privacy benchmark's probe stays in Broker: it drives internal privacy
+        // types that must not be widened to package access.) Used by `d4h seed`, `d4h bench` and the tests.
         .target(
             name: "BrokerTooling",
             dependencies: [

@@ -6,8 +6,9 @@ import ServiceLifecycle
 
 /// What the server is made of, built once from its configuration (`buildApplication` is the only caller).
 /// Each consumer is handed the parts it uses: the API (`BrokerAPI(_:)`), the console (`ConsoleServices(_:)`),
-/// the streaming endpoints, and the background work (`background(configuration:logger:)`). No service builds
-/// another: what a service needs is passed to it here.
+/// the streaming endpoints, and the background work (`background(configuration:logger:)`). A service that
+/// needs another is handed it here (accounts get single requests, for erasure; checkpoints get the audit
+/// trail); only a service's private parts, such as the accounts' login throttle, are built inside it.
 struct Services: Sendable {
     let client: DatabasePool
     let availability: DatabaseAvailability
@@ -53,7 +54,7 @@ struct Services: Sendable {
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
             privacy: configuration.privacy, noise: noise)
         auditTrail = AuditTrail(client: client)
-        auditCheckpoints = AuditCheckpoints(client: client, key: configuration.auditSigningKey)
+        auditCheckpoints = AuditCheckpoints(client: client, trail: auditTrail, key: configuration.auditSigningKey)
         imports = ImportJobs(
             importer: AppleHealthImport(client: client), backgroundBytes: configuration.importBackgroundBytes,
             maximumBackground: configuration.importSlots, logger: logger)

@@ -89,7 +89,7 @@ struct Audit: AsyncParsableCommand {
             let checkpoint: AuditCheckpoint?
             do {
                 checkpoint = try await withDatabase(url: try database.resolved(), logger: logger) { client in
-                    try await AuditCheckpoints(client: client, key: key).publish(always: true, logger: logger)
+                    try await AuditCheckpoints(client: client, trail: AuditTrail(client: client), key: key).publish(always: true, logger: logger)
                 }
             } catch let error as AuditCheckpointError { fail("\(error)") }
             guard let checkpoint else { fail("no checkpoint was signed") }

@@ -98,10 +98,27 @@ struct ConsoleTests {
             #expect(try await auditor.send(.get, "/audit/events.csv", body: nil, headers: [:]).status == .tooManyRequests)
             #expect(try await harness.request(.get, "/v1/audit/events?format=csv", token: token).status == .tooManyRequests)
 
-            // The page's role gate, and the download's own: a person is sent away and charged nothing.
+            // The page's role gate: a person gets no log.
             let person = ConsoleBrowser(harness)
             #expect(try await person.logIn(parties.personEmail, Self.personPassword).status == .seeOther)
             #expect(try await person.send(.get, "/audit/events.csv", body: nil, headers: [:]).status != .ok)
+        }
+    }
+
+    @Test("the page of charts is one statistics request, on the API's statistics budget")
+    func chartsShareTheStatisticsBudget() async throws {
+        try await TestHarness.run(configure: { $0.rateLimits.statistics = .perMinute(3) }) { harness in
+            let parties = try await harness.requestParties()
+            try await harness.uploadHeartRates([Timestamp.rfc3339(Date().addingTimeInterval(-3600))], token: parties.person)
+            let person = ConsoleBrowser(harness)
+            #expect(try await person.logIn(parties.personEmail, Self.personPassword).status == .seeOther)
+            #expect(try await person.get("/data").status == .ok)  // 1
+            #expect(person.lastPage.contains("Heart rate"), "the chart is drawn")
+            #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: parties.person).status == .ok)  // 2
+            #expect(try await person.send(.get, "/data", body: nil, headers: [:]).status == .ok)  // 3
+            #expect(try await person.send(.get, "/data", body: nil, headers: [:]).status == .tooManyRequests)
+            try RateLimitFixtures.expectRateLimited(
+                try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: parties.person), harness)
         }
     }
 

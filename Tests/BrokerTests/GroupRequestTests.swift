@@ -305,7 +305,7 @@ struct GroupRequestTests {
                     let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
                     try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(4))
                     try await GroupFixtures.upload(harness, ids, heartRate: 80, on: GroupFixtures.daysAgo(2))
-                    let company = try await WebhookTests().company(harness, url: receiver.url("refresh")).token
+                    let company = try await WebhookFixtures.company(harness, url: receiver.url("refresh")).token
                     let request = try await create(
                         harness, company, filters: hr(0, 300), subscription: "30",
                         window: #"{"from":"\#(GroupFixtures.daysAgo(4))","to":"\#(GroupFixtures.daysAgo(4))"}"#)
@@ -356,7 +356,7 @@ struct GroupRequestTests {
                     let ids = try await GroupFixtures.populate(harness, (0..<6).map { _ in GroupFixtures.Member() })
                     try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(5))
                     try await GroupFixtures.upload(harness, ids, heartRate: 75, on: GroupFixtures.daysAgo(2))
-                    let company = try await WebhookTests().company(harness, url: receiver.url("scope")).token
+                    let company = try await WebhookFixtures.company(harness, url: receiver.url("scope")).token
                     let oneOff = try #require(try await create(harness, company, filters: hr(0, 300), window: window)["id"] as? String)
                     let ended = try #require(
                         try await create(harness, company, filters: hr(0, 300), subscription: "30", window: window)["id"] as? String)

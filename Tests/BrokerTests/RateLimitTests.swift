@@ -8,24 +8,6 @@ import Testing
 /// Per-account limits of the expensive endpoints, on a hand-moved clock.
 @Suite("Rate limits", .serialized)
 struct RateLimitTests {
-    /// Checks a 429 as the contract gives it (a problem document, `Retry-After` a whole number of seconds
-    /// ≥ 1) and returns the seconds.
-    @discardableResult
-    func expectRateLimited(_ response: TestResponse, _ harness: TestHarness, sourceLocation: SourceLocation = #_sourceLocation)
-        throws -> Int
-    {
-        try #require(response.status == .tooManyRequests, "\(response.status): \(harness.text(response))", sourceLocation: sourceLocation)
-        #expect(response.headers[.contentType] == "application/problem+json", sourceLocation: sourceLocation)
-        let problem = try harness.object(response)
-        #expect(problem["type"] as? String == Problem.typeBase + "rate-limited", sourceLocation: sourceLocation)
-        #expect(problem["status"] as? Int == 429, sourceLocation: sourceLocation)
-        #expect((problem["detail"] as? String)?.contains("try again in") == true, sourceLocation: sourceLocation)
-        let header = try #require(response.headers[.retryAfter], "no Retry-After", sourceLocation: sourceLocation)
-        let seconds = try #require(Int(header), "Retry-After: \(header)", sourceLocation: sourceLocation)
-        #expect(seconds >= 1, sourceLocation: sourceLocation)
-        return seconds
-    }
-
     /// One heart-rate sample at minute `minute` of a morning: every call a new, distinct sample.
     static func sample(_ minute: Int) -> [(type: String, value: Double, at: String)] {
         [("heart_rate", 60 + Double(minute % 100), String(format: "2026-03-01T%02d:%02d:00Z", 8 + minute / 60, minute % 60))]
@@ -61,9 +43,10 @@ struct RateLimitTests {
             }
             let before = try await Self.healthDataFingerprint(harness)
             // Three tokens taken at once; the next grows back after 60 s / 3.
-            #expect(try expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
+            #expect(try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
             #expect(
-                try expectRateLimited(try await harness.uploadCSV("type,value,at\nheart_rate,70,2026-03-01T09:00:00Z\n", token: token), harness) == 20
+                try RateLimitFixtures.expectRateLimited(
+                    try await harness.uploadCSV("type,value,at\nheart_rate,70,2026-03-01T09:00:00Z\n", token: token), harness) == 20
             )
             #expect(try await Self.healthDataFingerprint(harness) == before)
             #expect(try await harness.int("SELECT count(*) FROM samples") == 3)
@@ -79,9 +62,9 @@ struct RateLimitTests {
             other.fiscalCode = TestHarness.uniqueFiscalCode()
             let second = try await harness.activeUser(other)
             for minute in 0..<3 { #expect(try await harness.upload(Self.sample(minute), token: first).status == .ok) }
-            try expectRateLimited(try await harness.upload(Self.sample(3), token: first), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(3), token: first), harness)
             for minute in 0..<3 { #expect(try await harness.upload(Self.sample(minute), token: second).status == .ok) }
-            try expectRateLimited(try await harness.upload(Self.sample(3), token: second), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(3), token: second), harness)
         }
     }
 
@@ -91,17 +74,17 @@ struct RateLimitTests {
         try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.uploads: .perMinute(3)])) { harness in
             let token = try await harness.activeUser()
             for minute in 0..<3 { #expect(try await harness.upload(Self.sample(minute), token: token).status == .ok) }
-            #expect(try expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
+            #expect(try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 20)
             clock.advance(by: .seconds(19))
-            #expect(try expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 1)
+            #expect(try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(3), token: token), harness) == 1)
             clock.advance(by: .seconds(1))
             #expect(try await harness.upload(Self.sample(3), token: token).status == .ok)
             // Only one token grew back.
-            #expect(try expectRateLimited(try await harness.upload(Self.sample(4), token: token), harness) == 20)
+            #expect(try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(4), token: token), harness) == 20)
             // A full period later the whole burst is available again, and no more.
             clock.advance(by: .seconds(60))
             for minute in 4..<7 { #expect(try await harness.upload(Self.sample(minute), token: token).status == .ok) }
-            try expectRateLimited(try await harness.upload(Self.sample(7), token: token), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.upload(Self.sample(7), token: token), harness)
             #expect(try await harness.int("SELECT count(*) FROM samples") == 7)
         }
     }
@@ -116,8 +99,8 @@ struct RateLimitTests {
             let body = Self.groupRequestBody
             #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: session).status == .created)
             #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: apiKey).status == .created)
-            try expectRateLimited(try await harness.request(.post, "/v1/group-requests", json: body, token: apiKey), harness)
-            try expectRateLimited(try await harness.request(.post, "/v1/group-requests", json: body, token: session), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.request(.post, "/v1/group-requests", json: body, token: apiKey), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.request(.post, "/v1/group-requests", json: body, token: session), harness)
             #expect(try await harness.int("SELECT count(*) FROM group_requests") == 2)
 
             var other = TestHarness.Company()
@@ -214,16 +197,17 @@ struct RateLimitTests {
             #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data", token: parties.company).status == .ok)
             #expect(try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company).status == .ok)
             let csv = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)
-            try expectRateLimited(csv, harness)
+            try RateLimitFixtures.expectRateLimited(csv, harness)
             #expect(csv.headers[.contentDisposition] == nil, "a refused download carries no file")
-            try expectRateLimited(try await harness.request(.get, "/v1/group-requests/\(UUID())/results", token: parties.company), harness)
+            try RateLimitFixtures.expectRateLimited(
+                try await harness.request(.get, "/v1/group-requests/\(UUID())/results", token: parties.company), harness)
             // One audit event per release: the refused download released nothing.
             #expect(try await harness.int("SELECT count(*) FROM audit_events WHERE action = 'single_request.data_released'") == 2)
 
             // The person's export is a download of their own account's budget.
             #expect(try await harness.request(.get, "/v1/me/export", token: parties.person).status == .ok)
             #expect(try await harness.request(.get, "/v1/me/export", token: parties.person).status == .ok)
-            try expectRateLimited(try await harness.request(.get, "/v1/me/export", token: parties.person), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.request(.get, "/v1/me/export", token: parties.person), harness)
         }
     }
 
@@ -233,7 +217,7 @@ struct RateLimitTests {
         try await TestHarness.run(configure: RateLimitFixtures.configure(clock, [.downloads: .perMinute(1)])) { harness in
             let auditor = try await harness.activeAuditor()
             #expect(try await harness.request(.get, "/v1/audit/events?format=csv", token: auditor).status == .ok)
-            try expectRateLimited(try await harness.request(.get, "/v1/audit/events?format=csv", token: auditor), harness)
+            try RateLimitFixtures.expectRateLimited(try await harness.request(.get, "/v1/audit/events?format=csv", token: auditor), harness)
             for _ in 0..<3 { #expect(try await harness.request(.get, "/v1/audit/events", token: auditor).status == .ok) }
         }
     }
@@ -247,7 +231,7 @@ struct RateLimitTests {
             #expect(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
             let stored = try await harness.int("SELECT count(*) FROM samples")
             let limited = try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token)
-            #expect(try expectRateLimited(limited, harness) == 3600)
+            #expect(try RateLimitFixtures.expectRateLimited(limited, harness) == 3600)
             clock.advance(by: .seconds(3600))
             #expect(try await AppleHealthFixtures.post(harness, xml, contentType: "application/xml", token: token).status == .ok)
             #expect(try await harness.int("SELECT count(*) FROM samples") == stored)

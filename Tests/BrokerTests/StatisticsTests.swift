@@ -263,7 +263,7 @@ struct StatisticsTests {
                 #expect(try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token).status == .ok)
             }
             let refused = try await harness.request(.get, "/v1/me/statistics?type=heart_rate", token: token)
-            try RateLimitTests().expectRateLimited(refused, harness)
+            try RateLimitFixtures.expectRateLimited(refused, harness)
             var other = TestHarness.Person()
             other.fiscalCode = TestHarness.uniqueFiscalCode()
             let otherToken = try await harness.activeUser(other)

@@ -8,14 +8,6 @@ import Testing
 @Suite("Webhooks", .serialized)
 struct WebhookTests {
 
-    /// A company with a webhook: its token and account id.
-    func company(_ harness: TestHarness, url: String, secret: String = WebhookFixtures.secret) async throws -> (token: String, id: String) {
-        let token = try await harness.activeCompany(TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber()))
-        let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(secret)"}"#, token: token)
-        try #require(response.status == .ok, "PUT /v1/webhook answered \(response.status): \(harness.text(response))")
-        return (token, try await harness.accountID(token))
-    }
-
     /// Queues an event as the request lifecycle will (`enqueue_webhook_event`); returns its id.
     @discardableResult
     func enqueue(
@@ -156,7 +148,7 @@ struct WebhookTests {
     func signedDelivery() async throws {
         try await WebhookReceiver.run { receiver in
             try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
-                let company = try await company(harness, url: receiver.url("signed"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("signed"))
                 let request = UUID()
                 let event = try await enqueue(
                     harness, for: company.id, type: "subscription.data_available", request: request,
@@ -201,7 +193,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("flaky", times: 2)
             try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
-                let company = try await company(harness, url: receiver.url("flaky"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("flaky"))
                 let event = try await enqueue(harness, for: company.id)
                 #expect(await eventually { try await status(harness, event) == "delivered" })
                 #expect(await receiver.log.all("flaky").map(\.status) == [500, 500, 200])
@@ -226,7 +218,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             await receiver.log.fail("ordered", times: 3)
             try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
-                let company = try await company(harness, url: receiver.url("ordered"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("ordered"))
                 let request = UUID()
                 let first = try await enqueue(harness, for: company.id, type: "single_request.accepted", request: request)
                 let second = try await enqueue(
@@ -250,8 +242,8 @@ struct WebhookTests {
                 $0.webhookDelivery.maxInFlight = 4
                 $0.webhookDelivery.maxInFlightPerThirdParty = 2
             }) { harness in
-                let stuck = try await company(harness, url: receiver.url("stuck"))
-                let healthy = try await company(harness, url: receiver.url("healthy"))
+                let stuck = try await WebhookFixtures.company(harness, url: receiver.url("stuck"))
+                let healthy = try await WebhookFixtures.company(harness, url: receiver.url("healthy"))
                 for _ in 0..<8 { try await enqueue(harness, for: stuck.id) }
                 #expect(await eventually { await receiver.log.arrived("stuck") == 2 })
                 let start = ContinuousClock.now
@@ -364,7 +356,7 @@ struct WebhookTests {
         try await WebhookReceiver.run { receiver in
             try await TestHarness.run(configure: WebhookFixtures.fast) { first in
                 try await TestHarness.run(databaseURL: first.databaseURL, configure: WebhookFixtures.fast) { second in
-                    let company = try await company(first, url: receiver.url("shared"))
+                    let company = try await WebhookFixtures.company(first, url: receiver.url("shared"))
                     let requests = (0..<40).map { _ in UUID() }
                     // 40 requests × 3 events, interleaved, written in one statement while both loops poll.
                     _ = try await first.sql(
@@ -409,7 +401,7 @@ struct WebhookTests {
                 $0.webhookDelivery.backoffBase = .milliseconds(100)
                 $0.webhookDelivery.retryHorizon = .seconds(1)
             }) { harness in
-                let company = try await company(harness, url: receiver.url("down"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("down"))
                 let event = try await enqueue(harness, for: company.id)
                 #expect(await eventually { try await status(harness, event) == "failed" })
                 let attempts = await receiver.log.all("down").count
@@ -432,7 +424,7 @@ struct WebhookTests {
                 WebhookFixtures.fast(&$0)
                 $0.webhookDelivery.backoffBase = .seconds(60)
             }) { harness in
-                let company = try await company(harness, url: receiver.url("removed"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("removed"))
                 let event = try await enqueue(harness, for: company.id)
                 #expect(await eventually { await receiver.log.all("removed").count == 1 })
                 #expect(await eventually { try await harness.int("SELECT count(*) FROM webhook_attempts") == 1 })
@@ -451,7 +443,7 @@ struct WebhookTests {
     func pagination() async throws {
         try await WebhookReceiver.run { receiver in
             try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
-                let company = try await company(harness, url: receiver.url("paged"))
+                let company = try await WebhookFixtures.company(harness, url: receiver.url("paged"))
                 var events: [String] = []
                 for _ in 0..<3 { events.append(try await enqueue(harness, for: company.id)) }
                 let first = try await deliveries(harness, company.token, query: "?limit=2")

@@ -17,6 +17,12 @@ package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Accepts `local@domain` where the local part is dot-separated RFC 5322 atoms and the domain is at least
     /// two labels of ASCII letters, digits and inner hyphens. Surrounding whitespace is trimmed first.
+    /// The address as an account would store it, or the text as given when it is no address: what a
+    /// registration's receipt echoes, whatever became of the registration.
+    package static func asStored(_ raw: String) -> String {
+        (try? parse(raw).get())?.value ?? raw
+    }
+
     package static func parse(_ raw: String) -> Result<EmailAddress, EmailAddressError> {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return .failure(.empty) }

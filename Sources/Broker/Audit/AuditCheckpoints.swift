@@ -10,9 +10,10 @@ package struct AuditCheckpoints: Sendable {
     /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
     package let key: AuditSigningKey?
 
-    package init(client: DatabasePool, key: AuditSigningKey?) {
+    /// `trail` is the log the checkpoints are signed over, as read by everyone else.
+    package init(client: DatabasePool, trail: AuditTrail, key: AuditSigningKey?) {
         self.client = client
-        self.trail = AuditTrail(client: client)
+        self.trail = trail
         self.key = key
     }
 

@@ -49,7 +49,7 @@ extension Console {
                         fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
                     logger: request.logger)
                 return request.page(
-                    "registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
+                    "registered", title: "Check your mail", values: ["email": EmailAddress.asStored(form["email"] ?? "")])
             }
         }
         get("/register/company", .anyone, on: router) { request in
@@ -67,7 +67,7 @@ extension Console {
                         companyName: form["companyName"] ?? "", description: form["description"]),
                     logger: request.logger)
                 return request.page(
-                    "registered", title: "Check your mail", values: ["email": BrokerAPI.registrationReceipt(email: form["email"] ?? "").email])
+                    "registered", title: "Check your mail", values: ["email": EmailAddress.asStored(form["email"] ?? "")])
             }
         }
 
@@ -80,7 +80,7 @@ extension Console {
                 "activation-mail", title: "Send the activation mail again", fieldNames: ConsoleRequest.sameNames("email")
             ) {
                 try await request.services.accounts.resendActivation(email: request.form["email"] ?? "", logger: request.logger)
-                let email = BrokerAPI.registrationReceipt(email: request.form["email"] ?? "").email
+                let email = EmailAddress.asStored(request.form["email"] ?? "")
                 return request.page("activation-mail", title: "Send the activation mail again", values: ["sent": true, "email": email])
             }
         }

@@ -72,8 +72,8 @@ extension Console {
         // The API's own CSV export of the log (streamed, charged to the download budget).
         get("/audit/events.csv", .role(.auditor), on: router) { request in
             let filter = try Self.auditFilter(request.query)
-            let download = try await request.services.budgeted.auditEventsCSV(filter.query, by: try request.caller, logger: request.logger)
-            return Self.csvDownload(download.body, filename: "audit-events.csv")
+            let body = try await request.services.budgeted.auditEventsCSV(filter.query, by: try request.caller, logger: request.logger)
+            return Self.csvDownload(body, filename: "audit-events.csv")
         }
 
         get("/audit/verification", .role(.auditor), on: router) { request in

@@ -82,9 +82,7 @@ extension Console {
         get("/data", .role(.user), on: router) { request in
             let principal = try request.caller
             var charts: [[String: Any]] = []
-            for type in try await request.services.samples.typesWithData(principal, logger: request.logger) {
-                let statistics = try await request.services.samples.statistics(
-                    principal, type: type, from: nil, to: nil, bucket: .day, logger: request.logger)
+            for statistics in try await request.services.budgeted.statisticsOfEveryType(principal, logger: request.logger) {
                 guard !statistics.own.isEmpty else { continue }
                 charts.append(HealthChart(statistics: statistics).values)
             }

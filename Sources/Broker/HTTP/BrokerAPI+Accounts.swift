@@ -29,7 +29,7 @@ extension BrokerAPI {
     /// The one answer to every well-formed registration: only what the caller sent (the email, as stored).
     static func registrationReceipt(email: String) -> Components.Schemas.RegistrationReceipt {
         .init(
-            email: (try? EmailAddress.parse(email).get())?.value ?? email,
+            email: EmailAddress.asStored(email),
             message: "If this registration can be completed, an activation mail is on its way to this address.")
     }
 

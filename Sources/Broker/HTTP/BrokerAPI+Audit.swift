@@ -47,7 +47,7 @@ extension BrokerAPI {
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {
-            return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger).body)))
+            return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger))))
         }
         let entries = try await auditTrail.events(query, afterSeq: page.cursor, limit: page.limit + 1, logger: logger)
         let shown = entries.prefix(page.limit)

@@ -26,10 +26,10 @@ extension BrokerAPI {
     }
 
     func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {
-        let principal = try await caller(rateLimited: .statistics)
+        let principal = try await caller()
         guard let type = SampleType(rawValue: input.query._type.rawValue) else { throw Problem.status(.unprocessableContent) }
         let bucket = Statistics.Bucket(rawValue: input.query.bucket?.rawValue ?? "day") ?? .day
-        let statistics = try await samples.statistics(
+        let statistics = try await budgeted.statistics(
             principal, type: type, from: input.query.from, to: input.query.to, bucket: bucket, logger: logger)
         return .ok(
             .init(

@@ -57,17 +57,6 @@ struct BrokerAPI: APIProtocol {
         return principal
     }
 
-    /// The authenticated caller, charged one request of `operation`'s per-account budget: 401 without a valid
-    /// token, 429 with `Retry-After` when the budget is spent. Expensive handlers call it first, before any work
-    /// (a streamed body — CSV, an import — is not read yet; a JSON body the generated code has decoded already).
-    /// A wrong role is not charged: the services' own role checks answer it 403. `roles` are the roles this
-    /// endpoint serves (downloads differ per endpoint); by default the operation's (`RateLimitedOperation.chargedRoles`).
-    func caller(rateLimited operation: RateLimitedOperation, roles: Set<Role>? = nil) async throws -> Principal {
-        let principal = try await caller()
-        try budgeted.admit(principal, to: operation, roles: roles, logger: logger)
-        return principal
-    }
-
     /// `?limit=&cursor=` of a list ordered by (time, id).
     func page(limit: Int?, cursor: String?) throws -> (limit: Int, cursor: PageCursor?) {
         var errors: [FieldError] = []

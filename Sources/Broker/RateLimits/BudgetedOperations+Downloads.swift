@@ -63,14 +63,12 @@ extension BudgetedOperations {
     }
 
     /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON
-    /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease.
-    func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> Download {
+    /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease. The API
+    /// and the console each send it with their own head (the contract's `text/csv`; an attachment).
+    func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> HTTPBody {
         guard principal.role == .auditor else { throw WrongRole() }
         try admit(principal, to: .downloads, logger: logger)
         let trail = auditTrail
-        var head = HTTPResponse(status: .ok)
-        head.headerFields[.contentType] = "text/csv; charset=utf-8"
-        head.headerFields[.cacheControl] = "no-store"
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             var after: Int64 = 0
             guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
@@ -80,6 +78,6 @@ extension BudgetedOperations {
                 after = last.seq
             }
         }
-        return Download(head: head, body: body.body)
+        return body.body
     }
 }

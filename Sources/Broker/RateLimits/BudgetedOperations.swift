@@ -17,7 +17,7 @@ struct BudgetedOperations: Sendable {
     /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).
     let streamStallTimeout: Duration
 
-    /// Stores samples already decoded (the API's JSON body, the console's form).
+    /// Stores samples already decoded (the API's JSON body).
     func storeSamples(_ entries: [SampleBatch.Entry], timeZone: String?, by principal: Principal, logger: Logger) async throws
         -> SampleStore.IngestResult
     {
@@ -60,6 +60,25 @@ struct BudgetedOperations: Sendable {
     func groupResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
         try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         return try await groupRequests.results(id: id, for: principal, logger: logger)
+    }
+
+    /// The person's own statistics of one type, with their peers' (`GET /v1/me/statistics`).
+    func statistics(
+        _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
+    ) async throws -> Statistics {
+        try admit(principal, to: .statistics, logger: logger)
+        return try await samples.statistics(principal, type: type, from: from, to: to, bucket: bucket, logger: logger)
+    }
+
+    /// The last 30 days of every type the person has data of, by day: the console's page of charts. One page
+    /// is one charge, as one API request is: it reads only the types with data, each from the daily rollups.
+    func statisticsOfEveryType(_ principal: Principal, logger: Logger) async throws -> [Statistics] {
+        try admit(principal, to: .statistics, logger: logger)
+        var all: [Statistics] = []
+        for type in try await samples.typesWithData(principal, logger: logger) {
+            all.append(try await samples.statistics(principal, type: type, from: nil, to: nil, bucket: .day, logger: logger))
+        }
+        return all
     }
 
     /// Charges `principal` one `operation` when its role is among `roles` (by default the operation's own).

@@ -14,7 +14,7 @@ package enum RateLimitedOperation: String, Sendable, Hashable, CaseIterable {
     /// The roles that can perform the operation; only they are charged. A caller of another role is left
     /// to the service's own role check, so it gets its 403, never a 429 for something it may not do.
     /// Every role has some download (companies their data and results, people their export, auditors the
-    /// log), so download endpoints name their own roles (`BrokerAPI.caller(rateLimited:roles:)`).
+    /// log), so download endpoints name their own roles (`BudgetedOperations.admit(_:to:roles:logger:)`).
     var chargedRoles: Set<Role> {
         switch self {
         case .uploads, .imports, .statistics: [.user]

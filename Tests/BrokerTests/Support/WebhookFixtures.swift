@@ -1,3 +1,5 @@
+import Testing
+
 @testable import Broker
 
 /// What the webhook suites share: a registration secret, and servers that deliver in milliseconds.
@@ -12,5 +14,13 @@ enum WebhookFixtures {
         configuration.webhookDelivery.connectTimeout = .seconds(1)
         configuration.webhookDelivery.requestTimeout = .seconds(2)
         configuration.webhookDelivery.lease = .seconds(5)
+    }
+
+    /// A company with a webhook: its token and account id.
+    static func company(_ harness: TestHarness, url: String, secret: String = WebhookFixtures.secret) async throws -> (token: String, id: String) {
+        let token = try await harness.activeCompany(TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber()))
+        let response = try await harness.request(.put, "/v1/webhook", json: #"{"url":"\#(url)","secret":"\#(secret)"}"#, token: token)
+        try #require(response.status == .ok, "PUT /v1/webhook answered \(response.status): \(harness.text(response))")
+        return (token, try await harness.accountID(token))
     }
 }
