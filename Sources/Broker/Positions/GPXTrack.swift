@@ -1,0 +1,169 @@
+import Foundation
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// A track as GPX files carry it (GPX 1.0 and 1.1): what route planners export (`<rte>` or `<trk>` points,
+/// often without times), what phones record (`<trk>` points with times; Apple Health's
+/// `workout-routes/*.gpx` add the horizontal accuracy `hAcc` in `<extensions>`). Each `<trkseg>` and each
+/// `<rte>` is one segment: a recording paused and resumed is two, and they are never joined.
+///
+/// Parsing is all or nothing: a file with one bad point is refused whole, naming the line, so a caller
+/// never stores part of a file.
+package struct GPXTrack: Sendable, Equatable {
+    package struct Point: Sendable, Equatable {
+        package var latitude: Double
+        package var longitude: Double
+        /// Metres above sea level (`<ele>`), when the file has it.
+        package var elevation: Double?
+        /// Metres: the radius of the point's horizontal uncertainty (Apple's `hAcc`), when the file has it.
+        package var accuracy: Double?
+        package var time: Date?
+
+        package init(latitude: Double, longitude: Double, elevation: Double? = nil, accuracy: Double? = nil, time: Date? = nil) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.elevation = elevation
+            self.accuracy = accuracy
+            self.time = time
+        }
+    }
+
+    /// The track's (or first route's) `<name>`, if any.
+    package var name: String?
+    /// Never empty, and no segment is empty.
+    package var segments: [[Point]]
+
+    package var points: [Point] { segments.flatMap { $0 } }
+
+    /// More points than any run or workout needs (a point a second for 11 days): beyond it the file is refused.
+    package static let maximumPoints = 1_000_000
+
+    package static func parse(_ data: Data) -> Result<GPXTrack, GPXError> {
+        // Foundation's parser on Linux does not report entity declarations to its delegate: a GPX file has
+        // no business declaring any, so one that does is refused before it is parsed (no expansion at all).
+        if data.range(of: Data("<!ENTITY".utf8)) != nil { return .failure(.declaresEntities) }
+        let reader = GPXReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        // A GPX file needs no DTD and no entity of its own: refusing them keeps `<!ENTITY …>` expansion out.
+        parser.shouldResolveExternalEntities = false
+        let parsed = parser.parse()
+        if let error = reader.error { return .failure(error) }
+        guard parsed else {
+            return .failure(.notXML(line: parser.lineNumber, reason: parser.parserError.map { "\($0.localizedDescription)" } ?? "unreadable"))
+        }
+        guard reader.sawRoot else { return .failure(.notGPX) }
+        // A file cut short can parse "successfully" on Linux: an element left open means it ended too soon.
+        guard reader.isClosed else { return .failure(.notXML(line: parser.lineNumber, reason: "the file ends before </gpx>")) }
+        let segments = reader.segments.filter { !$0.isEmpty }
+        guard !segments.isEmpty else { return .failure(.noPoints) }
+        return .success(GPXTrack(name: reader.name, segments: segments))
+    }
+}
+
+/// The SAX side of `GPXTrack.parse`: element names are matched without their namespace prefix, as files
+/// from different tools prefix differently (or not at all).
+private final class GPXReader: NSObject, XMLParserDelegate {
+    var segments: [[GPXTrack.Point]] = []
+    var name: String?
+    var error: GPXError?
+    var sawRoot = false
+
+    private var pointCount = 0
+    /// Points written straight into a `<trk>` (no `<trkseg>`, as some exporters do) share one segment.
+    private var bareSegmentOpen = false
+    private var point: GPXTrack.Point?
+    private var pointLine = 0
+    private var path: [String] = []
+    var isClosed: Bool { path.isEmpty }
+    private var text = ""
+
+    private static func local(_ name: String) -> String {
+        name.split(separator: ":").last.map(String.init) ?? name
+    }
+
+    private func fail(_ error: GPXError, _ parser: XMLParser) {
+        if self.error == nil { self.error = error }
+        parser.abortParsing()
+    }
+
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        let element = Self.local(elementName)
+        if path.isEmpty {
+            guard element == "gpx" else { return fail(.notGPX, parser) }
+            sawRoot = true
+        }
+        path.append(element)
+        text = ""
+        switch element {
+        case "trkseg", "rte":
+            segments.append([])
+            bareSegmentOpen = false
+        case "trk":
+            bareSegmentOpen = false
+        case "trkpt", "rtept":
+            if element == "trkpt", path.dropLast().last != "trkseg", !bareSegmentOpen {
+                segments.append([])
+                bareSegmentOpen = true
+            }
+            pointLine = parser.lineNumber
+            guard let latText = attributes["lat"], let lonText = attributes["lon"] else {
+                return fail(.badPoint(line: pointLine, reason: "a point needs both lat and lon attributes"), parser)
+            }
+            guard let latitude = Double(latText.trimmingCharacters(in: .whitespaces)), (-90...90).contains(latitude) else {
+                return fail(.badPoint(line: pointLine, reason: "lat \"\(latText)\" is not a latitude between -90 and 90"), parser)
+            }
+            guard let longitude = Double(lonText.trimmingCharacters(in: .whitespaces)), (-180...180).contains(longitude) else {
+                return fail(.badPoint(line: pointLine, reason: "lon \"\(lonText)\" is not a longitude between -180 and 180"), parser)
+            }
+            pointCount += 1
+            guard pointCount <= GPXTrack.maximumPoints else { return fail(.tooManyPoints, parser) }
+            point = GPXTrack.Point(latitude: latitude, longitude: longitude)
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text += string
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        let element = Self.local(elementName)
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer {
+            path.removeLast()
+            text = ""
+        }
+        let parent = path.dropLast().last
+        if point != nil {
+            switch element {
+            case "ele" where parent == "trkpt" || parent == "rtept":
+                guard let elevation = Double(value), elevation.isFinite else {
+                    return fail(.badPoint(line: parser.lineNumber, reason: "ele \"\(value)\" is not a number of metres"), parser)
+                }
+                point?.elevation = elevation
+            case "time" where parent == "trkpt" || parent == "rtept":
+                guard let time = Timestamp.parse(value) else {
+                    return fail(.badPoint(line: parser.lineNumber, reason: "time \"\(value)\" is not an RFC 3339 time"), parser)
+                }
+                point?.time = time
+            case "hAcc" where parent == "extensions":
+                // Apple's own extension; a value that is not a non-negative number is dropped, not fatal.
+                if let accuracy = Double(value), accuracy.isFinite, accuracy >= 0 { point?.accuracy = accuracy }
+            case "trkpt", "rtept":
+                if let point { segments[segments.count - 1].append(point) }
+                point = nil
+            default:
+                break
+            }
+        } else if element == "name", name == nil, parent == "trk" || parent == "rte" {
+            name = value.isEmpty ? nil : value
+        }
+    }
+}
