@@ -17,6 +17,7 @@ struct Services: Sendable {
     let readiness: Readiness
     let accounts: AccountService
     let samples: SampleService
+    let positions: PositionService
     let peers: PeerStatistics
     let singleRequests: SingleRequestService
     let transparency: TransparencyService
@@ -49,6 +50,7 @@ struct Services: Sendable {
         peers = PeerStatistics(
             client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
         samples = SampleService(client: client, peers: peers)
+        positions = PositionService(client: client)
         transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
         groupRequests = GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
@@ -61,7 +63,8 @@ struct Services: Sendable {
         webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
         webhooks = WebhookService(client: client, policy: webhookPolicy)
         budgeted = BudgetedOperations(
-            rateLimiter: RateLimiter(limits: configuration.rateLimits), accounts: accounts, samples: samples, imports: imports,
+            rateLimiter: RateLimiter(limits: configuration.rateLimits), accounts: accounts, samples: samples, positions: positions,
+            imports: imports,
             singleRequests: singleRequests, groupRequests: groupRequests, auditTrail: auditTrail,
             streamStallTimeout: .seconds(configuration.downloadStallTimeout))
     }

@@ -8,6 +8,7 @@ import Prometheus
 struct BrokerAPI: APIProtocol {
     let accounts: AccountService
     let samples: SampleService
+    let positions: PositionService
     let singleRequests: SingleRequestService
     let transparency: TransparencyService
     let groupRequests: GroupRequestService
@@ -26,6 +27,7 @@ struct BrokerAPI: APIProtocol {
     init(_ services: Services) {
         accounts = services.accounts
         samples = services.samples
+        positions = services.positions
         singleRequests = services.singleRequests
         transparency = services.transparency
         groupRequests = services.groupRequests

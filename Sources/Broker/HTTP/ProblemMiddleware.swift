@@ -33,7 +33,7 @@ struct ProblemMiddleware: RouterMiddleware {
     static func acceptedBodies(path: String) -> String? {
         switch path {
         case "/v1/me/imports/apple-health": "application/xml (an Apple Health export.xml) or application/zip (the iPhone's export.zip)"
-        case "/v1/me/samples": "application/json or text/csv"
+        case "/v1/me/samples", "/v1/me/positions": "application/json or text/csv"
         default: nil
         }
     }

@@ -10,6 +10,7 @@ struct BudgetedOperations: Sendable {
     let rateLimiter: RateLimiter
     let accounts: AccountService
     let samples: SampleService
+    let positions: PositionService
     let imports: ImportJobs
     let singleRequests: SingleRequestService
     let groupRequests: GroupRequestService
@@ -28,13 +29,34 @@ struct BudgetedOperations: Sendable {
     /// Reads a CSV body (at most the JSON body limit: a 413 beyond) and stores its samples.
     func storeSamples(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> SampleStore.IngestResult {
         try admit(principal, to: .uploads, logger: logger)
+        let entries = try SampleCSV.entries(from: try await Self.text(of: body)).get()
+        return try await samples.upload(entries, by: principal, logger: logger)
+    }
+
+    /// Stores positions already decoded (the API's JSON body), on the same upload budget as samples.
+    func storePositions(_ entries: [PositionBatch.Entry], by principal: Principal, logger: Logger) async throws
+        -> (accepted: Int, duplicates: Int)
+    {
+        try admit(principal, to: .uploads, logger: logger)
+        return try await positions.upload(entries, by: principal, logger: logger)
+    }
+
+    /// Reads a CSV body of positions (at most the JSON body limit: a 413 beyond) and stores them.
+    func storePositions(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> (accepted: Int, duplicates: Int) {
+        try admit(principal, to: .uploads, logger: logger)
+        let entries = try PositionCSV.entries(from: try await Self.text(of: body)).get()
+        return try await positions.upload(entries, by: principal, logger: logger)
+    }
+
+    /// A body as text, refused with the API's 413 beyond the JSON body limit (OpenAPIRuntime's own collector
+    /// throws an error of its own that would reach the client as a 500).
+    private static func text(of body: HTTPBody) async throws -> String {
         var bytes: [UInt8] = []
         for try await chunk in body {
             guard bytes.count + chunk.count <= jsonBodyLimit else { throw BodyTooLarge(maxBytes: jsonBodyLimit) }
             bytes += chunk
         }
-        let entries = try SampleCSV.entries(from: String(decoding: bytes, as: UTF8.self)).get()
-        return try await samples.upload(entries, by: principal, logger: logger)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An Apple Health export for the caller: refused at once while another of theirs runs (before the

@@ -12,7 +12,7 @@ package struct PersonalExport: Sendable {
     /// Rows read per query for the requests and the access log.
     static let page = 1000
 
-    /// Writes `{exportedAt, profile, requests, accessLog, samples}`; the JSON pieces of the profile, the
+    /// Writes `{exportedAt, profile, requests, accessLog, samples, positions}`; the JSON pieces of the profile, the
     /// requests and the access log come already encoded from the HTTP layer's types. Stops early (the
     /// document then ends unfinished) when `send` answers that the receiver is gone.
     ///
@@ -84,6 +84,33 @@ package struct PersonalExport: Sendable {
                         try await flushIfFull()
                     }
                     after = samples.count == Self.samplePage ? samples.last.map { SampleCursor(at: $0.at, type: $0.type) } : nil
+                } while after != nil
+            }
+            out += Array(#"],"positions":["#.utf8)
+            if principal.role == .user {
+                var first = true
+                var after: Date?
+                repeat {
+                    let page = try await client.withConnection { [after] in
+                        try await PositionStore.list(
+                            userID: principal.accountID, from: nil, to: nil, after: after, limit: Self.samplePage, on: $0, logger: logger)
+                    }
+                    for position in page.positions {
+                        out += Array((first ? #"{"at":""# : #",{"at":""#).utf8)
+                        Timestamp.appendRFC3339(position.at, to: &out)
+                        out += Array(#"","latitude":"#.utf8) + Array(ReleasedSampleEncoder.number(position.latitude).utf8)
+                        out += Array(#","longitude":"#.utf8) + Array(ReleasedSampleEncoder.number(position.longitude).utf8)
+                        if let elevation = position.elevation {
+                            out += Array(#","elevation":"#.utf8) + Array(ReleasedSampleEncoder.number(elevation).utf8)
+                        }
+                        if let accuracy = position.accuracy {
+                            out += Array(#","accuracy":"#.utf8) + Array(ReleasedSampleEncoder.number(accuracy).utf8)
+                        }
+                        out += Array("}".utf8)
+                        first = false
+                        try await flushIfFull()
+                    }
+                    after = page.next
                 } while after != nil
             }
             out += Array("]}".utf8)

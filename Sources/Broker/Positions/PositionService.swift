@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+
+/// The rules of positions: only people upload and read them, every batch is validated whole, and it is
+/// stored in one transaction (`PositionStore.ingest`).
+package struct PositionService: Sendable {
+    let client: DatabasePool
+
+    package init(client: DatabasePool) {
+        self.client = client
+    }
+
+    package func upload(_ entries: [PositionBatch.Entry], by principal: Principal, logger: Logger) async throws
+        -> (accepted: Int, duplicates: Int)
+    {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        let positions = try PositionBatch.validate(entries).get()
+        return try await client.withTransaction(logger: logger) { connection in
+            try await PositionStore.ingest(positions, for: principal.accountID, on: connection, logger: logger)
+        }
+    }
+
+    /// A page of the caller's positions in time order; `cursor` is the `next` of the page before.
+    package func list(_ principal: Principal, from: String?, to: String?, cursor: String?, limit: Int?, logger: Logger) async throws
+        -> (positions: [Position], next: String?)
+    {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        var errors: [FieldError] = []
+        func time(_ text: String?, _ field: String) -> Date? {
+            guard let text else { return nil }
+            if let date = Timestamp.parse(text) { return date }
+            errors.append(FieldError(field: field, message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
+            return nil
+        }
+        let from = time(from, "from")
+        let to = time(to, "to")
+        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.key == "p" ? $0 : nil } }, into: &errors)
+        guard errors.isEmpty else { throw SampleError.invalid(errors) }
+        let (positions, next) = try await client.withConnection { connection in
+            try await PositionStore.list(
+                userID: principal.accountID, from: from, to: to, after: page.cursor?.time, limit: page.limit, on: connection, logger: logger)
+        }
+        return (positions, next.map { PageCursor(time: $0, key: "p").text })
+    }
+}
