@@ -106,6 +106,18 @@ struct PositionUploadTests {
         }
     }
 
+    @Test("a batch wrong throughout is answered with its first hundred errors and how many more")
+    func errorsAreCapped() throws {
+        let entries = (0..<150).map { _ in PositionBatch.Entry(at: "2026-05-01T07:00:00Z", latitude: 95, longitude: 9) }
+        guard case .failure(.invalid(let errors)) = PositionBatch.validate(entries) else {
+            Issue.record("150 bad positions were accepted")
+            return
+        }
+        #expect(errors.count == 101)
+        #expect(errors[99].field == "positions[99].latitude")
+        #expect(errors.last == FieldError(field: "positions", message: "and 50 more invalid positions"))
+    }
+
     @Test("only people hold positions: a company's upload and listing are 403 and store nothing")
     func peopleOnly() async throws {
         try await TestHarness.run { harness in

@@ -74,10 +74,6 @@ package enum PositionBatch {
             positions.append(
                 Position(at: at, latitude: latitude, longitude: longitude, elevation: entry.elevation, accuracy: entry.accuracy))
         }
-        if errors.count > 100 {
-            let more = errors.count - 100
-            errors = Array(errors.prefix(100)) + [FieldError(field: "positions", message: "and \(more) more invalid positions")]
-        }
-        return errors.isEmpty ? .success(positions) : .failure(.invalid(errors))
+        return errors.isEmpty ? .success(positions) : .failure(.invalid(FieldError.firstHundred(errors, of: "positions")))
     }
 }

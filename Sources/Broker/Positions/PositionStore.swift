@@ -13,11 +13,7 @@ package enum PositionStore {
         -> (accepted: Int, duplicates: Int)
     {
         guard !positions.isEmpty else { return (0, 0) }
-        try await connection.query("INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
-        let base =
-            try await connection.query(
-                "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
-            ).collect().first?.decode(Int64.self) ?? 0
+        let base = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
         try await connection.query(
             """
             CREATE TEMP TABLE IF NOT EXISTS staged_positions (

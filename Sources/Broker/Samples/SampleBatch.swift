@@ -64,11 +64,7 @@ package struct SampleBatch: Sendable {
             }
             samples.append(Sample(type: type, value: value, at: at))
         }
-        if errors.count > 100 {
-            let more = errors.count - 100
-            errors = Array(errors.prefix(100)) + [FieldError(field: "samples", message: "and \(more) more invalid samples")]
-        }
-        return errors.isEmpty ? .success(samples) : .failure(.invalid(errors))
+        return errors.isEmpty ? .success(samples) : .failure(.invalid(FieldError.firstHundred(errors, of: "samples")))
     }
 
     private static func format(_ value: Double) -> String {

@@ -26,13 +26,7 @@ package enum SampleStore {
         _ samples: [Sample], for userID: UUID, existingUpTo: Int64? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> IngestResult {
         guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
-        try await connection.query(
-            "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
-        // The row lock orders this person's concurrent uploads: arrival order is commit order.
-        let base =
-            try await connection.query(
-                "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
-            ).collect().first?.decode(Int64.self) ?? 0
+        let base = try await lockArrivals(of: userID, on: connection, logger: logger)
         try await connection.query(
             """
             CREATE TEMP TABLE IF NOT EXISTS staged_samples (
@@ -101,6 +95,15 @@ package enum SampleStore {
         }
         return IngestResult(
             accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
+    }
+
+    /// The person's last arrival number, with their arrival row locked until the transaction ends: the lock
+    /// orders their concurrent uploads (of samples and of positions), so arrival order is commit order.
+    static func lockArrivals(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        try await connection.query("INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
+        return try await connection.query(
+            "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
+        ).collect().first?.decode(Int64.self) ?? 0
     }
 
     /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
