@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Testing
 
 /// The harness once waited for ever for the port of a server that had already stopped (see `LiveServer`);
@@ -34,5 +35,24 @@ struct LiveServerTests {
                 try await LiveServer.run(second) { _ in Issue.record("the second server listened on a taken port") }
             }
         }
+    }
+
+    /// A background service that keeps working after the graceful shutdown began, until it is cancelled.
+    struct Stubborn: Service {
+        func run() async throws {
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
+        }
+    }
+
+    @Test("a server that does not stop within its bound ends the test with ServerDidNotStop", .timeLimit(.minutes(1)))
+    func stopIsBounded() async throws {
+        let app = Application(
+            router: Router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: [Stubborn()], logger: Self.logger)
+        let clock = ContinuousClock()
+        let started = clock.now
+        await #expect(throws: ServerDidNotStop.self) {
+            try await LiveServer.run(app, shutdownBound: .seconds(1)) { _ in }
+        }
+        #expect(clock.now - started < .seconds(30), "cancelled past the bound, not left to run")
     }
 }

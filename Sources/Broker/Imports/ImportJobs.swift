@@ -169,14 +169,18 @@ package final class ImportJobs: Service, Sendable {
 
     /// Fails what an earlier process left running, then waits for the shutdown and cancels what runs then.
     package func run() async throws {
-        do {
-            let failed = try await client.withConnection {
-                try await ImportJobStore.failAbandoned(detail: Self.restartedDetail, on: $0, logger: logger)
+        // Cancelled by a shutdown: with the database unreachable the lease would otherwise hold the stop for
+        // the whole pool timeout (60 s in the tests, whose servers then took a minute to stop).
+        await cancelWhenGracefulShutdown { [client, logger] in
+            do {
+                let failed = try await client.withConnection {
+                    try await ImportJobStore.failAbandoned(detail: Self.restartedDetail, on: $0, logger: logger)
+                }
+                if failed > 0 { logger.notice("marked imports interrupted by a restart as failed", metadata: ["count": "\(failed)"]) }
+            } catch {
+                // The jobs stay running until the next start; people with one get a 409 until then.
+                logger.error("could not fail abandoned imports", metadata: ["error": "\(String(reflecting: error))"])
             }
-            if failed > 0 { logger.notice("marked imports interrupted by a restart as failed", metadata: ["count": "\(failed)"]) }
-        } catch {
-            // The jobs stay running until the next start; people with one get a 409 until then.
-            logger.error("could not fail abandoned imports", metadata: ["error": "\(String(reflecting: error))"])
         }
         try? await gracefulShutdown()
         for task in await registry.stop() { await task.value }

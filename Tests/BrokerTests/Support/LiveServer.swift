@@ -32,10 +32,19 @@ struct LiveServer<Base: ApplicationProtocol>: ApplicationProtocol, Service {
     }
 
     /// Starts `app`, runs `body` with its port, then shuts it down gracefully and waits until it has.
-    static func run<Value: Sendable>(_ app: Base, _ body: (Int) async throws -> Value) async throws -> Value {
+    /// `shutdownBound`: how long the graceful stop may take before the services are cancelled and the call
+    /// throws `ServerDidNotStop`.
+    static func run<Value: Sendable>(_ app: Base, shutdownBound: Duration = .seconds(90), _ body: (Int) async throws -> Value)
+        async throws -> Value
+    {
         let (ports, portReported) = AsyncStream.makeStream(of: Int.self)
         let live = LiveServer(base: app, reportPort: { portReported.yield($0) })
-        let serviceGroup = ServiceGroup(configuration: .init(services: [live], logger: app.logger))
+        var configuration = ServiceGroupConfiguration(services: [live], logger: app.logger)
+        // Every wait has a bound, the test server's stop too: past it the services are cancelled and the test
+        // fails naming the stop, instead of the run waiting on it. (A server with its database unreachable
+        // took a minute to stop while the import jobs' start-up lease waited; it now stops at once.)
+        configuration.maximumGracefulShutdownDuration = shutdownBound
+        let serviceGroup = ServiceGroup(configuration: configuration)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // However the server ends, the wait for its port below ends too.
@@ -56,9 +65,27 @@ struct LiveServer<Base: ApplicationProtocol>: ApplicationProtocol, Service {
                 throw error
             }
             await serviceGroup.triggerGracefulShutdown()
-            try await group.waitForAll()
+            let clock = ContinuousClock()
+            let stopping = clock.now
+            var failure: (any Error)?
+            do {
+                try await group.waitForAll()
+            } catch {
+                failure = error
+            }
+            // Past the bound the group cancels the services, which may then end without an error of their own.
+            if clock.now - stopping >= shutdownBound { throw ServerDidNotStop(bound: shutdownBound, error: failure) }
+            if let failure { throw failure }
             return value
         }
+    }
+}
+
+struct ServerDidNotStop: Error, CustomStringConvertible {
+    var bound: Duration
+    var error: (any Error)?
+    var description: String {
+        "the server did not stop within \(bound) of its graceful shutdown and was cancelled" + (error.map { " (then: \($0))" } ?? "")
     }
 }
 
