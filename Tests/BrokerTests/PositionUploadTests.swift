@@ -40,9 +40,12 @@ struct PositionUploadTests {
             #expect(try counts(first, harness) == (2, 1))
             let again = try await upload(harness, [.init(at: "2026-05-01T07:00:00Z", latitude: 45.4719, longitude: 9.1749)], token: token)
             #expect(try counts(again, harness) == (0, 1))
+            // The repeat inside the first batch took no arrival number: a new position after it is stored.
+            let more = try await upload(harness, [.init(at: "2026-05-01T07:00:02Z", latitude: 45.4721, longitude: 9.1751)], token: token)
+            #expect(try counts(more, harness) == (1, 0), "\(harness.text(more))")
 
             let items = try await listed(harness, token: token)
-            #expect(items.map { $0["at"] as? String } == ["2026-05-01T07:00:00Z", "2026-05-01T07:00:01Z"])
+            #expect(items.map { $0["at"] as? String } == ["2026-05-01T07:00:00Z", "2026-05-01T07:00:01Z", "2026-05-01T07:00:02Z"])
             #expect(items[1]["latitude"] as? Double == 45.4720 && items[1]["longitude"] as? Double == 9.1750)
             #expect(items[1]["elevation"] as? Double == 122.5 && items[1]["accuracy"] as? Double == 4)
             #expect(items[0]["elevation"] == nil && items[0]["accuracy"] == nil)

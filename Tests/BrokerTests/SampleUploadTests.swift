@@ -508,6 +508,25 @@ struct SampleUploadTests {
 
     // MARK: Atomicity, concurrency and rollups
 
+    @Test("a batch with a repeat inside, then another upload: arrivals and upload records stay consistent")
+    func repeatInsideABatchThenMore() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let first = try await harness.upload(
+                [
+                    ("heart_rate", 60, "2026-03-01T08:00:00Z"), ("heart_rate", 61, "2026-03-01T08:00:00Z"),
+                    ("heart_rate", 62, "2026-03-01T08:01:00Z"),
+                ], token: token)
+            #expect(first.status == .ok)
+            // The repeat consumed no arrival number: the next upload's records must not collide with this one's.
+            let second = try await harness.upload([("heart_rate", 63, "2026-03-01T08:02:00Z")], token: token)
+            #expect(second.status == .ok, "\(harness.text(second))")
+            #expect(try await harness.int("SELECT last_arrival FROM sample_arrivals") == 3)
+            let recorded = try await harness.sql("SELECT last_arrival FROM sample_batches ORDER BY last_arrival").map { try $0.decode(Int64.self) }
+            #expect(recorded == [2, 3], "each upload records the last arrival number it gave")
+        }
+    }
+
     @Test("rollups equal a GROUP BY of the samples after mixed uploads with duplicates, per person, type and UTC day")
     func rollupsMatchSamples() async throws {
         try await TestHarness.run { harness in

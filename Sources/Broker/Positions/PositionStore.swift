@@ -52,17 +52,18 @@ package enum PositionStore {
                 ), advanced AS (
                     UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
                 )
-                SELECT count(*) FROM inserted
+                SELECT count(*), (SELECT count(*) FROM batch) FROM inserted
                 """, logger: logger
-            ).collect().first?.decode(Int64.self) ?? 0
-        if inserted > 0 {
+            ).collect().first?.decode((Int64, Int64).self) ?? (Int64(0), Int64(0))
+        if inserted.0 > 0 {
+            // The batch's last arrival number: its distinct positions only (a repeat takes none).
             try await connection.query(
                 """
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
-                VALUES (\(userID), \(base + Int64(positions.count)), clock_timestamp())
+                VALUES (\(userID), \(base + inserted.1), clock_timestamp())
                 """, logger: logger)
         }
-        return (Int(inserted), positions.count - Int(inserted))
+        return (Int(inserted.0), positions.count - Int(inserted.0))
     }
 
     /// A page of the person's positions in time order, within [from, to], after `cursor`.

@@ -85,13 +85,17 @@ package enum SampleStore {
                     LIMIT 1
                 ) stored_before
             )
-            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}'), (SELECT n FROM already) FROM inserted
+            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}'), (SELECT n FROM already), (SELECT count(*) FROM batch)
+            FROM inserted
             """, logger: logger)
-        let (inserted, types, already) =
-            try await rows.collect().first?.decode((Int64, [Int16], Int64).self) ?? (Int64(0), [Int16](), Int64(0))
+        let (inserted, types, already, distinct) =
+            try await rows.collect().first?.decode((Int64, [Int16], Int64, Int64).self) ?? (Int64(0), [Int16](), Int64(0), Int64(0))
         if inserted > 0 {
+            // The last number this batch gave is `base` plus its distinct samples, as `advanced` set it: a sample
+            // repeated inside the batch takes no number. (Counting the repeats recorded a number the next upload
+            // would give again, and that upload failed on `sample_batches`' key.)
             try await Self.announceArrival(
-                userID: userID, after: base, upTo: base + Int64(samples.count), types: types, on: connection, logger: logger)
+                userID: userID, after: base, upTo: base + distinct, types: types, on: connection, logger: logger)
         }
         return IngestResult(
             accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
