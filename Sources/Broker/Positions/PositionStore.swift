@@ -38,7 +38,7 @@ package enum PositionStore {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
-        let inserted =
+        let (accepted, distinct) =
             try await connection.query(
                 """
                 WITH batch AS (
@@ -55,15 +55,15 @@ package enum PositionStore {
                 SELECT count(*), (SELECT count(*) FROM batch) FROM inserted
                 """, logger: logger
             ).collect().first?.decode((Int64, Int64).self) ?? (Int64(0), Int64(0))
-        if inserted.0 > 0 {
+        if accepted > 0 {
             // The batch's last arrival number: its distinct positions only (a repeat takes none).
             try await connection.query(
                 """
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
-                VALUES (\(userID), \(base + inserted.1), clock_timestamp())
+                VALUES (\(userID), \(base + distinct), clock_timestamp())
                 """, logger: logger)
         }
-        return (Int(inserted.0), positions.count - Int(inserted.0))
+        return (Int(accepted), positions.count - Int(accepted))
     }
 
     /// A page of the person's positions in time order, within [from, to], after `cursor`.
