@@ -10,6 +10,8 @@ import ServiceLifecycle
 /// needs another is handed it here (accounts get single requests, for erasure; checkpoints get the audit
 /// trail); only a service's private parts, such as the accounts' login throttle, are built inside it.
 struct Services: Sendable {
+    /// `DATABASE_URL`, parsed once: the pool's and the watchdog's connections are made from it.
+    let databaseURL: DatabaseURL
     let client: DatabasePool
     let availability: DatabaseAvailability
     let metrics: PrometheusCollectorRegistry
@@ -31,7 +33,7 @@ struct Services: Sendable {
     let budgeted: BudgetedOperations
 
     init(configuration: BrokerConfiguration, logger: Logger, noise: any NoiseSource) async throws {
-        let databaseURL = try DatabaseURL(configuration.databaseURL)
+        databaseURL = try DatabaseURL(configuration.databaseURL)
         client = DatabasePool(
             client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
             leaseTimeout: configuration.database.leaseTimeout, logger: logger)
@@ -74,7 +76,7 @@ struct Services: Sendable {
         [
             client, SamplePartitionMaintenance(client: client, logger: logger),
             DatabaseWatchdog(
-                configuration: try DatabaseURL(configuration.databaseURL).connectionConfiguration(), availability: availability, logger: logger),
+                configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
             AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),

@@ -132,6 +132,35 @@ struct PositionUploadTests {
         }
     }
 
+    @Test("another person's positions never appear in one's listing or export")
+    func othersPositionsStayTheirs() async throws {
+        try await TestHarness.run { harness in
+            let laura = try await harness.activeUser()
+            let mario = try await harness.activeUser(TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode()))
+            _ = try await upload(harness, [.init(at: "2026-05-01T07:00:00Z", latitude: 45.4719, longitude: 9.1749)], token: laura)
+            #expect(try await listed(harness, token: laura).count == 1)
+            #expect(try await listed(harness, token: mario).isEmpty)
+            let export = try harness.object(try await harness.request(.get, "/v1/me/export", token: mario))
+            #expect((export["positions"] as? [Any])?.isEmpty == true)
+            // The same instant is Mario's to upload too: one person's rows do not make another's duplicates.
+            let his = try await upload(harness, [.init(at: "2026-05-01T07:00:00Z", latitude: 41.9, longitude: 12.5)], token: mario)
+            #expect(try counts(his, harness) == (1, 0))
+        }
+    }
+
+    @Test("positions and samples spend one upload budget")
+    func sharedUploadBudget() async throws {
+        try await TestHarness.run(configure: RateLimitFixtures.configure(ManualClock(), [.uploads: .perMinute(2)])) { harness in
+            let token = try await harness.activeUser()
+            try await harness.uploadHeartRates(["2026-05-01T06:00:00Z"], token: token)
+            let first = try await upload(harness, [.init(at: "2026-05-01T07:00:00Z", latitude: 45, longitude: 9)], token: token)
+            #expect(first.status == .ok)
+            let refused = try await upload(harness, [.init(at: "2026-05-01T07:00:01Z", latitude: 45, longitude: 9)], token: token)
+            try RateLimitFixtures.expectRateLimited(refused, harness)
+            #expect(try await harness.int("SELECT count(*) FROM positions") == 1)
+        }
+    }
+
     @Test("pages follow time order; a cursor that is not one of ours is a 422")
     func paging() async throws {
         try await TestHarness.run { harness in
