@@ -38,6 +38,7 @@ struct AuthorizationMatrixTests {
         "POST /v1/single-requests/{id}/cancel": .owned { ["id": $0.pendingRequestID] },
         "DELETE /v1/single-requests/{id}/subscription": .owned { ["id": $0.subscribedRequestID] },
         "GET /v1/single-requests/{id}/data": .owned { ["id": $0.subscribedRequestID] },
+        "GET /v1/single-requests/{id}/positions": .owned { ["id": $0.subscribedRequestID] },
         "GET /v1/group-requests/{id}": .owned { ["id": $0.groupRequestID] },
         "GET /v1/group-requests/{id}/results": .owned { ["id": $0.groupRequestID] },
         "DELETE /v1/group-requests/{id}/subscription": .owned { ["id": $0.groupRequestID] },

@@ -24,13 +24,14 @@ extension Console {
         }
 
         get("/company/requests/new", .role(.thirdParty), on: router) { request in
-            request.page("single-request-new", title: "Ask a person for their data", values: ["typeOptions": Wording.typeOptions(selected: [])])
+            request.page(
+                "single-request-new", title: "Ask a person for their data", values: ["typeOptions": Wording.requestTypeOptions(selected: [])])
         }
         post("/company/requests/new", .role(.thirdParty), on: router) { request in
             let form = request.form
             return try await request.submitting(
                 "single-request-new", title: "Ask a person for their data",
-                values: ["typeOptions": Wording.typeOptions(selected: form.values("types"))], fieldNames: Self.requestFieldNames
+                values: ["typeOptions": Wording.requestTypeOptions(selected: form.values("types"))], fieldNames: Self.requestFieldNames
             ) {
                 var errors: [FieldError] = []
                 let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)

@@ -27,6 +27,19 @@ enum Wording {
     /// "Heart rate (beats/min)".
     static func typeWithUnit(_ type: SampleType) -> String { "\(typeName(type)) (\(type.unit))" }
 
+    /// "Heart rate (beats/min)", or "Position (GPS track)".
+    static func typeWithUnit(_ type: RequestedType) -> String {
+        switch type {
+        case .sample(let sample): typeWithUnit(sample)
+        case .position: "Position (GPS track)"
+        }
+    }
+
+    /// What a single request may ask for: the sample types, then positions.
+    static func requestTypeOptions(selected: [String]) -> [[String: Any]] {
+        typeOptions(selected: selected) + [["value": "position", "label": "Position (GPS track)", "checked": selected.contains("position")]]
+    }
+
     /// The data types as checkbox options, `checked` for those in `selected`.
     static func typeOptions(selected: [String]) -> [[String: Any]] {
         SampleType.allCases.map {

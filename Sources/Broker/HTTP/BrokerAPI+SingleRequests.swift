@@ -62,6 +62,12 @@ extension BrokerAPI {
         throw Problem.status(.internalServerError, detail: "Downloads are served by the streaming endpoint.")
     }
 
+    func downloadSingleRequestPositions(_ input: Operations.DownloadSingleRequestPositions.Input) async throws
+        -> Operations.DownloadSingleRequestPositions.Output
+    {
+        throw Problem.status(.internalServerError, detail: "Downloads are served by the streaming endpoint.")
+    }
+
     /// A malformed id cannot name anyone's request: the same 404 as a request that is not the caller's.
     func requestID(_ text: String) throws -> UUID {
         guard let id = UUID(uuidString: text) else { throw SingleRequestError.notFound }

@@ -16,6 +16,7 @@ struct StreamingEndpoints: Sendable {
     var handlers: [String: Handler] {
         [
             "GET /v1/single-requests/{id}/data": download,
+            "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
         ]
     }
@@ -28,6 +29,18 @@ struct StreamingEndpoints: Sendable {
         let format = try ResponseFormat.negotiate(
             format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
         let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
+        return (download.head, download.body)
+    }
+
+    /// `GET /v1/single-requests/{id}/positions?cursor=&format=`
+    func downloadPositions(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let principal = try await api.caller()
+        let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
+        let query = Self.query(of: request)
+        let format = try PositionFormat.negotiate(
+            format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
+        let download = try await api.budgeted.singleRequestPositions(
+            id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
         return (download.head, download.body)
     }
 

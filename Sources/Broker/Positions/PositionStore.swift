@@ -62,8 +62,35 @@ package enum PositionStore {
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
                 VALUES (\(userID), \(base + distinct), clock_timestamp())
                 """, logger: logger)
+            try await announceArrival(userID: userID, after: base, upTo: base + distinct, on: connection, logger: logger)
         }
         return (Int(accepted), positions.count - Int(accepted))
+    }
+
+    /// Tells the person's live subscribers that asked for `position` that new positions are available, only
+    /// those to whom this upload releases one (inside the window). Their cursor is where their last download
+    /// of positions before this upload ended: the last released position's arrival, never a sample's.
+    private static func announceArrival(userID: UUID, after base: Int64, upTo last: Int64, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        let rows = try await connection.query(
+            """
+            SELECT r.id, r.third_party_id, coalesce((
+                       SELECT max(p.arrival) FROM positions p
+                       WHERE p.user_id = r.user_id AND p.arrival <= \(base)
+                         AND (r.window_from IS NULL OR p.at >= r.window_from)
+                         AND (r.window_to IS NULL OR p.at <= r.window_to)), 0)
+            FROM single_requests r
+            WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+              AND r.ended_at IS NULL AND r.ends_at > now() AND \(RequestedType.positionCode)::int2 = ANY(r.types)
+              AND EXISTS (
+                  SELECT 1 FROM positions p
+                  WHERE p.user_id = r.user_id AND p.arrival > \(base) AND p.arrival <= \(last)
+                    AND (r.window_from IS NULL OR p.at >= r.window_from)
+                    AND (r.window_to IS NULL OR p.at <= r.window_to))
+            """, logger: logger)
+        let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
+        try await SampleStore.announce(.subscriptionPositionsAvailable, to: subscribers, on: connection, logger: logger)
     }
 
     /// A page of the person's positions in time order, within [from, to], after `cursor`.

@@ -37,6 +37,27 @@ extension BudgetedOperations {
         return Download(head: head, body: body.body)
     }
 
+    /// A single request's released positions (JSON, CSV or GPX), for the company that sent it.
+    func singleRequestPositions(id: UUID, cursor: String?, format: PositionFormat, by principal: Principal, logger: Logger) async throws
+        -> Download
+    {
+        guard principal.role == .thirdParty else { throw WrongRole() }
+        try admit(principal, to: .downloads, logger: logger)
+        let plan = try await singleRequests.preparePositionDownload(id: id, cursor: cursor, by: principal, logger: logger)
+        let service = singleRequests
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = format.contentType
+        head.headerFields[.cacheControl] = "no-store"
+        head.headerFields[Download.nextCursorHeader] = plan.nextCursor
+        if let fileExtension = format.fileExtension {
+            head.headerFields[.contentDisposition] = #"attachment; filename="positions-\#(id.uuidString.lowercased()).\#(fileExtension)""#
+        }
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            try await service.streamPositions(plan, format: format, logger: logger, send: send)
+        }
+        return Download(head: head, body: body.body)
+    }
+
     /// Everything held about the caller as one JSON document.
     func personalExport(of principal: Principal, logger: Logger) async throws -> Download {
         try admit(principal, to: .downloads, logger: logger)

@@ -139,6 +139,15 @@ package enum SampleStore {
                     AND (r.window_to IS NULL OR s.at <= r.window_to))
             """, logger: logger)
         let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
+        try await announce(.subscriptionDataAvailable, to: subscribers, on: connection, logger: logger)
+    }
+
+    /// Queues `type` for each subscriber (request, its sender, the arrival its cursor stands for) with the
+    /// sealed cursor (`DownloadCursor`) to download from.
+    static func announce(
+        _ type: WebhookOutboxStore.EventType, to subscribers: [(request: UUID, thirdParty: UUID, arrival: Int64)],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
         guard !subscribers.isEmpty else { return }
         // Read here rather than cached: this runs on the caller's connection, with no server state at hand.
         guard
@@ -148,11 +157,9 @@ package enum SampleStore {
         else { throw ServerSecretMissing(name: "download_cursor_key") }
         let key = SymmetricKey(data: secret)
         for (requestID, thirdPartyID, arrival) in subscribers {
-            let data =
-                #"{"requestId":"\#(requestID.uuidString.lowercased())","cursor":"\#(DownloadCursor.seal(arrival, request: requestID, key: key))"}"#
-            try await connection.query(
-                "SELECT enqueue_webhook_event(\(thirdPartyID), 'subscription.data_available', \(requestID), \(data)::jsonb)",
-                logger: logger)
+            try await WebhookOutboxStore.enqueue(
+                type, to: thirdPartyID, requestID: requestID, data: ["cursor": DownloadCursor.seal(arrival, request: requestID, key: key)],
+                on: connection, logger: logger)
         }
     }
 

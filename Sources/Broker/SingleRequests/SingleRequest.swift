@@ -38,7 +38,8 @@ package struct SingleRequest: Sendable, Equatable {
     /// person had the subject's email or fiscal code, or the person had blocked the sender).
     package var userID: UUID?
     package var subject: Subject
-    package var types: [SampleType]
+    /// Sample types and, for Track4Run, `position`.
+    package var types: [RequestedType]
     package var purpose: String
     package var windowFrom: Date?
     package var windowTo: Date?

@@ -3,9 +3,31 @@ import Logging
 import PostgresNIO
 
 extension SingleRequestService {
-    /// Checks a download before anything is sent: the caller sent the request, it is accepted, the cursor
-    /// is one this API gave out, and at least one requested type has data. Fixes the release bound.
+    /// Checks a download of samples before anything is sent: the caller sent the request, it is accepted,
+    /// the cursor is one this API gave out, and at least one requested sample type has data. Fixes the
+    /// release bound.
     package func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
+        try await plan(id: id, cursor: cursorText, by: principal, logger: logger) { request, userID, arrived, connection in
+            // The bound, and so the next cursor, is the last sample this request releases, not the last that
+            // arrived: otherwise uploads it does not release (other types, outside the window) would move
+            // the cursor and tell the company that the person uploaded them.
+            let bound = try await SingleRequestStore.lastReleasedArrival(
+                userID: userID, types: request.types.sampleTypes, from: request.windowFrom, to: request.windowTo, upTo: arrived,
+                on: connection, logger: logger)
+            let available = try await SingleRequestStore.availableTypes(
+                userID: userID, types: request.types.sampleTypes, from: request.windowFrom, to: request.windowTo, bound: bound,
+                on: connection, logger: logger)
+            guard !available.isEmpty else { throw SingleRequestError.noRequestedData }
+            return (bound, available)
+        }
+    }
+
+    /// The checks every download shares; `release` fixes the bound of what this one releases (and the
+    /// sample types with data), given the request, its person and the highest arrival it may release.
+    func plan(
+        id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger,
+        release: @Sendable (SingleRequest, UUID, Int64, PostgresConnection) async throws -> (bound: Int64, available: [SampleType])
+    ) async throws -> DownloadPlan {
         guard principal.role == .thirdParty else { throw WrongRole("Only the sender downloads a request's data.") }
         let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
@@ -22,41 +44,44 @@ extension SingleRequestService {
             else { throw SingleRequestError.notFound }
             guard request.status == .accepted else { throw SingleRequestError.notAccepted }
             guard let userID = request.userID else { throw SingleRequestError.noRequestedData }
-            // The bound, and so the next cursor, is the last sample this request releases, not the last that
-            // arrived: otherwise uploads it does not release (other types, outside the window) would move
-            // the cursor and tell the company that the person uploaded them.
-            let bound = try await SingleRequestStore.lastReleasedArrival(
-                userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, upTo: arrived,
-                on: connection, logger: logger)
-            let available = try await SingleRequestStore.availableTypes(
-                userID: userID, types: request.types, from: request.windowFrom, to: request.windowTo, bound: bound,
-                on: connection, logger: logger)
-            guard !available.isEmpty else { throw SingleRequestError.noRequestedData }
+            let (bound, available) = try await release(request, userID, arrived, connection)
             return DownloadPlan(
                 request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
                 nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, key: key))
         }
     }
 
-    /// Streams the planned release to `send` in chunks, then records it (audit event with the row count,
-    /// the person's access log). `send` answers false once the receiver is gone (hung up, or stopped
-    /// reading for longer than the server's idle timeout): what was sent so far is still recorded.
+    /// Streams the planned release of samples to `send` in chunks, then records it (audit event with the
+    /// row count, the person's access log). `send` answers false once the receiver is gone (hung up, or
+    /// stopped reading for longer than the server's idle timeout): what was sent so far is still recorded.
+    package func streamDownload(
+        _ plan: DownloadPlan, format: ResponseFormat, logger: Logger,
+        send: @Sendable ([UInt8]) async -> Bool
+    ) async throws {
+        try await streamRelease(
+            plan, of: plan.request.types.filter { $0 != .position }, encoder: ReleasedSampleEncoder(format: format), logger: logger,
+            read: { plan, arrival, connection in
+                try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
+            }, send: send)
+    }
+
+    /// Streams a planned release, chunk after chunk, through `encoder`, and records what the socket took
+    /// as a release of `types`.
     ///
     /// No connection is held while a chunk waits for the socket: each chunk is read on a lease of its own
     /// (the next one while the current one is sent), so a slow or stalled client costs the pool nothing,
     /// and twenty of them cannot take all of it. Chunks are read by arrival up to the bound fixed when the
     /// download was planned, so they follow on from each other without one transaction around them all.
-    package func streamDownload(
-        _ plan: DownloadPlan, format: ResponseFormat, logger: Logger,
+    func streamRelease<Encoder: ReleaseEncoder>(
+        _ plan: DownloadPlan, of types: [RequestedType], encoder: Encoder, logger: Logger,
+        read: @escaping @Sendable (DownloadPlan, Int64, PostgresConnection) async throws -> Encoder.Chunk?,
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
         let client = client
-        @Sendable func chunk(after arrival: Int64) async throws -> ReleasedChunk? {
-            try await client.withConnection { connection in
-                try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
-            }
+        @Sendable func chunk(after arrival: Int64) async throws -> Encoder.Chunk? {
+            try await client.withConnection { connection in try await read(plan, arrival, connection) }
         }
-        var encoder = ReleasedSampleEncoder(format: format)
+        var encoder = encoder
         // Counted once the socket took them: what the audit event and the access log say was released.
         var released: Int64 = 0
         var inChunk: Int64 = 0
@@ -65,9 +90,8 @@ extension SingleRequestService {
         do {
             reading: while let current = try await next.value {
                 next = Task { try await chunk(after: current.lastArrival) }
-                for index in current.codes.indices {
-                    guard let type = SampleType(code: current.codes[index]) else { continue }
-                    encoder.append(type: type, at: current.times[index], value: current.values[index])
+                for row in 0..<current.count {
+                    guard encoder.append(current, row: row) else { continue }
                     inChunk += 1
                     if encoder.isChunkFull {
                         guard await send(encoder.takeChunk()) else {
@@ -88,22 +112,22 @@ extension SingleRequestService {
         } catch {
             // A chunk could not be read (the database went away, or was too busy): what was sent is recorded.
             _ = try? await next.value
-            try? await record(plan, rows: released, complete: false, logger: logger)
+            try? await record(plan, of: types, rows: released, complete: false, logger: logger)
             throw error
         }
-        try await record(plan, rows: released, complete: !receiverGone, logger: logger)
+        try await record(plan, of: types, rows: released, complete: !receiverGone, logger: logger)
     }
 
     /// Records a release in a transaction of its own. It runs in a task of its own because the stream's
     /// task is cancelled when the client hangs up, and a cancelled task gets no connection: the record of
     /// what was sent must not depend on whether the receiver stayed.
-    private func record(_ plan: DownloadPlan, rows: Int64, complete: Bool, logger: Logger) async throws {
+    private func record(_ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, logger: Logger) async throws {
         let client = client
         do {
             try await Task {
                 // Data already went out: the record waits for a connection longer than a request would.
                 try await client.withTransaction(logger: logger, waitingAtMost: .seconds(120)) { connection in
-                    try await recordRelease(plan, rows: rows, complete: complete, on: connection, logger: logger)
+                    try await recordRelease(plan, of: types, rows: rows, complete: complete, on: connection, logger: logger)
                 }
             }.value
         } catch {
@@ -117,17 +141,19 @@ extension SingleRequestService {
     /// Samples fetched per query while streaming a download.
     static let chunkRows = 10_000
 
-    private func recordRelease(_ plan: DownloadPlan, rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger) async throws {
+    private func recordRelease(
+        _ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await audit(
             AuditAction.singleRequestDataReleased, plan.request, actor: .thirdParty,
             details: [
-                "rows": .int(Int(rows)), "types": .string(plan.request.types.map(\.rawValue).joined(separator: ",")),
+                "rows": .int(Int(rows)), "types": .string(types.map(\.rawValue).joined(separator: ",")),
                 "afterArrival": .int(Int(plan.cursor)), "upToArrival": .int(Int(plan.bound)), "complete": .bool(complete),
             ],
             on: connection, logger: logger)
         guard rows > 0 else { return }
         try await AccessLogStore.record(
             userID: plan.userID, thirdPartyID: plan.request.thirdParty.id, requestID: plan.request.id, kind: .single,
-            types: plan.request.types, samples: rows, on: connection, logger: logger)
+            types: types, samples: rows, on: connection, logger: logger)
     }
 }

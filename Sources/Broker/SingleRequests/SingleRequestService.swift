@@ -75,7 +75,7 @@ package struct SingleRequestService: Sendable {
 
     struct ValidCreation {
         var subject: SingleRequest.Subject
-        var types: [SampleType]
+        var types: [RequestedType]
         var purpose: String
         var windowFrom: Date?
         var windowTo: Date?
@@ -103,14 +103,14 @@ package struct SingleRequestService: Sendable {
                 errors.append(FieldError(field: "subject.fiscalCode", message: "is not a valid codice fiscale"))
             }
         }
-        var types: [SampleType] = []
+        var types: [RequestedType] = []
         if creation.types.isEmpty { errors.append(FieldError(field: "types", message: "name at least one type")) }
         for (index, name) in creation.types.enumerated() {
-            if let type = SampleType(rawValue: name) {
+            if let type = RequestedType(rawValue: name) {
                 if types.contains(type) { errors.append(FieldError(field: "types[\(index)]", message: "is repeated")) }
                 types.append(type)
             } else {
-                errors.append(FieldError(field: "types[\(index)]", message: "is not a sample type"))
+                errors.append(FieldError(field: "types[\(index)]", message: "is not a sample type nor position"))
             }
         }
         let purpose = creation.purpose.trimmingCharacters(in: .whitespacesAndNewlines)

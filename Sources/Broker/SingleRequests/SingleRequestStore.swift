@@ -60,7 +60,7 @@ package enum SingleRequestStore {
             subject: .init(
                 email: try columns["subject_email"].decode(String?.self),
                 fiscalCode: try columns["subject_fiscal_code"].decode(String?.self)),
-            types: try columns["types"].decode([Int16].self).compactMap(SampleType.init(code:)),
+            types: try columns["types"].decode([Int16].self).compactMap(RequestedType.init(code:)),
             purpose: try columns["purpose"].decode(String.self),
             windowFrom: try columns["window_from"].decode(Date?.self),
             windowTo: try columns["window_to"].decode(Date?.self),
@@ -109,7 +109,7 @@ package enum SingleRequestStore {
     /// the answer. A second pending request of the same sender to the same subject (as typed) fails on the
     /// unique partial index (23505); one whose time ran out is marked expired first, so it no longer counts.
     static func insert(
-        thirdPartyID: UUID, userID: UUID?, subject: SingleRequest.Subject, types: [SampleType], purpose: String,
+        thirdPartyID: UUID, userID: UUID?, subject: SingleRequest.Subject, types: [RequestedType], purpose: String,
         windowFrom: String?, windowTo: String?, subscriptionDays: Int?, expiryDays: Int,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> SingleRequest {

@@ -12,8 +12,8 @@ package struct AccessLogEntry: Sendable, Equatable {
     package var companyName: String
     package var requestID: UUID
     package var kind: Kind
-    package var types: [SampleType]
-    /// Samples released; nil for a group release (the data only contributed to an anonymised aggregate).
+    package var types: [RequestedType]
+    /// Samples (or positions) released; nil for a group release (the data only contributed to an anonymised aggregate).
     package var samples: Int64?
 
     /// The entry in plain words, for people reading their log.
@@ -21,7 +21,8 @@ package struct AccessLogEntry: Sendable, Equatable {
         switch kind {
         case .single:
             let count = samples ?? 0
-            return "\(companyName) received \(count) sample\(count == 1 ? "" : "s") of yours (\(types.map(\.rawValue).joined(separator: ", ")))."
+            let what = types == [.position] ? "position" : "sample"
+            return "\(companyName) received \(count) \(what)\(count == 1 ? "" : "s") of yours (\(types.map(\.rawValue).joined(separator: ", ")))."
         case .group:
             return "Your data contributed to an anonymised aggregate released to \(companyName); no sample of yours was shared."
         }
@@ -32,7 +33,7 @@ package struct AccessLogEntry: Sendable, Equatable {
 package enum AccessLogStore {
     /// Records a release, unless the person's account is gone (an erasure that committed meanwhile).
     static func record(
-        userID: UUID, thirdPartyID: UUID, requestID: UUID, kind: AccessLogEntry.Kind, types: [SampleType], samples: Int64?,
+        userID: UUID, thirdPartyID: UUID, requestID: UUID, kind: AccessLogEntry.Kind, types: [RequestedType], samples: Int64?,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
@@ -84,7 +85,7 @@ package enum AccessLogStore {
             entries.append(
                 AccessLogEntry(
                     id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
-                    kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(SampleType.init(code:)),
+                    kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(RequestedType.init(code:)),
                     samples: samples))
         }
         return entries

@@ -9,6 +9,8 @@ package enum WebhookOutboxStore {
         case singleRequestAccepted = "single_request.accepted"
         // No `single_request.refused`: a sender may not learn of a refusal (`SingleRequest.seenBySender`).
         case subscriptionDataAvailable = "subscription.data_available"
+        /// New positions for a subscription that asked for `position`; its cursor is for the positions' download.
+        case subscriptionPositionsAvailable = "subscription.positions_available"
         case subscriptionEnded = "subscription.ended"
         case groupRequestResultsUpdated = "group_request.results_updated"
     }
