@@ -29,6 +29,9 @@ struct Services: Sendable {
     let imports: ImportJobs
     let webhooks: WebhookService
     let webhookPolicy: WebhookURLPolicy
+    let runs: RunService
+    /// The spectators' live feeds: one reader per watched run.
+    let liveFeeds: RunLiveFeeds
     /// The rate-limited operations and downloads, as the API and the console both call them.
     let budgeted: BudgetedOperations
 
@@ -44,8 +47,9 @@ struct Services: Sendable {
         let pseudonymizer = Pseudonymizer(client: client)
         singleRequests = SingleRequestService(
             client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays)
+        let mailer = try makeMailer(configuration: configuration, logger: logger)
         accounts = try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: try makeMailer(configuration: configuration, logger: logger),
+            client: client, hasher: PasswordHasher(), mailer: mailer,
             publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
             singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
             unactivatedLifetime: configuration.activationExpiryHours * 3600)
@@ -64,6 +68,8 @@ struct Services: Sendable {
             maximumBackground: configuration.importSlots, logger: logger)
         webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
         webhooks = WebhookService(client: client, policy: webhookPolicy)
+        runs = RunService(client: client, singleRequests: singleRequests, mailer: mailer)
+        liveFeeds = RunLiveFeeds(runs: runs, logger: logger)
         budgeted = BudgetedOperations(
             rateLimiter: RateLimiter(limits: configuration.rateLimits), accounts: accounts, samples: samples, positions: positions,
             imports: imports,
@@ -83,6 +89,7 @@ struct Services: Sendable {
             PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
             AuditCheckpointPublishing(checkpoints: auditCheckpoints, interval: configuration.auditCheckpointInterval, logger: logger),
             WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
+            RunDay(runs: runs, logger: logger, interval: configuration.runDayInterval),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             imports,
         ]

@@ -44,6 +44,20 @@ struct AuthorizationMatrixTests {
         "DELETE /v1/group-requests/{id}/subscription": .owned { ["id": $0.groupRequestID] },
         "GET /v1/audit/group-requests/{id}/results": .visibleToEveryoneOfTheRole(why: "auditors read every group request"),
         "GET /v1/me/imports/{id}": .owned { ["id": $0.importJobID] },
+        // A run is public; what is the organiser's own is changing it: another organiser's run is a 404.
+        "PATCH /v1/runs/{id}": .owned { ["id": $0.runID] },
+        "POST /v1/runs/{id}/cancel": .owned { ["id": $0.runID] },
+        "GET /v1/runs/{id}": .visibleToEveryoneOfTheRole(why: "runs are public (R42)"),
+        "GET /v1/runs/{id}/results": .visibleToEveryoneOfTheRole(why: "results are public"),
+        "GET /v1/runs/{id}/live": .visibleToEveryoneOfTheRole(why: "spectating needs no account (R49)"),
+        "GET /v1/runs/{id}/live/events": .visibleToEveryoneOfTheRole(why: "spectating needs no account (R49)"),
+        // A person's place is keyed by the run and their own account: any run id is "theirs" to name.
+        "POST /v1/runs/{id}/participation": .visibleToEveryoneOfTheRole(why: "people join any listed run"),
+        "GET /v1/runs/{id}/participation": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
+        "DELETE /v1/runs/{id}/participation": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
+        "POST /v1/runs/{id}/participation/check-in": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
+        "PUT /v1/runs/{id}/participation/privacy-zone": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
+        "DELETE /v1/runs/{id}/participation/privacy-zone": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
     ]
 
     /// Another company and another person, with one resource of every kind an id in a path can name.
@@ -61,6 +75,8 @@ struct AuthorizationMatrixTests {
         var blockedCompanyID = ""
         /// The person's background Apple Health import (finished).
         var importJobID = ""
+        /// The company's upcoming run.
+        var runID = ""
 
         /// What must never appear in an answer to someone else (unless the caller sent it).
         var secrets: [String] {
@@ -383,6 +399,7 @@ struct AuthorizationMatrixTests {
         try #require(group.status == .created, "the group request answered \(group.status): \(harness.text(group))")
         try #require(try harness.object(group)["status"] as? String == "accepted", "the group request was not accepted: \(harness.text(group))")
         other.groupRequestID = try #require(try harness.object(group)["id"] as? String)
+        other.runID = try await RunFixtures.run(harness, organiser: companyToken)
         return other
     }
 }

@@ -62,6 +62,8 @@ package struct BrokerConfiguration: Sendable {
     package var activationExpiryHours = 48
     /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
     package var accountHousekeepingInterval: Duration = .seconds(600)
+    /// How often the runs' day passes (`RunDay`): requests, removal at the start, finish detection.
+    package var runDayInterval: Duration = .seconds(5)
     /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
     /// (a request to nobody among them: it must answer and end like any other).
     package var pendingRequestExpiryDays = 30

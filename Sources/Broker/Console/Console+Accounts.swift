@@ -13,7 +13,7 @@ extension Console {
 
         get("/login", .anyone, on: router) { request in
             if let principal = request.principal { return .redirect(to: Self.home(of: principal.role), type: .normal) }
-            return request.page("login", title: "Sign in")
+            return request.page("login", title: "Sign in", values: try await Self.runLists(request))
         }
         post("/login", .anyone, on: router) { request in
             try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {

@@ -62,6 +62,7 @@ struct Console: Sendable {
         registerPersonPages(on: router)
         registerCompanyPages(on: router)
         registerAuditorPages(on: router)
+        registerRunPages(on: router)
     }
 
     // MARK: Routing

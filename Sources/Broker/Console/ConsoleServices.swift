@@ -11,6 +11,7 @@ struct ConsoleServices: Sendable {
     let imports: ImportJobs
     let webhooks: WebhookService
     let budgeted: BudgetedOperations
+    let runs: RunService
     /// The console's own table: the CSRF tokens of its forms.
     let csrf: CSRFTokens
 
@@ -25,6 +26,7 @@ struct ConsoleServices: Sendable {
         imports = services.imports
         webhooks = services.webhooks
         budgeted = services.budgeted
+        runs = services.runs
         csrf = CSRFTokens(client: services.client)
     }
 }

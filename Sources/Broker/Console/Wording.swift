@@ -73,6 +73,13 @@ enum Wording {
     }
 
     /// "2026-11-21 14:05 UTC": unambiguous in every locale, and the server's clock zone.
+    /// A finish time: "1:02:05" or "42:17".
+    static func raceTime(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (hours, minutes, rest) = (total / 3600, total % 3600 / 60, total % 60)
+        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+    }
+
     static func time(_ date: Date?) -> String {
         guard let date else { return "" }
         let text = Timestamp.rfc3339(date)

@@ -14,6 +14,8 @@ struct AuthenticationGate: Sendable {
     static let publicOperations: Set<String> = [
         "POST /v1/users", "POST /v1/third-parties", "POST /v1/activations", "POST /v1/accounts/activation-mail", "POST /v1/sessions",
         "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
+        // Track4Run's public side (R42, R49–R51): anyone lists runs and watches them without signing in.
+        "GET /v1/runs", "GET /v1/runs/{id}", "GET /v1/runs/{id}/results", "GET /v1/runs/{id}/live", "GET /v1/runs/{id}/live/events",
     ]
 
     /// Operations only a signed-in session may call, whatever an API key's scope: managing keys (a key that

@@ -20,6 +20,8 @@ struct BrokerAPI: APIProtocol {
     /// Only a scraper with `METRICS_TOKEN` reads `metrics`.
     let metricsAccess: MetricsAccess
     let webhooks: WebhookService
+    let runs: RunService
+    let liveFeeds: RunLiveFeeds
     /// The rate-limited operations and downloads, shared with the console.
     let budgeted: BudgetedOperations
 
@@ -38,6 +40,8 @@ struct BrokerAPI: APIProtocol {
         metrics = services.metrics
         metricsAccess = services.metricsAccess
         webhooks = services.webhooks
+        runs = services.runs
+        liveFeeds = services.liveFeeds
         budgeted = services.budgeted
     }
 

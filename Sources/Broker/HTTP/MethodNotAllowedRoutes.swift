@@ -33,7 +33,20 @@ final class RouteRecordingTransport: ServerTransport {
         method: HTTPRequest.Method,
         path: String
     ) throws {
-        let unguarded = replacements["\(method.rawValue) \(path)"] ?? generated
+        let chosen = replacements["\(method.rawValue) \(path)"] ?? generated
+        // A request without a Content-Type whose body is empty reaches the handler with no body: the
+        // transport hands every request one, and an operation whose body is optional (joining a run) would
+        // otherwise try to decode "" as JSON. Such bodies are read here (a typed body is never buffered).
+        let unguarded: StreamingEndpoints.Handler = { request, body, metadata in
+            guard request.headerFields[.contentType] == nil, let body else { return try await chosen(request, body, metadata) }
+            let bytes: [UInt8]
+            do {
+                bytes = try await [UInt8](collecting: body, upTo: jsonBodyLimit)
+            } catch {
+                throw Problem.status(.unsupportedMediaType, detail: "Send a Content-Type with a body.")
+            }
+            return try await chosen(request, bytes.isEmpty ? nil : HTTPBody(bytes), metadata)
+        }
         let authenticated = gate.guarding(unguarded, method: method, path: path)
         let handler = path.hasPrefix("/v1/") ? outageGuard.guarding(authenticated) : authenticated
         try router.register(handler, method: method, path: path)

@@ -18,6 +18,7 @@ struct StreamingEndpoints: Sendable {
             "GET /v1/single-requests/{id}/data": download,
             "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
+            "GET /v1/runs/{id}/live/events": liveEvents,
         ]
     }
 
@@ -48,6 +49,16 @@ struct StreamingEndpoints: Sendable {
     func export(_: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
         let download = try await api.budgeted.personalExport(of: try await api.caller(), logger: api.logger)
         return (download.head, download.body)
+    }
+
+    /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change.
+    func liveEvents(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let id = try api.runID(metadata.pathParameters["id"].map(String.init) ?? "")
+        let stream = try await api.liveFeeds.watch(id)
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "text/event-stream; charset=utf-8"
+        head.headerFields[.cacheControl] = "no-store"
+        return (head, HTTPBody(stream.map { ArraySlice($0) }, length: .unknown, iterationBehavior: .single))
     }
 
     static func query(of request: HTTPRequest) -> [String: String] {

@@ -82,3 +82,56 @@ document.addEventListener("DOMContentLoaded", function () {
     request.send(file);
   });
 });
+
+// A live run's page: each `positions` event (server-sent, /v1/runs/{id}/live/events) moves the runners'
+// markers, adds those who appear and removes those who are no longer shown (a runner who stopped sharing
+// disappears at once). Markers are placed with the projection the server drew the path with.
+document.addEventListener("DOMContentLoaded", function () {
+  var figure = document.getElementById("run-figure");
+  var map = document.getElementById("run-map");
+  if (!figure || !map || !figure.dataset.feed || typeof EventSource === "undefined") return;
+  var svg = "http://www.w3.org/2000/svg";
+  var layer = document.getElementById("runners");
+  var count = document.getElementById("live-count");
+  var p = {
+    north: parseFloat(map.dataset.north), west: parseFloat(map.dataset.west),
+    kx: parseFloat(map.dataset.kx), ky: parseFloat(map.dataset.ky), padding: parseFloat(map.dataset.padding)
+  };
+  function place(marker, runner) {
+    var x = (runner.longitude - p.west) * p.kx + p.padding;
+    var y = (p.north - runner.latitude) * p.ky + p.padding;
+    marker.setAttribute("transform", "translate(" + x.toFixed(1) + " " + y.toFixed(1) + ")");
+    marker.classList.toggle("finished", !!runner.finished);
+  }
+  function marker(runner) {
+    var group = document.createElementNS(svg, "g");
+    group.setAttribute("class", "runner");
+    group.dataset.bib = String(runner.bib);
+    var dot = document.createElementNS(svg, "circle");
+    dot.setAttribute("r", "6");
+    var label = document.createElementNS(svg, "text");
+    label.setAttribute("x", "9");
+    label.setAttribute("y", "4");
+    label.textContent = runner.name;  // text, never markup
+    group.appendChild(dot);
+    group.appendChild(label);
+    layer.appendChild(group);
+    return group;
+  }
+  var source = new EventSource(figure.dataset.feed);
+  source.addEventListener("positions", function (event) {
+    var live = JSON.parse(event.data);
+    var seen = {};
+    live.runners.forEach(function (runner) {
+      seen[runner.bib] = true;
+      var existing = layer.querySelector('g.runner[data-bib="' + runner.bib + '"]');
+      place(existing || marker(runner), runner);
+    });
+    Array.prototype.slice.call(layer.querySelectorAll("g.runner")).forEach(function (group) {
+      if (!seen[group.dataset.bib]) layer.removeChild(group);
+    });
+    if (count) count.textContent = String(live.runners.length);
+    document.getElementById("run-state").textContent = live.state;
+    if (live.state !== "live") source.close();
+  });
+});

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A run an organiser (a third party) set up: where (its path), when (start and duration) and for how many.
+package struct Run: Sendable, Equatable {
+    /// Computed from time, except `cancelled`.
+    package enum State: String, Sendable, CaseIterable { case upcoming, live, finished, cancelled }
+
+    package var id: UUID
+    package var organiserID: UUID
+    package var organiserName: String
+    package var name: String
+    package var startsAt: Date
+    package var durationMinutes: Int
+    package var maxParticipants: Int
+    package var path: RunPath
+    package var pathMetres: Double
+    package var cancelledAt: Date?
+    package var createdAt: Date
+    /// Runners who joined and were not removed at the start.
+    package var participants: Int
+
+    package var endsAt: Date { startsAt.addingTimeInterval(TimeInterval(durationMinutes * 60)) }
+
+    package func state(at now: Date) -> State {
+        if cancelledAt != nil { return .cancelled }
+        if now < startsAt { return .upcoming }
+        return now < endsAt ? .live : .finished
+    }
+}
+
+/// One runner of one run, as they and the organiser see it.
+package struct RunParticipant: Sendable, Equatable {
+    package var runID: UUID
+    package var userID: UUID
+    package var bib: Int
+    package var displayName: String?
+    package var joinedAt: Date
+    /// The run's single request to the runner, once sent (on the run's day).
+    package var requestID: UUID?
+    /// That request's status as the runner sees it (`accepted` once they share).
+    package var requestStatus: SingleRequest.Status?
+    package var checkedInAt: Date?
+    /// Not checked in when the run started (R48).
+    package var removedAt: Date?
+    package var finishedAt: Date?
+    package var privacyZone: PrivacyZone?
+
+    /// The name spectators see: the chosen display name, or the bib.
+    package var publicName: String { displayName ?? "Bib \(bib)" }
+}
+
+/// Where a runner's track is hidden from spectators: within `metres` of `centre` (their home, say).
+package struct PrivacyZone: Sendable, Equatable {
+    package var centre: GeoPoint
+    package var metres: Int
+
+    package static let metresRange = 100...1000
+
+    package func hides(_ point: GeoPoint) -> Bool { centre.distance(to: point) <= Double(metres) }
+}
+
+/// The rules' distances and times, in one place.
+package enum RunRules {
+    /// A runner checks in within this many metres of the path's start…
+    package static let startAreaMetres = 100.0
+    /// …during the hour before the start…
+    package static let checkInWindow: TimeInterval = 3600
+    /// …with a position uploaded in the last minutes (the phone is sharing, R47).
+    package static let freshPosition: TimeInterval = 300
+    /// A runner reached the path's middle, or its finish, within this many metres of it.
+    package static let checkpointMetres = 50.0
+    /// The run's single requests go out this long before the start ("on the day of the run", R38).
+    package static let requestLead: TimeInterval = 24 * 3600
+    /// Runs start at least this far ahead when created or moved, so runners can join and check in.
+    package static let minimumLead: TimeInterval = 5 * 60
+}

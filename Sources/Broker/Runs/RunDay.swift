@@ -1,0 +1,22 @@
+import Logging
+import ServiceLifecycle
+
+/// Runs the run's day (`RunService+Schedule`) every `interval`: requests, removal at the start, progress,
+/// and requests ending with their runs.
+struct RunDay: Service {
+    let runs: RunService
+    let logger: Logger
+    var interval: Duration
+
+    func run() async throws {
+        let runs = runs
+        let logger = logger
+        await repeatUntilShutdown(every: interval, logger: logger, failure: "a pass of the runs' day failed; will retry") {
+            let sent = try await runs.sendDueRequests(logger: logger)
+            let removed = try await runs.removeAbsentees(logger: logger)
+            let finished = try await runs.trackProgress(logger: logger)
+            let ended = try await runs.endRequestsWithTheirRuns(logger: logger)
+            return sent + removed + finished + ended > 0
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// A run's path: the line runners follow, from its start to its finish, as the organiser uploaded it
+/// (GPX from a route planner, or GeoJSON). Its start, middle and finish are where check-in, progress and
+/// finish are judged.
+package struct RunPath: Sendable, Equatable {
+    package var points: [GeoPoint]
+
+    package static let maximumPoints = 10_000
+    /// No run is longer: a path beyond it is a mistake (a whole day's drive exported by accident).
+    package static let maximumMetres = 300_000.0
+
+    package var start: GeoPoint { points[0] }
+    package var finish: GeoPoint { points[points.count - 1] }
+    package var metres: Double { zip(points, points.dropFirst()).reduce(0) { $0 + $1.0.distance(to: $1.1) } }
+
+    /// The point half the path's length from its start: a runner on a loop (start and finish in one place)
+    /// must pass it before reaching the finish counts.
+    package var middle: GeoPoint {
+        let half = metres / 2
+        var walked = 0.0
+        for (from, to) in zip(points, points.dropFirst()) {
+            let leg = from.distance(to: to)
+            if walked + leg >= half, leg > 0 {
+                let share = (half - walked) / leg
+                return GeoPoint(
+                    latitude: from.latitude + (to.latitude - from.latitude) * share,
+                    longitude: from.longitude + (to.longitude - from.longitude) * share)
+            }
+            walked += leg
+        }
+        return finish
+    }
+
+    package init(points: [GeoPoint]) {
+        self.points = points
+    }
+
+    /// The path of a GPX file (every segment, joined in order) or of GeoJSON (a LineString, or a Feature or
+    /// FeatureCollection holding exactly one); `field` names the input in errors.
+    package static func parse(format: String, text: String, field: String) -> Result<RunPath, RunError> {
+        let points: [GeoPoint]
+        switch format {
+        case "gpx":
+            switch GPXTrack.parse(Data(text.utf8)) {
+            case .success(let track): points = track.points.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) }
+            case .failure(let error): return .failure(.invalid([FieldError(field: field, message: "is not a usable GPX file: \(error)")]))
+            }
+        case "geojson":
+            switch GeoJSONLine.points(in: text) {
+            case .success(let found): points = found
+            case .failure(let message): return .failure(.invalid([FieldError(field: field, message: "is not a usable GeoJSON line: \(message)")]))
+            }
+        default:
+            return .failure(.invalid([FieldError(field: "\(field).format", message: "must be gpx or geojson")]))
+        }
+        return validated(RunPath(points: points), field: field)
+    }
+
+    static func validated(_ path: RunPath, field: String) -> Result<RunPath, RunError> {
+        guard path.points.count >= 2 else { return .failure(.invalid([FieldError(field: field, message: "needs at least two points")])) }
+        guard path.points.count <= maximumPoints else {
+            return .failure(.invalid([FieldError(field: field, message: "has more than \(maximumPoints) points")]))
+        }
+        guard path.metres >= 100, path.metres <= maximumMetres else {
+            return .failure(
+                .invalid([FieldError(field: field, message: "must be 100 m to \(Int(maximumMetres / 1000)) km long (it is \(Int(path.metres)) m)")]))
+        }
+        return .success(path)
+    }
+}
+
+/// The points of a GeoJSON line (RFC 7946: positions are `[longitude, latitude(, elevation)]`).
+enum GeoJSONLine {
+    /// Why the text is not a line, in words.
+    struct Refusal: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+        var description: String
+        init(stringLiteral value: String) { description = value }
+        init(_ text: String) { description = text }
+    }
+
+    static func points(in text: String) -> Result<[GeoPoint], GeoJSONLine.Refusal> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            return .failure("not a JSON object")
+        }
+        return line(in: object)
+    }
+
+    private static func line(in object: [String: Any]) -> Result<[GeoPoint], GeoJSONLine.Refusal> {
+        switch object["type"] as? String {
+        case "LineString":
+            guard let coordinates = object["coordinates"] as? [[Any]] else { return .failure("a LineString needs coordinates") }
+            var points: [GeoPoint] = []
+            for (index, position) in coordinates.enumerated() {
+                guard position.count >= 2, let longitude = (position[0] as? NSNumber)?.doubleValue,
+                    let latitude = (position[1] as? NSNumber)?.doubleValue, (-90...90).contains(latitude), (-180...180).contains(longitude)
+                else { return .failure(Refusal("coordinate \(index) is not [longitude, latitude] in degrees")) }
+                points.append(GeoPoint(latitude: latitude, longitude: longitude))
+            }
+            return .success(points)
+        case "Feature":
+            guard let geometry = object["geometry"] as? [String: Any] else { return .failure("the Feature has no geometry") }
+            return line(in: geometry)
+        case "FeatureCollection":
+            let features = object["features"] as? [[String: Any]] ?? []
+            guard features.count == 1 else { return .failure(Refusal("a FeatureCollection must hold exactly one line (it holds \(features.count))")) }
+            return line(in: features[0])
+        case let other?:
+            return .failure(Refusal("a \(other) is not a line; upload a LineString"))
+        case nil:
+            return .failure("it has no type")
+        }
+    }
+}

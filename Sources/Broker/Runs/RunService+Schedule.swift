@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The run's day, driven by `RunDay`: requests go out (R38–R41), absentees are removed at the start (R48),
+/// finishes are detected from positions, and requests end with the run.
+extension RunService {
+    /// Sends the run's request to every runner of a run starting within a day who has none yet, each in a
+    /// transaction of its own (one runner's failure does not hold back the others). Returns how many.
+    @discardableResult
+    func sendDueRequests(limit: Int = 200, logger: Logger) async throws -> Int {
+        let due = try await client.withConnection {
+            try await RunStore.runnersAwaitingRequests(lead: RunRules.requestLead, limit: limit, on: $0, logger: logger)
+        }
+        var sent = 0
+        for runner in due {
+            do {
+                try await client.withTransaction(logger: logger) { connection in
+                    // Read again under the run's lock: it may have been cancelled, moved or left meanwhile.
+                    guard let run = try await RunStore.run(id: runner.run, locked: true, on: connection, logger: logger),
+                        run.state(at: Date()) == .upcoming,
+                        let participant = try await RunStore.participant(run: runner.run, user: runner.user, on: connection, logger: logger),
+                        participant.requestID == nil
+                    else { return }
+                    let request = try await singleRequests.sendForRun(
+                        organiserID: run.organiserID, userID: runner.user, email: runner.email, runName: run.name,
+                        from: run.startsAt.addingTimeInterval(-RunRules.checkInWindow), to: run.endsAt, on: connection, logger: logger)
+                    try await RunStore.setRequest(request.id, run: runner.run, user: runner.user, on: connection, logger: logger)
+                }
+                sent += 1
+            } catch SingleRequestError.duplicatePending {
+                // The organiser has another request pending to this runner; tried again on the next pass.
+                logger.info("a run's request waits for another pending request", metadata: ["run.id": "\(runner.run)"])
+            }
+        }
+        return sent
+    }
+
+    /// Removes the runners of started runs who had not checked in, withdrawing their requests (R48).
+    @discardableResult
+    func removeAbsentees(logger: Logger) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            let removed = try await RunStore.removeAbsentees(on: connection, logger: logger)
+            for absentee in removed {
+                guard let requestID = absentee.request else { continue }
+                try await singleRequests.withdrawForRun(
+                    requestID: requestID, organiserID: absentee.organiser, reason: "not checked in by the start", on: connection, logger: logger)
+            }
+            return removed.count
+        }
+    }
+
+    /// Ends the requests of runs that finished or were cancelled ("a subscription that ends with the run").
+    @discardableResult
+    func endRequestsWithTheirRuns(limit: Int = 200, logger: Logger) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            let outliving = try await RunStore.requestsOutlivingTheirRun(limit: limit, on: connection, logger: logger)
+            for request in outliving {
+                try await singleRequests.withdrawForRun(
+                    requestID: request.request, organiserID: request.organiser, reason: "run over", on: connection, logger: logger)
+            }
+            return outliving.count
+        }
+    }
+
+    /// Looks at the positions runners uploaded since the last pass: a runner passes the path's middle, then
+    /// reaches its finish (both within `RunRules.checkpointMetres`), at the time of the fix that did it.
+    @discardableResult
+    func trackProgress(limit: Int = 2000, logger: Logger) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            var paths: [UUID: RunPath] = [:]
+            var finished = 0
+            for runner in try await RunStore.newProgress(limit: limit, on: connection, logger: logger) {
+                if paths[runner.run] == nil { paths[runner.run] = try await RunStore.run(id: runner.run, on: connection, logger: logger)?.path }
+                guard let path = paths[runner.run] else { continue }
+                let (halfway, finish) = RunProgress.advance(halfwayAt: runner.halfwayAt, fixes: runner.fixes, path: path)
+                if finish != nil { finished += 1 }
+                try await RunStore.recordProgress(
+                    run: runner.run, user: runner.user, seenArrival: runner.lastArrival, halfwayAt: halfway, finishedAt: finish, on: connection,
+                    logger: logger)
+            }
+            return finished
+        }
+    }
+}
+
+/// Where a runner stands on the path, from their fixes in time order.
+enum RunProgress {
+    /// The time they passed the middle (kept if known) and the time they reached the finish after it.
+    static func advance(halfwayAt: Date?, fixes: [(at: Date, point: GeoPoint)], path: RunPath) -> (halfway: Date?, finish: Date?) {
+        var halfway = halfwayAt
+        let middle = path.middle
+        for fix in fixes {
+            if halfway == nil, fix.point.distance(to: middle) <= RunRules.checkpointMetres { halfway = fix.at }
+            if let passed = halfway, fix.at >= passed, fix.point.distance(to: path.finish) <= RunRules.checkpointMetres {
+                return (halfway, fix.at)
+            }
+        }
+        return (halfway, nil)
+    }
+}

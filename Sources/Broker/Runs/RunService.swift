@@ -1,0 +1,225 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The rules of runs: organisers (third parties) create, edit and cancel them (R36/R37); anyone lists and
+/// reads them (R42); people join and leave (R43–R45), check in (R46/R47) and set a privacy zone. The run's
+/// day (requests, removal at the start, finish detection) is `RunService+Schedule`.
+package struct RunService: Sendable {
+    let client: DatabasePool
+    let singleRequests: SingleRequestService
+    let mailer: any Mailer
+
+    package init(client: DatabasePool, singleRequests: SingleRequestService, mailer: any Mailer) {
+        self.client = client
+        self.singleRequests = singleRequests
+        self.mailer = mailer
+    }
+
+    /// A run as the organiser types it; every field optional for an edit.
+    package struct Draft: Sendable {
+        package var name: String?
+        package var startsAt: String?
+        package var durationMinutes: Int?
+        package var maxParticipants: Int?
+        package var pathFormat: String?
+        package var pathText: String?
+
+        package init(
+            name: String? = nil, startsAt: String? = nil, durationMinutes: Int? = nil, maxParticipants: Int? = nil, pathFormat: String? = nil,
+            pathText: String? = nil
+        ) {
+            (self.name, self.startsAt, self.durationMinutes, self.maxParticipants) = (name, startsAt, durationMinutes, maxParticipants)
+            (self.pathFormat, self.pathText) = (pathFormat, pathText)
+        }
+    }
+
+    static let durations = 10...1440
+    static let places = 1...10_000
+    static let nameLength = 1...120
+
+    // MARK: Organisers
+
+    package func create(_ draft: Draft, by principal: Principal, logger: Logger) async throws -> Run {
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties organise runs.") }
+        var errors: [FieldError] = []
+        for (field, value) in [("name", draft.name), ("startsAt", draft.startsAt), ("path", draft.pathText)] where value == nil {
+            errors.append(FieldError(field: field, message: "is required"))
+        }
+        if draft.durationMinutes == nil { errors.append(FieldError(field: "durationMinutes", message: "is required")) }
+        if draft.maxParticipants == nil { errors.append(FieldError(field: "maxParticipants", message: "is required")) }
+        var run = Run(
+            id: UUID(), organiserID: principal.accountID, organiserName: "", name: "", startsAt: Date(), durationMinutes: 0,
+            maxParticipants: 0, path: RunPath(points: []), pathMetres: 0, cancelledAt: nil, createdAt: Date(), participants: 0)
+        Self.apply(draft, to: &run, into: &errors)
+        guard errors.isEmpty else { throw RunError.invalid(errors) }
+        return try await client.withTransaction(logger: logger) { connection in
+            try await RunStore.insert(
+                organiserID: principal.accountID, name: run.name, startsAt: run.startsAt, durationMinutes: run.durationMinutes,
+                maxParticipants: run.maxParticipants, path: run.path, on: connection, logger: logger)
+        }
+    }
+
+    /// Changes an upcoming run. Moving its time withdraws the requests already sent (their window was the
+    /// old time) and the check-ins made; the run's day job sends new ones.
+    package func edit(id: UUID, _ draft: Draft, by principal: Principal, logger: Logger) async throws -> Run {
+        guard principal.role == .thirdParty else { throw WrongRole("Only the organiser edits a run.") }
+        return try await client.withTransaction(logger: logger) { connection in
+            var run = try await organisersRun(id, principal, on: connection, logger: logger)
+            guard run.state(at: Date()) == .upcoming else { throw RunError.closed("A run can be edited only before it starts.") }
+            let before = run
+            var errors: [FieldError] = []
+            Self.apply(draft, to: &run, into: &errors)
+            if run.maxParticipants < before.participants, errors.isEmpty { throw RunError.fewerPlacesThanRunners(before.participants) }
+            guard errors.isEmpty else { throw RunError.invalid(errors) }
+            try await RunStore.update(run, on: connection, logger: logger)
+            if run.startsAt != before.startsAt || run.durationMinutes != before.durationMinutes {
+                for participant in try await RunStore.participants(run: id, on: connection, logger: logger) {
+                    guard let requestID = participant.requestID else { continue }
+                    try await singleRequests.withdrawForRun(
+                        requestID: requestID, organiserID: run.organiserID, reason: "run moved", on: connection, logger: logger)
+                }
+                try await RunStore.forgetRequests(run: id, on: connection, logger: logger)
+            }
+            return try await RunStore.run(id: id, on: connection, logger: logger) ?? run
+        }
+    }
+
+    /// Cancels a run that has not finished: every runner's request is withdrawn and every runner is mailed.
+    package func cancel(id: UUID, by principal: Principal, logger: Logger) async throws -> Run {
+        guard principal.role == .thirdParty else { throw WrongRole("Only the organiser cancels a run.") }
+        let (run, emails) = try await client.withTransaction(logger: logger) { connection in
+            let run = try await organisersRun(id, principal, on: connection, logger: logger)
+            switch run.state(at: Date()) {
+            case .cancelled: throw RunError.closed("The run is already cancelled.")
+            case .finished: throw RunError.closed("The run has finished.")
+            case .upcoming, .live: break
+            }
+            try await RunStore.cancel(id: id, on: connection, logger: logger)
+            for participant in try await RunStore.participants(run: id, on: connection, logger: logger) {
+                guard let requestID = participant.requestID else { continue }
+                try await singleRequests.withdrawForRun(
+                    requestID: requestID, organiserID: run.organiserID, reason: "run cancelled", on: connection, logger: logger)
+            }
+            let emails = try await RunStore.runnerEmails(run: id, on: connection, logger: logger)
+            return (try await RunStore.run(id: id, on: connection, logger: logger) ?? run, emails)
+        }
+        // After the commit: a mail that cannot go out does not undo the cancellation; it is logged.
+        for email in emails {
+            do {
+                try await mailer.send(RunMail.cancelled(run, to: email))
+            } catch {
+                logger.warning("a run's cancellation could not be mailed", metadata: ["run.id": "\(id)", "error": "\(error)"])
+            }
+        }
+        return run
+    }
+
+    /// The run if the caller organises it; another organiser's run is the 404 of an unknown one.
+    private func organisersRun(_ id: UUID, _ principal: Principal, on connection: PostgresConnection, logger: Logger) async throws -> Run {
+        guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger), run.organiserID == principal.accountID
+        else { throw RunError.notFound }
+        return run
+    }
+
+    /// Applies the draft's fields that are present, naming every invalid one.
+    static func apply(_ draft: Draft, to run: inout Run, into errors: inout [FieldError]) {
+        if let name = draft.name?.trimmingCharacters(in: .whitespacesAndNewlines) {
+            if nameLength.contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                run.name = name
+            } else {
+                errors.append(FieldError(field: "name", message: "must be 1–120 characters, without control characters"))
+            }
+        }
+        if let text = draft.startsAt {
+            if let startsAt = Timestamp.parse(text) {
+                if startsAt < Date().addingTimeInterval(RunRules.minimumLead) {
+                    errors.append(FieldError(field: "startsAt", message: "must be at least 5 minutes from now"))
+                } else if startsAt > Date().addingTimeInterval(366 * 86_400) {
+                    errors.append(FieldError(field: "startsAt", message: "must be within a year"))
+                } else {
+                    run.startsAt = startsAt
+                }
+            } else {
+                errors.append(FieldError(field: "startsAt", message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
+            }
+        }
+        if let minutes = draft.durationMinutes {
+            if durations.contains(minutes) {
+                run.durationMinutes = minutes
+            } else {
+                errors.append(FieldError(field: "durationMinutes", message: "must be \(durations.lowerBound)–\(durations.upperBound)"))
+            }
+        }
+        if let places = draft.maxParticipants {
+            if self.places.contains(places) {
+                run.maxParticipants = places
+            } else {
+                errors.append(FieldError(field: "maxParticipants", message: "must be \(self.places.lowerBound)–\(self.places.upperBound)"))
+            }
+        }
+        if let text = draft.pathText {
+            switch RunPath.parse(format: draft.pathFormat ?? "", text: text, field: "path") {
+            case .success(let path): run.path = path
+            case .failure(.invalid(let pathErrors)): errors += pathErrors
+            case .failure: errors.append(FieldError(field: "path", message: "is not usable"))
+            }
+        }
+    }
+
+    // MARK: Anyone
+
+    /// A page of runs in one state (R42); `upcoming` when none is named.
+    package func list(state: String?, cursor: String?, limit: Int?, logger: Logger) async throws -> (runs: [Run], next: String?) {
+        var errors: [FieldError] = []
+        let chosen = Run.State(rawValue: state ?? "upcoming")
+        if chosen == nil { errors.append(FieldError(field: "state", message: "must be upcoming, live, finished or cancelled")) }
+        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.id == nil ? nil : $0 } }, into: &errors)
+        guard errors.isEmpty, let chosen else { throw RunError.invalid(errors) }
+        var runs = try await client.withConnection { connection in
+            try await RunStore.list(state: chosen, after: page.cursor, limit: page.limit, on: connection, logger: logger)
+        }
+        guard runs.count > page.limit else { return (runs, nil) }
+        runs.removeLast()
+        return (runs, runs.last.map { PageCursor(time: $0.startsAt, id: $0.id).text })
+    }
+
+    package func run(id: UUID, logger: Logger) async throws -> Run {
+        guard let run = try await client.withConnection({ try await RunStore.run(id: id, on: $0, logger: logger) }) else {
+            throw RunError.notFound
+        }
+        return run
+    }
+
+    /// Finishers ranked by their time, then the runners who started and did not finish (once the run ended).
+    package func results(id: UUID, logger: Logger) async throws -> (run: Run, results: [RunResult]) {
+        try await client.withConnection { connection in
+            guard let run = try await RunStore.run(id: id, on: connection, logger: logger) else { throw RunError.notFound }
+            let started = try await RunStore.participants(run: id, on: connection, logger: logger).filter {
+                $0.checkedInAt != nil && $0.removedAt == nil
+            }
+            return (run, RunResult.ranking(of: started, startedAt: run.startsAt, over: run.state(at: Date()) == .finished))
+        }
+    }
+}
+
+/// One line of a run's results: a finisher's rank and time, or a runner who did not finish.
+package struct RunResult: Sendable, Equatable {
+    package var rank: Int?
+    package var bib: Int
+    package var name: String
+    package var seconds: Double?
+
+    /// Finishers by time (ties share a rank); non-finishers after them by bib, once the run is over.
+    static func ranking(of runners: [RunParticipant], startedAt: Date, over: Bool) -> [RunResult] {
+        let finishers = runners.compactMap { runner in runner.finishedAt.map { (runner, $0.timeIntervalSince(startedAt)) } }
+            .sorted { ($0.1, $0.0.bib) < ($1.1, $1.0.bib) }
+        var results: [RunResult] = []
+        for (index, (runner, seconds)) in finishers.enumerated() {
+            let rank = index > 0 && results[index - 1].seconds == seconds ? results[index - 1].rank : index + 1
+            results.append(RunResult(rank: rank, bib: runner.bib, name: runner.publicName, seconds: seconds))
+        }
+        guard over else { return results }
+        return results + runners.filter { $0.finishedAt == nil }.map { RunResult(rank: nil, bib: $0.bib, name: $0.publicName, seconds: nil) }
+    }
+}

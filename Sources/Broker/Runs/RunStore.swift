@@ -1,0 +1,363 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The SQL of runs and their runners (`0017_runs.sql`).
+package enum RunStore {
+    static let selection = """
+        SELECT r.id, r.organiser_id, coalesce(t.company_name, 'Erased company'), r.name, r.starts_at, r.duration_minutes,
+               r.max_participants, r.path_latitudes, r.path_longitudes, r.path_metres, r.cancelled_at, r.created_at,
+               (SELECT count(*) FROM run_participants p WHERE p.run_id = r.id AND p.removed_at IS NULL)
+        FROM runs r LEFT JOIN third_parties t ON t.account_id = r.organiser_id
+        """
+
+    static func run(from row: PostgresRow) throws -> Run {
+        let (id, organiser, company, name, startsAt, duration, maximum, latitudes, longitudes, metres, cancelled, created, participants) =
+            try row.decode((UUID, UUID, String, String, Date, Int, Int, [Double], [Double], Double, Date?, Date, Int).self)
+        return Run(
+            id: id, organiserID: organiser, organiserName: company, name: name, startsAt: startsAt, durationMinutes: duration,
+            maxParticipants: maximum,
+            path: RunPath(points: zip(latitudes, longitudes).map { GeoPoint(latitude: $0, longitude: $1) }),
+            pathMetres: metres, cancelledAt: cancelled, createdAt: created, participants: participants)
+    }
+
+    static func insert(
+        organiserID: UUID, name: String, startsAt: Date, durationMinutes: Int, maxParticipants: Int, path: RunPath,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> Run {
+        let rows = try await connection.query(
+            """
+            INSERT INTO runs (organiser_id, name, starts_at, duration_minutes, max_participants, path_latitudes, path_longitudes, path_metres)
+            VALUES (\(organiserID), \(name), \(Timestamp.postgresText(startsAt))::timestamptz, \(durationMinutes), \(maxParticipants),
+                    \(path.points.map(\.latitude)), \(path.points.map(\.longitude)), \(path.metres))
+            RETURNING id
+            """, logger: logger)
+        guard let id = try await rows.collect().first?.decode(UUID.self),
+            let run = try await run(id: id, on: connection, logger: logger)
+        else { throw AccountStoreError.noRow }
+        return run
+    }
+
+    /// The run; `locked` holds its row until the transaction ends (joins and edits are serialised by it).
+    static func run(id: UUID, locked: Bool = false, on connection: PostgresConnection, logger: Logger) async throws -> Run? {
+        if locked { try await connection.query("SELECT 1 FROM runs WHERE id = \(id) FOR UPDATE", logger: logger) }
+        let rows = try await connection.query("\(unescaped: selection) WHERE r.id = \(id)", logger: logger)
+        return try await rows.collect().first.map(run(from:))
+    }
+
+    /// A page of runs in `state` at the database's `now()`: upcoming and live ones soonest first, finished
+    /// and cancelled ones latest first, after `cursor` (the last one's start and id).
+    static func list(state: Run.State, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+        async throws -> [Run]
+    {
+        let after = cursor.map { Timestamp.postgresText($0.time) }
+        let condition: String
+        let ascending: Bool
+        switch state {
+        case .upcoming: (condition, ascending) = ("r.cancelled_at IS NULL AND r.starts_at > now()", true)
+        case .live:
+            (condition, ascending) = (
+                "r.cancelled_at IS NULL AND r.starts_at <= now() AND r.starts_at + make_interval(mins => r.duration_minutes) > now()", true
+            )
+        case .finished:
+            (condition, ascending) = ("r.cancelled_at IS NULL AND r.starts_at + make_interval(mins => r.duration_minutes) <= now()", false)
+        case .cancelled: (condition, ascending) = ("r.cancelled_at IS NOT NULL", false)
+        }
+        let order = ascending ? "ASC" : "DESC"
+        let comparison = ascending ? ">" : "<"
+        let rows = try await connection.query(
+            """
+            \(unescaped: selection)
+            WHERE \(unescaped: condition)
+              AND (\(after)::timestamptz IS NULL OR (r.starts_at, r.id) \(unescaped: comparison) (\(after)::timestamptz, \(cursor?.id)))
+            ORDER BY r.starts_at \(unescaped: order), r.id \(unescaped: order)
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        return try await rows.collect().map(run(from:))
+    }
+
+    static func update(_ run: Run, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE runs SET name = \(run.name), starts_at = \(Timestamp.postgresText(run.startsAt))::timestamptz,
+                duration_minutes = \(run.durationMinutes), max_participants = \(run.maxParticipants),
+                path_latitudes = \(run.path.points.map(\.latitude)), path_longitudes = \(run.path.points.map(\.longitude)),
+                path_metres = \(run.path.metres)
+            WHERE id = \(run.id)
+            """, logger: logger)
+    }
+
+    static func cancel(id: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("UPDATE runs SET cancelled_at = now() WHERE id = \(id) AND cancelled_at IS NULL", logger: logger)
+    }
+
+    // MARK: Runners
+
+    static let participantSelection = """
+        SELECT p.run_id, p.user_id, p.bib, p.display_name, p.joined_at, p.request_id,
+               (CASE WHEN q.status = 'pending' AND q.expires_at <= now() THEN 'expired' ELSE q.status END),
+               p.checked_in_at, p.removed_at, p.finished_at, p.zone_latitude, p.zone_longitude, p.zone_metres
+        FROM run_participants p LEFT JOIN single_requests q ON q.id = p.request_id
+        """
+
+    static func participant(from row: PostgresRow) throws -> RunParticipant {
+        let columns = row.makeRandomAccess()
+        let zone: PrivacyZone? =
+            if let latitude = try columns[10].decode(Double?.self), let longitude = try columns[11].decode(Double?.self),
+                let metres = try columns[12].decode(Int?.self)
+            {
+                PrivacyZone(centre: GeoPoint(latitude: latitude, longitude: longitude), metres: metres)
+            } else { nil }
+        return RunParticipant(
+            runID: try columns[0].decode(UUID.self), userID: try columns[1].decode(UUID.self), bib: try columns[2].decode(Int.self),
+            displayName: try columns[3].decode(String?.self), joinedAt: try columns[4].decode(Date.self),
+            requestID: try columns[5].decode(UUID?.self),
+            requestStatus: try columns[6].decode(String?.self).flatMap(SingleRequest.Status.init(rawValue:)),
+            checkedInAt: try columns[7].decode(Date?.self), removedAt: try columns[8].decode(Date?.self),
+            finishedAt: try columns[9].decode(Date?.self), privacyZone: zone)
+    }
+
+    static func participant(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> RunParticipant?
+    {
+        let rows = try await connection.query(
+            "\(unescaped: participantSelection) WHERE p.run_id = \(runID) AND p.user_id = \(userID)", logger: logger)
+        return try await rows.collect().first.map(participant(from:))
+    }
+
+    /// Every runner of the run, by bib.
+    static func participants(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [RunParticipant] {
+        let rows = try await connection.query("\(unescaped: participantSelection) WHERE p.run_id = \(runID) ORDER BY p.bib", logger: logger)
+        return try await rows.collect().map(participant(from:))
+    }
+
+    /// The runs the person joined, latest start first.
+    static func participations(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [(Run, RunParticipant)] {
+        let rows = try await connection.query(
+            "\(unescaped: participantSelection) WHERE p.user_id = \(userID)", logger: logger)
+        var joined: [(Run, RunParticipant)] = []
+        for participant in try await rows.collect().map(participant(from:)) {
+            if let run = try await run(id: participant.runID, on: connection, logger: logger) { joined.append((run, participant)) }
+        }
+        return joined.sorted { $0.0.startsAt > $1.0.startsAt }
+    }
+
+    /// Adds the runner with the next bib; the caller holds the run's row lock.
+    static func join(run runID: UUID, user userID: UUID, displayName: String?, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO run_participants (run_id, user_id, bib, display_name)
+            SELECT \(runID), \(userID), coalesce(max(bib), 0) + 1, \(displayName) FROM run_participants WHERE run_id = \(runID)
+            """, logger: logger)
+    }
+
+    static func leave(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("DELETE FROM run_participants WHERE run_id = \(runID) AND user_id = \(userID)", logger: logger)
+    }
+
+    /// Forgets the run's requests and check-ins (the run moved: new requests go out for the new time).
+    static func forgetRequests(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "UPDATE run_participants SET request_id = NULL, checked_in_at = NULL WHERE run_id = \(runID)", logger: logger)
+    }
+
+    /// Where to tell the run's runners of a change.
+    static func runnerEmails(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let rows = try await connection.query(
+            "SELECT a.email FROM run_participants p JOIN accounts a ON a.id = p.user_id WHERE p.run_id = \(runID) ORDER BY p.bib",
+            logger: logger)
+        return try await rows.collect().map { try $0.decode(String.self) }
+    }
+
+    static func setRequest(_ requestID: UUID, run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        try await connection.query(
+            "UPDATE run_participants SET request_id = \(requestID) WHERE run_id = \(runID) AND user_id = \(userID)", logger: logger)
+    }
+
+    static func checkIn(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE run_participants SET checked_in_at = coalesce(checked_in_at, now())
+            WHERE run_id = \(runID) AND user_id = \(userID)
+            """, logger: logger)
+    }
+
+    static func setPrivacyZone(_ zone: PrivacyZone?, run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        try await connection.query(
+            """
+            UPDATE run_participants SET zone_latitude = \(zone?.centre.latitude), zone_longitude = \(zone?.centre.longitude),
+                zone_metres = \(zone?.metres)
+            WHERE run_id = \(runID) AND user_id = \(userID)
+            """, logger: logger)
+    }
+
+    /// The person's latest position uploaded in the last `seconds`.
+    static func freshPosition(of userID: UUID, within seconds: TimeInterval, on connection: PostgresConnection, logger: Logger) async throws
+        -> GeoPoint?
+    {
+        // By arrival (what was uploaded lately), among the fixes taken lately: an old track uploaded now is not where they are.
+        let rows = try await connection.query(
+            """
+            SELECT latitude, longitude FROM positions
+            WHERE user_id = \(userID) AND at > now() - make_interval(secs => \(seconds)) AND at <= now() + interval '1 minute'
+            ORDER BY at DESC LIMIT 1
+            """, logger: logger)
+        return try await rows.collect().first.map { row in
+            let (latitude, longitude) = try row.decode((Double, Double).self)
+            return GeoPoint(latitude: latitude, longitude: longitude)
+        }
+    }
+
+    // MARK: The run's day
+
+    /// Runners of runs starting within `lead` seconds (not cancelled, not started) who have no request yet,
+    /// with their email: to be sent the run's request.
+    static func runnersAwaitingRequests(lead: TimeInterval, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+        -> [(run: UUID, user: UUID, email: String)]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT p.run_id, p.user_id, a.email FROM run_participants p
+            JOIN runs r ON r.id = p.run_id JOIN accounts a ON a.id = p.user_id
+            WHERE p.request_id IS NULL AND p.removed_at IS NULL AND r.cancelled_at IS NULL
+              AND r.starts_at > now() AND r.starts_at <= now() + make_interval(secs => \(lead))
+            ORDER BY r.starts_at
+            LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode((UUID, UUID, String).self) }.map { (run: $0.0, user: $0.1, email: $0.2) }
+    }
+
+    /// Removes the runners of started runs who had not checked in (R48); returns their requests (to withdraw).
+    static func removeAbsentees(on connection: PostgresConnection, logger: Logger) async throws -> [(organiser: UUID, request: UUID?)] {
+        let rows = try await connection.query(
+            """
+            UPDATE run_participants p SET removed_at = now()
+            FROM runs r
+            WHERE r.id = p.run_id AND r.starts_at <= now() AND p.checked_in_at IS NULL AND p.removed_at IS NULL
+            RETURNING r.organiser_id, p.request_id
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode((UUID, UUID?).self) }.map { (organiser: $0.0, request: $0.1) }
+    }
+
+    /// Requests of runs that ended (or were cancelled) whose subscriptions or pending state outlive them.
+    static func requestsOutlivingTheirRun(limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+        -> [(organiser: UUID, request: UUID)]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT r.organiser_id, q.id FROM run_participants p
+            JOIN runs r ON r.id = p.run_id JOIN single_requests q ON q.id = p.request_id
+            WHERE (r.cancelled_at IS NOT NULL OR r.starts_at + make_interval(mins => r.duration_minutes) <= now())
+              AND ((q.status = 'pending' AND q.expires_at > now())
+                   OR (q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now()))
+            LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode((UUID, UUID).self) }.map { (organiser: $0.0, request: $0.1) }
+    }
+
+    // MARK: Progress
+
+    /// Checked-in runners of live runs whose request is accepted and still running, with their positions
+    /// uploaded since last looked at (taken during the run): what finish detection reads.
+    static func newProgress(limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+        -> [RunnerProgress]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT p.run_id, p.user_id, p.halfway_at, array_agg(x.at ORDER BY x.at), array_agg(x.latitude ORDER BY x.at),
+                   array_agg(x.longitude ORDER BY x.at), max(x.arrival)
+            FROM run_participants p
+            JOIN runs r ON r.id = p.run_id
+            JOIN single_requests q ON q.id = p.request_id
+            JOIN positions x ON x.user_id = p.user_id AND x.arrival > p.seen_arrival
+                AND x.at >= r.starts_at AND x.at < r.starts_at + make_interval(mins => r.duration_minutes) AND x.at <= now()
+            WHERE r.cancelled_at IS NULL AND r.starts_at <= now() AND r.starts_at + make_interval(mins => r.duration_minutes) + interval '10 minutes' > now()
+              AND p.checked_in_at IS NOT NULL AND p.removed_at IS NULL AND p.finished_at IS NULL
+              AND q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now()
+            GROUP BY p.run_id, p.user_id, p.halfway_at
+            LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.collect().map { row in
+            let (run, user, halfway, times, latitudes, longitudes, last) =
+                try row.decode((UUID, UUID, Date?, [Date], [Double], [Double], Int64).self)
+            return RunnerProgress(
+                run: run, user: user, halfwayAt: halfway,
+                fixes: times.indices.map { (at: times[$0], point: GeoPoint(latitude: latitudes[$0], longitude: longitudes[$0])) },
+                lastArrival: last)
+        }
+    }
+
+    static func recordProgress(
+        run runID: UUID, user userID: UUID, seenArrival: Int64, halfwayAt: Date?, finishedAt: Date?, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE run_participants SET seen_arrival = greatest(seen_arrival, \(seenArrival)),
+                halfway_at = coalesce(halfway_at, \(halfwayAt.map(Timestamp.postgresText))::timestamptz),
+                finished_at = coalesce(finished_at, \(finishedAt.map(Timestamp.postgresText))::timestamptz)
+            WHERE run_id = \(runID) AND user_id = \(userID)
+            """, logger: logger)
+    }
+}
+
+/// A runner's positions not yet looked at, in time order, and where they stand on the path so far.
+struct RunnerProgress: Sendable {
+    var run: UUID
+    var user: UUID
+    var halfwayAt: Date?
+    var fixes: [(at: Date, point: GeoPoint)]
+    var lastArrival: Int64
+}
+
+extension RunStore {
+    /// Each runner spectators may see now (R49–R51): checked in, not removed, their run request accepted and
+    /// not ended, with their latest position taken during the run. Privacy zones are applied by the caller.
+    static func liveRunners(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [LiveRunner] {
+        let rows = try await connection.query(
+            """
+            SELECT p.bib, p.display_name, p.zone_latitude, p.zone_longitude, p.zone_metres, p.finished_at IS NOT NULL,
+                   x.at, x.latitude, x.longitude
+            FROM run_participants p
+            JOIN runs r ON r.id = p.run_id
+            JOIN single_requests q ON q.id = p.request_id
+            CROSS JOIN LATERAL (
+                SELECT at, latitude, longitude FROM positions
+                WHERE user_id = p.user_id AND at >= r.starts_at
+                  AND at <= least(now(), r.starts_at + make_interval(mins => r.duration_minutes))
+                  -- Only what the runner consented to: inside their request's window.
+                  AND (q.window_from IS NULL OR at >= q.window_from) AND (q.window_to IS NULL OR at <= q.window_to)
+                ORDER BY at DESC LIMIT 1
+            ) x
+            WHERE p.run_id = \(runID) AND p.checked_in_at IS NOT NULL AND p.removed_at IS NULL
+              AND q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now()
+            ORDER BY p.bib
+            """, logger: logger)
+        var runners: [LiveRunner] = []
+        for try await (bib, displayName, zoneLatitude, zoneLongitude, zoneMetres, finished, at, latitude, longitude)
+            in rows.decode((Int, String?, Double?, Double?, Int?, Bool, Date, Double, Double).self)
+        {
+            let point = GeoPoint(latitude: latitude, longitude: longitude)
+            if let zoneLatitude, let zoneLongitude, let zoneMetres,
+                PrivacyZone(centre: GeoPoint(latitude: zoneLatitude, longitude: zoneLongitude), metres: zoneMetres).hides(point)
+            {
+                continue
+            }
+            runners.append(LiveRunner(bib: bib, name: displayName ?? "Bib \(bib)", point: point, at: at, finished: finished))
+        }
+        return runners
+    }
+}
+
+/// A runner as spectators see them: bib, public name, where and when.
+package struct LiveRunner: Sendable, Equatable {
+    package var bib: Int
+    package var name: String
+    package var point: GeoPoint
+    package var at: Date
+    package var finished: Bool
+}
