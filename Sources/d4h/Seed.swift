@@ -5,7 +5,8 @@ import Foundation
 
 struct Seed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create the demo accounts of Seeds/demo-accounts.json (active) and, with --people, a synthetic population.",
+        abstract:
+            "Create the demo accounts of Seeds/demo-accounts.json (active), the Track4Run demo runs and, with --people, a synthetic population.",
         discussion: """
             With --people N, also write a deterministic synthetic population: N people with --days days of health \
             data, the same for the same --seed. Synthetic people have no password, so nobody can log in as them. \
@@ -37,6 +38,9 @@ struct Seed: AsyncParsableCommand {
         let replace = replace
         let (outcomes, summary) = try await withDatabase(url: try database.resolved(), logger: logger) { client in
             let outcomes = try await seed.apply(client: client, logger: logger)
+            let runs = try await DemoRuns(client: client, logger: logger).apply(organiserEmail: seed.thirdParties.first?.email ?? "")
+            print("Track4Run demo runs:")
+            for line in runs { print("  \(line)") }
             guard let population else { return (outcomes, SyntheticPopulation.Summary?.none) }
             if replace {
                 let deleted = try await population.delete(client: client, logger: logger)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A run's path drawn as SVG by the server (no map tiles: the machine may be offline), with its start,
-/// finish and the runners' markers. Points are projected onto the plane around the path (longitude scaled
+/// finish (the start drawn over it, for a loop) and the runners' markers. Points are projected onto the plane around the path (longitude scaled
 /// by the cosine of the latitude), which is exact enough over the few kilometres of a run; the projection's
 /// numbers go to the page (`data-…`) so the script places live markers the same way. Only numbers and the
 /// runners' public names (escaped) go into the SVG.
@@ -43,8 +43,8 @@ struct RunMap {
             data-north="\(p.north)" data-west="\(p.west)" data-kx="\(p.kx)" data-ky="\(p.ky)" data-padding="\(Self.padding)">
             <title id="run-map-title">The run's path, with its start, its finish and the runners</title>
             <polyline class="run-path" points="\(line)"/>
-            <circle class="run-start" cx="\(Self.n(start.x))" cy="\(Self.n(start.y))" r="9"><title>Start</title></circle>
-            <rect class="run-finish" x="\(Self.n(finish.x - 7))" y="\(Self.n(finish.y - 7))" width="14" height="14"><title>Finish</title></rect>
+            <rect class="run-finish" x="\(Self.n(finish.x - 9))" y="\(Self.n(finish.y - 9))" width="18" height="18"><title>Finish</title></rect>
+            <circle class="run-start" cx="\(Self.n(start.x))" cy="\(Self.n(start.y))" r="6"><title>Start</title></circle>
             <g id="runners">
             """
         for runner in runners {
