@@ -27,8 +27,9 @@ package struct DemoRuns: Sendable {
     /// Creates what is missing: a live run unless one is live, an upcoming one unless one is planned.
     /// Returns a line for each run.
     package func apply(organiserEmail: String) async throws -> [String] {
-        let singleRequests = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
-        let runs = RunService(client: client, singleRequests: singleRequests, mailer: CapturingMailer())
+        let runs = RunService(
+            client: client, singleRequests: SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client)),
+            mailer: CapturingMailer())
         guard let organiser = try await accountID(of: organiserEmail) else { return ["no demo company: no demo runs"] }
         let company = Principal(accountID: organiser, role: .thirdParty, credential: .session(tokenHash: Data()))
         _ = try await Self.runners.write(client: client, logger: logger)
@@ -41,7 +42,7 @@ package struct DemoRuns: Sendable {
         if let live {
             lines.append("\(Self.liveName): already live (/runs/\(live.id.uuidString.lowercased()))")
         } else {
-            let run = try await liveRun(runs: runs, singleRequests: singleRequests, company: company, people: people)
+            let run = try await liveRun(company: company, people: people)
             lines.append("\(Self.liveName): live, \(people.count) runners (/runs/\(run.uuidString.lowercased()))")
         }
         let upcoming = try await runs.list(state: "upcoming", cursor: nil, limit: 100, logger: logger).runs.first { $0.name == Self.upcomingName }
@@ -62,18 +63,40 @@ package struct DemoRuns: Sendable {
         return lines
     }
 
-    private func liveRun(runs: RunService, singleRequests: SingleRequestService, company: Principal, people: [UUID]) async throws -> UUID {
+    private func liveRun(company: Principal, people: [UUID]) async throws -> UUID {
         let path = Self.loop
+        let start = Date().addingTimeInterval(-15 * 60)
+        let run = try await startedRun(
+            name: Self.liveName, organiser: company.accountID, runners: people, path: path, startedAt: start, durationMinutes: 180,
+            displayNames: Self.displayNames)
+        for (index, person) in people.enumerated() {
+            let track = Self.track(along: path, from: start, pace: 2.4 + Double(index % 12) * 0.12, runner: index, for: 180 * 60)
+            try await client.withTransaction(logger: logger) { connection in
+                _ = try await PositionStore.ingest(track, for: person, on: connection, logger: logger)
+            }
+        }
+        return run
+    }
+
+    /// A run that started at `startedAt` with every runner joined, their run request accepted and checked
+    /// in at the start, made through the services as the API would (then moved to its start, which the API
+    /// would not allow: its start must lie ahead). The demo and `d4h bench runs` use it.
+    package func startedRun(
+        name: String, organiser: UUID, runners: [UUID], path: RunPath, startedAt start: Date, durationMinutes: Int, displayNames: [String] = []
+    ) async throws -> UUID {
+        let singleRequests = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
+        let runs = RunService(client: client, singleRequests: singleRequests, mailer: CapturingMailer())
+        let positions = PositionService(client: client)
+        let company = Principal(accountID: organiser, role: .thirdParty, credential: .session(tokenHash: Data()))
         let run = try await runs.create(
             .init(
-                name: Self.liveName, startsAt: Timestamp.rfc3339(Date().addingTimeInterval(600)), durationMinutes: 180,
-                maxParticipants: 500, pathFormat: "geojson", pathText: Self.geoJSON(path)),
+                name: name, startsAt: Timestamp.rfc3339(Date().addingTimeInterval(600)), durationMinutes: durationMinutes,
+                maxParticipants: max(runners.count, 1), pathFormat: "geojson", pathText: Self.geoJSON(path)),
             by: company, logger: logger)
-        let positions = PositionService(client: client)
-        for (index, person) in people.enumerated() {
+        for (index, person) in runners.enumerated() {
             let principal = Self.person(person)
-            let name = index < Self.displayNames.count ? Self.displayNames[index] : nil
-            let place = try await runs.join(id: run.id, displayName: name, by: principal, logger: logger)
+            let place = try await runs.join(
+                id: run.id, displayName: index < displayNames.count ? displayNames[index] : nil, by: principal, logger: logger)
             guard let requestID = place.requestID else { continue }
             _ = try await singleRequests.accept(id: requestID, by: principal, logger: logger)
             _ = try await positions.upload(
@@ -81,9 +104,7 @@ package struct DemoRuns: Sendable {
                 by: principal, logger: logger)
             _ = try await runs.checkIn(id: run.id, by: principal, logger: logger)
         }
-        // The run started a quarter of an hour ago: the requests' windows move with it, as the run's own
-        // edit would have sent them for that time.
-        let start = Date().addingTimeInterval(-15 * 60)
+        // The requests' windows move with the start, as the run's own edit would have sent them for that time.
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -93,12 +114,6 @@ package struct DemoRuns: Sendable {
                 """, logger: logger)
             try await connection.query(
                 "UPDATE runs SET starts_at = \(Timestamp.postgresText(start))::timestamptz WHERE id = \(run.id)", logger: logger)
-        }
-        for (index, person) in people.enumerated() {
-            let track = Self.track(along: path, from: start, pace: 2.4 + Double(index % 12) * 0.12, runner: index, for: 180 * 60)
-            try await client.withTransaction(logger: logger) { connection in
-                _ = try await PositionStore.ingest(track, for: person, on: connection, logger: logger)
-            }
         }
         return run.id
     }
@@ -114,7 +129,7 @@ package struct DemoRuns: Sendable {
     // MARK: Paths and tracks
 
     /// A 21 km loop around Milan's centre (an ellipse through the ring roads), starting and ending in the north.
-    static let loop: RunPath = {
+    package static let loop: RunPath = {
         let centre = GeoPoint(latitude: 45.4642, longitude: 9.1900)
         let (north, east) = (3_200.0, 3_600.0)
         let points = (0...240).map { step -> GeoPoint in
@@ -153,7 +168,7 @@ package struct DemoRuns: Sendable {
 
 extension RunPath {
     /// The point `metres` along the path from its start (its finish beyond its length).
-    func point(atMetres metres: Double) -> GeoPoint {
+    package func point(atMetres metres: Double) -> GeoPoint {
         var walked = 0.0
         for (from, to) in zip(points, points.dropFirst()) {
             let leg = from.distance(to: to)

@@ -1,0 +1,266 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Broker
+import BrokerTooling
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import Synchronization
+
+extension Bench {
+    struct Runs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Track4Run at scale: runners posting a position a second (against the same runners posting a heart-rate \
+                sample a second), and the fan-out from an upload to the spectators' server-sent events as spectators are added.
+                """)
+
+        @Option(help: "The server to measure.") var url = "http://127.0.0.1:8080"
+        @Option(help: "The server's database (to make the runners, their run and their sessions).") var databaseURL: String
+        @Option(help: "Runners, each posting one position a second.") var runners = 1000
+        @Option(help: "Seconds each ingest phase lasts.") var seconds = 20
+        @Option(help: "Spectator counts to try, in order, until the fan-out's p99 reaches 2 s.") var spectators = "10,50,100,200,400,800"
+
+        func run() async throws {
+            let logger = makeLogger(level: .warning)
+            let setupStart = ContinuousClock.now
+            let (runID, tokens) = try await withDatabase(url: databaseURL, logger: logger) { client in
+                try await setUp(client: client, logger: logger)
+            }
+            let setup = Self.seconds(since: setupStart)
+            let steps = spectators.split(separator: ",").compactMap { Int($0) }
+            try await HTTPClient.withHTTPClient(
+                eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+                configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256))
+            ) { http in
+                let positions = try await ingest(http: http, tokens: tokens, kind: .position)
+                let samples = try await ingest(http: http, tokens: tokens, kind: .heartRate)
+                print("## Track4Run ingest (\(runners) runners, one upload a second each, \(seconds) s per path; setup \(Int(setup)) s)")
+                print("| path | offered/s | stored/s | upload p50 ms | upload p99 ms | failed | ratio to samples |")
+                print("|---|---:|---:|---:|---:|---:|---:|")
+                for (name, result) in [
+                    ("POST /v1/me/positions, one position", positions), ("POST /v1/me/samples, one heart rate (baseline)", samples),
+                ] {
+                    print(
+                        "| \(name) | \(runners) | \(Int(result.rate)) | \(ms(result.p50)) | \(ms(result.p99)) | \(result.failed) | "
+                            + String(format: "%.2f", result.rate / samples.rate) + " |")
+                }
+                print()
+                print("## Fan-out: upload → spectator's event (\(runners) runners posting, one event a second per run)")
+                print("| spectators | events received | p50 ms | p99 ms | max ms | held |")
+                print("|---:|---:|---:|---:|---:|---|")
+                var largest = 0
+                for count in steps {
+                    let result = try await fanOut(http: http, runID: runID, tokens: tokens, spectators: count)
+                    let held = result.connected == count && result.p99 < 2
+                    print(
+                        "| \(count) | \(result.events) | \(ms(result.p50)) | \(ms(result.p99)) | \(ms(result.max)) | "
+                            + (held ? "yes" : "no (\(result.connected) connected)") + " |")
+                    if held { largest = count } else { break }
+                }
+                print(
+                    "Largest number of spectators held with p99 under 2 s: \(largest) (of those tried: \(steps.map(String.init).joined(separator: ", ")))."
+                )
+            }
+        }
+
+        private func ms(_ seconds: Double) -> String { String(Int((seconds * 1000).rounded())) }
+
+        /// The runners (a synthetic population of their own), a live run they joined and checked in to through the
+        /// services, and a session for each.
+        func setUp(client: DatabasePool, logger: Logger) async throws -> (UUID, [String]) {
+            let population = SyntheticPopulation(people: runners, days: 1, seed: 77_000 + UInt64(runners))
+            _ = try await population.write(client: client, logger: logger)
+            var people: [UUID] = []
+            var tokens: [String] = []
+            for number in 0..<runners {
+                let email = population.email(ofPerson: number)
+                let (id, token) = try await client.withConnection { connection -> (UUID, String) in
+                    guard
+                        let id = try await connection.query("SELECT id FROM accounts WHERE email = \(email)", logger: logger).collect().first?
+                            .decode(UUID.self)
+                    else { throw ValidationError("synthetic runner \(email) is missing") }
+                    // Synthetic people have no password: the bench opens their sessions itself.
+                    let (token, _) = try await SessionStore.create(accountID: id, ttlSeconds: 7200, on: connection, logger: logger)
+                    return (id, token.text)
+                }
+                people.append(id)
+                tokens.append(token)
+            }
+            let organiser = try await BenchCompany.create(client: client, logger: logger)
+            let run = try await DemoRuns(client: client, logger: logger).startedRun(
+                name: "Bench run \(UUID().uuidString.prefix(6))", organiser: organiser.id, runners: people, path: DemoRuns.loop,
+                startedAt: Date().addingTimeInterval(-60), durationMinutes: 120)
+            return (run, tokens)
+        }
+
+        enum Kind { case position, heartRate }
+
+        struct IngestResult {
+            var rate: Double
+            var p50: Double
+            var p99: Double
+            var failed: Int
+        }
+
+        /// Every runner posts once a second (spread over the second) for `seconds` seconds; the rate is what was
+        /// stored over the wall time until the last answer.
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind) async throws -> IngestResult {
+            let tally = Tally()
+            let start = ContinuousClock.now
+            let path = DemoRuns.loop
+            let (url, seconds) = (url, seconds)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, token) in tokens.enumerated() {
+                    group.addTask {
+                        // Each runner has its own offset within the second, as phones do.
+                        try await Task.sleep(for: .milliseconds(index * 1000 / max(tokens.count, 1)))
+                        for tick in 0..<seconds {
+                            let due = start + .seconds(tick) + .milliseconds(index * 1000 / max(tokens.count, 1))
+                            let now = ContinuousClock.now
+                            if due > now { try await Task.sleep(until: due) }
+                            let at = Timestamp.rfc3339(Date())
+                            let point = path.point(atMetres: Double(tick * 3 + index % 100))
+                            var request: HTTPClientRequest
+                            switch kind {
+                            case .position:
+                                request = HTTPClientRequest(url: url + "/v1/me/positions")
+                                request.body = .bytes(
+                                    ByteBuffer(
+                                        string: #"{"positions":[{"at":"\#(at)","latitude":\#(point.latitude),"longitude":\#(point.longitude)}]}"#))
+                            case .heartRate:
+                                request = HTTPClientRequest(url: url + "/v1/me/samples")
+                                request.body = .bytes(
+                                    ByteBuffer(string: #"{"samples":[{"type":"heart_rate","value":\#(120 + tick % 40),"at":"\#(at)"}]}"#))
+                            }
+                            request.method = .POST
+                            request.headers.add(name: "Content-Type", value: "application/json")
+                            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                            let sent = ContinuousClock.now
+                            do {
+                                let response = try await http.execute(request, timeout: .seconds(30))
+                                _ = try await response.body.collect(upTo: 1 << 16)
+                                if response.status == .ok {
+                                    let elapsed = Self.seconds(since: sent)
+                                    tally.values.withLock { $0.append(elapsed) }
+                                } else {
+                                    tally.failures.add(1, ordering: .relaxed)
+                                }
+                            } catch {
+                                tally.failures.add(1, ordering: .relaxed)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let wall = Self.seconds(since: start)
+            let sorted = tally.values.withLock { $0.sorted() }
+            return IngestResult(
+                rate: Double(sorted.count) / wall, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99),
+                failed: tally.failures.load(ordering: .relaxed))
+        }
+
+        struct FanOutResult {
+            var connected: Int
+            var events: Int
+            var p50: Double
+            var p99: Double
+            var max: Double
+        }
+
+        /// `spectators` connect to the run's event stream while every runner posts a position a second; for
+        /// the first 50 runners, the delay from posting a position (its `at`, set when it is sent) to each
+        /// spectator's first event that shows it.
+        func fanOut(http: HTTPClient, runID: UUID, tokens: [String], spectators: Int) async throws -> FanOutResult {
+            let tally = Tally()
+            let watched = 50
+            let duration = 15
+            let url = url
+            let phase = self
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<spectators {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: url + "/v1/runs/\(runID.uuidString.lowercased())/live/events")
+                        request.headers.add(name: "Accept", value: "text/event-stream")
+                        guard let response = try? await http.execute(request, timeout: .seconds(30)), response.status == .ok else { return }
+                        tally.connected.add(1, ordering: .relaxed)
+                        var seen: [Int: String] = [:]
+                        var pending = ""
+                        let until = ContinuousClock.now + .seconds(duration)
+                        do {
+                            for try await chunk in response.body {
+                                pending += String(buffer: chunk)
+                                while let end = pending.range(of: "\n\n") {
+                                    let event = pending[..<end.lowerBound]
+                                    pending = String(pending[end.upperBound...])
+                                    guard let data = event.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
+                                    tally.events.add(1, ordering: .relaxed)
+                                    let received = Date()
+                                    for (bib, at) in Self.bibsAndTimes(in: data.dropFirst(6), upTo: watched) where seen[bib] != at {
+                                        if seen[bib] != nil, let taken = Timestamp.parse(at) {
+                                            let delay = received.timeIntervalSince(taken)
+                                            tally.values.withLock { $0.append(delay) }
+                                        }
+                                        seen[bib] = at
+                                    }
+                                }
+                                if ContinuousClock.now > until { break }
+                            }
+                        } catch {}
+                    }
+                }
+                group.addTask {
+                    // The runners post while the spectators watch.
+                    _ = try await phase.ingest(http: http, tokens: tokens, kind: .position, seconds: duration)
+                }
+                try await group.waitForAll()
+            }
+            let sorted = tally.values.withLock { $0.sorted() }
+            return FanOutResult(
+                connected: tally.connected.load(ordering: .relaxed), events: tally.events.load(ordering: .relaxed), p50: quantile(sorted, 0.5),
+                p99: quantile(sorted, 0.99), max: sorted.last ?? 0)
+        }
+
+        /// (bib, at) of the runners with bib ≤ `limit` in a `RunLive` document, read without a JSON parser: the
+        /// bench must not spend the machine's two cores decoding what it only scans.
+        static func bibsAndTimes(in data: Substring, upTo limit: Int) -> [(Int, String)] {
+            var found: [(Int, String)] = []
+            var rest = data[...]
+            while let bib = rest.range(of: #"{"bib":"#) {
+                rest = rest[bib.upperBound...]
+                let digits = rest.prefix { $0.isNumber }
+                guard let number = Int(digits), number <= limit, let at = rest.range(of: #""at":""#) else { continue }
+                let time = rest[at.upperBound...].prefix { $0 != "\"" }
+                found.append((number, String(time)))
+            }
+            return found
+        }
+
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind, seconds: Int) async throws -> IngestResult {
+            var copy = self
+            copy.seconds = seconds
+            return try await copy.ingest(http: http, tokens: tokens, kind: kind)
+        }
+
+        private func quantile(_ sorted: [Double], _ q: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
+        }
+
+        static func seconds(since start: ContinuousClock.Instant) -> Double {
+            let elapsed = ContinuousClock.now - start
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
+}
+
+/// What the bench's concurrent clients count.
+private final class Tally: Sendable {
+    let values = Mutex<[Double]>([])
+    let failures = Atomic<Int>(0)
+    let connected = Atomic<Int>(0)
+    let events = Atomic<Int>(0)
+}
