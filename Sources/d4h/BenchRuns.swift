@@ -48,7 +48,7 @@ extension Bench {
                             + String(format: "%.2f", result.rate / samples.rate) + " |")
                 }
                 print()
-                print("## Fan-out: upload → spectator's event (\(runners) runners posting, one event a second per run)")
+                print("## Fan-out: position stored (upload answered) → spectator's event (\(runners) runners posting; one event a second per run)")
                 print("| spectators | events received | p50 ms | p99 ms | max ms | held |")
                 print("|---:|---:|---:|---:|---:|---|")
                 var largest = 0
@@ -107,7 +107,7 @@ extension Bench {
 
         /// Every runner posts once a second (spread over the second) for `seconds` seconds; the rate is what was
         /// stored over the wall time until the last answer.
-        func ingest(http: HTTPClient, tokens: [String], kind: Kind) async throws -> IngestResult {
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind, stored: Completions? = nil) async throws -> IngestResult {
             let tally = Tally()
             let start = ContinuousClock.now
             let path = DemoRuns.loop
@@ -145,6 +145,8 @@ extension Bench {
                                 if response.status == .ok {
                                     let elapsed = Self.seconds(since: sent)
                                     tally.values.withLock { $0.append(elapsed) }
+                                    // Runners joined in order: runner `index` wears bib `index + 1`.
+                                    stored?.times.withLock { $0["\(index + 1)|\(at)"] = Date() }
                                 } else {
                                     tally.failures.add(1, ordering: .relaxed)
                                 }
@@ -172,10 +174,11 @@ extension Bench {
         }
 
         /// `spectators` connect to the run's event stream while every runner posts a position a second; for
-        /// the first 50 runners, the delay from posting a position (its `at`, set when it is sent) to each
+        /// the first 50 runners, the delay from a position being stored (its upload answered) to each
         /// spectator's first event that shows it.
         func fanOut(http: HTTPClient, runID: UUID, tokens: [String], spectators: Int) async throws -> FanOutResult {
             let tally = Tally()
+            let stored = Completions()
             let watched = 50
             let duration = 15
             let url = url
@@ -200,8 +203,9 @@ extension Bench {
                                     tally.events.add(1, ordering: .relaxed)
                                     let received = Date()
                                     for (bib, at) in Self.bibsAndTimes(in: data.dropFirst(6), upTo: watched) where seen[bib] != at {
-                                        if seen[bib] != nil, let taken = Timestamp.parse(at) {
-                                            let delay = received.timeIntervalSince(taken)
+                                        // The first event is the state on connecting: only changes after it count.
+                                        if seen[bib] != nil, let answered = stored.times.withLock({ $0["\(bib)|\(at)"] }) {
+                                            let delay = max(0, received.timeIntervalSince(answered))
                                             tally.values.withLock { $0.append(delay) }
                                         }
                                         seen[bib] = at
@@ -214,7 +218,7 @@ extension Bench {
                 }
                 group.addTask {
                     // The runners post while the spectators watch.
-                    _ = try await phase.ingest(http: http, tokens: tokens, kind: .position, seconds: duration)
+                    _ = try await phase.ingest(http: http, tokens: tokens, kind: .position, seconds: duration, stored: stored)
                 }
                 try await group.waitForAll()
             }
@@ -239,10 +243,10 @@ extension Bench {
             return found
         }
 
-        func ingest(http: HTTPClient, tokens: [String], kind: Kind, seconds: Int) async throws -> IngestResult {
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind, seconds: Int, stored: Completions) async throws -> IngestResult {
             var copy = self
             copy.seconds = seconds
-            return try await copy.ingest(http: http, tokens: tokens, kind: kind)
+            return try await copy.ingest(http: http, tokens: tokens, kind: kind, stored: stored)
         }
 
         private func quantile(_ sorted: [Double], _ q: Double) -> Double {
@@ -255,6 +259,11 @@ extension Bench {
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         }
     }
+}
+
+/// When each watched position's upload was answered, by "bib|at".
+final class Completions: Sendable {
+    let times = Mutex<[String: Date]>([:])
 }
 
 /// What the bench's concurrent clients count.

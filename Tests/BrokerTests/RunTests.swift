@@ -429,4 +429,23 @@ struct RunTests {
             #expect(try await harness.request(.get, "/v1/runs/\(UUID())/live/events").status == .notFound)
         }
     }
+
+    @Test("the organiser's webhook hears of runners joining and leaving by bib, never by identity")
+    func organiserWebhooks() async throws {
+        try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
+            let organiser = try await RunFixtures.organiser(harness)
+            let registered = try await harness.request(
+                .put, "/v1/webhook", json: #"{"url":"http://127.0.0.1:9/hook","secret":"\#(WebhookFixtures.secret)"}"#, token: organiser)
+            try #require(registered.status == .ok, "\(harness.text(registered))")
+            let runner = try await RunFixtures.runner(harness, fullName: "Franca Oro")
+            let run = try await RunFixtures.run(harness, organiser: organiser, startingIn: 3 * 86_400)
+            _ = try await RunFixtures.join(harness, run, token: runner.token)
+            #expect(try await harness.request(.delete, "/v1/runs/\(run)/participation", token: runner.token).status == .noContent)
+            let events = try await harness.sql("SELECT type, data::text FROM webhook_events WHERE request_id = '\(run)' ORDER BY seq")
+            let decoded = try events.map { try $0.decode((String, String).self) }
+            #expect(decoded.map(\.0) == ["run.runner_joined", "run.runner_left"])
+            #expect(decoded.allSatisfy { $0.1.contains(#""bib": "1""#) && $0.1.contains(run) }, "\(decoded)")
+            for secret in ["Franca Oro", runner.email] { #expect(!decoded.contains { $0.1.contains(secret) }) }
+        }
+    }
 }

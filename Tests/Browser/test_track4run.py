@@ -66,22 +66,43 @@ def sql(statement):
 
 
 class Track4RunTests(ConsoleTestCase):
+    def organise(self, driver, name, starts_in=600):
+        """Creates a run through the console's form as the demo company; returns its id."""
+        go(driver, "/company/runs/new")
+        form = wait_css(driver, "form#run-form")
+        c.fill(form, "name", name)
+        c.fill(form, "startsAt", now(starts_in)[:19] + "Z")
+        c.fill(form, "durationMinutes", 60)
+        c.fill(form, "maxParticipants", 10)
+        c.fill(form, "pathFormat", "geojson")
+        c.fill(form, "path", json.dumps(PATH))
+        c.submit_and_wait(driver, form)
+        c.wait_path(driver, lambda p: p.startswith("/runs/"), "the new run's page")
+        return c.path_of(driver).split("/")[-1]
+
     def test_20_spectator_page_moves_and_hides(self):
         person = self.fresh_person("runner")
         runner = token(person.email, person.password)
-        company = token(*c.DEMO_COMPANY)
-        status, run = api("/v1/runs", company, "POST", {
-            "name": f"Browser run {c.RUN}", "startsAt": now(600), "durationMinutes": 60, "maxParticipants": 10,
-            "path": {"format": "geojson", "data": json.dumps(PATH)}})
-        self.assertEqual(status, 201, run)
-        run_id = run["id"]
-        status, place = api(f"/v1/runs/{run_id}/participation", runner, "POST", {"displayName": "Speedy"})
-        self.assertEqual(status, 201, place)
+        organiser = self.signed_in(*c.DEMO_COMPANY)
+        run_id = self.organise(organiser, f"Browser run {c.RUN}")
+        self.assertTrue(c.exists(organiser, "#run-cancel"), c.describe(organiser))
+
+        # The person joins on the run's page, accepts the run's request, shares a position and checks in there.
+        driver = self.signed_in(person.email, person.password)
+        go(driver, f"/runs/{run_id}")
+        form = wait_css(driver, "form#run-join")
+        c.fill(form, "displayName", "Speedy")
+        c.submit_and_wait(driver, form)
+        wait_css(driver, "#run-place")
+        status, place = api(f"/v1/runs/{run_id}/participation", runner)
+        self.assertEqual(status, 200, place)
         status, _ = api(f"/v1/single-requests/{place['requestId']}/accept", runner, "POST")
         self.assertEqual(status, 200)
         upload(runner, *START)
-        status, checked = api(f"/v1/runs/{run_id}/participation/check-in", runner, "POST")
-        self.assertEqual(status, 200, checked)
+        go(driver, f"/runs/{run_id}")
+        c.click_and_wait(driver, wait_css(driver, "button#run-check-in"))
+        self.assertIn("checked in", find(driver, "#run-place").text)
+        c.logout(driver)
         # The run's day comes: the run started a minute ago (the request's window moves with it).
         sql(f"""UPDATE single_requests q SET window_from = q.window_from - d.shift, window_to = q.window_to - d.shift
                 FROM (SELECT starts_at - (now() - interval '60 seconds') AS shift FROM runs WHERE id = '{run_id}') d
@@ -89,7 +110,6 @@ class Track4RunTests(ConsoleTestCase):
         sql(f"UPDATE runs SET starts_at = now() - interval '60 seconds' WHERE id = '{run_id}'")
         upload(runner, 45.4700, 9.1740)
 
-        driver = self.browser()
         go(driver, "/login")
         link = wait_css(driver, f'#runs-live a.run-link[href="/runs/{run_id}"]')
         c.click_and_wait(driver, link)
@@ -113,6 +133,14 @@ class Track4RunTests(ConsoleTestCase):
         self.assertEqual(status, 200)
         c.wait_until(driver, lambda d: not c.exists(d, 'g.runner[data-bib="1"]'), "the revoking runner's marker to go")
         self.assertEqual(find(driver, "#live-count").text, "0")
+
+    def test_22_organiser_cancels(self):
+        organiser = self.signed_in(*c.DEMO_COMPANY)
+        run_id = self.organise(organiser, f"Cancelled run {c.RUN}")
+        c.click_and_wait(organiser, wait_css(organiser, "button#run-cancel"))
+        self.assertEqual(find(organiser, "#run-state").text, "cancelled")
+        status, run = api(f"/v1/runs/{run_id}")
+        self.assertEqual((status, run["state"]), (200, "cancelled"))
 
     def test_21_demo_runs_on_the_home_page(self):
         # `d4h seed` made a live and an upcoming run; the home page lists both without signing in.

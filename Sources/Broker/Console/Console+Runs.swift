@@ -14,9 +14,10 @@ extension Console {
             let (_, results) = try await request.services.runs.results(id: id, logger: request.logger)
             let run = snapshot.run
             let live = snapshot.state == .live
+            let actions = try await Self.runActions(request, run, state: snapshot.state)
             return request.page(
                 "run", title: run.name,
-                values: [
+                values: actions.merging([
                     "id": run.id.uuidString.lowercased(), "organiser": run.organiserName, "startsAt": Wording.time(run.startsAt),
                     "endsAt": Wording.time(run.endsAt), "state": snapshot.state.rawValue, "live": live,
                     "upcoming": snapshot.state == .upcoming,
@@ -32,7 +33,117 @@ extension Console {
                         ] as [String: Any]
                     },
                     "hasResults": !results.isEmpty,
+                ]) { first, _ in first })
+        }
+    }
+
+    static let runFieldNames = ConsoleRequest.sameNames("name", "startsAt", "durationMinutes", "maxParticipants", "path")
+
+    /// Organisers create, edit and cancel their runs; people join, leave and check in, all on the services' rules.
+    func registerRunActions(on router: Router<BrokerRequestContext>) {
+        get("/company/runs/new", .role(.thirdParty), on: router) { request in
+            request.page(
+                "run-form", title: "Organise a run",
+                values: [
+                    "action": "/company/runs/new", "submitLabel": "Create the run",
+                    "form": ["durationMinutes": "60", "maxParticipants": "100", "pathFormat": "gpx"],
+                    "selected": ["pathFormat_gpx": true],
                 ])
+        }
+        post("/company/runs/new", .role(.thirdParty), on: router) { request in
+            try await request.submitting(
+                "run-form", title: "Organise a run", values: ["action": "/company/runs/new", "submitLabel": "Create the run"],
+                fieldNames: Self.runFieldNames
+            ) {
+                let run = try await request.services.runs.create(try Self.runDraft(request.form), by: try request.caller, logger: request.logger)
+                return request.redirect("/runs/\(run.id.uuidString.lowercased())", notice: "run-created")
+            }
+        }
+        get("/company/runs/:id/edit", .role(.thirdParty), on: router) { request in
+            let run = try await request.services.runs.run(id: try request.id(orElse: RunError.notFound), logger: request.logger)
+            guard run.organiserID == (try request.caller).accountID else { throw RunError.notFound }
+            let id = run.id.uuidString.lowercased()
+            return request.page(
+                "run-form", title: "Change \(run.name)",
+                values: [
+                    "action": "/company/runs/\(id)/edit", "submitLabel": "Save the changes", "editing": true,
+                    "form": [
+                        "name": run.name, "startsAt": Timestamp.rfc3339(run.startsAt), "durationMinutes": String(run.durationMinutes),
+                        "maxParticipants": String(run.maxParticipants), "pathFormat": "gpx",
+                    ],
+                    "selected": ["pathFormat_gpx": true],
+                ])
+        }
+        post("/company/runs/:id/edit", .role(.thirdParty), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            return try await request.submitting(
+                "run-form", title: "Change the run",
+                values: ["action": "/company/runs/\(id.uuidString.lowercased())/edit", "submitLabel": "Save the changes", "editing": true],
+                fieldNames: Self.runFieldNames
+            ) {
+                var draft = try Self.runDraft(request.form)
+                if (draft.pathText ?? "").isEmpty { (draft.pathText, draft.pathFormat) = (nil, nil) }
+                _ = try await request.services.runs.edit(id: id, draft, by: try request.caller, logger: request.logger)
+                return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-changed")
+            }
+        }
+        post("/runs/:id/cancel", .role(.thirdParty), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            _ = try await request.services.runs.cancel(id: id, by: try request.caller, logger: request.logger)
+            return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-cancelled")
+        }
+        post("/runs/:id/join", .role(.user), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            let name = request.form["displayName"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            _ = try await request.services.runs.join(id: id, displayName: name, by: try request.caller, logger: request.logger)
+            return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-joined")
+        }
+        post("/runs/:id/leave", .role(.user), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            try await request.services.runs.leave(id: id, by: try request.caller, logger: request.logger)
+            return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-left")
+        }
+        post("/runs/:id/check-in", .role(.user), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            _ = try await request.services.runs.checkIn(id: id, by: try request.caller, logger: request.logger)
+            return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-checked-in")
+        }
+    }
+
+    /// The form's fields as the service's draft; an empty field is absent, a number that is not one is named.
+    static func runDraft(_ form: FormFields) throws -> RunService.Draft {
+        var errors: [FieldError] = []
+        let duration = FormValues.integer(form["durationMinutes"], field: "durationMinutes", into: &errors)
+        let places = FormValues.integer(form["maxParticipants"], field: "maxParticipants", into: &errors)
+        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+        return RunService.Draft(
+            name: form["name"], startsAt: form["startsAt"], durationMinutes: duration, maxParticipants: places,
+            pathFormat: form["pathFormat"] ?? "gpx", pathText: form.raw("path").isEmpty ? nil : form.raw("path"))
+    }
+
+    /// What the signed-in visitor may do on a run's page: the organiser edits or cancels, a person joins,
+    /// leaves or checks in.
+    static func runActions(_ request: ConsoleRequest, _ run: Run, state: Run.State) async throws -> [String: Any] {
+        guard let principal = request.principal else { return [:] }
+        let open = state == .upcoming || state == .live
+        switch principal.role {
+        case .thirdParty where principal.accountID == run.organiserID:
+            return ["isOrganiser": true, "canEdit": state == .upcoming, "canCancel": open]
+        case .user:
+            let place = try? await request.services.runs.participation(id: run.id, by: principal, logger: request.logger)
+            guard let place else { return ["canJoin": state == .upcoming] }
+            return [
+                "place": [
+                    "bib": place.bib, "displayName": place.displayName ?? "", "requestID": place.requestID?.uuidString.lowercased() ?? "",
+                    "requestStatus": place.requestStatus?.rawValue ?? "not sent yet",
+                    "status": place.removedAt != nil
+                        ? "removed: not checked in by the start"
+                        : place.finishedAt != nil ? "finished" : place.checkedInAt != nil ? "checked in" : "joined",
+                ] as [String: Any],
+                "canLeave": state == .upcoming, "canCheckIn": state == .upcoming && place.checkedInAt == nil,
+            ]
+        default:
+            return [:]
         }
     }
 

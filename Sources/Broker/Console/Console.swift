@@ -63,6 +63,7 @@ struct Console: Sendable {
         registerCompanyPages(on: router)
         registerAuditorPages(on: router)
         registerRunPages(on: router)
+        registerRunActions(on: router)
     }
 
     // MARK: Routing

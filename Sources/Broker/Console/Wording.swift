@@ -126,6 +126,12 @@ enum Wording {
     /// The messages `?notice=` may name: a fixed set, so a link can never put its own text on a page.
     static let notices: [String: String] = [
         "signed-in": "You are signed in.",
+        "run-created": "The run is listed. Runners can join it now.",
+        "run-changed": "The run is changed.",
+        "run-cancelled": "The run is cancelled; its runners were told.",
+        "run-joined": "You joined the run.",
+        "run-left": "You left the run.",
+        "run-checked-in": "You are checked in.",
         "signed-out": "You are signed out.",
         "accepted": "You accepted the request: the company can now download the data it asked for.",
         "refused": "You refused the request. The company sees only that it was refused.",

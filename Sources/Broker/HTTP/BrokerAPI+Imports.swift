@@ -38,7 +38,8 @@ extension Components.Schemas.ImportResult {
             invalid: .init(
                 count: result.invalid.count,
                 examples: result.invalid.examples.map { .init(line: $0.line, identifier: $0.identifier, reason: $0.reason) }),
-            timeZone: result.timeZone)
+            timeZone: result.timeZone,
+            routes: result.routes.map { .init(files: $0.files, stored: $0.stored, alreadyThere: $0.alreadyThere) })
     }
 }
 

@@ -44,7 +44,7 @@ package struct RunPath: Sendable, Equatable {
         case "gpx":
             switch GPXTrack.parse(Data(text.utf8)) {
             case .success(let track): points = track.points.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) }
-            case .failure(let error): return .failure(.invalid([FieldError(field: field, message: "is not a usable GPX file: \(error)")]))
+            case .failure(let error): return .failure(.invalid([FieldError(field: field, message: "is not a usable GPX file: \(error.message)")]))
             }
         case "geojson":
             switch GeoJSONLine.points(in: text) {

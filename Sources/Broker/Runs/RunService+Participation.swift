@@ -23,7 +23,10 @@ extension RunService {
                 throw RunError.alreadyJoined
             }
             guard run.participants < run.maxParticipants else { throw RunError.full }
-            try await RunStore.join(run: id, user: principal.accountID, displayName: name, on: connection, logger: logger)
+            let bib = try await RunStore.join(run: id, user: principal.accountID, displayName: name, on: connection, logger: logger)
+            try await Self.announce(
+                .runRunnerJoined, run: id, to: run.organiserID, data: ["bib": String(bib), "runners": String(run.participants + 1)],
+                on: connection, logger: logger)
         }
         _ = try? await sendDueRequests(logger: logger)
         return try await participation(id: id, by: principal, logger: logger)
@@ -44,6 +47,9 @@ extension RunService {
                     requestID: requestID, organiserID: run.organiserID, reason: "runner left", on: connection, logger: logger)
             }
             try await RunStore.leave(run: id, user: principal.accountID, on: connection, logger: logger)
+            try await Self.announce(
+                .runRunnerLeft, run: id, to: run.organiserID, data: ["bib": String(participant.bib), "runners": String(run.participants - 1)],
+                on: connection, logger: logger)
         }
     }
 

@@ -42,6 +42,8 @@ extension RunService {
         try await client.withTransaction(logger: logger) { connection in
             let removed = try await RunStore.removeAbsentees(on: connection, logger: logger)
             for absentee in removed {
+                try await Self.announce(
+                    .runRunnerRemoved, run: absentee.run, to: absentee.organiser, data: ["bib": String(absentee.bib)], on: connection, logger: logger)
                 guard let requestID = absentee.request else { continue }
                 try await singleRequests.withdrawForRun(
                     requestID: requestID, organiserID: absentee.organiser, reason: "not checked in by the start", on: connection, logger: logger)
@@ -74,13 +76,31 @@ extension RunService {
                 if paths[runner.run] == nil { paths[runner.run] = try await RunStore.run(id: runner.run, on: connection, logger: logger)?.path }
                 guard let path = paths[runner.run] else { continue }
                 let (halfway, finish) = RunProgress.advance(halfwayAt: runner.halfwayAt, fixes: runner.fixes, path: path)
-                if finish != nil { finished += 1 }
-                try await RunStore.recordProgress(
+                if let done = try await RunStore.recordProgress(
                     run: runner.run, user: runner.user, seenArrival: runner.lastArrival, halfwayAt: halfway, finishedAt: finish, on: connection,
-                    logger: logger)
+                    logger: logger), let finish
+                {
+                    finished += 1
+                    try await Self.announce(
+                        .runRunnerFinished, run: runner.run, to: done.organiser,
+                        data: ["bib": String(done.bib), "seconds": String(format: "%.1f", finish.timeIntervalSince(done.startsAt))],
+                        on: connection, logger: logger)
+                }
             }
             return finished
         }
+    }
+}
+
+extension RunService {
+    /// An event for the organiser's webhook about one of their runs (runners by bib only).
+    static func announce(
+        _ type: WebhookOutboxStore.EventType, run runID: UUID, to organiser: UUID, data: [String: String], on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        var payload = data
+        payload["runId"] = runID.uuidString.lowercased()
+        try await WebhookOutboxStore.enqueue(type, to: organiser, requestID: runID, data: payload, on: connection, logger: logger)
     }
 }
 

@@ -142,13 +142,17 @@ package enum RunStore {
         return joined.sorted { $0.0.startsAt > $1.0.startsAt }
     }
 
-    /// Adds the runner with the next bib; the caller holds the run's row lock.
-    static func join(run runID: UUID, user userID: UUID, displayName: String?, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Adds the runner with the next bib and returns it; the caller holds the run's row lock.
+    static func join(run runID: UUID, user userID: UUID, displayName: String?, on connection: PostgresConnection, logger: Logger) async throws
+        -> Int
+    {
         try await connection.query(
             """
             INSERT INTO run_participants (run_id, user_id, bib, display_name)
             SELECT \(runID), \(userID), coalesce(max(bib), 0) + 1, \(displayName) FROM run_participants WHERE run_id = \(runID)
-            """, logger: logger)
+            RETURNING bib
+            """, logger: logger
+        ).collect().first?.decode(Int.self) ?? 0
     }
 
     static func leave(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
@@ -231,16 +235,20 @@ package enum RunStore {
         return try await rows.collect().map { try $0.decode((UUID, UUID, String).self) }.map { (run: $0.0, user: $0.1, email: $0.2) }
     }
 
-    /// Removes the runners of started runs who had not checked in (R48); returns their requests (to withdraw).
-    static func removeAbsentees(on connection: PostgresConnection, logger: Logger) async throws -> [(organiser: UUID, request: UUID?)] {
+    /// Removes the runners of started runs who had not checked in (R48); returns them with their requests (to withdraw).
+    static func removeAbsentees(on connection: PostgresConnection, logger: Logger) async throws
+        -> [(run: UUID, organiser: UUID, bib: Int, request: UUID?)]
+    {
         let rows = try await connection.query(
             """
             UPDATE run_participants p SET removed_at = now()
             FROM runs r
             WHERE r.id = p.run_id AND r.starts_at <= now() AND p.checked_in_at IS NULL AND p.removed_at IS NULL
-            RETURNING r.organiser_id, p.request_id
+            RETURNING r.id, r.organiser_id, p.bib, p.request_id
             """, logger: logger)
-        return try await rows.collect().map { try $0.decode((UUID, UUID?).self) }.map { (organiser: $0.0, request: $0.1) }
+        return try await rows.collect().map { try $0.decode((UUID, UUID, Int, UUID?).self) }.map {
+            (run: $0.0, organiser: $0.1, bib: $0.2, request: $0.3)
+        }
     }
 
     /// Requests of runs that ended (or were cancelled) whose subscriptions or pending state outlive them.
@@ -291,17 +299,25 @@ package enum RunStore {
         }
     }
 
+    /// Records how far the runner got; returns their bib and the run's organiser and start when this finished them.
     static func recordProgress(
         run runID: UUID, user userID: UUID, seenArrival: Int64, halfwayAt: Date?, finishedAt: Date?, on connection: PostgresConnection,
         logger: Logger
-    ) async throws {
+    ) async throws -> (bib: Int, organiser: UUID, startsAt: Date)? {
         try await connection.query(
             """
-            UPDATE run_participants SET seen_arrival = greatest(seen_arrival, \(seenArrival)),
+            WITH before AS (SELECT finished_at FROM run_participants WHERE run_id = \(runID) AND user_id = \(userID) FOR UPDATE)
+            UPDATE run_participants p SET seen_arrival = greatest(seen_arrival, \(seenArrival)),
                 halfway_at = coalesce(halfway_at, \(halfwayAt.map(Timestamp.postgresText))::timestamptz),
                 finished_at = coalesce(finished_at, \(finishedAt.map(Timestamp.postgresText))::timestamptz)
-            WHERE run_id = \(runID) AND user_id = \(userID)
-            """, logger: logger)
+            FROM runs r
+            WHERE p.run_id = \(runID) AND p.user_id = \(userID) AND r.id = p.run_id
+            RETURNING p.bib, r.organiser_id, r.starts_at, (SELECT finished_at FROM before) IS NULL AND p.finished_at IS NOT NULL
+            """, logger: logger
+        ).collect().first.flatMap { row in
+            let (bib, organiser, startsAt, newlyFinished) = try row.decode((Int, UUID, Date, Bool).self)
+            return newlyFinished ? (bib, organiser, startsAt) : nil
+        }
     }
 }
 

@@ -27,6 +27,18 @@ package struct AppleHealthImport: Sendable {
         package var invalid: Invalid
         /// The last valid HKTimeZone of the export, nil when it has none.
         package var timeZone: String?
+        /// The workouts' GPS tracks of an iPhone's export.zip (`workout-routes/*.gpx`), stored as positions;
+        /// nil for an export.xml alone (and for imports recorded before routes were read).
+        package var routes: Routes?
+
+        package struct Routes: Sendable, Equatable, Codable {
+            /// Route files read.
+            package var files: Int
+            /// Positions new to Data4Help.
+            package var stored: Int
+            /// Positions held already (an earlier import or upload), or repeated across the files.
+            package var alreadyThere: Int
+        }
 
         package struct Skipped: Sendable, Equatable, Codable {
             package var reason: String
@@ -148,6 +160,7 @@ package struct AppleHealthImport: Sendable {
                     after = page.last
                     await progress?(Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored))
                 }
+                let routes = try await importRoutes(of: reader, userID: userID, on: connection, logger: logger)
                 var skipped = parser.skipped
                 for (type, count) in covered {
                     let identifier = AppleHealthRecordType.allCases.first { $0.sampleType == type }?.identifier ?? type.rawValue
@@ -164,13 +177,48 @@ package struct AppleHealthImport: Sendable {
                     stored: stored, alreadyThere: alreadyThere, repeatedInFile: duplicates - alreadyThere,
                     skipped: Self.grouped(skipped),
                     invalid: .init(count: parser.invalidCount, examples: parser.invalidExamples),
-                    timeZone: parser.timeZone)
+                    timeZone: parser.timeZone, routes: routes)
                 try await hooks.finish?(result, done, connection)
                 return result
             }
         } catch {
             throw PostgresErrors.unwrapTransaction(error)
         }
+    }
+
+    /// Stores the workout routes of an export.zip as positions, on the import's transaction: each file is parsed
+    /// whole (`GPXTrack`), and one that cannot be read refuses the import, naming the file and the line.
+    /// Points without a time are not positions (Apple's always have one) and are left out.
+    private func importRoutes(of reader: AppleHealthExportReader, userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> Result.Routes?
+    {
+        guard let archive = reader.archive else { return nil }
+        var routes = Result.Routes(files: 0, stored: 0, alreadyThere: 0)
+        for entry in archive.workoutRoutes {
+            try Task.checkCancellation()
+            let track: GPXTrack
+            do {
+                switch GPXTrack.parse(Data(try archive.routeBytes(entry))) {
+                case .success(let parsed): track = parsed
+                case .failure(let error): throw SampleError.importFailed("\(entry.path): \(error.message)")
+                }
+            } catch let error as AppleHealthImportError {
+                throw SampleError.importFailed("\(entry.path): \(error.message)")
+            }
+            let positions = track.points.compactMap { point in
+                point.time.map {
+                    Position(at: $0, latitude: point.latitude, longitude: point.longitude, elevation: point.elevation, accuracy: point.accuracy)
+                }
+            }
+            for start in stride(from: 0, to: positions.count, by: Self.batchSize) {
+                let batch = Array(positions[start..<min(start + Self.batchSize, positions.count)])
+                let (accepted, duplicates) = try await PositionStore.ingest(batch, for: userID, on: connection, logger: logger)
+                routes.stored += accepted
+                routes.alreadyThere += duplicates
+            }
+            routes.files += 1
+        }
+        return routes
     }
 
     /// The first sample of each (type, at) of `samples`, and the later ones.

@@ -13,6 +13,11 @@ package enum WebhookOutboxStore {
         case subscriptionPositionsAvailable = "subscription.positions_available"
         case subscriptionEnded = "subscription.ended"
         case groupRequestResultsUpdated = "group_request.results_updated"
+        // Track4Run, to the organiser; the event's request id is the run's. Runners appear by bib only.
+        case runRunnerJoined = "run.runner_joined"
+        case runRunnerLeft = "run.runner_left"
+        case runRunnerRemoved = "run.runner_removed"
+        case runRunnerFinished = "run.runner_finished"
     }
 
     /// Queues one event for the third party's webhook (nothing when it has none).

@@ -36,7 +36,11 @@
         package let url: URL
         /// The entry streamed by `openExportXML()` (see `export(among:)`).
         package let exportXML: Entry
+        /// The GPS tracks of workouts (`workout-routes/route_….gpx`), in path order.
+        package let workoutRoutes: [Entry]
         package let maximumUncompressedSize: UInt64
+        /// A route is a few hundred kilobytes; one beyond this is not a phone's.
+        static let maximumRouteSize: UInt64 = 256 << 20
 
         /// Reads the archive's directory and checks its export.xml entry, without inflating anything.
         package init(contentsOf url: URL, maximumUncompressedSize: UInt64 = Self.defaultMaximumUncompressedSize)
@@ -46,9 +50,20 @@
             self.maximumUncompressedSize = maximumUncompressedSize
             let file = try AppleHealthUploadFile(url.path)
             defer { file.closeFile() }
-            let entry = try Self.export(among: try Self.centralDirectory(file))
+            let entries = try Self.centralDirectory(file)
+            let entry = try Self.export(among: entries)
             try Self.check(entry, maximumUncompressedSize: maximumUncompressedSize)
             exportXML = entry
+            workoutRoutes = Self.routes(among: entries)
+            for route in workoutRoutes { try Self.check(route, maximumUncompressedSize: Self.maximumRouteSize) }
+        }
+
+        /// The `.gpx` files of a `workout-routes/` folder (wherever the export put it), in path order.
+        static func routes(among entries: [Entry]) -> [Entry] {
+            entries.filter {
+                !$0.path.hasPrefix("__MACOSX/") && $0.path.lowercased().hasSuffix(".gpx")
+                    && ($0.path.hasPrefix("workout-routes/") || $0.path.contains("/workout-routes/"))
+            }.sorted { $0.path < $1.path }
         }
 
         /// The entry holding the export: the shallowest `export.xml`; failing that, as an iPhone in another language
@@ -78,16 +93,27 @@
 
         /// Opens the export.xml entry for streaming, `chunkSize` inflated bytes at a time.
         package func openExportXML(chunkSize: Int = 64 * 1024) throws(AppleHealthImportError) -> EntryReader {
+            try open(exportXML, limit: maximumUncompressedSize, chunkSize: chunkSize)
+        }
+
+        /// A workout route's whole text (a route is small: `maximumRouteSize` at most).
+        package func routeBytes(_ route: Entry) throws(AppleHealthImportError) -> [UInt8] {
+            let reader = try open(route, limit: Self.maximumRouteSize, chunkSize: 64 * 1024)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(route.uncompressedSize))
+            while let chunk = try reader.next() { bytes += chunk }
+            return bytes
+        }
+
+        private func open(_ entry: Entry, limit: UInt64, chunkSize: Int) throws(AppleHealthImportError) -> EntryReader {
             let file = try AppleHealthUploadFile(url.path)  // closed by the reader, or on deinit if we throw
-            let header = try file.read(at: exportXML.localHeaderOffset, count: 30)
-            guard header.uint32(at: 0) == 0x0403_4B50 else { throw .damagedZip("the export's local header is missing") }
-            let dataStart = exportXML.localHeaderOffset + 30 + UInt64(header.uint16(at: 26)) + UInt64(header.uint16(at: 28))
-            guard dataStart + exportXML.compressedSize <= file.size else {
-                throw .damagedZip("the export extends past the end of the file: the file was probably cut short")
+            let header = try file.read(at: entry.localHeaderOffset, count: 30)
+            guard header.uint32(at: 0) == 0x0403_4B50 else { throw .damagedZip("\(entry.path)'s local header is missing") }
+            let dataStart = entry.localHeaderOffset + 30 + UInt64(header.uint16(at: 26)) + UInt64(header.uint16(at: 28))
+            guard dataStart + entry.compressedSize <= file.size else {
+                throw .damagedZip("\(entry.path) extends past the end of the file: the file was probably cut short")
             }
-            return try EntryReader(
-                file: file, entry: exportXML, dataStart: dataStart, limit: maximumUncompressedSize, chunkSize: chunkSize
-            )
+            return try EntryReader(file: file, entry: entry, dataStart: dataStart, limit: limit, chunkSize: chunkSize)
         }
 
         private static func check(_ entry: Entry, maximumUncompressedSize: UInt64) throws(AppleHealthImportError) {

@@ -12,6 +12,8 @@
         package let format: Format
         private let file: AppleHealthUploadFile?
         private let entry: AppleHealthArchive.EntryReader?
+        /// The archive, for a zip: its workout routes are read after export.xml.
+        package let archive: AppleHealthArchive?
         private let chunkSize: Int
         private var position: UInt64 = 0
 
@@ -35,11 +37,13 @@
             case .xml:
                 self.file = file
                 entry = nil
+                archive = nil
             case .zip:
                 file.closeFile()
                 self.file = nil
-                entry = try AppleHealthArchive(contentsOf: url, maximumUncompressedSize: maximumUncompressedSize)
-                    .openExportXML(chunkSize: chunkSize)
+                let archive = try AppleHealthArchive(contentsOf: url, maximumUncompressedSize: maximumUncompressedSize)
+                self.archive = archive
+                entry = try archive.openExportXML(chunkSize: chunkSize)
             }
         }
 
