@@ -22,6 +22,7 @@ extension Bench {
         @Option(help: "Runners, each posting one position a second.") var runners = 1000
         @Option(help: "Seconds each ingest phase lasts.") var seconds = 20
         @Option(help: "Spectator counts to try, in order, until the fan-out's p99 reaches 2 s.") var spectators = "10,50,100,200,400,800"
+        @Option(help: "Fixes per upload in the batched paths and the fan-out (a phone's upload every that many seconds).") var batch = 5
 
         func run() async throws {
             let logger = makeLogger(level: .warning)
@@ -35,20 +36,25 @@ extension Bench {
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup,
                 configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256))
             ) { http in
-                let positions = try await ingest(http: http, tokens: tokens, kind: .position)
-                let samples = try await ingest(http: http, tokens: tokens, kind: .heartRate)
-                print("## Track4Run ingest (\(runners) runners, one upload a second each, \(seconds) s per path; setup \(Int(setup)) s)")
-                print("| path | offered/s | stored/s | upload p50 ms | upload p99 ms | failed | ratio to samples |")
+                let positions = try await ingest(http: http, tokens: tokens, kind: .position, batch: 1)
+                let samples = try await ingest(http: http, tokens: tokens, kind: .heartRate, batch: 1)
+                let batchedPositions = try await ingest(http: http, tokens: tokens, kind: .position, batch: batch)
+                let batchedSamples = try await ingest(http: http, tokens: tokens, kind: .heartRate, batch: batch)
+                print("## Track4Run ingest (\(runners) runners, one fix a second each, \(seconds) s per path; setup \(Int(setup)) s)")
+                print("| path | fixes offered/s | fixes stored/s | upload p50 ms | upload p99 ms | failed uploads | ratio to samples |")
                 print("|---|---:|---:|---:|---:|---:|---:|")
-                for (name, result) in [
-                    ("POST /v1/me/positions, one position", positions), ("POST /v1/me/samples, one heart rate (baseline)", samples),
+                for (name, result, baseline) in [
+                    ("POST /v1/me/positions, 1 fix per upload every second", positions, samples),
+                    ("POST /v1/me/samples, 1 heart rate per upload every second (baseline)", samples, samples),
+                    ("POST /v1/me/positions, \(batch) fixes per upload every \(batch) s", batchedPositions, batchedSamples),
+                    ("POST /v1/me/samples, \(batch) per upload every \(batch) s (baseline)", batchedSamples, batchedSamples),
                 ] {
                     print(
                         "| \(name) | \(runners) | \(Int(result.rate)) | \(ms(result.p50)) | \(ms(result.p99)) | \(result.failed) | "
-                            + String(format: "%.2f", result.rate / samples.rate) + " |")
+                            + String(format: "%.2f", result.rate / baseline.rate) + " |")
                 }
                 print()
-                print("## Fan-out: position stored (upload answered) → spectator's event (\(runners) runners posting; one event a second per run)")
+                print("## Fan-out: fix stored (upload answered) → spectator's event (\(runners) runners, \(batch) fixes per upload every \(batch) s)")
                 print("| spectators | events received | p50 ms | p99 ms | max ms | held |")
                 print("|---:|---:|---:|---:|---:|---|")
                 var largest = 0
@@ -107,7 +113,9 @@ extension Bench {
 
         /// Every runner posts once a second (spread over the second) for `seconds` seconds; the rate is what was
         /// stored over the wall time until the last answer.
-        func ingest(http: HTTPClient, tokens: [String], kind: Kind, stored: Completions? = nil) async throws -> IngestResult {
+        /// Every runner posts `batch` fixes every `batch` seconds (one a second, as a phone records them),
+        /// spread over the interval; the rate is the fixes stored over the wall time until the last answer.
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind, batch: Int, stored: Completions? = nil) async throws -> IngestResult {
             let tally = Tally()
             let start = ContinuousClock.now
             let path = DemoRuns.loop
@@ -116,24 +124,29 @@ extension Bench {
                 for (index, token) in tokens.enumerated() {
                     group.addTask {
                         // Each runner has its own offset within the second, as phones do.
-                        try await Task.sleep(for: .milliseconds(index * 1000 / max(tokens.count, 1)))
-                        for tick in 0..<seconds {
-                            let due = start + .seconds(tick) + .milliseconds(index * 1000 / max(tokens.count, 1))
+                        for tick in stride(from: 0, to: seconds, by: batch) {
+                            let due = start + .seconds(tick) + .milliseconds(index * 1000 * batch / max(tokens.count, 1))
                             let now = ContinuousClock.now
                             if due > now { try await Task.sleep(until: due) }
-                            let at = Timestamp.rfc3339(Date())
-                            let point = path.point(atMetres: Double(tick * 3 + index % 100))
+                            let taken = Date()
+                            // The newest fix is taken now; the others a second apart before it.
+                            let times = (0..<batch).reversed().map { Timestamp.rfc3339(taken.addingTimeInterval(-Double($0))) }
+                            let at = times[times.count - 1]
                             var request: HTTPClientRequest
                             switch kind {
                             case .position:
                                 request = HTTPClientRequest(url: url + "/v1/me/positions")
-                                request.body = .bytes(
-                                    ByteBuffer(
-                                        string: #"{"positions":[{"at":"\#(at)","latitude":\#(point.latitude),"longitude":\#(point.longitude)}]}"#))
+                                let fixes = times.enumerated().map { offset, time in
+                                    let point = path.point(atMetres: Double((tick + offset) * 3 + index % 100))
+                                    return #"{"at":"\#(time)","latitude":\#(point.latitude),"longitude":\#(point.longitude)}"#
+                                }
+                                request.body = .bytes(ByteBuffer(string: #"{"positions":["# + fixes.joined(separator: ",") + "]}"))
                             case .heartRate:
                                 request = HTTPClientRequest(url: url + "/v1/me/samples")
-                                request.body = .bytes(
-                                    ByteBuffer(string: #"{"samples":[{"type":"heart_rate","value":\#(120 + tick % 40),"at":"\#(at)"}]}"#))
+                                let samples = times.enumerated().map { offset, time in
+                                    #"{"type":"heart_rate","value":\#(120 + (tick + offset) % 40),"at":"\#(time)"}"#
+                                }
+                                request.body = .bytes(ByteBuffer(string: #"{"samples":["# + samples.joined(separator: ",") + "]}"))
                             }
                             request.method = .POST
                             request.headers.add(name: "Content-Type", value: "application/json")
@@ -161,7 +174,7 @@ extension Bench {
             let wall = Self.seconds(since: start)
             let sorted = tally.values.withLock { $0.sorted() }
             return IngestResult(
-                rate: Double(sorted.count) / wall, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99),
+                rate: Double(sorted.count * batch) / wall, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99),
                 failed: tally.failures.load(ordering: .relaxed))
         }
 
@@ -180,7 +193,7 @@ extension Bench {
             let tally = Tally()
             let stored = Completions()
             let watched = 50
-            let duration = 15
+            let duration = 20
             let url = url
             let phase = self
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -218,7 +231,7 @@ extension Bench {
                 }
                 group.addTask {
                     // The runners post while the spectators watch.
-                    _ = try await phase.ingest(http: http, tokens: tokens, kind: .position, seconds: duration, stored: stored)
+                    _ = try await phase.ingest(http: http, tokens: tokens, kind: .position, batch: phase.batch, seconds: duration, stored: stored)
                 }
                 try await group.waitForAll()
             }
@@ -243,10 +256,10 @@ extension Bench {
             return found
         }
 
-        func ingest(http: HTTPClient, tokens: [String], kind: Kind, seconds: Int, stored: Completions) async throws -> IngestResult {
+        func ingest(http: HTTPClient, tokens: [String], kind: Kind, batch: Int, seconds: Int, stored: Completions) async throws -> IngestResult {
             var copy = self
             copy.seconds = seconds
-            return try await copy.ingest(http: http, tokens: tokens, kind: kind, stored: stored)
+            return try await copy.ingest(http: http, tokens: tokens, kind: kind, batch: batch, stored: stored)
         }
 
         private func quantile(_ sorted: [Double], _ q: Double) -> Double {

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import BrokerOpenAPI
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 @testable import Broker
@@ -143,10 +145,17 @@ struct RunTests {
             let received = try await items(harness, "/v1/single-requests", token: runner.token)
             let request = try #require(received.first)
             #expect(request["types"] as? [String] == ["position", "heart_rate"])
-            #expect((request["subscription"] as? [String: Any])?["days"] as? Int == 1)
+            #expect((request["subscription"] as? [String: Any])?["days"] as? Int == 2)
             #expect((request["thirdParty"] as? [String: Any])?["companyName"] as? String == "Milano Runners S.S.D.")
             #expect((request["purpose"] as? String)?.contains("Sempione 1K") == true)
-            #expect(try await items(harness, "/v1/single-requests", token: organiser).count == 1)
+            // The organiser knows its runners by bib: the run's request names no one to it.
+            let sent = try await items(harness, "/v1/single-requests", token: organiser)
+            #expect(sent.count == 1)
+            let subject = sent.first?["subject"] as? [String: Any] ?? [:]
+            #expect(subject["email"] == nil && subject["fiscalCode"] == nil, "\(subject)")
+            #expect(
+                !(try await harness.request(.get, "/v1/single-requests", token: organiser)).body.readableBytesView.contains(
+                    Array(runner.email.utf8)))
 
             // Joining on the day sends it at once.
             let today = try await RunFixtures.run(harness, organiser: organiser)
@@ -205,6 +214,17 @@ struct RunTests {
             try await RunFixtures.position(harness, RunFixtures.a, token: runner.token)
             let refused = try await harness.request(.post, "/v1/runs/\(run)/participation/check-in", token: runner.token)
             #expect(refused.status == .conflict)
+
+            // Accepting, then ending the subscription, is not sharing either.
+            let quitter = try await RunFixtures.runner(harness, fullName: "Quitter Runner")
+            let quitterPlace = try await RunFixtures.join(harness, run, token: quitter.token)
+            let quitterRequest = try #require(quitterPlace["requestId"] as? String)
+            #expect(try await harness.request(.post, "/v1/single-requests/\(quitterRequest)/accept", token: quitter.token).status == .ok)
+            #expect(try await harness.request(.delete, "/v1/single-requests/\(quitterRequest)/subscription", token: quitter.token).status == .ok)
+            try await RunFixtures.position(harness, RunFixtures.a, token: quitter.token)
+            let stopped = try await harness.request(.post, "/v1/runs/\(run)/participation/check-in", token: quitter.token)
+            #expect(stopped.status == .conflict)
+            #expect(harness.text(stopped).contains("stopped sharing"), "\(harness.text(stopped))")
         }
     }
 
@@ -362,7 +382,7 @@ struct RunTests {
             let cancelled = try await harness.request(.post, "/v1/runs/\(run)/cancel", token: organiser)
             #expect(cancelled.status == .ok)
             #expect(try harness.object(cancelled)["state"] as? String == "cancelled")
-            #expect(try harness.mails().filter { $0.contains("Subject: Run cancelled: Sempione 1.3K") }.count == 2)
+            #expect(await eventually { try harness.mails().filter { $0.contains("Subject: Run cancelled: Sempione 1.3K") }.count == 2 })
             #expect(try await harness.request(.post, "/v1/runs/\(run)/cancel", token: organiser).status == .conflict)
             #expect(try await harness.request(.patch, "/v1/runs/\(run)", json: #"{"name":"Again"}"#, token: organiser).status == .conflict)
         }
@@ -381,7 +401,12 @@ struct RunTests {
                 try harness.object(try await harness.request(.get, "/v1/single-requests/\(requestID)", token: runner.token))["status"] as? String
                     == "cancelled")
             #expect(try await harness.request(.delete, "/v1/runs/\(run)/participation", token: runner.token).status == .conflict)
-            _ = try await RunFixtures.join(harness, run, token: runner.token)
+            // A bib is never given twice: the organiser's webhooks (by bib) never mix two people up.
+            #expect(try await RunFixtures.join(harness, run, token: runner.token)["bib"] as? Int == 2)
+            let impostor = try await RunFixtures.runner(harness, fullName: "Impostor")
+            let posing = try await harness.request(
+                .post, "/v1/runs/\(run)/participation", json: #"{"displayName":"Bib 1"}"#, token: impostor.token)
+            #expect(posing.status == .unprocessableContent)
             #expect(try await items(harness, "/v1/me/runs", token: runner.token).count == 1)
             try await RunFixtures.start(harness, run)
             let afterStart = try await harness.request(.delete, "/v1/runs/\(run)/participation", token: runner.token)
@@ -447,5 +472,41 @@ struct RunTests {
             #expect(decoded.allSatisfy { $0.1.contains(#""bib": "1""#) && $0.1.contains(run) }, "\(decoded)")
             for secret in ["Franca Oro", runner.email] { #expect(!decoded.contains { $0.1.contains(secret) }) }
         }
+    }
+
+    @Test("an open spectator stream does not hold a stopping server: the stream ends with the shutdown")
+    func streamEndsAtShutdown() async throws {
+        let reading = Mutex<Task<Int, any Error>?>(nil)
+        let clock = ContinuousClock()
+        let stopping = Mutex<ContinuousClock.Instant?>(nil)
+        try await TestHarness.run { harness in
+            let organiser = try await RunFixtures.organiser(harness)
+            let run = try await RunFixtures.run(harness, organiser: organiser)
+            try await RunFixtures.start(harness, run)
+            let url = "http://127.0.0.1:\(harness.port)/v1/runs/\(run)/live/events"
+            let (firstEvent, seen) = AsyncStream.makeStream(of: Void.self)
+            reading.withLock {
+                $0 = Task {
+                    try await HTTPClient.withHTTPClient { http in
+                        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
+                        var events = 0
+                        for try await chunk in response.body where String(buffer: chunk).contains("event: positions") {
+                            events += 1
+                            seen.yield()
+                        }
+                        return events
+                    }
+                }
+            }
+            var iterator = firstEvent.makeAsyncIterator()
+            _ = await iterator.next()
+            stopping.withLock { $0 = clock.now }
+        }
+        // The harness has stopped its server with the stream open; a stream that held it would have failed the
+        // run with ServerDidNotStop after 90 s.
+        let stopped = try #require(stopping.withLock { $0 })
+        #expect(clock.now - stopped < .seconds(30))
+        let events = try await #require(reading.withLock { $0 }).value
+        #expect(events >= 1)
     }
 }

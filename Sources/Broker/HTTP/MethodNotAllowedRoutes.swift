@@ -28,20 +28,24 @@ final class RouteRecordingTransport: ServerTransport {
         self.outageGuard = outageGuard
     }
 
+    /// `METHOD path` of the operations whose request body `openapi.yaml` makes optional.
+    static let optionalBodyOperations: Set<String> = ["POST /v1/runs/{id}/participation"]
+
     func register(
         _ generated: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
         method: HTTPRequest.Method,
         path: String
     ) throws {
         let chosen = replacements["\(method.rawValue) \(path)"] ?? generated
-        // A request without a Content-Type whose body is empty reaches the handler with no body: the
-        // transport hands every request one, and an operation whose body is optional (joining a run) would
-        // otherwise try to decode "" as JSON. Such bodies are read here (a typed body is never buffered).
+        // An operation whose body is optional (joining a run) gets none when the request carries none: the
+        // transport hands every request a body, and the generated code would try to decode "" as JSON. Only
+        // there, and only without a Content-Type, is the (small) body read first to tell.
+        let optionalBody = Self.optionalBodyOperations.contains("\(method.rawValue) \(path)")
         let unguarded: StreamingEndpoints.Handler = { request, body, metadata in
-            guard request.headerFields[.contentType] == nil, let body else { return try await chosen(request, body, metadata) }
+            guard optionalBody, request.headerFields[.contentType] == nil, let body else { return try await chosen(request, body, metadata) }
             let bytes: [UInt8]
             do {
-                bytes = try await [UInt8](collecting: body, upTo: jsonBodyLimit)
+                bytes = try await [UInt8](collecting: body, upTo: 64 * 1024)
             } catch {
                 throw Problem.status(.unsupportedMediaType, detail: "Send a Content-Type with a body.")
             }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
+import ServiceLifecycle
 
 /// The operations whose bodies stream from PostgreSQL to the socket. The generated handlers would need the
 /// whole body as one value, so the transport registers these instead, for the same method and path;
@@ -54,15 +55,43 @@ struct StreamingEndpoints: Sendable {
     /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change.
     func liveEvents(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
         let id = try api.runID(metadata.pathParameters["id"].map(String.init) ?? "")
-        let stream = try await api.liveFeeds.watch(id)
+        let (events, stop) = try await api.liveFeeds.watch(id)
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "text/event-stream; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
-        return (head, HTTPBody(stream.map { ArraySlice($0) }, length: .unknown, iterationBehavior: .single))
+        let body = EndsAtShutdown(base: events.map { ArraySlice($0) }, stop: stop)
+        return (head, HTTPBody(body, length: .unknown, iterationBehavior: .single))
     }
 
     static func query(of request: HTTPRequest) -> [String: String] {
         let items = URLComponents(string: request.path ?? "")?.queryItems ?? []
         return Dictionary(items.compactMap { item in item.value.map { (item.name, $0) } }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// A response body that ends when the server shuts down gracefully: a spectator's event stream lasts as
+/// long as the run, and the server's stop waits for every response under way, so without this one open
+/// page would hold a stopping server for hours.
+struct EndsAtShutdown<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element: Sendable {
+    typealias Element = Base.Element
+    let base: Base
+    let stop: @Sendable () -> Void
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), stop: stop) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let stop: @Sendable () -> Void
+
+        mutating func next() async throws -> Element? {
+            var iterator = base
+            let element = try await withGracefulShutdownHandler {
+                try await iterator.next()
+            } onGracefulShutdown: { [stop] in
+                stop()
+            }
+            base = iterator
+            return element
+        }
     }
 }

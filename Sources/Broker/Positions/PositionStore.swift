@@ -90,7 +90,7 @@ package enum PositionStore {
                     AND (r.window_to IS NULL OR p.at <= r.window_to))
             """, logger: logger)
         let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
-        try await SampleStore.announce(.subscriptionPositionsAvailable, to: subscribers, on: connection, logger: logger)
+        try await SampleStore.announce(.subscriptionPositionsAvailable, to: subscribers, kind: .positions, on: connection, logger: logger)
     }
 
     /// A page of the person's positions in time order, within [from, to], after `cursor`.

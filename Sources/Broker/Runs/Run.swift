@@ -44,6 +44,8 @@ package struct RunParticipant: Sendable, Equatable {
     package var removedAt: Date?
     package var finishedAt: Date?
     package var privacyZone: PrivacyZone?
+    /// The run's request is accepted and still running: the runner shares their position for the run now.
+    package var sharing: Bool = false
 
     /// The name spectators see: the chosen display name, or the bib.
     package var publicName: String { displayName ?? "Bib \(bib)" }

@@ -15,6 +15,8 @@ package actor RunLiveFeeds {
     private struct Feed {
         var spectators: [UUID: AsyncStream<[UInt8]>.Continuation] = [:]
         var reader: Task<Void, Never>?
+        /// Which reader is this feed's: one cancelled while it awaited a read must not touch a newer feed.
+        var generation = UUID()
         var last: [UInt8]?
     }
 
@@ -26,24 +28,36 @@ package actor RunLiveFeeds {
     }
 
     /// A stream of server-sent events for one spectator: the current snapshot first, then each change; it
-    /// ends when the run is over. Throws `RunError.notFound` for an unknown run.
-    package func watch(_ runID: UUID) async throws -> AsyncStream<[UInt8]> {
-        let first = try await runs.live(id: runID, logger: logger)
-        let spectator = UUID()
+    /// ends when the run is over, or when `stop` is called (the server is shutting down). Throws
+    /// `RunError.notFound` for an unknown run. A run already watched costs its new spectators no read.
+    package func watch(_ runID: UUID) async throws -> (events: AsyncStream<[UInt8]>, stop: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        let spectator = UUID()
         continuation.onTermination = { [weak self] _ in
             Task { await self?.leave(runID, spectator) }
         }
+        let stop: @Sendable () -> Void = { continuation.finish() }
+        if let last = feeds[runID]?.last {
+            continuation.yield(last)
+            feeds[runID]?.spectators[spectator] = continuation
+            return (stream, stop)
+        }
+        let first = try await runs.live(id: runID, logger: logger)
         let event = Self.event(first)
         continuation.yield(event)
         guard first.state == .upcoming || first.state == .live else {
             continuation.finish()
-            return stream
+            return (stream, stop)
         }
+        // Another spectator may have started the feed while this one read: join it.
         feeds[runID, default: Feed()].spectators[spectator] = continuation
         if feeds[runID]?.last == nil { feeds[runID]?.last = event }
-        if feeds[runID]?.reader == nil { feeds[runID]?.reader = Task { await self.read(runID) } }
-        return stream
+        if feeds[runID]?.reader == nil {
+            let generation = UUID()
+            feeds[runID]?.generation = generation
+            feeds[runID]?.reader = Task { await self.read(runID, generation: generation) }
+        }
+        return (stream, stop)
     }
 
     /// How many runs are being read, and how many spectators watch them (for tests and metrics).
@@ -57,15 +71,17 @@ package actor RunLiveFeeds {
         }
     }
 
-    /// Reads the run once a period while anyone watches; a failed read is retried on the next one.
-    private func read(_ runID: UUID) async {
+    /// Reads the run once a period while anyone watches; a failed read is retried on the next one, and a run
+    /// that no longer exists (its organiser's account was erased) ends the feed.
+    private func read(_ runID: UUID, generation: UUID) async {
         var sinceEvent = Duration.zero
         while !Task.isCancelled {
             try? await Task.sleep(for: period)
-            guard !Task.isCancelled else { return }
+            guard !Task.isCancelled, feeds[runID]?.generation == generation else { return }
             sinceEvent += period
             do {
                 let snapshot = try await runs.live(id: runID, logger: logger)
+                guard feeds[runID]?.generation == generation else { return }
                 let event = Self.event(snapshot)
                 if event != feeds[runID]?.last {
                     feeds[runID]?.last = event
@@ -77,6 +93,8 @@ package actor RunLiveFeeds {
                     sinceEvent = .zero
                 }
                 if snapshot.state == .finished || snapshot.state == .cancelled { end(runID) }
+            } catch RunError.notFound {
+                end(runID)
             } catch {
                 logger.warning("a run's live feed could not be read", metadata: ["run.id": "\(runID)", "error": "\(error)"])
             }

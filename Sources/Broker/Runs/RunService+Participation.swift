@@ -15,6 +15,10 @@ extension RunService {
         {
             throw RunError.invalid([FieldError(field: "displayName", message: "must be 1–40 characters, without control characters")])
         }
+        // "Bib 7" is what spectators see for runner 7: no one may pass for another runner.
+        if let name, name.lowercased().hasPrefix("bib"), name.dropFirst(3).trimmingCharacters(in: .whitespaces).allSatisfy(\.isNumber) {
+            throw RunError.invalid([FieldError(field: "displayName", message: "must not be a bib number")])
+        }
         try await client.withTransaction(logger: logger) { connection in
             // The run's row lock serialises joins: two cannot both take its last place.
             guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger) else { throw RunError.notFound }
@@ -28,7 +32,8 @@ extension RunService {
                 .runRunnerJoined, run: id, to: run.organiserID, data: ["bib": String(bib), "runners": String(run.participants + 1)],
                 on: connection, logger: logger)
         }
-        _ = try? await sendDueRequests(logger: logger)
+        // On the run's day the request goes out at once (after the commit: no lease is held meanwhile).
+        try await sendDueRequests(only: (id, principal.accountID), logger: logger)
         return try await participation(id: id, by: principal, logger: logger)
     }
 
@@ -58,7 +63,8 @@ extension RunService {
     package func checkIn(id: UUID, by principal: Principal, logger: Logger) async throws -> RunParticipant {
         guard principal.role == .user else { throw WrongRole("Only runners check in.") }
         try await client.withTransaction(logger: logger) { connection in
-            guard let run = try await RunStore.run(id: id, on: connection, logger: logger) else { throw RunError.notFound }
+            // Locked: an edit that moves the start or the path, or the removal at the start, waits for the check-in.
+            guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger) else { throw RunError.notFound }
             guard let participant = try await RunStore.participant(run: id, user: principal.accountID, on: connection, logger: logger),
                 participant.removedAt == nil
             else { throw RunError.notJoined }
@@ -66,11 +72,13 @@ extension RunService {
             guard run.state(at: now) == .upcoming else { throw RunError.checkInRefused("Check-in closed when the run started.") }
             let opens = run.startsAt.addingTimeInterval(-RunRules.checkInWindow)
             guard now >= opens else { throw RunError.checkInRefused("Check-in opens at \(Timestamp.rfc3339(opens)), an hour before the start.") }
-            guard participant.requestStatus == .accepted else {
+            guard participant.sharing else {
                 throw RunError.checkInRefused(
                     participant.requestID == nil
                         ? "The run's request has not reached you yet; it is sent on the run's day."
-                        : "Accept the run's request first: it shares your position, which the run needs.")
+                        : participant.requestStatus == .accepted
+                            ? "You stopped sharing your position with the run; the run needs it."
+                            : "Accept the run's request first: it shares your position, which the run needs.")
             }
             guard
                 let here = try await RunStore.freshPosition(of: principal.accountID, within: RunRules.freshPosition, on: connection, logger: logger)

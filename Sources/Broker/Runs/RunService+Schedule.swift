@@ -8,29 +8,32 @@ extension RunService {
     /// Sends the run's request to every runner of a run starting within a day who has none yet, each in a
     /// transaction of its own (one runner's failure does not hold back the others). Returns how many.
     @discardableResult
-    func sendDueRequests(limit: Int = 200, logger: Logger) async throws -> Int {
+    func sendDueRequests(only joiner: (run: UUID, user: UUID)? = nil, limit: Int = 200, logger: Logger) async throws -> Int {
         let due = try await client.withConnection {
-            try await RunStore.runnersAwaitingRequests(lead: RunRules.requestLead, limit: limit, on: $0, logger: logger)
+            try await RunStore.runnersAwaitingRequests(lead: RunRules.requestLead, only: joiner, limit: limit, on: $0, logger: logger)
         }
         var sent = 0
         for runner in due {
             do {
-                try await client.withTransaction(logger: logger) { connection in
+                let wasSent = try await client.withTransaction(logger: logger) { connection -> Bool in
                     // Read again under the run's lock: it may have been cancelled, moved or left meanwhile.
                     guard let run = try await RunStore.run(id: runner.run, locked: true, on: connection, logger: logger),
                         run.state(at: Date()) == .upcoming,
                         let participant = try await RunStore.participant(run: runner.run, user: runner.user, on: connection, logger: logger),
                         participant.requestID == nil
-                    else { return }
+                    else { return false }
                     let request = try await singleRequests.sendForRun(
-                        organiserID: run.organiserID, userID: runner.user, email: runner.email, runName: run.name,
-                        from: run.startsAt.addingTimeInterval(-RunRules.checkInWindow), to: run.endsAt, on: connection, logger: logger)
+                        organiserID: run.organiserID, userID: runner.user, runName: run.name, from: run.startsAt, to: run.endsAt,
+                        on: connection, logger: logger)
                     try await RunStore.setRequest(request.id, run: runner.run, user: runner.user, on: connection, logger: logger)
+                    return true
                 }
-                sent += 1
-            } catch SingleRequestError.duplicatePending {
-                // The organiser has another request pending to this runner; tried again on the next pass.
-                logger.info("a run's request waits for another pending request", metadata: ["run.id": "\(runner.run)"])
+                // Only what was sent counts: a pass that sent nothing must let the day's job rest.
+                if wasSent { sent += 1 }
+            } catch {
+                // One runner's failure does not hold back the others; they are tried again on the next pass.
+                logger.warning(
+                    "a run's request could not be sent", metadata: ["run.id": "\(runner.run)", "error": "\(String(reflecting: error))"])
             }
         }
         return sent
@@ -112,7 +115,8 @@ enum RunProgress {
         let middle = path.middle
         for fix in fixes {
             if halfway == nil, fix.point.distance(to: middle) <= RunRules.checkpointMetres { halfway = fix.at }
-            if let passed = halfway, fix.at >= passed, fix.point.distance(to: path.finish) <= RunRules.checkpointMetres {
+            // Strictly later: on a short path one fix may lie near both, and is not a whole run.
+            if let passed = halfway, fix.at > passed, fix.point.distance(to: path.finish) <= RunRules.checkpointMetres {
                 return (halfway, fix.at)
             }
         }

@@ -104,12 +104,16 @@ package struct RunService: Sendable {
             let emails = try await RunStore.runnerEmails(run: id, on: connection, logger: logger)
             return (try await RunStore.run(id: id, on: connection, logger: logger) ?? run, emails)
         }
-        // After the commit: a mail that cannot go out does not undo the cancellation; it is logged.
-        for email in emails {
-            do {
-                try await mailer.send(RunMail.cancelled(run, to: email))
-            } catch {
-                logger.warning("a run's cancellation could not be mailed", metadata: ["run.id": "\(id)", "error": "\(error)"])
+        // After the commit and beside the answer: the organiser does not wait for thousands of mails, and a
+        // mail that cannot go out does not undo the cancellation (it is logged; the runner's request shows it).
+        let mailer = mailer
+        Task {
+            for email in emails {
+                do {
+                    try await mailer.send(RunMail.cancelled(run, to: email))
+                } catch {
+                    logger.warning("a run's cancellation could not be mailed", metadata: ["run.id": "\(id)", "error": "\(error)"])
+                }
             }
         }
         return run

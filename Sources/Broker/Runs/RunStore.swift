@@ -96,7 +96,8 @@ package enum RunStore {
     static let participantSelection = """
         SELECT p.run_id, p.user_id, p.bib, p.display_name, p.joined_at, p.request_id,
                (CASE WHEN q.status = 'pending' AND q.expires_at <= now() THEN 'expired' ELSE q.status END),
-               p.checked_in_at, p.removed_at, p.finished_at, p.zone_latitude, p.zone_longitude, p.zone_metres
+               p.checked_in_at, p.removed_at, p.finished_at, p.zone_latitude, p.zone_longitude, p.zone_metres,
+               coalesce(q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now(), false)
         FROM run_participants p LEFT JOIN single_requests q ON q.id = p.request_id
         """
 
@@ -114,7 +115,7 @@ package enum RunStore {
             requestID: try columns[5].decode(UUID?.self),
             requestStatus: try columns[6].decode(String?.self).flatMap(SingleRequest.Status.init(rawValue:)),
             checkedInAt: try columns[7].decode(Date?.self), removedAt: try columns[8].decode(Date?.self),
-            finishedAt: try columns[9].decode(Date?.self), privacyZone: zone)
+            finishedAt: try columns[9].decode(Date?.self), privacyZone: zone, sharing: try columns[13].decode(Bool.self))
     }
 
     static func participant(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
@@ -148,8 +149,9 @@ package enum RunStore {
     {
         try await connection.query(
             """
+            WITH issued AS (UPDATE runs SET bibs_issued = bibs_issued + 1 WHERE id = \(runID) RETURNING bibs_issued)
             INSERT INTO run_participants (run_id, user_id, bib, display_name)
-            SELECT \(runID), \(userID), coalesce(max(bib), 0) + 1, \(displayName) FROM run_participants WHERE run_id = \(runID)
+            SELECT \(runID), \(userID), bibs_issued, \(displayName) FROM issued
             RETURNING bib
             """, logger: logger
         ).collect().first?.decode(Int.self) ?? 0
@@ -184,7 +186,7 @@ package enum RunStore {
         try await connection.query(
             """
             UPDATE run_participants SET checked_in_at = coalesce(checked_in_at, now())
-            WHERE run_id = \(runID) AND user_id = \(userID)
+            WHERE run_id = \(runID) AND user_id = \(userID) AND removed_at IS NULL
             """, logger: logger)
     }
 
@@ -220,19 +222,20 @@ package enum RunStore {
 
     /// Runners of runs starting within `lead` seconds (not cancelled, not started) who have no request yet,
     /// with their email: to be sent the run's request.
-    static func runnersAwaitingRequests(lead: TimeInterval, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
-        -> [(run: UUID, user: UUID, email: String)]
-    {
+    static func runnersAwaitingRequests(
+        lead: TimeInterval, only joiner: (run: UUID, user: UUID)?, limit: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(run: UUID, user: UUID)] {
         let rows = try await connection.query(
             """
-            SELECT p.run_id, p.user_id, a.email FROM run_participants p
-            JOIN runs r ON r.id = p.run_id JOIN accounts a ON a.id = p.user_id
+            SELECT p.run_id, p.user_id FROM run_participants p
+            JOIN runs r ON r.id = p.run_id
             WHERE p.request_id IS NULL AND p.removed_at IS NULL AND r.cancelled_at IS NULL
               AND r.starts_at > now() AND r.starts_at <= now() + make_interval(secs => \(lead))
+              AND (\(joiner?.run)::uuid IS NULL OR (p.run_id = \(joiner?.run) AND p.user_id = \(joiner?.user)))
             ORDER BY r.starts_at
             LIMIT \(limit)
             """, logger: logger)
-        return try await rows.collect().map { try $0.decode((UUID, UUID, String).self) }.map { (run: $0.0, user: $0.1, email: $0.2) }
+        return try await rows.collect().map { try $0.decode((UUID, UUID).self) }.map { (run: $0.0, user: $0.1) }
     }
 
     /// Removes the runners of started runs who had not checked in (R48); returns them with their requests (to withdraw).
@@ -243,7 +246,7 @@ package enum RunStore {
             """
             UPDATE run_participants p SET removed_at = now()
             FROM runs r
-            WHERE r.id = p.run_id AND r.starts_at <= now() AND p.checked_in_at IS NULL AND p.removed_at IS NULL
+            WHERE r.id = p.run_id AND r.cancelled_at IS NULL AND r.starts_at <= now() AND p.checked_in_at IS NULL AND p.removed_at IS NULL
             RETURNING r.id, r.organiser_id, p.bib, p.request_id
             """, logger: logger)
         return try await rows.collect().map { try $0.decode((UUID, UUID, Int, UUID?).self) }.map {
@@ -259,7 +262,8 @@ package enum RunStore {
             """
             SELECT r.organiser_id, q.id FROM run_participants p
             JOIN runs r ON r.id = p.run_id JOIN single_requests q ON q.id = p.request_id
-            WHERE (r.cancelled_at IS NOT NULL OR r.starts_at + make_interval(mins => r.duration_minutes) <= now())
+            -- Ten minutes after the end (the grace `newProgress` gives a phone's last uploads), or at once if cancelled.
+            WHERE (r.cancelled_at IS NOT NULL OR r.starts_at + make_interval(mins => r.duration_minutes) + interval '10 minutes' <= now())
               AND ((q.status = 'pending' AND q.expires_at > now())
                    OR (q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now()))
             LIMIT \(limit)

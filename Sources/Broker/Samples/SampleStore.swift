@@ -146,7 +146,7 @@ package enum SampleStore {
     /// sealed cursor (`DownloadCursor`) to download from.
     static func announce(
         _ type: WebhookOutboxStore.EventType, to subscribers: [(request: UUID, thirdParty: UUID, arrival: Int64)],
-        on connection: PostgresConnection, logger: Logger
+        kind: DownloadCursor.Kind = .samples, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard !subscribers.isEmpty else { return }
         // Read here rather than cached: this runs on the caller's connection, with no server state at hand.
@@ -158,7 +158,8 @@ package enum SampleStore {
         let key = SymmetricKey(data: secret)
         for (requestID, thirdPartyID, arrival) in subscribers {
             try await WebhookOutboxStore.enqueue(
-                type, to: thirdPartyID, requestID: requestID, data: ["cursor": DownloadCursor.seal(arrival, request: requestID, key: key)],
+                type, to: thirdPartyID, requestID: requestID,
+                data: ["cursor": DownloadCursor.seal(arrival, request: requestID, kind: kind, key: key)],
                 on: connection, logger: logger)
         }
     }

@@ -25,14 +25,14 @@ extension SingleRequestService {
     /// The checks every download shares; `release` fixes the bound of what this one releases (and the
     /// sample types with data), given the request, its person and the highest arrival it may release.
     func plan(
-        id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger,
+        id: UUID, cursor cursorText: String?, kind: DownloadCursor.Kind = .samples, by principal: Principal, logger: Logger,
         release: @Sendable (SingleRequest, UUID, Int64, PostgresConnection) async throws -> (bound: Int64, available: [SampleType])
     ) async throws -> DownloadPlan {
         guard principal.role == .thirdParty else { throw WrongRole("Only the sender downloads a request's data.") }
         let key = try await cursorKey.key(logger: logger)
         var cursor: Int64 = 0
         if let cursorText {
-            guard let parsed = DownloadCursor.open(cursorText, request: id, key: key) else {
+            guard let parsed = DownloadCursor.open(cursorText, request: id, kind: kind, key: key) else {
                 throw SingleRequestError.invalid([FieldError(field: "cursor", message: "is not a cursor this API gave out")])
             }
             cursor = parsed
@@ -47,7 +47,7 @@ extension SingleRequestService {
             let (bound, available) = try await release(request, userID, arrived, connection)
             return DownloadPlan(
                 request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
-                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, key: key))
+                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, kind: kind, key: key))
         }
     }
 

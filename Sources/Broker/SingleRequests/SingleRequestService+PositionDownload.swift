@@ -6,7 +6,7 @@ extension SingleRequestService {
     /// Checks a download of positions before anything is sent: as `prepareDownload`, for a request that
     /// asked for `position` and has at least one position to release.
     package func preparePositionDownload(id: UUID, cursor: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
-        try await plan(id: id, cursor: cursor, by: principal, logger: logger) { request, userID, arrived, connection in
+        try await plan(id: id, cursor: cursor, kind: .positions, by: principal, logger: logger) { request, userID, arrived, connection in
             guard request.types.includesPositions else { throw SingleRequestError.noRequestedData }
             // The last position released, not the last arrival: samples and positions share the arrival
             // sequence, and a cursor moved by samples would tell the company the person uploaded some.

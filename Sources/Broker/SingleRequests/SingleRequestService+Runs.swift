@@ -9,22 +9,23 @@ extension SingleRequestService {
     /// `position` (R47).
     static let runTypes: [RequestedType] = [.position, .sample(.heartRate)]
 
-    /// Sends the runner the run's request: a subscription over the run's time, pending until the run ends.
-    /// Throws `duplicatePending` when the organiser already has a request pending to them (the run's day
-    /// job tries again later).
+    /// Sends the runner the run's request: their data over the run's time (`from`–`to`), pending until the
+    /// run ends. It names no one to the organiser (no subject): the organiser knows a runner by bib, never by
+    /// email or fiscal code. Two days of subscription cover any run (it is sent at most a day before a start,
+    /// and runs last at most a day); the run's day ends it with the run (`endRequestsWithTheirRuns`).
     func sendForRun(
-        organiserID: UUID, userID: UUID, email: String, runName: String, from: Date, to: Date, on connection: PostgresConnection, logger: Logger
+        organiserID: UUID, userID: UUID, runName: String, from: Date, to: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> SingleRequest {
         do {
             let request = try await SingleRequestStore.insert(
-                thirdPartyID: organiserID, userID: userID, subject: .init(email: email, fiscalCode: nil), types: Self.runTypes,
+                thirdPartyID: organiserID, userID: userID, subject: .init(email: nil, fiscalCode: nil), types: Self.runTypes,
                 purpose:
                     "Track4Run: \(runName). Your live position, shown to spectators by your bib or display name, and your finish time; sharing ends with the run.",
-                windowFrom: Timestamp.postgresText(from), windowTo: Timestamp.postgresText(to), subscriptionDays: 1, expiryDays: 1,
+                windowFrom: Timestamp.postgresText(from), windowTo: Timestamp.postgresText(to), subscriptionDays: 2, expiryDays: 2,
                 on: connection, logger: logger)
             try await audit(
                 AuditAction.singleRequestCreated, request, actor: .thirdParty,
-                details: ["types": .string(Self.runTypes.map(\.rawValue).joined(separator: ",")), "subscriptionDays": .int(1), "run": .bool(true)],
+                details: ["types": .string(Self.runTypes.map(\.rawValue).joined(separator: ",")), "subscriptionDays": .int(2), "run": .bool(true)],
                 on: connection, logger: logger)
             return request
         } catch let error where PostgresErrors.uniqueViolation(in: error) == "single_requests_one_pending_subject" {

@@ -15,6 +15,8 @@ struct TestHarness: Sendable {
     let client: any TestClientProtocol
     let databaseURL: DatabaseURL
     let mailDirectory: URL
+    /// The server's loopback port, for a test that needs its own connection (a stream left open).
+    var port = 0
 
     /// Builds the application exactly as `d4h serve` does, on a fresh migrated database.
     /// `noise` is the privacy module's noise source: the secure one unless a test injects another (a
@@ -68,7 +70,7 @@ struct TestHarness: Sendable {
             try await LiveServer.run(app) { port in
                 try await StallReport.step("the test's body") {
                     try await PatientTestClient.withClient(port: port) { patient in
-                        try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail))
+                        try await body(TestHarness(client: patient, databaseURL: url, mailDirectory: mail, port: port))
                     }
                 }
             }

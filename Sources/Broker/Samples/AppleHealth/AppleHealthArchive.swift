@@ -39,8 +39,10 @@
         /// The GPS tracks of workouts (`workout-routes/route_….gpx`), in path order.
         package let workoutRoutes: [Entry]
         package let maximumUncompressedSize: UInt64
-        /// A route is a few hundred kilobytes; one beyond this is not a phone's.
-        static let maximumRouteSize: UInt64 = 256 << 20
+        /// A route is a few hundred kilobytes (a marathon at a fix a second, about 2 MB); one beyond this is not a phone's.
+        static let maximumRouteSize: UInt64 = 16 << 20
+        /// All routes together: years of daily runs fit, a zip bomb of many routes does not.
+        static let maximumRoutesSize: UInt64 = 2 << 30
 
         /// Reads the archive's directory and checks its export.xml entry, without inflating anything.
         package init(contentsOf url: URL, maximumUncompressedSize: UInt64 = Self.defaultMaximumUncompressedSize)
@@ -56,6 +58,7 @@
             exportXML = entry
             workoutRoutes = Self.routes(among: entries)
             for route in workoutRoutes { try Self.check(route, maximumUncompressedSize: Self.maximumRouteSize) }
+            guard workoutRoutes.reduce(0, { $0 + $1.uncompressedSize }) <= Self.maximumRoutesSize else { throw .zipBomb }
         }
 
         /// The `.gpx` files of a `workout-routes/` folder (wherever the export put it), in path order.
