@@ -21,7 +21,7 @@ extension Bench {
         @Option(help: "The server's database (to make the runners, their run and their sessions).") var databaseURL: String
         @Option(help: "Runners, each posting one position a second.") var runners = 1000
         @Option(help: "Seconds each ingest phase lasts.") var seconds = 20
-        @Option(help: "Spectator counts to try, in order, until the fan-out's p99 reaches 2 s.") var spectators = "10,50,100,200,400,800"
+        @Option(help: "Spectator counts to try, in order, until the fan-out's p99 reaches 2 s.") var spectators = "10,20,30,50,100,200,400,800"
         @Option(help: "Fixes per upload in the batched paths and the fan-out (a phone's upload every that many seconds).") var batch = 5
 
         func run() async throws {
