@@ -102,6 +102,13 @@ class Track4RunTests(ConsoleTestCase):
         go(driver, f"/runs/{run_id}")
         c.click_and_wait(driver, wait_css(driver, "button#run-check-in"))
         self.assertIn("checked in", find(driver, "#run-place").text)
+        # A privacy zone far from the path: saved, and shown back to the runner.
+        zone = wait_css(driver, "form#run-zone")
+        c.fill(zone, "latitude", "45.4000")
+        c.fill(zone, "longitude", "9.1000")
+        c.fill(zone, "metres", "300")
+        c.submit_and_wait(driver, zone)
+        self.assertIn("300 m around 45.4, 9.1", find(driver, "#run-place").text)
         c.logout(driver)
         # The run's day comes: the run started a minute ago (the request's window moves with it).
         sql(f"""UPDATE single_requests q SET window_from = q.window_from - d.shift, window_to = q.window_to - d.shift
@@ -122,6 +129,7 @@ class Track4RunTests(ConsoleTestCase):
         upload(runner, 45.4700, 9.1790)
         c.wait_until(driver, lambda d: find(d, 'g.runner[data-bib="1"]').get_attribute("transform") != before,
                      "the runner's marker to move")
+        driver.execute_script("document.getElementById('run-map').scrollIntoView()")
         c.screenshot(driver, "track4run-live.png")
 
         html = driver.page_source
@@ -151,6 +159,7 @@ class Track4RunTests(ConsoleTestCase):
         c.click_and_wait(driver, live)
         wait_css(driver, "svg#run-map")
         c.wait_until(driver, lambda d: len(d.find_elements("css selector", "g.runner")) > 0, "runners on the demo run")
+        driver.execute_script("document.getElementById('run-map').scrollIntoView()")
         c.screenshot(driver, "track4run-demo.png")
 
 

@@ -103,6 +103,31 @@ extension Console {
             try await request.services.runs.leave(id: id, by: try request.caller, logger: request.logger)
             return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-left")
         }
+        post("/runs/:id/privacy-zone", .role(.user), on: router) { request in
+            let id = try request.id(orElse: RunError.notFound)
+            let form = request.form
+            var errors: [FieldError] = []
+            let metres = FormValues.integer(form["metres"], field: "metres", into: &errors)
+            func degrees(_ field: String) -> Double? {
+                guard let text = form[field] else { return nil }
+                if let value = Double(text) { return value }
+                errors.append(FieldError(field: field, message: "must be a number of degrees, such as 45.4642"))
+                return nil
+            }
+            let (latitude, longitude) = (degrees("latitude"), degrees("longitude"))
+            guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+            if form["remove"] != nil {
+                _ = try await request.services.runs.setPrivacyZone(
+                    id: id, latitude: nil, longitude: nil, metres: nil, by: try request.caller, logger: request.logger)
+            } else {
+                guard let latitude, let longitude else {
+                    throw Problem.validationFailed([FieldError(field: "latitude", message: "and longitude are needed for a zone")])
+                }
+                _ = try await request.services.runs.setPrivacyZone(
+                    id: id, latitude: latitude, longitude: longitude, metres: metres ?? 200, by: try request.caller, logger: request.logger)
+            }
+            return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-zone")
+        }
         post("/runs/:id/check-in", .role(.user), on: router) { request in
             let id = try request.id(orElse: RunError.notFound)
             _ = try await request.services.runs.checkIn(id: id, by: try request.caller, logger: request.logger)
@@ -130,18 +155,23 @@ extension Console {
         case .thirdParty where principal.accountID == run.organiserID:
             return ["isOrganiser": true, "canEdit": state == .upcoming, "canCancel": open]
         case .user:
-            let place = try? await request.services.runs.participation(id: run.id, by: principal, logger: request.logger)
-            guard let place else { return ["canJoin": state == .upcoming] }
-            return [
-                "place": [
-                    "bib": place.bib, "displayName": place.displayName ?? "", "requestID": place.requestID?.uuidString.lowercased() ?? "",
-                    "requestStatus": place.requestStatus?.rawValue ?? "not sent yet",
-                    "status": place.removedAt != nil
-                        ? "removed: not checked in by the start"
-                        : place.finishedAt != nil ? "finished" : place.checkedInAt != nil ? "checked in" : "joined",
-                ] as [String: Any],
-                "canLeave": state == .upcoming, "canCheckIn": state == .upcoming && place.checkedInAt == nil,
+            let place: RunParticipant
+            do {
+                place = try await request.services.runs.participation(id: run.id, by: principal, logger: request.logger)
+            } catch RunError.notJoined {
+                return ["canJoin": state == .upcoming]
+            }
+            var values: [String: Any] = [
+                "bib": place.bib, "displayName": place.displayName ?? "", "requestID": place.requestID?.uuidString.lowercased() ?? "",
+                "requestStatus": place.requestStatus?.rawValue ?? "not sent yet",
+                "status": place.removedAt != nil
+                    ? "removed: not checked in by the start"
+                    : place.finishedAt != nil ? "finished" : place.checkedInAt != nil ? "checked in" : "joined",
             ]
+            if let zone = place.privacyZone {
+                values["zone"] = ["latitude": String(zone.centre.latitude), "longitude": String(zone.centre.longitude), "metres": zone.metres]
+            }
+            return ["place": values, "canLeave": state == .upcoming, "canCheckIn": state == .upcoming && place.checkedInAt == nil]
         default:
             return [:]
         }

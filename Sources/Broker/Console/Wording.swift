@@ -132,6 +132,7 @@ enum Wording {
         "run-joined": "You joined the run.",
         "run-left": "You left the run.",
         "run-checked-in": "You are checked in.",
+        "run-zone": "Your privacy zone is saved: spectators never see you inside it.",
         "signed-out": "You are signed out.",
         "accepted": "You accepted the request: the company can now download the data it asked for.",
         "refused": "You refused the request. The company sees only that it was refused.",
