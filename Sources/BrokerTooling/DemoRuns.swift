@@ -165,21 +165,3 @@ package struct DemoRuns: Sendable {
         return fixes
     }
 }
-
-extension RunPath {
-    /// The point `metres` along the path from its start (its finish beyond its length).
-    package func point(atMetres metres: Double) -> GeoPoint {
-        var walked = 0.0
-        for (from, to) in zip(points, points.dropFirst()) {
-            let leg = from.distance(to: to)
-            if walked + leg >= metres, leg > 0 {
-                let share = (metres - walked) / leg
-                return GeoPoint(
-                    latitude: from.latitude + (to.latitude - from.latitude) * share,
-                    longitude: from.longitude + (to.longitude - from.longitude) * share)
-            }
-            walked += leg
-        }
-        return finish
-    }
-}

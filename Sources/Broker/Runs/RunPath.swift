@@ -16,13 +16,15 @@ package struct RunPath: Sendable, Equatable {
 
     /// The point half the path's length from its start: a runner on a loop (start and finish in one place)
     /// must pass it before reaching the finish counts.
-    package var middle: GeoPoint {
-        let half = metres / 2
+    package var middle: GeoPoint { point(atMetres: metres / 2) }
+
+    /// The point `metres` along the path from its start (its finish beyond its length).
+    package func point(atMetres metres: Double) -> GeoPoint {
         var walked = 0.0
         for (from, to) in zip(points, points.dropFirst()) {
             let leg = from.distance(to: to)
-            if walked + leg >= half, leg > 0 {
-                let share = (half - walked) / leg
+            if walked + leg >= metres, leg > 0 {
+                let share = (metres - walked) / leg
                 return GeoPoint(
                     latitude: from.latitude + (to.latitude - from.latitude) * share,
                     longitude: from.longitude + (to.longitude - from.longitude) * share)
