@@ -25,22 +25,25 @@ struct StreamingEndpoints: Sendable {
 
     /// `GET /v1/single-requests/{id}/data?cursor=&format=`
     func download(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let principal = try await api.caller()
-        let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
-        let query = Self.query(of: request)
-        let format = try ResponseFormat.negotiate(
-            format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
+        let (principal, id, query, accept) = try await downloadInput(request, metadata)
+        let format = try ResponseFormat.negotiate(format: query["format"], accept: accept)
         let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
         return (download.head, download.body)
     }
 
-    /// `GET /v1/single-requests/{id}/positions?cursor=&format=`
-    func downloadPositions(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+    /// What both downloads of a single request read: the caller, the request's id, the query, the Accept list.
+    private func downloadInput(_ request: HTTPRequest, _ metadata: ServerRequestMetadata) async throws
+        -> (Principal, UUID, [String: String], [String])
+    {
         let principal = try await api.caller()
         let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
-        let query = Self.query(of: request)
-        let format = try PositionFormat.negotiate(
-            format: query["format"], accept: (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
+        return (principal, id, Self.query(of: request), (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
+    }
+
+    /// `GET /v1/single-requests/{id}/positions?cursor=&format=`
+    func downloadPositions(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let (principal, id, query, accept) = try await downloadInput(request, metadata)
+        let format = try PositionFormat.negotiate(format: query["format"], accept: accept)
         let download = try await api.budgeted.singleRequestPositions(
             id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
         return (download.head, download.body)

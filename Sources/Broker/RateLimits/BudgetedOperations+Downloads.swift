@@ -11,6 +11,17 @@ struct Download: Sendable {
     var body: HTTPBody
 
     static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
+
+    /// The head of a single request's download: never cached, the next cursor, and a file name when the
+    /// format is one people save (CSV, GPX).
+    static func head(contentType: String, nextCursor: String, filename: String?) -> HTTPResponse {
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = contentType
+        head.headerFields[.cacheControl] = "no-store"
+        head.headerFields[nextCursorHeader] = nextCursor
+        if let filename { head.headerFields[.contentDisposition] = #"attachment; filename="\#(filename)""# }
+        return head
+    }
 }
 
 /// The downloads, each charged to the caller's download budget before a byte is read from the database.
@@ -24,13 +35,9 @@ extension BudgetedOperations {
         try admit(principal, to: .downloads, logger: logger)
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
-        var head = HTTPResponse(status: .ok)
-        head.headerFields[.contentType] = format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8"
-        head.headerFields[.cacheControl] = "no-store"
-        head.headerFields[Download.nextCursorHeader] = plan.nextCursor
-        if format == .csv {
-            head.headerFields[.contentDisposition] = #"attachment; filename="request-\#(id.uuidString.lowercased()).csv""#
-        }
+        let head = Download.head(
+            contentType: format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8", nextCursor: plan.nextCursor,
+            filename: format == .csv ? "request-\(id.uuidString.lowercased()).csv" : nil)
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await service.streamDownload(plan, format: format, logger: logger, send: send)
         }
@@ -45,13 +52,9 @@ extension BudgetedOperations {
         try admit(principal, to: .downloads, logger: logger)
         let plan = try await singleRequests.preparePositionDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
-        var head = HTTPResponse(status: .ok)
-        head.headerFields[.contentType] = format.contentType
-        head.headerFields[.cacheControl] = "no-store"
-        head.headerFields[Download.nextCursorHeader] = plan.nextCursor
-        if let fileExtension = format.fileExtension {
-            head.headerFields[.contentDisposition] = #"attachment; filename="positions-\#(id.uuidString.lowercased()).\#(fileExtension)""#
-        }
+        let head = Download.head(
+            contentType: format.contentType, nextCursor: plan.nextCursor,
+            filename: format.fileExtension.map { "positions-\(id.uuidString.lowercased()).\($0)" })
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await service.streamPositions(plan, format: format, logger: logger, send: send)
         }

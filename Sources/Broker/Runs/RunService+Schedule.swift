@@ -73,12 +73,15 @@ extension RunService {
     @discardableResult
     func trackProgress(limit: Int = 2000, logger: Logger) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
-            var paths: [UUID: RunPath] = [:]
+            // Each run's path and middle once per pass, not once per runner (the middle walks the whole path).
+            var paths: [UUID: (path: RunPath, middle: GeoPoint)] = [:]
             var finished = 0
             for runner in try await RunStore.newProgress(limit: limit, on: connection, logger: logger) {
-                if paths[runner.run] == nil { paths[runner.run] = try await RunStore.run(id: runner.run, on: connection, logger: logger)?.path }
-                guard let path = paths[runner.run] else { continue }
-                let (halfway, finish) = RunProgress.advance(halfwayAt: runner.halfwayAt, fixes: runner.fixes, path: path)
+                if paths[runner.run] == nil, let path = try await RunStore.run(id: runner.run, on: connection, logger: logger)?.path {
+                    paths[runner.run] = (path, path.middle)
+                }
+                guard let (path, middle) = paths[runner.run] else { continue }
+                let (halfway, finish) = RunProgress.advance(halfwayAt: runner.halfwayAt, fixes: runner.fixes, path: path, middle: middle)
                 if let done = try await RunStore.recordProgress(
                     run: runner.run, user: runner.user, seenArrival: runner.lastArrival, halfwayAt: halfway, finishedAt: finish, on: connection,
                     logger: logger), let finish
@@ -110,9 +113,8 @@ extension RunService {
 /// Where a runner stands on the path, from their fixes in time order.
 enum RunProgress {
     /// The time they passed the middle (kept if known) and the time they reached the finish after it.
-    static func advance(halfwayAt: Date?, fixes: [(at: Date, point: GeoPoint)], path: RunPath) -> (halfway: Date?, finish: Date?) {
+    static func advance(halfwayAt: Date?, fixes: [(at: Date, point: GeoPoint)], path: RunPath, middle: GeoPoint) -> (halfway: Date?, finish: Date?) {
         var halfway = halfwayAt
-        let middle = path.middle
         for fix in fixes {
             if halfway == nil, fix.point.distance(to: middle) <= RunRules.checkpointMetres { halfway = fix.at }
             // Strictly later: on a short path one fix may lie near both, and is not a whole run.

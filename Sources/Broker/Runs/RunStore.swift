@@ -134,13 +134,15 @@ package enum RunStore {
 
     /// The runs the person joined, latest start first.
     static func participations(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [(Run, RunParticipant)] {
-        let rows = try await connection.query(
-            "\(unescaped: participantSelection) WHERE p.user_id = \(userID)", logger: logger)
-        var joined: [(Run, RunParticipant)] = []
-        for participant in try await rows.collect().map(participant(from:)) {
-            if let run = try await run(id: participant.runID, on: connection, logger: logger) { joined.append((run, participant)) }
-        }
-        return joined.sorted { $0.0.startsAt > $1.0.startsAt }
+        let places = try await connection.query(
+            "\(unescaped: participantSelection) WHERE p.user_id = \(userID)", logger: logger
+        ).collect().map(participant(from:))
+        // The runs in one query, not one per place.
+        let runs = try await connection.query(
+            "\(unescaped: selection) WHERE r.id = ANY(\(places.map(\.runID)))", logger: logger
+        ).collect().map(run(from:))
+        let byID = Dictionary(uniqueKeysWithValues: runs.map { ($0.id, $0) })
+        return places.compactMap { place in byID[place.runID].map { ($0, place) } }.sorted { $0.0.startsAt > $1.0.startsAt }
     }
 
     /// Adds the runner with the next bib and returns it; the caller holds the run's row lock.
