@@ -119,7 +119,8 @@ struct MigratorTests {
     @Test("/health/ready answers 503 problem+json on a database whose schema is behind, 200 once migrated")
     func readinessFollowsTheSchema() async throws {
         try await TestDatabase.withEmptyDatabase { url in
-            try await TestHarness.run(databaseURL: url) { harness in
+            // Until the migration below, the background work finds no tables and says so at each pass.
+            try await TestHarness.run(databaseURL: url, expectedLogs: ServerLog.unmigratedDatabase) { harness in
                 let stale = try await harness.request(.get, "/health/ready")
                 #expect(stale.status == .serviceUnavailable)
                 #expect(stale.headers[.contentType] == "application/problem+json")

@@ -37,7 +37,7 @@ struct OperationsTests {
     @Test("/health/ready answers 503 on a database that was never migrated, while /health/live stays 200")
     func notReadyWithoutSchema() async throws {
         try await TestDatabase.withEmptyDatabase { url in
-            try await TestHarness.run(databaseURL: url) { harness in
+            try await TestHarness.run(databaseURL: url, expectedLogs: ServerLog.unmigratedDatabase) { harness in
                 let ready = try await harness.request(.get, "/health/ready")
                 #expect(ready.status == .serviceUnavailable)
                 #expect(ready.headers[.contentType] == "application/problem+json")
@@ -50,7 +50,9 @@ struct OperationsTests {
     func databaseUnreachable() async throws {
         // Nothing listens on port 1: every connection attempt is refused, as while PostgreSQL restarts.
         let nowhere = try DatabaseURL("postgres://d4h:d4h@127.0.0.1:1/d4h?sslmode=disable")
-        try await TestHarness.run(databaseURL: nowhere) { harness in
+        // The watchdog's alert, and the background work that cannot connect.
+        let unreachable: [ExpectedLog] = [.error("database unreachable"), .warning("Connection refused"), .error("Connection refused")]
+        try await TestHarness.run(databaseURL: nowhere, expectedLogs: unreachable) { harness in
             let clock = ContinuousClock()
             var statuses: [HTTPResponse.Status] = []
             let elapsed = try await clock.measure {

@@ -42,8 +42,10 @@ struct TLSTests {
     static func serveTLS(_ files: CertificateFiles, _ body: @Sendable @escaping (Int) async throws -> Void) async throws {
         try await TestDatabase.withMigratedDatabase { url in
             let configuration = BrokerConfiguration(
-                databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, mailTransport: .log, logLevel: .error, tls: files.files)
-            let app = try await buildApplication(configuration: configuration)
+                databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, mailTransport: .log, logLevel: .warning, tls: files.files)
+            let log = ServerLog()
+            defer { log.check(allowing: [ServerLog.noAuditCheckpoints]) }
+            let app = try await buildApplication(configuration: configuration, logger: log.logger(level: configuration.logLevel))
             // The checks use HTTPS clients of their own.
             try await LiveServer.run(app) { port in try await body(port) }
         }

@@ -178,6 +178,8 @@ package final class ImportJobs: Service, Sendable {
                 }
                 if failed > 0 { logger.notice("marked imports interrupted by a restart as failed", metadata: ["count": "\(failed)"]) }
             } catch {
+                // Stopped before it could run (a shutdown soon after the start): the next start does it.
+                if Task.isCancelled { return }
                 // The jobs stay running until the next start; people with one get a 409 until then.
                 logger.error("could not fail abandoned imports", metadata: ["error": "\(String(reflecting: error))"])
             }

@@ -14,6 +14,9 @@ func repeatUntilShutdown(
             do {
                 while !Task.isCancelled, try await work() {}
             } catch {
+                // A shutdown cancels the work wherever it is; what it throws then (a CancellationError, or
+                // a transaction error wrapping one) is the stop, not a failure, and not worth a warning.
+                if Task.isCancelled { break }
                 logger.warning(failure, metadata: ["error": "\(String(reflecting: error))"])
             }
             try? await Task.sleep(for: pause)

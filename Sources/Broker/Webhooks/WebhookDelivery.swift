@@ -75,8 +75,11 @@ struct WebhookDelivery: Service {
                         // Fewer than asked: nothing else is due, or only events of parties at their cap.
                         moreDue = claimed.count == free
                     } catch {
-                        // The database may be down or restarting; try again after a poll interval.
-                        logger.warning("claiming webhook events failed", metadata: ["error": "\(String(reflecting: error))"])
+                        // The database may be down or restarting; try again after a poll interval. A claim cut
+                        // short by the shutdown is no failure.
+                        if !Task.isShuttingDownGracefully {
+                            logger.warning("claiming webhook events failed", metadata: ["error": "\(String(reflecting: error))"])
+                        }
                         moreDue = false
                     }
                 }

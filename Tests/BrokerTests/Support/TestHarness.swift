@@ -24,11 +24,14 @@ struct TestHarness: Sendable {
     static func run(
         configure: @Sendable (inout BrokerConfiguration) -> Void = { _ in },
         noise: any NoiseSource = SecureNoise(),
+        expectedLogs: [ExpectedLog] = [],
+        sourceLocation: SourceLocation = #_sourceLocation,
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
         try await StallReport.step("a test database, its server and the test") {
             try await TestDatabase.withMigratedDatabase { url in
-                try await run(databaseURL: url, configure: configure, noise: noise, body)
+                try await run(
+                    databaseURL: url, configure: configure, noise: noise, expectedLogs: expectedLogs, sourceLocation: sourceLocation, body)
             }
         }
     }
@@ -37,13 +40,15 @@ struct TestHarness: Sendable {
         databaseURL url: DatabaseURL,
         configure: @Sendable (inout BrokerConfiguration) -> Void = { _ in },
         noise: any NoiseSource = SecureNoise(),
+        expectedLogs: [ExpectedLog] = [],
+        sourceLocation: SourceLocation = #_sourceLocation,
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
         let mail = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mail-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: mail) }
         var configuration = BrokerConfiguration(
             databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, publicURL: "http://127.0.0.1:8080",
-            mailTransport: .file, mailDirectory: mail.path, logLevel: .error)
+            mailTransport: .file, mailDirectory: mail.path, logLevel: .warning)
         // A small pool, so a path that needs more connections than it should (or leases one while holding
         // another) shows up in every run rather than only under a production burst.
         configuration.database.poolSize = testPoolSize
@@ -63,8 +68,15 @@ struct TestHarness: Sendable {
         // suspected of the suite's stalls; the stall was the harness waiting for ever for a server that had
         // stopped before it listened, which `LiveServer` now reports instead.)
         configure(&configuration)
+        // The server's warnings and errors are kept and read when the test ends (`ServerLog`), whether it
+        // passed or not: an error line is a bug even when the test's own checks did not notice it.
+        let log = ServerLog()
+        // A server without a signing key says at start that auditors cannot detect a truncated log: what the
+        // harness chose above, so expected unless the test set a key.
+        let allowed = expectedLogs + (configuration.auditSigningKey == nil ? [ServerLog.noAuditCheckpoints] : [])
+        defer { log.check(allowing: allowed, sourceLocation: sourceLocation) }
         let app = try await StallReport.step("building the application") {
-            try await buildApplication(configuration: configuration, noise: noise)
+            try await buildApplication(configuration: configuration, logger: log.logger(level: configuration.logLevel), noise: noise)
         }
         try await StallReport.step("the server's whole life (start, test, shutdown)") {
             try await LiveServer.run(app) { port in
