@@ -1,8 +1,9 @@
-import Broker
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import Broker
 
 /// The monthly partitions of `samples`: made ahead by the migration, a default partition for the rest,
 /// and `ensure_samples_partition` moving a month's rows out of the default one.
@@ -18,10 +19,16 @@ struct SamplePartitionTests {
     }
 
     /// `samples_YYYY_MM` of the month `offset` months from the current one (UTC).
-    private static func partitionName(monthsFromNow offset: Int) -> String {
+    private static func partitionName(monthsFromNow offset: Int, table: String = "samples") -> String {
+        let (year, month) = month(fromNow: offset)
+        return "\(table)_\(year)_\(String(format: "%02d", month))"
+    }
+
+    /// Year and month (1–12) of the month `offset` months from the current one (UTC).
+    private static func month(fromNow offset: Int) -> (year: Int, month: Int) {
         let today = CalendarDate.today
         let index = today.year * 12 + (today.month - 1) + offset
-        return "samples_\(index / 12)_\(String(format: "%02d", index % 12 + 1))"
+        return (index / 12, index % 12 + 1)
     }
 
     private func partitionOf(_ harness: TestHarness, at: String) async throws -> [String] {
@@ -40,8 +47,11 @@ struct SamplePartitionTests {
             #expect(!names.contains(Self.partitionName(monthsFromNow: -25)))
             #expect(names.contains("samples_default"))
             #expect(names.count == 28 + 1)
-            // The maintenance call the server makes daily is idempotent on a migrated database.
-            #expect(try await harness.int("SELECT ensure_samples_partitions(24, 3)::int8") == 0)
+            // The maintenance the server runs at start and daily is idempotent on a migrated database.
+            let created = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await SamplePartitionMaintenance(client: client, logger: TestDatabase.logger).maintain()
+            }
+            #expect(created == 0)
             #expect(try await partitions(harness) == names)
         }
     }
@@ -91,6 +101,49 @@ struct SamplePartitionTests {
             #expect(try harness.object(again)["duplicates"] as? Int == 1)
             #expect(try await partitionOf(harness, at: "1999-06-20T10:00:00Z") == ["samples_1999_06"])
             #expect(try await harness.int("SELECT value::int8 FROM samples WHERE at = '\(june)'") == 70)
+        }
+    }
+
+    @Test("the server's maintenance, on a clock five months on, makes the months ahead of it and empties both default partitions")
+    func maintenanceBeyondTheHorizon() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let id = try await harness.accountID(token)
+            // What a maintenance that did not run leaves behind: rows of a month past the migration's horizon in the
+            // default partitions (written directly: an upload refuses times in the future), and an old month's.
+            let (year, month) = Self.month(fromNow: 5)
+            let later = "\(year)-\(String(format: "%02d", month))-15T12:00:00Z"
+            let old = "1999-06-15T10:00:00Z"
+            for at in [later, old] {
+                _ = try await harness.sql("INSERT INTO samples (user_id, type, at, value, arrival) VALUES ('\(id)', 1, '\(at)', 70, 1)")
+                _ = try await harness.sql(
+                    "INSERT INTO positions (user_id, at, latitude, longitude, arrival) VALUES ('\(id)', '\(at)', 45.46, 9.19, 1)")
+            }
+            #expect(try await partitionOf(harness, at: later) == ["samples_default"])
+            #expect(try await harness.int("SELECT count(*) FROM positions_default") == 2)
+
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = .utc
+            let fiveMonthsOn = try #require(calendar.date(byAdding: .month, value: 5, to: Date()))
+            let created = try await TestDatabase.withClient(harness.databaseURL) { client in
+                let maintenance = SamplePartitionMaintenance(client: client, logger: TestDatabase.logger, now: { fiveMonthsOn })
+                return (try await maintenance.maintain(), try await maintenance.maintain())
+            }
+            // Months +4 … +8 and 1999-06, for both tables; the second pass finds nothing to do.
+            #expect(created.0 == 2 * 6)
+            #expect(created.1 == 0)
+            let names = try await partitions(harness)
+            for offset in 4...8 { #expect(names.contains(Self.partitionName(monthsFromNow: offset)), "\(offset)") }
+            #expect(names.contains("samples_1999_06"))
+            #expect(!names.contains(Self.partitionName(monthsFromNow: 9)))
+            #expect(try await partitionOf(harness, at: later) == [Self.partitionName(monthsFromNow: 5)])
+            #expect(try await partitionOf(harness, at: old) == ["samples_1999_06"])
+            #expect(try await harness.int("SELECT count(*) FROM samples_default") == 0)
+            #expect(try await harness.int("SELECT count(*) FROM positions_default") == 0)
+            let positionsPartition = try await harness.sql("SELECT tableoid::regclass::text FROM positions WHERE at = '\(later)'")
+                .map { try $0.decode(String.self) }
+            #expect(positionsPartition == [Self.partitionName(monthsFromNow: 5, table: "positions")])
+            #expect(try await harness.int("SELECT count(*) FROM samples") == 2)
         }
     }
 }

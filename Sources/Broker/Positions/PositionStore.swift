@@ -120,10 +120,17 @@ package enum PositionStore {
         return (positions, positions.last?.at)
     }
 
-    /// Creates the monthly partitions of positions from `monthsBehind` back to `monthsAhead` ahead that do not
-    /// exist yet; returns how many it created.
-    static func ensurePartitions(monthsBehind: Int, monthsAhead: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        try await connection.query("SELECT ensure_positions_partitions(\(monthsBehind), \(monthsAhead))", logger: logger)
-            .collect().first?.decode(Int.self) ?? 0
+    /// Creates the monthly partitions of positions that do not exist yet, from `monthsBehind` months before
+    /// `today`'s month to `monthsAhead` after it, and one for every month whose rows wait in the default
+    /// partition (moving them); returns how many it created.
+    static func ensurePartitions(
+        around today: CalendarDate, monthsBehind: Int, monthsAhead: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        // `int4` arguments bound as such: an `Int` binds as `bigint`, which the function does not take.
+        try await connection.query(
+            """
+            SELECT ensure_month_partitions('positions', \(today.description)::date, \(Int32(monthsBehind)), \(Int32(monthsAhead)))
+            """, logger: logger
+        ).collect().first?.decode(Int.self) ?? 0
     }
 }
