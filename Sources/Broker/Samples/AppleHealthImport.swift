@@ -150,7 +150,7 @@ package struct AppleHealthImport: Sendable {
                 let covered = try await AppleHealthSourceOverlapStore.resolve(
                     priority: parser.sourcePriority, on: connection, logger: logger)
                 var after: Int64 = 0
-                while true {
+                while covered != nil {
                     try Task.checkCancellation()
                     let page = try await AppleHealthSourceOverlapStore.keptPage(
                         after: after, limit: Self.batchSize, on: connection, logger: logger)
@@ -162,7 +162,7 @@ package struct AppleHealthImport: Sendable {
                 }
                 let routes = try await importRoutes(of: reader, userID: userID, on: connection, logger: logger)
                 var skipped = parser.skipped
-                for (type, count) in covered {
+                for (type, count) in covered ?? [:] {
                     let identifier = AppleHealthRecordType.allCases.first { $0.sampleType == type }?.identifier ?? type.rawValue
                     skipped[AppleHealthSkip(reason: .coveredByAnotherSource, identifier: identifier), default: 0] += count
                 }

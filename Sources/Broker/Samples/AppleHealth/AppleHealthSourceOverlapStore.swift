@@ -39,13 +39,15 @@ enum AppleHealthSourceOverlapStore {
         }
     }
 
-    /// Resolves the overlaps; returns how many records were covered whole, by type.
-    static func resolve(priority: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> [SampleType: Int] {
+    /// Resolves the overlaps; returns how many records were covered whole, by type, or nil when the export had
+    /// no cumulative record at all (a heart-rate-only export): then nothing was staged and there are no kept
+    /// records to page through (`keptPage` must not be called).
+    static func resolve(priority: [Int32], on connection: PostgresConnection, logger: Logger) async throws -> [SampleType: Int]? {
         let staged =
             try await connection.query(
                 "SELECT to_regclass('pg_temp.staged_sourced_records') IS NOT NULL", logger: logger
             ).collect().first?.decode(Bool.self) ?? false
-        guard staged else { return [:] }
+        guard staged else { return nil }
         try await connection.query("CREATE INDEX ON staged_sourced_records (type, start)", logger: logger)
         try await connection.query("ANALYZE staged_sourced_records", logger: logger)
         // For each record, the union of the periods of higher-priority sources overlapping it (found through
