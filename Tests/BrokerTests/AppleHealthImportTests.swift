@@ -167,6 +167,12 @@ struct AppleHealthImportTests {
             ]>
             <HealthData><Record type="&lol9;"/></HealthData>
             """.utf8)
+        func utf16LE(_ bytes: [UInt8]) -> [UInt8] {
+            String(decoding: bytes, as: UTF8.self).utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        }
+        func utf16BE(_ bytes: [UInt8]) -> [UInt8] {
+            String(decoding: bytes, as: UTF8.self).utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        }
         let zeros = [UInt8](repeating: 0, count: 8 << 20)
         let goodZip = AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: AppleHealthFixtures.exportXML)])
         let cases: [(String, [UInt8], String, String)] = [
@@ -179,6 +185,10 @@ struct AppleHealthImportTests {
             ),
             ("truncated halfway", truncated, "application/xml", "truncated: it ends before the closing </HealthData>"),
             ("billion laughs", laughs, "application/xml", "declares entities"),
+            ("billion laughs in UTF-16", [0xFF, 0xFE] + utf16LE(laughs), "application/xml", "The export is not UTF-8 (it is UTF-16 or UTF-32)"),
+            ("UTF-16 without a byte-order mark", utf16LE(laughs), "application/xml", "The export is not UTF-8"),
+            ("UTF-16 big-endian", [0xFE, 0xFF] + utf16BE(AppleHealthFixtures.exportXML), "application/xml", "The export is not UTF-8"),
+            ("UTF-16 big-endian without a byte-order mark", utf16BE(AppleHealthFixtures.exportXML), "application/xml", "The export is not UTF-8"),
             (
                 "zip without export.xml", AppleHealthFixtures.zip([.init(path: "notes.txt", data: Array("hi".utf8))]), "application/zip",
                 "contains no Apple Health export: expected apple_health_export/export.xml; it holds notes.txt"
@@ -217,6 +227,33 @@ struct AppleHealthImportTests {
             #expect(
                 try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token).status == .ok
             )
+        }
+    }
+
+    /// Before issue 27 (item 2) this answered 500: the overlap resolution, with no cumulative record staged,
+    /// returned before creating the table the import then read its kept records from.
+    @Test("an export without any cumulative record (heart rate only, as a watch-only app writes it) imports")
+    func exportWithoutCumulativeRecords() async throws {
+        let export = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <HealthData locale="en_GB">
+             <ExportDate value="2024-03-02 09:00:00 +0100"/>
+             <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" startDate="2024-03-01 08:15:00 +0100" endDate="2024-03-01 08:15:00 +0100" value="72"/>
+            </HealthData>
+
+            """
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            for (bytes, contentType) in [
+                (Array(export.utf8), "application/xml"),
+                (AppleHealthFixtures.zip([.init(path: "apple_health_export/export.xml", data: Array(export.utf8))]), "application/zip"),
+            ] {
+                let response = try await AppleHealthFixtures.post(harness, bytes, contentType: contentType, token: token)
+                #expect(response.status == .ok, "\(contentType): \(harness.text(response))")
+            }
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == 1)
+            let heart = try harness.object(try await harness.request(.get, "/v1/me/samples?type=heart_rate", token: token))
+            #expect((heart["items"] as? [[String: Any]])?.map { $0["value"] as? Double } == [72])
         }
     }
 

@@ -77,6 +77,25 @@ struct AppleHealthRoutesTests {
         }
     }
 
+    @Test("a route in UTF-16 whose coordinates come from an entity refuses the import, naming the file and the encoding")
+    func utf16RouteWithEntityIsRefused() async throws {
+        // Accepted before issue 27 (item 5): libxml2 decoded the UTF-16 and expanded the entity into the points.
+        let text = String(decoding: Self.route(startingAt: 0), as: UTF8.self)
+            .replacingOccurrences(of: #"encoding="UTF-8"?>"#, with: #"encoding="UTF-16"?>"# + "\n" + #"<!DOCTYPE gpx [<!ENTITY lat "45.4">]>"#)
+            .replacingOccurrences(of: #"lat="45.4701""#, with: #"lat="&lat;""#)
+        let utf16: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser()
+            let zip = Self.export(routes: [("route_a.gpx", Self.route(startingAt: 10)), ("route_b.gpx", utf16)])
+            let response = try await AppleHealthFixtures.post(harness, zip, contentType: "application/zip", token: token)
+            #expect(response.status == .unprocessableContent, "\(harness.text(response))")
+            let detail = try #require(try harness.object(response)["detail"] as? String)
+            #expect(detail.contains("workout-routes/route_b.gpx") && detail.contains("UTF-16"), "\(detail)")
+            #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
+            #expect(try await harness.sql("SELECT 1 FROM positions").isEmpty)
+        }
+    }
+
     @Test("an export.xml alone has no routes; a zip without a routes folder reports none read")
     func noRoutes() async throws {
         try await TestHarness.run { harness in

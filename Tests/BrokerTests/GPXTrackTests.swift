@@ -154,4 +154,51 @@ struct GPXTrackTests {
             """
         #expect(error(laughs) == .declaresEntities)
     }
+
+    /// Entities in a file libxml2 decodes from UTF-16: the byte search for `<!ENTITY` sees `<\0!\0E\0…` and missed
+    /// them, and the coordinates came from the entity (issue 27, item 5).
+    @Test("a GPX file in UTF-16, UTF-32 or a declared non-UTF-8 encoding is refused, naming the encoding; so is any DOCTYPE")
+    func onlyUTF8WithoutDoctype() {
+        let smuggled = """
+            <?xml version="1.0" encoding="UTF-16"?>
+            <!DOCTYPE gpx [<!ENTITY lat "45.4">]>
+            <gpx><trk><trkseg><trkpt lat="&lat;" lon="9.1"/></trkseg></trk></gpx>
+            """
+        func utf16(_ text: String, bigEndian: Bool, byteOrderMark: Bool) -> Data {
+            var bytes: [UInt8] = byteOrderMark ? (bigEndian ? [0xFE, 0xFF] : [0xFF, 0xFE]) : []
+            for unit in text.utf16 {
+                bytes += bigEndian ? [UInt8(unit >> 8), UInt8(unit & 0xFF)] : [UInt8(unit & 0xFF), UInt8(unit >> 8)]
+            }
+            return Data(bytes)
+        }
+        let plain = """
+            <gpx><trk><trkseg><trkpt lat="45.4" lon="9.1"/></trkseg></trk></gpx>
+            """
+        let cases: [(String, Data, GPXError)] = [
+            ("UTF-16 LE with BOM", utf16(smuggled, bigEndian: false, byteOrderMark: true), .notUTF8("UTF-16 (little-endian)")),
+            ("UTF-16 BE with BOM", utf16(smuggled, bigEndian: true, byteOrderMark: true), .notUTF8("UTF-16 (big-endian)")),
+            ("UTF-16 LE without BOM", utf16(smuggled, bigEndian: false, byteOrderMark: false), .notUTF8("UTF-16 (little-endian)")),
+            ("UTF-16 BE without BOM", utf16(smuggled, bigEndian: true, byteOrderMark: false), .notUTF8("UTF-16 (big-endian)")),
+            ("UTF-16 without entities", utf16(plain, bigEndian: false, byteOrderMark: true), .notUTF8("UTF-16 (little-endian)")),
+            (
+                "declared Latin-1", Data(#"<?xml version="1.0" encoding='ISO-8859-1'?>\#n\#(plain)"#.utf8),
+                .notUTF8("ISO-8859-1")
+            ),
+            ("a DTD without entities", Data("<!DOCTYPE gpx SYSTEM \"http://example.com/gpx.dtd\">\n\(plain)".utf8), .declaresDoctype),
+            ("a lower-case doctype", Data("<!doctype gpx>\n\(plain)".utf8), .declaresDoctype),
+        ]
+        for (name, data, expected) in cases {
+            var refused: GPXError?
+            if case .failure(let error) = GPXTrack.parse(data) { refused = error }
+            #expect(refused == expected, "\(name)")
+        }
+        // UTF-8, declared or not, with or without its byte-order mark, is read as before.
+        for accepted in [plain, #"<?xml version="1.0" encoding="utf-8"?>"# + plain, "\u{FEFF}" + plain] {
+            guard case .success(let track) = GPXTrack.parse(Data(accepted.utf8)) else {
+                Issue.record("refused: \(accepted)")
+                continue
+            }
+            #expect(track.points.count == 1)
+        }
+    }
 }

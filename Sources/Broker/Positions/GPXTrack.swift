@@ -41,9 +41,14 @@ package struct GPXTrack: Sendable, Equatable {
     package static let maximumPoints = 1_000_000
 
     package static func parse(_ data: Data) -> Result<GPXTrack, GPXError> {
+        // Foundation's parser (libxml2) decodes UTF-16 and UTF-32 and honours an encoding declaration, so the
+        // byte searches below would see nothing in such a file: GPX is read as UTF-8 (or ASCII) only.
+        if let encoding = foreignEncoding(of: data) { return .failure(.notUTF8(encoding)) }
         // Foundation's parser on Linux does not report entity declarations to its delegate: a GPX file has
-        // no business declaring any, so one that does is refused before it is parsed (no expansion at all).
+        // no business declaring any, nor a DTD at all, so one that does is refused before it is parsed (no
+        // expansion at all).
         if data.range(of: Data("<!ENTITY".utf8)) != nil { return .failure(.declaresEntities) }
+        if containsDoctype(data) { return .failure(.declaresDoctype) }
         let reader = GPXReader()
         let parser = XMLParser(data: data)
         parser.delegate = reader
@@ -60,6 +65,43 @@ package struct GPXTrack: Sendable, Equatable {
         let segments = reader.segments.filter { !$0.isEmpty }
         guard !segments.isEmpty else { return .failure(.noPoints) }
         return .success(GPXTrack(name: reader.name, segments: segments))
+    }
+}
+
+extension GPXTrack {
+    /// The encoding `data` is in when it is not UTF-8 (or its ASCII subset), as a person would name it; nil otherwise.
+    /// From the byte-order mark or the first bytes (XML 1.0, appendix F), then the XML declaration's `encoding`.
+    static func foreignEncoding(of data: Data) -> String? {
+        let head = Array(data.prefix(256))
+        func starts(with bytes: [UInt8]) -> Bool { head.starts(with: bytes) }
+        if starts(with: [0x00, 0x00, 0xFE, 0xFF]) || starts(with: [0x00, 0x00, 0x00, 0x3C]) { return "UTF-32 (big-endian)" }
+        if starts(with: [0xFF, 0xFE, 0x00, 0x00]) || starts(with: [0x3C, 0x00, 0x00, 0x00]) { return "UTF-32 (little-endian)" }
+        if starts(with: [0xFE, 0xFF]) || starts(with: [0x00, 0x3C]) { return "UTF-16 (big-endian)" }
+        if starts(with: [0xFF, 0xFE]) || starts(with: [0x3C, 0x00]) { return "UTF-16 (little-endian)" }
+        if starts(with: [0x4C, 0x6F, 0xA7, 0x94]) { return "EBCDIC" }
+        // No text encoding but UTF-16 and UTF-32 puts NUL bytes in ASCII text, and XML allows none.
+        if data.contains(0) { return "an encoding with NUL bytes (UTF-16 or UTF-32?)" }
+        // `<?xml version="1.0" encoding="…"?>`, after an optional UTF-8 byte-order mark.
+        let text = String(decoding: head.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(head.dropFirst(3)) : head, as: UTF8.self)
+        guard text.hasPrefix("<?xml"), let end = text.range(of: "?>") else { return nil }
+        let declaration = text[..<end.lowerBound]
+        guard let key = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        let name = rest.dropFirst().prefix { $0 != quote }
+        return ["UTF-8", "UTF8", "US-ASCII", "ASCII"].contains(name.uppercased()) ? nil : String(name)
+    }
+
+    /// Whether `<!DOCTYPE` appears anywhere, in any letter case (libxml2 reads DTDs whatever surrounds them).
+    static func containsDoctype(_ data: Data) -> Bool {
+        let doctype = Array("<!DOCTYPE".utf8)
+        var searchFrom = data.startIndex
+        while let start = data[searchFrom...].firstIndex(of: UInt8(ascii: "<")) {
+            let candidate = data[start...].prefix(doctype.count)
+            if candidate.count == doctype.count, zip(candidate, doctype).allSatisfy({ $0 & 0xDF == $1 & 0xDF }) { return true }
+            searchFrom = data.index(after: start)
+        }
+        return false
     }
 }
 

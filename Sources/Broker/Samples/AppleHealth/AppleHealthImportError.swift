@@ -4,6 +4,9 @@ package enum AppleHealthImportError: Error, Equatable, Sendable {
     case empty
     /// The upload does not start like XML (nor like a ZIP archive): a CSV, JSON, a PDF …
     case notXML
+    /// The export is in UTF-16 or UTF-32 (a byte-order mark or NUL bytes): the importer reads UTF-8 only, as
+    /// Apple writes it, so no other encoding can hide a DOCTYPE from the scanner.
+    case notUTF8
     /// The document is XML, but not an Apple Health export: its root element is not `<HealthData>`.
     case notAppleHealth
     /// The input ended before the closing `</HealthData>`.
@@ -34,6 +37,8 @@ package enum AppleHealthImportError: Error, Equatable, Sendable {
             "The file is empty."
         case .notXML:
             "The file is not XML: an Apple Health export.xml starts with <?xml …> (or upload the export.zip as it is)."
+        case .notUTF8:
+            "The export is not UTF-8 (it is UTF-16 or UTF-32): Apple Health writes export.xml in UTF-8; upload the file as the iPhone made it, or convert it to UTF-8."
         case .notAppleHealth:
             "The file is not an Apple Health export: its root element must be <HealthData>."
         case .truncated:

@@ -171,6 +171,9 @@ package struct AppleHealthParser: Sendable {
                     // Outside the root only whitespace (and a leading byte order mark) may appear.
                     while j < n, buf[j] != .lessThan {
                         if !buf[j].isXMLWhitespace && !isByteOrderMark(buf[j], at: offset + j) {
+                            // UTF-16 and UTF-32 start with a byte-order mark (FE FF, FF FE) or a NUL byte: this
+                            // scanner reads UTF-8 only, so it says so rather than "not XML".
+                            if !sawRoot, offset + j < 2, [0x00, 0xFE, 0xFF].contains(buf[j]) { throw .notUTF8 }
                             // The line of this byte, whatever the chunks: count the newlines up to it first.
                             countLines(buf, from: counted, to: j)
                             counted = j
@@ -193,6 +196,9 @@ package struct AppleHealthParser: Sendable {
                 }
             case .afterLessThan:
                 switch buf[i] {
+                case 0x00:
+                    // `<` then NUL: UTF-16 (little-endian) without a byte-order mark.
+                    throw .notUTF8
                 case .question:
                     mode = .processingInstruction
                     run = 0
