@@ -142,3 +142,4 @@ case $rc in
     124 | 137) die "schemathesis did not finish within ${FUZZ_TIMEOUT} s (lower FUZZ_MAX_EXAMPLES?)" ;;
     *) die "schemathesis reported failures (exit $rc)" ;;
 esac
+check_server_log

@@ -115,3 +115,4 @@ case $rc in
     124 | 137) die "the browser tests did not finish within ${BROWSER_TIMEOUT} s" ;;
     *) die "browser tests failed (exit $rc)" ;;
 esac
+check_server_log

@@ -87,4 +87,5 @@ if problems and len(problems) != 1:
     print("readme-walk: problems in the transcript: " + ", ".join(problems), file=sys.stderr)
 sys.exit(1 if failed else 0)
 PY
+check_server_log
 log "passed"

@@ -120,3 +120,23 @@ start_server() {
     done
     die "server not ready after 60 s (GET $BASE_URL/health/ready)"
 }
+
+# Fails (naming the lines) if the server logged a line at error level or above, or a warning matching none of
+# the extended regular expressions given: an error in the log is a bug even when every check passed (issue 27:
+# partition maintenance failed at every start for months and no suite read the log). Call it after the
+# tests, while or after the server runs.
+check_server_log() {
+    local allowed=('audit checkpoints are off') pattern bad
+    allowed+=("$@")
+    # swift-log's stream handler writes "<timestamp> <level> <label> : …".
+    bad=$(grep -E '^[^ ]+ (warning|error|critical) ' "$SERVER_LOG" || true)
+    for pattern in "${allowed[@]}"; do
+        bad=$(grep -vE "^[^ ]+ warning .*($pattern)" <<<"$bad" || true)
+    done
+    if [[ -n $bad ]]; then
+        echo "$TOOL: the server logged $(wc -l <<<"$bad") line(s) at warning or above that this run does not expect:" >&2
+        head -n 20 <<<"$bad" | cut -c1-400 >&2
+        die "unexpected warnings or errors in ${SERVER_LOG#"$REPO_ROOT"/}"
+    fi
+    log "server log: no unexpected warning or error"
+}
