@@ -4,8 +4,8 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// Keeps monthly `samples` and `positions` partitions ready for the past two years and the next three months,
-/// and moves any row waiting in a default partition into a partition of its month: at start, then daily.
-/// Idempotent SQL, so several server instances can all run it.
+/// at start, then daily; a month's partition takes that month's rows out of the default partition when it is
+/// made (0019 says why older months stay there). Idempotent SQL, so several server instances can all run it.
 struct SamplePartitionMaintenance: Service {
     let client: DatabasePool
     let logger: Logger

@@ -198,8 +198,8 @@ package enum SampleStore {
 
 extension SampleStore {
     /// Creates the monthly partitions of samples that do not exist yet, from `monthsBehind` months before
-    /// `today`'s month to `monthsAhead` after it, and one for every month whose rows wait in the default
-    /// partition (moving them); returns how many it created.
+    /// `today`'s month to `monthsAhead` after it (moving their rows out of the default partition); returns how
+    /// many it created.
     static func ensurePartitions(
         around today: CalendarDate, monthsBehind: Int, monthsAhead: Int, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int {
