@@ -74,8 +74,8 @@ struct IdentitySquattingTests {
         }
     }
 
-    @Test("an account not yet 48 hours old still holds its email and fiscal code")
-    func youngAccountsStillHold() async throws {
+    @Test("an account not yet 48 hours old holds nothing either: a newer registration of its email replaces it")
+    func youngAccountsGiveWay() async throws {
         try await TestHarness.run { harness in
             let first = TestHarness.Person()
             _ = try await harness.request(.post, "/v1/users", json: first.registrationJSON)
@@ -83,8 +83,11 @@ struct IdentitySquattingTests {
             let second = TestHarness.Person(email: first.email, password: "another-password-1")
             _ = try await harness.request(.post, "/v1/users", json: second.registrationJSON)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
-            try await harness.activate(email: first.email)
-            _ = try await harness.logIn(email: first.email, password: first.password)
+            // Issue 27 (PreHijackingTests): the newest registration is the one its mail activates.
+            try await harness.activate(email: first.email, password: second.password)
+            _ = try await harness.logIn(email: first.email, password: second.password)
+            let old = try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(first.email)","password":"\#(first.password)"}"#)
+            #expect(old.status == .unauthorized)
         }
     }
 

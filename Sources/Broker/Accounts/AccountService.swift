@@ -170,18 +170,33 @@ package struct AccountService: Sendable {
                         email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, lifetime: unactivatedLifetime,
                         on: connection, logger: logger),
                     on: connection, logger: logger)
-                if ifTaken == .tellTheHolder,
-                    let holder = try await AccountStore.holder(
+                var replaced: AccountStore.ReplacedRegistration?
+                if ifTaken == .tellTheHolder {
+                    if let holder = try await AccountStore.holder(
                         email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, on: connection, logger: logger)
-                {
-                    try await tellTheHolder(holder, on: connection, logger: logger)
-                    return nil
+                    {
+                        try await tellTheHolder(holder, on: connection, logger: logger)
+                        return nil
+                    }
+                    replaced = try await replacePendingHolders(
+                        email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, on: connection, logger: logger)
                 }
                 let id = try await AccountStore.insertAccount(
-                    role: role, email: email, passwordHash: passwordHash, on: connection, logger: logger)
+                    role: role, email: email, passwordHash: passwordHash, replacing: replaced, on: connection, logger: logger)
                 try await insertProfile(id, connection)
-                try await AccountStore.insertActivationToken(
-                    token, accountID: id, validFor: Self.activationValidity, on: connection, logger: logger)
+                // A registration that replaced another of its email is mailed within that address's mail
+                // cooldown, so that registering again and again floods no one's mailbox. Without a mail it
+                // has no link yet: the earlier ones activated the replaced registration and are gone with it,
+                // and "send the activation mail again" gives one once the cooldown has passed.
+                var mailNow = true
+                if replaced != nil {
+                    mailNow = try await AccountStore.claimNoticeMail(
+                        accountID: id, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
+                }
+                if mailNow {
+                    try await AccountStore.insertActivationToken(
+                        token, accountID: id, validFor: Self.activationValidity, on: connection, logger: logger)
+                }
                 let pseudonym = try await pseudonymizer.pseudonym(for: id, on: connection, logger: logger)
                 let isAuditor = role == .auditor
                 try await AuditLog.append(
@@ -192,7 +207,10 @@ package struct AccountService: Sendable {
                         subject: pseudonym, details: ["role": .string(role.rawValue)]),
                     on: connection, logger: logger)
                 guard let account = try await AccountStore.account(id: id, on: connection, logger: logger) else { throw AccountStoreError.noRow }
-                try await mailer.send(ActivationMail.make(to: email, role: role, token: token, publicURL: publicURL))
+                if mailNow {
+                    try await mailer.send(
+                        ActivationMail.make(to: email, role: role, token: token, asksForPassword: replaced != nil, publicURL: publicURL))
+                }
                 return account
             }
             if let account {
@@ -207,8 +225,30 @@ package struct AccountService: Sendable {
         }
     }
 
-    /// Someone registered with what `holder` holds: an owner who never activated gets the activation mail
-    /// again; anyone else a note that someone tried. Both within the account's mail cooldown.
+    /// Pre-hijacking (issue 27): a pending registration holds nothing against a newer one. The pending
+    /// accounts that hold the registration's email, fiscal code or VAT number are deleted, so the newest
+    /// registration of an address is the only one its links can activate, and a squatter who never
+    /// activates blocks no one's fiscal code or VAT number. Returns the one that held the email, if any: the
+    /// new account takes its place, and its activation asks for the password it was registered with, since
+    /// the address's owner is mailed whichever of two registrations came last.
+    private func replacePendingHolders(
+        email: String, fiscalCode: String?, vatNumber: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> AccountStore.ReplacedRegistration? {
+        let replaced = try await AccountStore.deletePendingHolders(
+            email: email, fiscalCode: fiscalCode, vatNumber: vatNumber, on: connection, logger: logger)
+        for registration in replaced {
+            let pseudonym = try await pseudonymizer.pseudonym(for: registration.id, on: connection, logger: logger)
+            try await AuditLog.append(
+                AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountReplaced, subject: pseudonym),
+                on: connection, logger: logger)
+        }
+        if !replaced.isEmpty { logger.info("pending registrations replaced", metadata: ["count": "\(replaced.count)"]) }
+        return replaced.first { $0.byEmail }
+    }
+
+    /// Someone registered with what `holder` (an activated account, or a pending auditor) holds: a pending
+    /// auditor gets the activation mail again; anyone else a note that someone tried. Both within the
+    /// account's mail cooldown.
     private func tellTheHolder(_ holder: AccountStore.Holder, on connection: PostgresConnection, logger: Logger) async throws {
         if holder.byEmail, holder.pending {
             try await sendActivationAgain(email: holder.email, on: connection, logger: logger)
@@ -243,6 +283,26 @@ package struct AccountService: Sendable {
                     validatePassword(password, email: email, field: "password", into: &errors)
                     guard errors.isEmpty else { throw AccountError.invalid(errors) }
                     newHash = try await hasher.hash(password)
+                } else if record.confirmsPassword {
+                    // This registration replaced an earlier one of the same address, and the mail went to the
+                    // address's owner whoever registered last: the link alone must not activate a squatter's
+                    // registration, so whoever follows it proves they made it. The token is known only to the
+                    // mailbox's owner, so this is no password oracle for anyone else.
+                    guard let password else {
+                        throw AccountError.invalid([
+                            FieldError(field: "password", message: "is required: enter the password you registered with")
+                        ])
+                    }
+                    let stored =
+                        try await AccountStore.passwordHash(accountID: record.accountID, on: connection, logger: logger) ?? timingDecoyHash
+                    let plausible = password.count <= PasswordPolicy.maximumLength
+                    guard try await hasher.verify(plausible ? password : "", against: stored), plausible else {
+                        throw AccountError.invalid([
+                            FieldError(
+                                field: "password",
+                                message: "is not the one this registration was made with; if you did not register again, register again yourself")
+                        ])
+                    }
                 }
                 try await AccountStore.activate(
                     accountID: record.accountID, tokenHash: token.hash, newPasswordHash: newHash, on: connection, logger: logger)
@@ -310,7 +370,8 @@ package struct AccountService: Sendable {
         try await AccountStore.retireActivationTokens(accountID: claimed.id, on: connection, logger: logger)
         try await AccountStore.insertActivationToken(
             token, accountID: claimed.id, validFor: Self.activationValidity, on: connection, logger: logger)
-        try await mailer.send(ActivationMail.make(to: email, role: claimed.role, token: token, publicURL: publicURL))
+        try await mailer.send(
+            ActivationMail.make(to: email, role: claimed.role, token: token, asksForPassword: claimed.replaced, publicURL: publicURL))
         return true
     }
 

@@ -12,12 +12,17 @@ package enum AccountStore {
         package var passwordHash: String?
     }
 
+    /// `replacing` is the pending registration of the same email this one replaces (already deleted): the new
+    /// account is marked as a replacement and keeps the time of that one's last unsolicited mail, so that
+    /// registering again and again cannot get round the mail cooldown.
     static func insertAccount(
-        role: Role, email: String, passwordHash: String?, on connection: PostgresConnection, logger: Logger
+        role: Role, email: String, passwordHash: String?, replacing: ReplacedRegistration? = nil, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> UUID {
         let rows = try await connection.query(
             """
-            INSERT INTO accounts (role, email, password_hash) VALUES (\(role.rawValue), \(email), \(passwordHash))
+            INSERT INTO accounts (role, email, password_hash, registration_replaced, account_mail_sent_at)
+            VALUES (\(role.rawValue), \(email), \(passwordHash), \(replacing != nil), \(replacing?.mailSentAt))
             RETURNING id
             """, logger: logger)
         guard let id = try await rows.collect().first?.decode(UUID.self) else { throw AccountStoreError.noRow }
@@ -109,7 +114,11 @@ package enum AccountStore {
         var accountID: UUID
         var expired: Bool
         var used: Bool
+        /// An account created without a password (an auditor): the password is chosen at activation.
         var needsPassword: Bool
+        /// A registration that replaced an earlier pending one of its email: activating it asks for the
+        /// password it was registered with.
+        var confirmsPassword: Bool
     }
 
     static func lockActivation(tokenHash: Data, on connection: PostgresConnection, logger: Logger) async throws
@@ -117,13 +126,14 @@ package enum AccountStore {
     {
         let rows = try await connection.query(
             """
-            SELECT t.account_id, t.expires_at <= now(), t.used_at IS NOT NULL, a.password_hash IS NULL
+            SELECT t.account_id, t.expires_at <= now(), t.used_at IS NOT NULL, a.password_hash IS NULL, a.registration_replaced
             FROM activation_tokens t JOIN accounts a ON a.id = t.account_id
             WHERE t.token_hash = \(tokenHash)
             FOR UPDATE OF t
             """, logger: logger)
-        for try await (id, expired, used, needsPassword) in rows.decode((UUID, Bool, Bool, Bool).self) {
-            return ActivationRecord(accountID: id, expired: expired, used: used, needsPassword: needsPassword)
+        for try await (id, expired, used, needsPassword, replaced) in rows.decode((UUID, Bool, Bool, Bool, Bool).self) {
+            return ActivationRecord(
+                accountID: id, expired: expired, used: used, needsPassword: needsPassword, confirmsPassword: replaced && !needsPassword)
         }
         return nil
     }
@@ -193,6 +203,37 @@ package enum AccountStore {
         return try await rows.collect().map { try $0.decode(UUID.self) }
     }
 
+    /// A pending registration deleted because a newer one took its email, fiscal code or VAT number.
+    struct ReplacedRegistration {
+        var id: UUID
+        /// Whether it held the new registration's email (else only its fiscal code or VAT number).
+        var byEmail: Bool
+        /// When it was last sent a mail it did not ask for itself (`account_mail_sent_at`).
+        var mailSentAt: Date?
+    }
+
+    /// Deletes the pending accounts (never an operator's auditor) that hold `email`, `fiscalCode` or
+    /// `vatNumber`, so that the registration in the same transaction takes their place: their password,
+    /// identity and activation links go with them (ON DELETE CASCADE). Pending accounts hold nothing
+    /// against a newer registration; only an activated one does.
+    static func deletePendingHolders(
+        email: String, fiscalCode: String?, vatNumber: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [ReplacedRegistration] {
+        let rows = try await connection.query(
+            """
+            DELETE FROM accounts a
+            WHERE a.status = 'pending' AND a.role <> 'auditor'
+              AND (a.email = \(email)
+                   OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
+                   OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber)))
+            RETURNING a.id, a.email = \(email), a.account_mail_sent_at
+            """, logger: logger)
+        return try await rows.collect().map {
+            let (id, byEmail, mailSentAt) = try $0.decode((UUID, Bool, Date?).self)
+            return ReplacedRegistration(id: id, byEmail: byEmail, mailSentAt: mailSentAt)
+        }
+    }
+
     /// Deletes up to `limit` expired unactivated accounts (the background sweep); returns their ids.
     static func deleteExpiredUnactivated(lifetime: Int, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         let rows = try await connection.query(
@@ -216,19 +257,24 @@ package enum AccountStore {
     /// seconds; claims the next mail (stamps the time) in the same statement, so two requests at once send one.
     static func claimActivationMail(
         email: String, lifetime: Int, cooldown: Int, on connection: PostgresConnection, logger: Logger
-    ) async throws -> (id: UUID, role: Role)? {
+    ) async throws -> (id: UUID, role: Role, replaced: Bool)? {
         let rows = try await connection.query(
             """
             UPDATE accounts a SET account_mail_sent_at = now()
             WHERE a.email = \(email) AND a.status = 'pending' AND NOT \(unescaped: unactivated("a", lifetime: lifetime))
               AND (a.account_mail_sent_at IS NULL OR a.account_mail_sent_at < now() - make_interval(secs => \(cooldown)))
-            RETURNING a.id, a.role
+            RETURNING a.id, a.role, a.registration_replaced AND a.password_hash IS NOT NULL
             """, logger: logger)
-        for try await (id, role) in rows.decode((UUID, String).self) { return (id, Role(rawValue: role) ?? .user) }
+        for try await (id, role, replaced) in rows.decode((UUID, String, Bool).self) {
+            return (id, Role(rawValue: role) ?? .user, replaced)
+        }
         return nil
     }
 
-    /// The account that already holds what a registration asks for: its email, else its fiscal code or VAT number.
+    /// The account that already holds what a registration asks for: its email, else its fiscal code or VAT
+    /// number. Only an activated account holds anything, or an auditor the operator added (who has no
+    /// password until activation, so nothing to pre-hijack); another pending account gives way
+    /// (`deletePendingHolders`).
     struct Holder {
         var id: UUID
         var email: String
@@ -245,9 +291,10 @@ package enum AccountStore {
             """
             SELECT a.id, a.email, a.role, a.status = 'pending', a.email = \(email)
             FROM accounts a
-            WHERE a.email = \(email)
-               OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
-               OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber))
+            WHERE (a.status <> 'pending' OR a.role = 'auditor')
+              AND (a.email = \(email)
+                   OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
+                   OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber)))
             ORDER BY a.email = \(email) DESC
             LIMIT 1
             """, logger: logger)

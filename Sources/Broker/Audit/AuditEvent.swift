@@ -46,6 +46,9 @@ package enum AuditAction {
     package static let accountErased = "account.erased"
     /// An account not activated in time, deleted so its email and fiscal code or VAT number are free again.
     package static let accountExpired = "account.expired"
+    /// An account not activated, deleted because a newer registration took its email, fiscal code or VAT
+    /// number (pre-hijacking, issue 27).
+    package static let accountReplaced = "account.replaced"
     package static let passwordChanged = "account.password_changed"
     package static let auditorAdded = "auditor.added"
     package static let apiKeyCreated = "api_key.created"
