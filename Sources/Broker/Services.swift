@@ -52,7 +52,7 @@ struct Services: Sendable {
             client: client, hasher: PasswordHasher(), mailer: mailer,
             publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
             singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
-            unactivatedLifetime: configuration.activationExpiryHours * 3600)
+            unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
         peers = PeerStatistics(
             client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
         samples = SampleService(client: client, peers: peers)

@@ -23,14 +23,18 @@ package struct AccountService: Sendable {
     package let unactivatedLifetime: Int
     /// Seconds between two activation mails to one account ("send it again", and a repeated registration).
     package static let activationMailCooldown = 5 * 60
+    /// The wall clock (`BrokerConfiguration.clock`) for the times stamped here rather than by the database.
+    package let clock: @Sendable () -> Date
 
     /// `singleRequests` is what an erasure releases through; `pseudonymizer` names people in the audit log.
     package init(
         client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
         pseudonymizer: Pseudonymizer, singleRequests: SingleRequestService,
-        loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60
+        loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.unactivatedLifetime = unactivatedLifetime
+        self.clock = clock
         self.client = client
         self.throttle = LoginThrottle(client: client, settings: loginThrottle)
         self.hasher = hasher
@@ -381,17 +385,27 @@ package struct AccountService: Sendable {
         package var fullName, companyName, description, currentPassword, newPassword: String?
         /// A person's IANA time zone; changing it moves the days of all their data.
         package var timeZone: String?
+        /// With `newPassword`: true keeps the account's API keys working; by default (nil, false) the change
+        /// revokes them, since whoever knew the old password may have made one.
+        package var keepAPIKeys: Bool?
         /// Immutable fields the client tried to set (each answers a field error).
         package var immutableFieldsPresent: [String]
         package init(
             fullName: String? = nil, timeZone: String? = nil, companyName: String? = nil, description: String? = nil,
-            currentPassword: String? = nil, newPassword: String? = nil, immutableFieldsPresent: [String] = []
+            currentPassword: String? = nil, newPassword: String? = nil, keepAPIKeys: Bool? = nil, immutableFieldsPresent: [String] = []
         ) {
             (self.fullName, self.companyName, self.description, self.currentPassword, self.newPassword) =
                 (fullName, companyName, description, currentPassword, newPassword)
             self.timeZone = timeZone
+            self.keepAPIKeys = keepAPIKeys
             self.immutableFieldsPresent = immutableFieldsPresent
         }
+    }
+
+    /// The account after an update, and how many API keys its password change revoked (nil: no change).
+    package struct UpdatedAccount: Sendable {
+        package var account: Account
+        package var revokedAPIKeys: Int?
     }
 
     package func account(of principal: Principal, logger: Logger) async throws -> Account {
@@ -402,7 +416,9 @@ package struct AccountService: Sendable {
         return account
     }
 
-    package func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws -> Account {
+    package func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws
+        -> UpdatedAccount
+    {
         let current = try await account(of: principal, logger: logger)
         var errors = update.immutableFieldsPresent.map { FieldError(field: $0, message: "cannot be changed") }
         let notForRole = "is not a field of a \(current.role.rawValue.replacingOccurrences(of: "_", with: " ")) account"
@@ -434,6 +450,9 @@ package struct AccountService: Sendable {
                 allowEmpty: field == "description", into: &errors)
             if field == "companyName" { companyName = valid } else { description = valid }
         }
+        if update.keepAPIKeys != nil, update.newPassword == nil {
+            errors.append(FieldError(field: "keepApiKeys", message: "goes with newPassword: it says whether a password change keeps the API keys"))
+        }
         var newHash: String?
         switch (update.newPassword, update.currentPassword) {
         case (nil, nil): break
@@ -450,8 +469,9 @@ package struct AccountService: Sendable {
         guard errors.isEmpty else { throw AccountError.invalid(errors) }
         let keepSession: Data? = if case .session(let hash) = principal.credential { hash } else { nil }
         let pseudonym = try await pseudonymizer.pseudonym(for: current.id, logger: logger)
+        var revokedAPIKeys: Int?
         do {
-            try await client.withTransaction(logger: logger) { connection in
+            revokedAPIKeys = try await client.withTransaction(logger: logger) { connection -> Int? in
                 if let fullName {
                     try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
                 }
@@ -468,14 +488,21 @@ package struct AccountService: Sendable {
                     try await AuditLog.append(
                         AuditEvent(
                             actorID: actorID(current, pseudonym: pseudonym), actorRole: current.role.rawValue,
-                            action: AuditAction.passwordChanged, subject: pseudonym),
+                            action: AuditAction.passwordChanged, subject: pseudonym, details: ["keepApiKeys": .bool(update.keepAPIKeys == true)]),
                         on: connection, logger: logger)
+                    // ASVS V3.3: the owner can end everything a stolen password gave. Only sessions manage keys
+                    // (a key cannot change the password), so the caller is the account's own session.
+                    guard update.keepAPIKeys != true else { return 0 }
+                    return try await revokeAllAPIKeys(
+                        of: current.id, reason: .passwordChanged,
+                        actor: (actorID(current, pseudonym: pseudonym), current.role.rawValue), on: connection, logger: logger)
                 }
+                return nil
             }
         } catch let error where PostgresErrors.unwrapTransaction(error) is TimeZoneStore.UnknownZone {
             throw AccountError.invalid([FieldError(field: "timeZone", message: TimeZoneName.message)])
         }
-        return try await account(of: principal, logger: logger)
+        return UpdatedAccount(account: try await account(of: principal, logger: logger), revokedAPIKeys: revokedAPIKeys)
     }
 
     /// Erases the caller's account; the audit log keeps only the pseudonym.

@@ -74,6 +74,9 @@ package struct BrokerConfiguration: Sendable {
     /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
     /// one is also signed at start; 0 signs none in the background). Nil is off.
     package var auditCheckpointInterval: Duration? = .seconds(300)
+    /// The wall clock of the times the service stamps itself rather than leaving to the database (an API
+    /// key's last use); tests stand it still or move it by hand.
+    package var clock: @Sendable () -> Date = { Date() }
 
     package init(
         databaseURL: String,

@@ -108,13 +108,23 @@ extension Console {
         get("/account/password", .signedIn, on: router) { request in request.page("password", title: "Change your password") }
         post("/account/password", .signedIn, on: router) { request in
             try await request.submitting(
-                "password", title: "Change your password", fieldNames: ConsoleRequest.sameNames("currentPassword", "newPassword")
+                "password", title: "Change your password",
+                fieldNames: ConsoleRequest.sameNames("currentPassword", "newPassword", "keepApiKeys")
             ) {
-                _ = try await request.services.accounts.update(
-                    try request.caller,
-                    with: .init(currentPassword: request.form.raw("currentPassword"), newPassword: request.form.raw("newPassword")),
+                let caller = try request.caller
+                // Only a company has keys, and only its form has the box: unticked (or absent) revokes them.
+                let keepAPIKeys: Bool? = caller.role == .thirdParty ? request.form["keepApiKeys"] != nil : nil
+                let updated = try await request.services.accounts.update(
+                    caller,
+                    with: .init(
+                        currentPassword: request.form.raw("currentPassword"), newPassword: request.form.raw("newPassword"),
+                        keepAPIKeys: keepAPIKeys),
                     clientAddress: request.clientAddress, logger: request.logger)
-                return request.redirect("/account", notice: "password-changed")
+                switch (keepAPIKeys, updated.revokedAPIKeys) {
+                case (true?, _): return request.redirect("/account", notice: "password-changed-keys-kept")
+                case (false?, let count?): return request.redirect("/account?count=\(count)", notice: "password-changed-keys-revoked")
+                default: return request.redirect("/account", notice: "password-changed")
+                }
             }
         }
 

@@ -61,7 +61,11 @@ struct ConsoleRequest: Sendable {
         context["isPerson"] = principal?.role == .user
         context["isCompany"] = principal?.role == .thirdParty
         context["isAuditor"] = principal?.role == .auditor
-        if let key = query["notice"], let notice = Wording.notices[key] { context["notice"] = notice }
+        if let key = query["notice"], let notice = Wording.notices[key] {
+            // A notice with a number (`{count}`) takes it from `?count=`; anything but a whole number shows none.
+            let count = query["count"].flatMap { Int($0) }.map { "\($0)" } ?? "—"
+            context["notice"] = notice.replacingOccurrences(of: "{count}", with: count)
+        }
         if let problem {
             // Field errors next to their field when the form has it, in the banner otherwise.
             var fieldErrors: [String: String] = [:]

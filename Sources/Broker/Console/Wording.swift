@@ -140,6 +140,9 @@ enum Wording {
         "blocked": "Company blocked: its pending requests were refused and it cannot send you new ones.",
         "unblocked": "Company unblocked.",
         "password-changed": "Password changed. Your other sessions were signed out.",
+        "password-changed-keys-kept": "Password changed. Your other sessions were signed out; your API keys were kept.",
+        "password-changed-keys-revoked":
+            "Password changed. Your other sessions were signed out, and API keys revoked: {count}. Create new ones for your integrations.",
         "time-zone-changed": "Time zone saved. Your days, charts and statistics now follow it.",
         "request-sent": "Request sent. You will see here when the person decides.",
         "cancelled": "Request cancelled.",

@@ -61,10 +61,12 @@ extension BrokerAPI {
         ]
         let update = AccountService.ProfileUpdate(
             fullName: body.fullName, timeZone: body.timeZone, companyName: body.companyName, description: body.description,
-            currentPassword: body.currentPassword, newPassword: body.newPassword,
+            currentPassword: body.currentPassword, newPassword: body.newPassword, keepAPIKeys: body.keepApiKeys,
             immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
-        let account = try await accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
-        return .ok(.init(body: .json(.init(account))))
+        let updated = try await accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
+        var account = Components.Schemas.Account(updated.account)
+        account.revokedApiKeys = updated.revokedAPIKeys
+        return .ok(.init(body: .json(account)))
     }
 
     func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output {

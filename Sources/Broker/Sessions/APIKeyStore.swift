@@ -70,18 +70,42 @@ package enum APIKeyStore {
         return try await !rows.collect().isEmpty
     }
 
-    package static func principal(for secret: SecretToken, on connection: PostgresConnection, logger: Logger) async throws -> Principal? {
+    /// Revokes every live key of the account; returns their ids.
+    static func revokeAll(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         let rows = try await connection.query(
             """
-            WITH used AS (
-                UPDATE api_keys k SET last_used_at = now()
-                FROM accounts a
+            UPDATE api_keys SET revoked_at = now()
+            WHERE account_id = \(accountID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            RETURNING id
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode(UUID.self) }
+    }
+
+    /// How stale a key's `last_used_at` may get before a use stamps it again: one write a minute per key at
+    /// most, not one per request (a busy integration's every call would otherwise rewrite its row).
+    static let lastUseResolution = 60
+
+    /// The caller behind a live key of an active account. Stamps the key's last use with `now` (the
+    /// service's clock) when the stamp is older than `lastUseResolution`, in the same statement.
+    package static func principal(for secret: SecretToken, now: Date, on connection: PostgresConnection, logger: Logger) async throws
+        -> Principal?
+    {
+        let rows = try await connection.query(
+            """
+            WITH found AS (
+                SELECT k.id, k.account_id, a.role, k.scope, k.last_used_at
+                FROM api_keys k JOIN accounts a ON a.id = k.account_id
                 WHERE k.secret_hash = \(secret.hash) AND k.revoked_at IS NULL
                   AND (k.expires_at IS NULL OR k.expires_at > now())
-                  AND a.id = k.account_id AND a.status = 'active'
-                RETURNING k.id, a.id AS account_id, a.role, k.scope
+                  AND a.status = 'active'
+            ), stamped AS (
+                UPDATE api_keys k SET last_used_at = \(now)
+                FROM found f
+                WHERE k.id = f.id
+                  AND (f.last_used_at IS NULL OR f.last_used_at < \(now)::timestamptz - make_interval(secs => \(lastUseResolution)))
+                RETURNING k.id
             )
-            SELECT id, account_id, role, scope FROM used
+            SELECT id, account_id, role, scope FROM found
             """, logger: logger)
         for try await (id, accountID, role, scope) in rows.decode((UUID, UUID, String, String).self) {
             guard let role = Role(rawValue: role) else { return nil }

@@ -40,9 +40,39 @@ extension AccountService {
                     actorID: principal.accountID.uuidString.lowercased(), actorRole: principal.role.rawValue,
                     action: AuditAction.apiKeyCreated, details: details),
                 on: connection, logger: logger)
+            // The owner hears of every new key, so one made by someone who knew the password does not go
+            // unnoticed. Sent in the transaction, like the activation mail: a key nobody was told of is not made.
+            guard let owner = try await AccountStore.account(id: principal.accountID, on: connection, logger: logger) else {
+                throw AccountError.unauthenticated
+            }
+            try await mailer.send(APIKeyCreatedMail.make(to: owner.email, key: key, publicURL: publicURL))
             return key
         }
         return (key, secret)
+    }
+
+    /// Why an account's keys were all revoked (the audit log's `reason`).
+    package enum APIKeyRevocationReason: String, Sendable {
+        case passwordChanged = "password_changed"
+    }
+
+    /// Revokes every live API key of the account, each with its audit event; returns how many. The one place
+    /// that ends an account's keys together: a password change calls it unless the owner keeps the keys, and
+    /// a password reset (a later issue) must call it always, with a reason of its own.
+    func revokeAllAPIKeys(
+        of accountID: UUID, reason: APIKeyRevocationReason, actor: (id: String?, role: String), on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Int {
+        let ids = try await APIKeyStore.revokeAll(accountID: accountID, on: connection, logger: logger)
+        for id in ids {
+            try await AuditLog.append(
+                AuditEvent(
+                    actorID: actor.id, actorRole: actor.role, action: AuditAction.apiKeyRevoked,
+                    details: ["keyId": .string(id.uuidString.lowercased()), "reason": .string(reason.rawValue)]),
+                on: connection, logger: logger)
+        }
+        if !ids.isEmpty { logger.info("api keys revoked", metadata: ["count": "\(ids.count)", "reason": "\(reason.rawValue)"]) }
+        return ids.count
     }
 
     package func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws

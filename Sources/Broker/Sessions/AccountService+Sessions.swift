@@ -41,7 +41,9 @@ extension AccountService {
         let token = SecretToken(text: text)
         switch token.kind {
         case .session: return try await client.withConnection { try await SessionStore.principal(for: token, on: $0, logger: logger) }
-        case .apiKey: return try await client.withConnection { try await APIKeyStore.principal(for: token, on: $0, logger: logger) }
+        case .apiKey:
+            let now = clock()
+            return try await client.withConnection { try await APIKeyStore.principal(for: token, now: now, on: $0, logger: logger) }
         case .activation, nil: return nil
         }
     }
