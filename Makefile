@@ -139,7 +139,8 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
 RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
 
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
-# browser tests and the README's walk-through follow.
+# browser tests and the README's walk-through follow,
+# then every benchmark once at a tiny size (bench-smoke), so CI notices a benchmark that no longer runs.
 test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
 	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
@@ -150,6 +151,7 @@ else
 	@$(MAKE) --no-print-directory privacy-noise-check
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory readme-walk
+	@$(MAKE) --no-print-directory bench-smoke
 endif
 
 # The Swift tests check the sampler against its exact pmf from inside; this checks `d4h privacy noise` from outside,
@@ -171,6 +173,13 @@ bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABAS
 	else \
 	    echo "bench: bench/run does not exist yet"; \
 	fi
+
+# Every benchmark once at a tiny size (bench/smoke: seconds each, about two minutes in all on the debug build),
+# so a benchmark that no longer runs fails `make test` the day it breaks; no figure is checked (`make bench`
+# gives those). Its own databases (d4h_bench_smoke*, recreated each run) and ports (18270–18272).
+.PHONY: bench-smoke
+bench-smoke: deps build test-db-start ## every benchmark once at a tiny size, figures not checked; fails on any error or server error log (part of make test)
+	D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/smoke
 
 # Release build: the figures are meant for an operator, and debug Swift is several times slower.
 loadtest: ## ~2 min mixed load on a release server: per-endpoint throughput, p50/p99/max, errors, RSS

@@ -226,16 +226,11 @@ struct GroupBenchCompany: Sendable {
     let id: UUID
     var principal: Principal { Principal(accountID: id, role: .thirdParty, credential: .apiKey(id: UUID(), scope: .full)) }
 
+    /// Registered and activated through `AccountService`, as any company is.
     static func create(name: String, client: DatabasePool, logger: Logger) async throws -> GroupBenchCompany {
-        let id = try await client.query(
-            """
-            WITH a AS (INSERT INTO accounts (role, email, status) VALUES ('third_party', \("group-bench-\(UUID())@bench.data4help.example"), 'active') RETURNING id)
-            INSERT INTO third_parties (account_id, vat_number, company_name) SELECT id, \("GB" + UUID().uuidString.prefix(9)), \(name) FROM a
-            RETURNING account_id
-            """, logger: logger
-        ).collect().first!.decode(UUID.self)
+        let company = try await BenchCompany.create(name: name, prefix: "group-bench", client: client, logger: logger)
         try await client.query("DELETE FROM privacy_person_loss", logger: logger)
-        return GroupBenchCompany(id: id)
+        return GroupBenchCompany(id: company.id)
     }
 
     /// The server's service with its default privacy settings, but budgets large enough for every run:
@@ -257,25 +252,28 @@ struct GroupBenchCompany: Sendable {
     }
 
     /// The synthetic population's last day, whenever it was seeded: the last day with heart rate from at
-    /// least 1,000 people (the demo person's data runs to today, the population's to the day before seeding).
+    /// least 1,000 people, or from half of them when there are fewer than 2,000 (the tiny populations of
+    /// `make bench-smoke`). The demo person's data runs to today and the bench's own people's elsewhere;
+    /// a population's days have far more people.
     static func lastDay(client: DatabasePool, logger: Logger) async throws -> CalendarDate {
         let day = try await client.query(
             """
             SELECT to_char(day, 'YYYY-MM-DD') FROM daily_rollups
             WHERE type = 1 AND day >= (SELECT max(day) FROM daily_rollups WHERE type = 1) - 7
-            GROUP BY day HAVING count(*) >= 1000 ORDER BY day DESC LIMIT 1
+            GROUP BY day HAVING count(*) >= least(1000, (SELECT count(*) FROM users) / 2) ORDER BY day DESC LIMIT 1
             """, logger: logger
         ).collect().first?.decode(String?.self)
         guard let day, let date = CalendarDate(iso: day) else { throw ValidationError("no heart-rate data: seed a population first") }
         return date
     }
 
-    /// "N people × D days": the days with heart rate from at least 1,000 people (the population's).
+    /// "N people × D days": the days with heart rate from as many people as `lastDay` asks (the population's).
     static func population(_ client: DatabasePool, _ logger: Logger) async throws -> String {
         let (people, days) = try await client.query(
             """
             SELECT (SELECT count(*) FROM users),
-                   (SELECT count(*) FROM (SELECT day FROM daily_rollups WHERE type = 1 GROUP BY day HAVING count(*) >= 1000) d)
+                   (SELECT count(*) FROM (SELECT day FROM daily_rollups WHERE type = 1 GROUP BY day
+                                          HAVING count(*) >= least(1000, (SELECT count(*) FROM users) / 2)) d)
             """, logger: logger
         ).collect().first!.decode((Int64, Int64).self)
         return "\(people) people × \(days) days"

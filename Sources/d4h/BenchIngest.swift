@@ -62,9 +62,8 @@ extension Bench {
                             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                             request.httpBody = body
                             let (data, response) = try await session.data(for: request)
-                            guard (response as? HTTPURLResponse)?.statusCode == 200,
-                                String(decoding: data, as: UTF8.self).contains("\"accepted\" : \(batchSize)")
-                            else { throw ValidationError("upload failed: \(String(decoding: data, as: UTF8.self).prefix(300))") }
+                            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                            try BenchIngestResult.check(data, status: status, accepted: batchSize)
                         }
                     }
                 }
@@ -124,6 +123,26 @@ extension Bench {
         func seconds(since start: ContinuousClock.Instant) -> Double {
             let elapsed = ContinuousClock.now - start
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
+}
+
+/// The answer to an upload (openapi.yaml `IngestResult`), decoded rather than matched as text: the
+/// server's JSON layout is its own to change.
+struct BenchIngestResult: Decodable {
+    var accepted: Int
+    var duplicates: Int
+
+    /// Throws unless `data` is a 200's `IngestResult` that stored all `accepted` samples, none a duplicate.
+    static func check(_ data: some Collection<UInt8>, status: Int, accepted: Int) throws {
+        let body = Data(data)
+        guard status == 200 else { throw ValidationError("upload answered \(status): \(String(decoding: body.prefix(300), as: UTF8.self))") }
+        let result: BenchIngestResult
+        do { result = try JSONDecoder().decode(BenchIngestResult.self, from: body) } catch {
+            throw ValidationError("upload answered 200 without an IngestResult (\(error)): \(String(decoding: body.prefix(300), as: UTF8.self))")
+        }
+        guard result.accepted == accepted, result.duplicates == 0 else {
+            throw ValidationError("upload stored \(result.accepted) samples (\(result.duplicates) duplicates), expected \(accepted) new ones")
         }
     }
 }

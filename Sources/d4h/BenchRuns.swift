@@ -23,6 +23,7 @@ extension Bench {
         @Option(help: "Seconds each ingest phase lasts.") var seconds = 20
         @Option(help: "Spectator counts to try, in order, until the fan-out's p99 reaches 2 s.") var spectators = "10,20,30,50,100,200,400,800"
         @Option(help: "Fixes per upload in the batched paths and the fan-out (a phone's upload every that many seconds).") var batch = 5
+        @Option(help: "Seconds each spectator count of the fan-out lasts.") var fanOutSeconds = 20
 
         func run() async throws {
             let logger = makeLogger(level: .warning)
@@ -54,7 +55,9 @@ extension Bench {
                             + String(format: "%.2f", result.rate / baseline.rate) + " |")
                 }
                 print()
-                print("## Fan-out: fix stored (upload answered) → spectator's event (\(runners) runners, \(batch) fixes per upload every \(batch) s)")
+                print(
+                    "## Fan-out: fix stored (upload answered) → spectator's event (\(runners) runners, \(batch) fixes per upload every \(batch) s; "
+                        + "\(fanOutSeconds) s per count; delays timed by up to \(Self.measuringSpectators) spectators)")
                 print("| spectators | events received | p50 ms | p99 ms | max ms | held |")
                 print("|---:|---:|---:|---:|---:|---|")
                 var largest = 0
@@ -187,17 +190,21 @@ extension Bench {
         }
 
         /// `spectators` connect to the run's event stream while every runner posts a position a second; for
-        /// the first 50 runners, the delay from a position being stored (its upload answered) to each
-        /// spectator's first event that shows it.
+        /// the first 50 runners, the delay from a position being stored (its upload answered) to the first event
+        /// that shows it, as seen by the first `measuringSpectators` of them. Those decode every event as the
+        /// `RunLive` document it must be (a document that is not one fails the benchmark); the others only
+        /// read their stream, as a browser that draws nothing would, so the bench's own decoding takes no more
+        /// of the two cores as spectators are added (the server sends every spectator the same document).
         func fanOut(http: HTTPClient, runID: UUID, tokens: [String], spectators: Int) async throws -> FanOutResult {
             let tally = Tally()
             let stored = Completions()
             let watched = 50
-            let duration = 20
+            let duration = fanOutSeconds
             let url = url
             let phase = self
+            let measuring = min(spectators, Self.measuringSpectators)
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<spectators {
+                for spectator in 0..<spectators {
                     group.addTask {
                         var request = HTTPClientRequest(url: url + "/v1/runs/\(runID.uuidString.lowercased())/live/events")
                         request.headers.add(name: "Accept", value: "text/event-stream")
@@ -205,7 +212,9 @@ extension Bench {
                         tally.connected.add(1, ordering: .relaxed)
                         var seen: [Int: String] = [:]
                         var pending = ""
+                        var decoded = 0
                         let until = ContinuousClock.now + .seconds(duration)
+                        let decoder = JSONDecoder()
                         do {
                             for try await chunk in response.body {
                                 pending += String(buffer: chunk)
@@ -214,19 +223,27 @@ extension Bench {
                                     pending = String(pending[end.upperBound...])
                                     guard let data = event.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
                                     tally.events.add(1, ordering: .relaxed)
+                                    guard spectator < measuring else { continue }
                                     let received = Date()
-                                    for (bib, at) in Self.bibsAndTimes(in: data.dropFirst(6), upTo: watched) where seen[bib] != at {
+                                    let live: RunLiveDocument
+                                    do { live = try decoder.decode(RunLiveDocument.self, from: Data(data.dropFirst(6).utf8)) } catch {
+                                        tally.recordMalformed("\(error): \(data.prefix(200))")
+                                        continue
+                                    }
+                                    decoded += 1
+                                    for runner in live.runners where runner.bib <= watched && seen[runner.bib] != runner.at {
                                         // The first event is the state on connecting: only changes after it count.
-                                        if seen[bib] != nil, let answered = stored.times.withLock({ $0["\(bib)|\(at)"] }) {
+                                        if seen[runner.bib] != nil, let answered = stored.times.withLock({ $0["\(runner.bib)|\(runner.at)"] }) {
                                             let delay = max(0, received.timeIntervalSince(answered))
                                             tally.values.withLock { $0.append(delay) }
                                         }
-                                        seen[bib] = at
+                                        seen[runner.bib] = runner.at
                                     }
                                 }
                                 if ContinuousClock.now > until { break }
                             }
                         } catch {}
+                        if spectator < measuring && decoded == 0 { tally.recordMalformed("a spectator received no positions event in \(duration) s") }
                     }
                 }
                 group.addTask {
@@ -235,25 +252,23 @@ extension Bench {
                 }
                 try await group.waitForAll()
             }
+            if let problem = tally.firstMalformed() { throw ValidationError("the run's event stream: \(problem)") }
             let sorted = tally.values.withLock { $0.sorted() }
             return FanOutResult(
                 connected: tally.connected.load(ordering: .relaxed), events: tally.events.load(ordering: .relaxed), p50: quantile(sorted, 0.5),
                 p99: quantile(sorted, 0.99), max: sorted.last ?? 0)
         }
 
-        /// (bib, at) of the runners with bib ≤ `limit` in a `RunLive` document, read without a JSON parser: the
-        /// bench must not spend the machine's two cores decoding what it only scans.
-        static func bibsAndTimes(in data: Substring, upTo limit: Int) -> [(Int, String)] {
-            var found: [(Int, String)] = []
-            var rest = data[...]
-            while let bib = rest.range(of: #"{"bib":"#) {
-                rest = rest[bib.upperBound...]
-                let digits = rest.prefix { $0.isNumber }
-                guard let number = Int(digits), number <= limit, let at = rest.range(of: #""at":""#) else { continue }
-                let time = rest[at.upperBound...].prefix { $0 != "\"" }
-                found.append((number, String(time)))
+        /// How many spectators decode the events and time them.
+        static let measuringSpectators = 10
+
+        /// What the fan-out reads of a `positions` event (openapi.yaml `RunLive`).
+        struct RunLiveDocument: Decodable {
+            struct Runner: Decodable {
+                var bib: Int
+                var at: String
             }
-            return found
+            var runners: [Runner]
         }
 
         func ingest(http: HTTPClient, tokens: [String], kind: Kind, batch: Int, seconds: Int, stored: Completions) async throws -> IngestResult {
@@ -285,4 +300,9 @@ private final class Tally: Sendable {
     let failures = Atomic<Int>(0)
     let connected = Atomic<Int>(0)
     let events = Atomic<Int>(0)
+    private let malformed = Mutex<String?>(nil)
+
+    /// Keeps the first event that was not what the API promises.
+    func recordMalformed(_ problem: String) { malformed.withLock { $0 = $0 ?? problem } }
+    func firstMalformed() -> String? { malformed.withLock { $0 } }
 }

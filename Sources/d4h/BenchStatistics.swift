@@ -11,7 +11,7 @@ extension Bench {
     struct StatisticsLatency: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "statistics",
-            abstract: "GET /v1/me/statistics for one year of daily buckets, against GET /v1/me (auth and one query) in the same run.",
+            abstract: "GET /v1/me/statistics for --days daily buckets (a year), against GET /v1/me (auth and one query) in the same run.",
             discussion: """
                 Peer figures are composed from stored daily cells: the first request publishes up to 31 missing closed \
                 days (timed apart), and requests are repeated until the year's closed days are all published before \
@@ -21,6 +21,11 @@ extension Bench {
         @Option(help: "The server to measure.") var url = "http://127.0.0.1:8080"
         @Option(help: "The server's database (to create the bench person).") var databaseURL: String
         @Option(help: "Requests per measurement.") var requests = 100
+        @Option(help: "Days of the window (and of the bench person's data), to today.") var days = 365
+
+        func validate() throws {
+            guard requests >= 1, (1...400).contains(days) else { throw ValidationError("--requests must be at least 1 and --days 1–400") }
+        }
 
         func run() async throws {
             let logger = makeLogger(level: .warning)
@@ -31,11 +36,11 @@ extension Bench {
             let token = try await BenchPeople.logIn(person, url: url, session: session)
             let base = URL(string: url)!
             let today = CalendarDate.today
-            let first = today.dayNumber - 364
+            let first = today.dayNumber - (days - 1)
 
-            // A year of heart rate, three readings a day, uploaded through the API.
+            // The window's heart rate, three readings a day, uploaded through the API.
             var samples: [String] = []
-            for day in 0..<365 {
+            for day in 0..<days {
                 // Today's readings up to now: an upload with a time in the future is refused whole.
                 for hour in [8, 14, 20] where Double((first + day) * 86_400 + hour * 3600) <= Date().timeIntervalSince1970 {
                     let at = Date(timeIntervalSince1970: Double((first + day) * 86_400 + hour * 3600))
@@ -48,11 +53,9 @@ extension Bench {
             upload.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             upload.httpBody = Data("{\"samples\":[\(samples.joined(separator: ","))]}".utf8)
             let (uploaded, uploadResponse) = try await session.data(for: upload)
-            guard (uploadResponse as? HTTPURLResponse)?.statusCode == 200 else {
-                throw ValidationError("the upload failed: \(String(decoding: uploaded, as: UTF8.self).prefix(300))")
-            }
+            try BenchIngestResult.check(uploaded, status: (uploadResponse as? HTTPURLResponse)?.statusCode ?? 0, accepted: samples.count)
 
-            let from = today.adding(days: -364)
+            let from = today.adding(days: 1 - days)
             var statistics = URLComponents(url: base.appendingPathComponent("v1/me/statistics"), resolvingAgainstBaseURL: false)!
             statistics.queryItems = [
                 .init(name: "type", value: "heart_rate"), .init(name: "bucket", value: "day"),
@@ -74,15 +77,25 @@ extension Bench {
             }
             let statisticsTimes = try await measure(statistics.url!, token: token, session: session)
             let profileTimes = try await measure(base.appendingPathComponent("v1/me"), token: token, session: session)
+            // What the measured requests answered, decoded: every uploaded reading in the person's own buckets.
+            let answer = try await decoded(statistics.url!, token: token, session: session)
+            let counted = answer.own.reduce(0) { $0 + $1.count }
+            guard counted == samples.count else {
+                throw ValidationError("the statistics counted \(counted) readings of the \(samples.count) uploaded")
+            }
 
             print(
                 "First request (publishes up to 31 missing peer days): \(String(format: "%.1f", firstRequest)) ms; \(published) days of the window published"
             )
-            print("## Statistics (one person, one year of daily buckets; \(requests) sequential requests)")
+            print(
+                "## Statistics (one person, \(days) daily buckets; \(requests) sequential requests; \(answer.peers.buckets.count) peer buckets shown)"
+            )
             print("| request | p50 ms | p90 ms | p99 ms | p50 ratio to GET /v1/me |")
             print("|---|---:|---:|---:|---:|")
             let floor = percentile(profileTimes, 0.5)
-            for (name, times) in [("GET /v1/me/statistics (365 daily buckets + peers)", statisticsTimes), ("GET /v1/me (baseline)", profileTimes)] {
+            for (name, times) in [
+                ("GET /v1/me/statistics (\(days) daily buckets + peers)", statisticsTimes), ("GET /v1/me (baseline)", profileTimes),
+            ] {
                 print(
                     "| \(name) | \(String(format: "%.2f", percentile(times, 0.5))) | \(String(format: "%.2f", percentile(times, 0.9))) | \(String(format: "%.2f", percentile(times, 0.99))) | \(String(format: "%.2f", percentile(times, 0.5) / floor)) |"
                 )
@@ -96,6 +109,27 @@ extension Bench {
                 if index >= 5 { times.append(elapsed) }
             }
             return times
+        }
+
+        /// What `GET /v1/me/statistics` answers (openapi.yaml `Statistics`), as far as the bench reads it.
+        struct StatisticsDocument: Decodable {
+            struct Own: Decodable { var count: Int }
+            struct Peers: Decodable { var buckets: [PeerBucket] }
+            struct PeerBucket: Decodable { var start: String }
+            var own: [Own]
+            var peers: Peers
+        }
+
+        func decoded(_ url: URL, token: String, session: URLSession) async throws -> StatisticsDocument {
+            var request = URLRequest(url: url)
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (data, response) = try await session.data(for: request)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                throw ValidationError("\(url.path) failed: \(String(decoding: data, as: UTF8.self).prefix(300))")
+            }
+            do { return try JSONDecoder().decode(StatisticsDocument.self, from: data) } catch {
+                throw ValidationError("\(url.path) answered no Statistics document (\(error)): \(String(decoding: data, as: UTF8.self).prefix(300))")
+            }
         }
 
         /// One GET, in milliseconds.

@@ -27,7 +27,7 @@ extension Bench {
             let tally = ReceiverTally(secret: secret)
             try await BenchReceiver.run(tally: tally, logger: logger) { receiverURL in
                 let company = try await withDatabase(url: databaseURL, logger: logger) { client in
-                    try await BenchCompany.create(client: client, logger: logger)
+                    try await BenchCompany.create(name: "Webhook Bench S.r.l.", prefix: "webhooks", client: client, logger: logger)
                 }
                 try await HTTPClient.withHTTPClient { http in
                     let api = BenchAPI(http: http, base: url)
@@ -61,17 +61,21 @@ extension Bench {
             }
         }
 
-        /// Queues the events in one statement and waits until the receiver has all of them, then a
-        /// little longer to catch duplicates. Returns the seconds from queueing to the last arrival.
+        /// Queues the events in one transaction, through the store the services queue them with (so they
+        /// carry what a real event carries), and waits until the receiver has all of them, then a little
+        /// longer to catch duplicates. Returns the seconds from the commit that makes them visible to the
+        /// delivery loop to the last arrival.
         func measureOutbox(company: UUID, tally: ReceiverTally, logger: Logger) async throws -> Double {
-            let start = ContinuousClock.now
-            try await withDatabase(url: databaseURL, logger: logger) { client in
-                _ = try await client.query(
-                    """
-                    SELECT enqueue_webhook_event(\(company), 'single_request.accepted', gen_random_uuid(), jsonb_build_object('n', n))
-                    FROM generate_series(1, \(events)) n
-                    """, logger: logger
-                ).collect()
+            let events = events
+            let start = try await withDatabase(url: databaseURL, logger: logger) { client in
+                try await client.withTransaction(logger: logger) { connection in
+                    for n in 1...events {
+                        try await WebhookOutboxStore.enqueue(
+                            .singleRequestAccepted, to: company, requestID: UUID(), data: ["n": String(n)], on: connection, logger: logger)
+                    }
+                    // The events become visible when this returns and the transaction commits.
+                    return ContinuousClock.now
+                }
             }
             let deadline = ContinuousClock.now + .seconds(600)
             while tally.counts().distinct < events {
@@ -194,16 +198,16 @@ enum BenchCompany {
         var password: String
     }
 
-    static func create(client: DatabasePool, logger: Logger) async throws -> Company {
+    static func create(name: String = "Bench S.r.l.", prefix: String = "company", client: DatabasePool, logger: Logger) async throws -> Company {
         let mailer = CapturingMailer()
         let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1")
-        let email = "webhooks-\(UUID().uuidString.prefix(8).lowercased())@bench.data4help.example"
+        let email = "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@bench.data4help.example"
         let password = "bench-company-password"
         let first10 = "1" + String((0..<9).map { _ in "0123456789".randomElement()! })
         _ = try await service.register(
             AccountService.ThirdPartyRegistration(
                 email: email, password: password, vatNumber: first10 + String(VATNumber.checkDigit(for: first10)!),
-                companyName: "Webhook Bench S.r.l.", description: nil), logger: logger)
+                companyName: name, description: nil), logger: logger)
         let account = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
         return Company(id: account.id, email: email, password: password)
     }

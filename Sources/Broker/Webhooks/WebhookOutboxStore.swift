@@ -21,7 +21,7 @@ package enum WebhookOutboxStore {
     }
 
     /// Queues one event for the third party's webhook (nothing when it has none).
-    static func enqueue(
+    package static func enqueue(
         _ type: EventType, to thirdPartyID: UUID, requestID: UUID, data: [String: String],
         on connection: PostgresConnection, logger: Logger
     ) async throws {
