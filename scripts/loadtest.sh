@@ -33,6 +33,7 @@ echo "loadtest: seeding 2,000 synthetic people with 30 days of data …"
 env MAIL_TRANSPORT=log LOG_LEVEL=warning HTTP_HOST=127.0.0.1 \
     RATE_LIMIT_UPLOADS_PER_MINUTE=0 RATE_LIMIT_DOWNLOADS_PER_MINUTE=0 \
     RATE_LIMIT_GROUP_REQUESTS_PER_MINUTE=0 RATE_LIMIT_IMPORTS_PER_HOUR=0 \
+    RATE_LIMIT_STATISTICS_PER_MINUTE=0 \
     "$D4H" serve --http-port "$PORT" >"$OUT/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
