@@ -178,7 +178,7 @@ bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABAS
 # so a benchmark that no longer runs fails `make test` the day it breaks; no figure is checked (`make bench`
 # gives those). Its own databases (d4h_bench_smoke*, recreated each run) and ports (18270–18272).
 .PHONY: bench-smoke
-bench-smoke: deps build test-db-start ## every benchmark once at a tiny size, figures not checked; fails on any error or server error log (part of make test)
+bench-smoke: deps build test-db-start ## every benchmark once at a tiny size (about a minute; part of make test): fails if one no longer runs or a server logs a warning
 	D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/smoke
 
 # Release build: the figures are meant for an operator, and debug Swift is several times slower.
