@@ -279,7 +279,7 @@ struct RunTests {
                     try await items(harness, "/v1/runs/\(run)/results").count == 2
                 })
             let results = try await items(harness, "/v1/runs/\(run)/results")
-            #expect(results.map { $0["name"] as? String } == ["Anna R.", "Bib 2"])
+            #expect(results.map { $0["name"] as? String } == ["Anna R. · Bib 1", "Bib 2"])
             #expect(results.map { $0["rank"] as? Int } == [1, 2])
             #expect((results[0]["seconds"] as? Double).map { abs($0 - 300) < 2 } == true, "\(results)")
             let body = harness.text(try await harness.request(.get, "/v1/runs/\(run)/results"))
@@ -309,7 +309,7 @@ struct RunTests {
             try await RunFixtures.position(harness, RunFixtures.b, secondsAgo: 5, token: runner.token)
             try await RunFixtures.position(harness, RunFixtures.a, secondsAgo: 3, token: other.token)
             let shown = try await live()
-            #expect(shown.map { $0["name"] as? String } == ["Chiara", "Bib 2"])
+            #expect(shown.map { $0["name"] as? String } == ["Chiara · Bib 1", "Bib 2"])
             #expect(shown.first?["latitude"] as? Double == RunFixtures.b.latitude)
 
             // The runner ends the run's subscription: gone from the very next read.
@@ -336,7 +336,9 @@ struct RunTests {
                 .put, "/v1/runs/\(run)/participation/privacy-zone", json: #"{"latitude":45.4700,"longitude":9.1800,"metres":300}"#,
                 token: runner.token)
             #expect(zone.status == .ok, "\(harness.text(zone))")
-            #expect((try harness.object(zone)["privacyZone"] as? [String: Any])?["metres"] as? Int == 300)
+            // The runner sees their zone as they entered it (spectators never do: RunPrivacyZoneTests).
+            let entered = try harness.object(zone)["privacyZone"] as? [String: Any]
+            #expect(entered?["metres"] as? Int == 300 && entered?["latitude"] as? Double == 45.47 && entered?["longitude"] as? Double == 9.18)
             let tooSmall = try await harness.request(
                 .put, "/v1/runs/\(run)/participation/privacy-zone", json: #"{"latitude":45.47,"longitude":9.18,"metres":50}"#, token: runner.token)
             #expect(tooSmall.status == .unprocessableContent)
@@ -345,7 +347,8 @@ struct RunTests {
             try await RunFixtures.position(harness, GeoPoint(latitude: 45.4700, longitude: 9.1781), token: runner.token)
             let hidden = try harness.object(try await harness.request(.get, "/v1/runs/\(run)/live"))
             #expect((hidden["runners"] as? [Any])?.isEmpty == true, "\(hidden)")
-            try await RunFixtures.position(harness, RunFixtures.c, token: runner.token)
+            // 2 km from B: beyond the hidden area, which reaches at most about 5.3 × 300 m from the point.
+            try await RunFixtures.position(harness, GeoPoint(latitude: 45.4880, longitude: 9.1800), token: runner.token)
             let shown = try harness.object(try await harness.request(.get, "/v1/runs/\(run)/live"))
             #expect((shown["runners"] as? [Any])?.count == 1)
             let removed = try await harness.request(.delete, "/v1/runs/\(run)/participation/privacy-zone", token: runner.token)

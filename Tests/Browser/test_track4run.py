@@ -122,7 +122,7 @@ class Track4RunTests(ConsoleTestCase):
         c.click_and_wait(driver, link)
         wait_css(driver, "svg#run-map polyline.run-path")
         marker = wait_css(driver, 'g.runner[data-bib="1"]')
-        self.assertEqual(marker.text, "Speedy")
+        self.assertEqual(marker.text, "Speedy · Bib 1")  # the bib beside every display name (issue 27)
         before = marker.get_attribute("transform")
 
         # A new position: the marker moves without reloading the page.

@@ -162,7 +162,8 @@ extension Console {
                 return ["canJoin": state == .upcoming]
             }
             var values: [String: Any] = [
-                "bib": place.bib, "displayName": place.displayName ?? "", "requestID": place.requestID?.uuidString.lowercased() ?? "",
+                "bib": place.bib, "displayName": place.displayName ?? "", "publicName": place.publicName,
+                "requestID": place.requestID?.uuidString.lowercased() ?? "",
                 "requestStatus": place.requestStatus?.rawValue ?? "not sent yet",
                 "status": place.removedAt != nil
                     ? "removed: not checked in by the start"

@@ -22,5 +22,29 @@ package struct GeoPoint: Sendable, Equatable, Hashable {
         return 2 * Self.earthRadius * asin(min(1, sqrt(a)))
     }
 
+    /// The initial bearing towards `other`, in degrees clockwise from north (0–360), on the same sphere.
+    package func bearing(to other: GeoPoint) -> Double {
+        let radians = Double.pi / 180
+        let (from, to) = (latitude * radians, other.latitude * radians)
+        let dLongitude = (other.longitude - longitude) * radians
+        let y = sin(dLongitude) * cos(to)
+        let x = cos(from) * sin(to) - sin(from) * cos(to) * cos(dLongitude)
+        let degrees = atan2(y, x) / radians
+        return degrees < 0 ? degrees + 360 : degrees
+    }
+
+    /// The point `metres` away along the great circle leaving at `bearing` (degrees clockwise from north).
+    package func moved(by metres: Double, bearing: Double) -> GeoPoint {
+        let radians = Double.pi / 180
+        let angle = metres / Self.earthRadius
+        let heading = bearing * radians
+        let from = latitude * radians
+        let to = asin(sin(from) * cos(angle) + cos(from) * sin(angle) * cos(heading))
+        let dLongitude = atan2(sin(heading) * sin(angle) * cos(from), cos(angle) - sin(from) * sin(to))
+        let longitude = (self.longitude * radians + dLongitude) / radians
+        // Back into -180…180 across the antimeridian.
+        return GeoPoint(latitude: to / radians, longitude: (longitude + 540).truncatingRemainder(dividingBy: 360) - 180)
+    }
+
     static let earthRadius = 6_371_008.8
 }

@@ -47,18 +47,14 @@ package struct RunParticipant: Sendable, Equatable {
     /// The run's request is accepted and still running: the runner shares their position for the run now.
     package var sharing: Bool = false
 
-    /// The name spectators see: the chosen display name, or the bib.
-    package var publicName: String { displayName ?? "Bib \(bib)" }
-}
+    /// The name spectators see: the bib, after the chosen display name if there is one.
+    package var publicName: String { Self.publicName(bib: bib, displayName: displayName) }
 
-/// Where a runner's track is hidden from spectators: within `metres` of `centre` (their home, say).
-package struct PrivacyZone: Sendable, Equatable {
-    package var centre: GeoPoint
-    package var metres: Int
-
-    package static let metresRange = 100...1000
-
-    package func hides(_ point: GeoPoint) -> Bool { centre.distance(to: point) <= Double(metres) }
+    /// "Laura · Bib 3", or "Bib 3": the bib stands beside every display name, so no name, however alike
+    /// another runner's bib, is shown alone (issue 27).
+    package static func publicName(bib: Int, displayName: String?) -> String {
+        displayName.map { "\($0) · Bib \(bib)" } ?? "Bib \(bib)"
+    }
 }
 
 /// The rules' distances and times, in one place.

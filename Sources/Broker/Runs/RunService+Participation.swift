@@ -4,21 +4,11 @@ import PostgresNIO
 
 /// People and runs: joining (R43–R45), leaving, checking in (R46/R47) and privacy zones.
 extension RunService {
-    static let displayNameLength = 1...40
-
     /// Joins an upcoming run with the next bib. On the run's day the run's request is sent at once.
     package func join(id: UUID, displayName: String?, by principal: Principal, logger: Logger) async throws -> RunParticipant {
         guard principal.role == .user else { throw WrongRole("Only people join runs.") }
-        let name = displayName?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let name,
-            !Self.displayNameLength.contains(name.count) || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        {
-            throw RunError.invalid([FieldError(field: "displayName", message: "must be 1–40 characters, without control characters")])
-        }
-        // "Bib 7" is what spectators see for runner 7: no one may pass for another runner.
-        if let name, name.lowercased().hasPrefix("bib"), name.dropFirst(3).trimmingCharacters(in: .whitespaces).allSatisfy(\.isNumber) {
-            throw RunError.invalid([FieldError(field: "displayName", message: "must not be a bib number")])
-        }
+        // Stored as checked (`DisplayName`): what spectators see is what was checked.
+        let name = try displayName.map(DisplayName.validated)
         try await client.withTransaction(logger: logger) { connection in
             // The run's row lock serialises joins: two cannot both take its last place.
             guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger) else { throw RunError.notFound }
@@ -93,12 +83,13 @@ extension RunService {
         return try await participation(id: id, by: principal, logger: logger)
     }
 
-    /// Sets (or, with nil, removes) the zone where the runner's track is hidden from spectators.
+    /// Sets (or, with nil, removes) the zone where the runner's track is hidden from spectators, with its
+    /// disguise (`PrivacyZone`): new random numbers, unless the runner set the same zone before.
     package func setPrivacyZone(id: UUID, latitude: Double?, longitude: Double?, metres: Int?, by principal: Principal, logger: Logger)
         async throws -> RunParticipant
     {
         guard principal.role == .user else { throw WrongRole("Only runners set a privacy zone.") }
-        var zone: PrivacyZone?
+        var point: (centre: GeoPoint, metres: Int)?
         if latitude != nil || longitude != nil || metres != nil {
             var errors: [FieldError] = []
             if !(-90...90).contains(latitude ?? .nan) { errors.append(FieldError(field: "latitude", message: "must be -90–90")) }
@@ -106,12 +97,17 @@ extension RunService {
             let radius = metres ?? 200
             if !PrivacyZone.metresRange.contains(radius) { errors.append(FieldError(field: "metres", message: "must be 100–1000")) }
             guard errors.isEmpty, let latitude, let longitude else { throw RunError.invalid(errors) }
-            zone = PrivacyZone(centre: GeoPoint(latitude: latitude, longitude: longitude), metres: radius)
+            point = (GeoPoint(latitude: latitude, longitude: longitude), radius)
         }
         try await client.withTransaction(logger: logger) { connection in
             guard try await RunStore.run(id: id, on: connection, logger: logger) != nil else { throw RunError.notFound }
             guard try await RunStore.participant(run: id, user: principal.accountID, on: connection, logger: logger) != nil else {
                 throw RunError.notJoined
+            }
+            var zone: PrivacyZone?
+            if let (centre, metres) = point {
+                let earlier = try await RunStore.privacyZones(of: principal.accountID, on: connection, logger: logger)
+                zone = PrivacyZone(centre: centre, metres: metres, disguise: PrivacyZone.disguise(for: centre, metres: metres, earlier: earlier))
             }
             try await RunStore.setPrivacyZone(zone, run: id, user: principal.accountID, on: connection, logger: logger)
         }

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 
-/// What spectators see (R49–R51): no sign-in, runners by bib or display name only, positions only while the
-/// run is live, never inside a runner's privacy zone.
+/// What spectators see (R49–R51): no sign-in, runners by bib (beside any display name) only, positions only while the
+/// run is live, never inside a runner's privacy zone's hidden area (`PrivacyZone`).
 extension RunService {
     package struct LiveSnapshot: Sendable, Equatable {
         package var run: Run
@@ -21,7 +21,8 @@ extension RunService {
             let state = run.state(at: now)
             // After the run the public page shows the path and the results, not tracks.
             let runners = state == .live ? try await RunStore.liveRunners(run: id, on: connection, logger: logger) : []
-            return LiveSnapshot(run: run, state: state, runners: runners)
+            // A runner inside their zone's hidden area is not shown at all (not even where they were before).
+            return LiveSnapshot(run: run, state: state, runners: runners.filter { !($0.zone?.hides($0.runner.point) ?? false) }.map(\.runner))
         }
     }
 }

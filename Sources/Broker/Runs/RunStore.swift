@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The SQL of runs and their runners (`0017_runs.sql`).
+/// The SQL of runs and their runners (`0017_runs.sql`, `0018_run_bibs.sql`, `0020_privacy_zone_disguise.sql`).
 package enum RunStore {
     static let selection = """
         SELECT r.id, r.organiser_id, coalesce(t.company_name, 'Erased company'), r.name, r.starts_at, r.duration_minutes,
@@ -96,26 +96,37 @@ package enum RunStore {
     static let participantSelection = """
         SELECT p.run_id, p.user_id, p.bib, p.display_name, p.joined_at, p.request_id,
                (CASE WHEN q.status = 'pending' AND q.expires_at <= now() THEN 'expired' ELSE q.status END),
-               p.checked_in_at, p.removed_at, p.finished_at, p.zone_latitude, p.zone_longitude, p.zone_metres,
-               coalesce(q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now(), false)
+               p.checked_in_at, p.removed_at, p.finished_at,
+               coalesce(q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now(), false),
+               \(zoneColumns)
         FROM run_participants p LEFT JOIN single_requests q ON q.id = p.request_id
         """
 
+    /// A privacy zone's columns (`0017_runs.sql`, `0020_privacy_zone_disguise.sql`), as `zone(from:at:)` reads them.
+    static let zoneColumns =
+        "p.zone_latitude, p.zone_longitude, p.zone_metres, p.zone_bearing, p.zone_offset, p.zone_margin, p.zone_band, p.zone_phases"
+
+    /// The zone in the row's `zoneColumns` from `first` on; nil when the runner has none.
+    static func zone(from columns: PostgresRandomAccessRow, at first: Int) throws -> PrivacyZone? {
+        guard let latitude = try columns[first].decode(Double?.self), let longitude = try columns[first + 1].decode(Double?.self),
+            let metres = try columns[first + 2].decode(Int?.self), let bearing = try columns[first + 3].decode(Double?.self),
+            let offset = try columns[first + 4].decode(Double?.self), let margin = try columns[first + 5].decode(Double?.self),
+            let band = try columns[first + 6].decode(Double?.self), let phases = try columns[first + 7].decode([Double]?.self)
+        else { return nil }
+        return PrivacyZone(
+            centre: GeoPoint(latitude: latitude, longitude: longitude), metres: metres,
+            disguise: .init(bearing: bearing, offset: offset, margin: margin, band: band, phases: phases))
+    }
+
     static func participant(from row: PostgresRow) throws -> RunParticipant {
         let columns = row.makeRandomAccess()
-        let zone: PrivacyZone? =
-            if let latitude = try columns[10].decode(Double?.self), let longitude = try columns[11].decode(Double?.self),
-                let metres = try columns[12].decode(Int?.self)
-            {
-                PrivacyZone(centre: GeoPoint(latitude: latitude, longitude: longitude), metres: metres)
-            } else { nil }
         return RunParticipant(
             runID: try columns[0].decode(UUID.self), userID: try columns[1].decode(UUID.self), bib: try columns[2].decode(Int.self),
             displayName: try columns[3].decode(String?.self), joinedAt: try columns[4].decode(Date.self),
             requestID: try columns[5].decode(UUID?.self),
             requestStatus: try columns[6].decode(String?.self).flatMap(SingleRequest.Status.init(rawValue:)),
             checkedInAt: try columns[7].decode(Date?.self), removedAt: try columns[8].decode(Date?.self),
-            finishedAt: try columns[9].decode(Date?.self), privacyZone: zone, sharing: try columns[13].decode(Bool.self))
+            finishedAt: try columns[9].decode(Date?.self), privacyZone: try zone(from: columns, at: 11), sharing: try columns[10].decode(Bool.self))
     }
 
     static func participant(run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
@@ -198,9 +209,17 @@ package enum RunStore {
         try await connection.query(
             """
             UPDATE run_participants SET zone_latitude = \(zone?.centre.latitude), zone_longitude = \(zone?.centre.longitude),
-                zone_metres = \(zone?.metres)
+                zone_metres = \(zone?.metres), zone_bearing = \(zone?.disguise.bearing), zone_offset = \(zone?.disguise.offset),
+                zone_margin = \(zone?.disguise.margin), zone_band = \(zone?.disguise.band), zone_phases = \(zone?.disguise.phases)
             WHERE run_id = \(runID) AND user_id = \(userID)
             """, logger: logger)
+    }
+
+    /// Every privacy zone the person has, in any run (a zone set again keeps its disguise: `PrivacyZone.disguise`).
+    static func privacyZones(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [PrivacyZone] {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: zoneColumns) FROM run_participants p WHERE p.user_id = \(userID) AND p.zone_latitude IS NOT NULL", logger: logger)
+        return try await rows.collect().compactMap { try zone(from: $0.makeRandomAccess(), at: 0) }
     }
 
     /// The person's latest position uploaded in the last `seconds`.
@@ -338,12 +357,14 @@ struct RunnerProgress: Sendable {
 
 extension RunStore {
     /// Each runner spectators may see now (R49–R51): checked in, not removed, their run request accepted and
-    /// not ended, with their latest position taken during the run. Privacy zones are applied by the caller.
-    static func liveRunners(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [LiveRunner] {
+    /// not ended, with their latest position taken during the run, and their privacy zone, which the caller
+    /// applies (`RunService.live`).
+    static func liveRunners(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> [(runner: LiveRunner, zone: PrivacyZone?)]
+    {
         let rows = try await connection.query(
             """
-            SELECT p.bib, p.display_name, p.zone_latitude, p.zone_longitude, p.zone_metres, p.finished_at IS NOT NULL,
-                   x.at, x.latitude, x.longitude
+            SELECT p.bib, p.display_name, p.finished_at IS NOT NULL, x.at, x.latitude, x.longitude, \(unescaped: zoneColumns)
             FROM run_participants p
             JOIN runs r ON r.id = p.run_id
             JOIN single_requests q ON q.id = p.request_id
@@ -359,19 +380,15 @@ extension RunStore {
               AND q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now()
             ORDER BY p.bib
             """, logger: logger)
-        var runners: [LiveRunner] = []
-        for try await (bib, displayName, zoneLatitude, zoneLongitude, zoneMetres, finished, at, latitude, longitude)
-            in rows.decode((Int, String?, Double?, Double?, Int?, Bool, Date, Double, Double).self)
-        {
-            let point = GeoPoint(latitude: latitude, longitude: longitude)
-            if let zoneLatitude, let zoneLongitude, let zoneMetres,
-                PrivacyZone(centre: GeoPoint(latitude: zoneLatitude, longitude: zoneLongitude), metres: zoneMetres).hides(point)
-            {
-                continue
-            }
-            runners.append(LiveRunner(bib: bib, name: displayName ?? "Bib \(bib)", point: point, at: at, finished: finished))
+        return try await rows.collect().map { row in
+            let columns = row.makeRandomAccess()
+            let bib = try columns[0].decode(Int.self)
+            let runner = LiveRunner(
+                bib: bib, name: RunParticipant.publicName(bib: bib, displayName: try columns[1].decode(String?.self)),
+                point: GeoPoint(latitude: try columns[4].decode(Double.self), longitude: try columns[5].decode(Double.self)),
+                at: try columns[3].decode(Date.self), finished: try columns[2].decode(Bool.self))
+            return (runner, try zone(from: columns, at: 6))
         }
-        return runners
     }
 }
 
