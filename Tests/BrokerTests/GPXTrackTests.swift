@@ -184,6 +184,14 @@ struct GPXTrackTests {
                 "declared Latin-1", Data(#"<?xml version="1.0" encoding='ISO-8859-1'?>\#n\#(plain)"#.utf8),
                 .notUTF8("ISO-8859-1")
             ),
+            // The bypasses of a first version, which skipped only spaces and tabs and read 256 bytes: a UTF-7 body
+            // (`+ADw-+ACE-DOCTYPE …`) has neither NUL bytes nor `<!DOCTYPE`, and libxml2 expanded its entities.
+            ("a line break before '='", Data("<?xml version=\"1.0\" encoding\n=\"UTF-7\"?>\n\(plain)".utf8), .notUTF8("UTF-7")),
+            ("a carriage return after '='", Data("<?xml version=\"1.0\" encoding=\r'UTF-7'?>\n\(plain)".utf8), .notUTF8("UTF-7")),
+            (
+                "a declaration padded past 256 bytes",
+                Data("<?xml version=\"1.0\"\(String(repeating: " ", count: 300)) encoding=\"UTF-7\"?>\n\(plain)".utf8), .notUTF8("UTF-7")
+            ),
             ("a DTD without entities", Data("<!DOCTYPE gpx SYSTEM \"http://example.com/gpx.dtd\">\n\(plain)".utf8), .declaresDoctype),
             ("a lower-case doctype", Data("<!doctype gpx>\n\(plain)".utf8), .declaresDoctype),
         ]
@@ -193,12 +201,26 @@ struct GPXTrackTests {
             #expect(refused == expected, "\(name)")
         }
         // UTF-8, declared or not, with or without its byte-order mark, is read as before.
-        for accepted in [plain, #"<?xml version="1.0" encoding="utf-8"?>"# + plain, "\u{FEFF}" + plain] {
+        let declared = #"<?xml version="1.0" encoding="utf-8"?>"#
+        for accepted in [plain, declared + plain, "\u{FEFF}" + plain, "\u{FEFF}" + declared + "\n" + plain] {
             guard case .success(let track) = GPXTrack.parse(Data(accepted.utf8)) else {
                 Issue.record("refused: \(accepted)")
                 continue
             }
             #expect(track.points.count == 1)
         }
+    }
+
+    @Test("libxml2 is always told UTF-8, and line numbers in messages stay those of the file")
+    func declarationReplaced() {
+        let text = """
+            <?xml version="1.0"
+                  encoding="UTF-8"?>
+            <gpx><trk><trkseg>
+            <trkpt lat="45.1" lon="999"/>
+            </trkseg></trk></gpx>
+            """
+        #expect(String(decoding: GPXTrack.declaredUTF8(Data(text.utf8)), as: UTF8.self).hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"#))
+        #expect(error(text) == .badPoint(line: 4, reason: "lon \"999\" is not a longitude between -180 and 180"))
     }
 }

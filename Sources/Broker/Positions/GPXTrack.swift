@@ -50,7 +50,7 @@ package struct GPXTrack: Sendable, Equatable {
         if data.range(of: Data("<!ENTITY".utf8)) != nil { return .failure(.declaresEntities) }
         if containsDoctype(data) { return .failure(.declaresDoctype) }
         let reader = GPXReader()
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: declaredUTF8(data))
         parser.delegate = reader
         // A GPX file needs no DTD and no entity of its own: refusing them keeps `<!ENTITY …>` expansion out.
         parser.shouldResolveExternalEntities = false
@@ -72,7 +72,7 @@ extension GPXTrack {
     /// The encoding `data` is in when it is not UTF-8 (or its ASCII subset), as a person would name it; nil otherwise.
     /// From the byte-order mark or the first bytes (XML 1.0, appendix F), then the XML declaration's `encoding`.
     static func foreignEncoding(of data: Data) -> String? {
-        let head = Array(data.prefix(256))
+        let head = Array(data.prefix(4))
         func starts(with bytes: [UInt8]) -> Bool { head.starts(with: bytes) }
         if starts(with: [0x00, 0x00, 0xFE, 0xFF]) || starts(with: [0x00, 0x00, 0x00, 0x3C]) { return "UTF-32 (big-endian)" }
         if starts(with: [0xFF, 0xFE, 0x00, 0x00]) || starts(with: [0x3C, 0x00, 0x00, 0x00]) { return "UTF-32 (little-endian)" }
@@ -81,15 +81,38 @@ extension GPXTrack {
         if starts(with: [0x4C, 0x6F, 0xA7, 0x94]) { return "EBCDIC" }
         // No text encoding but UTF-16 and UTF-32 puts NUL bytes in ASCII text, and XML allows none.
         if data.contains(0) { return "an encoding with NUL bytes (UTF-16 or UTF-32?)" }
-        // `<?xml version="1.0" encoding="…"?>`, after an optional UTF-8 byte-order mark.
-        let text = String(decoding: head.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(head.dropFirst(3)) : head, as: UTF8.self)
-        guard text.hasPrefix("<?xml"), let end = text.range(of: "?>") else { return nil }
-        let declaration = text[..<end.lowerBound]
+        guard let declaration = xmlDeclaration(in: data) else { return nil }
+        // EncodingDecl ::= S 'encoding' Eq ('"' EncName '"' | "'" EncName "'"), Eq ::= S? '=' S?, S ::= [ \t\r\n]+
         guard let key = declaration.range(of: "encoding") else { return nil }
-        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
-        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
-        let name = rest.dropFirst().prefix { $0 != quote }
-        return ["UTF-8", "UTF8", "US-ASCII", "ASCII"].contains(name.uppercased()) ? nil : String(name)
+        // By scalar: as Characters, "\r\n" is one, which neither "\r" nor "\n" matches.
+        let rest = declaration[key.upperBound...].unicodeScalars.drop { [" ", "\t", "\r", "\n", "="].contains($0) }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return "an encoding its declaration does not name clearly" }
+        let name = String(String.UnicodeScalarView(rest.dropFirst().prefix { $0 != quote }))
+        return ["UTF-8", "UTF8", "US-ASCII", "ASCII"].contains(name.uppercased()) ? nil : name
+    }
+
+    /// The XML declaration (`<?xml …?>`, after an optional UTF-8 byte-order mark) without its `?>`, however
+    /// long; nil when the file has none.
+    private static func xmlDeclaration(in data: Data) -> Substring? {
+        let body = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
+        guard body.starts(with: Array("<?xml".utf8)), let end = body.firstRange(of: Array("?>".utf8)) else { return nil }
+        return String(decoding: body[..<end.lowerBound], as: UTF8.self)[...]
+    }
+
+    /// `data` with its XML declaration, if any, replaced by one that says UTF-8: `foreignEncoding` refused every
+    /// other encoding it could recognise, and this makes sure libxml2 reads the bytes as the checks above did
+    /// whatever a declaration says in a way they did not foresee.
+    static func declaredUTF8(_ data: Data) -> Data {
+        let body = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
+        var result = Data(#"<?xml version="1.0" encoding="UTF-8"?>"#.utf8)
+        if body.starts(with: Array("<?xml".utf8)), let end = body.firstRange(of: Array("?>".utf8)) {
+            // The declaration's own line breaks are kept, so line numbers in messages stay right.
+            result.append(contentsOf: body[..<end.upperBound].filter { $0 == 0x0A })
+            result.append(body[end.upperBound...])
+        } else {
+            result.append(body)
+        }
+        return result
     }
 
     /// Whether `<!DOCTYPE` appears anywhere, in any letter case (libxml2 reads DTDs whatever surrounds them).
