@@ -4,8 +4,9 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// Keeps monthly `samples` and `positions` partitions ready for the past two years and the next three months,
-/// at start, then daily; a month's partition takes that month's rows out of the default partition when it is
-/// made (0019 says why older months stay there). Idempotent SQL, so several server instances can all run it.
+/// at start, then hourly (cheap when they exist: a catalogue look-up a month). A month's partition takes that
+/// month's rows out of the default partition when it is made (0019 says why older months stay there).
+/// Idempotent and serialised in the database, so several server instances can all run it.
 struct SamplePartitionMaintenance: Service {
     let client: DatabasePool
     let logger: Logger
@@ -16,24 +17,43 @@ struct SamplePartitionMaintenance: Service {
     static let monthsAhead = 3
 
     func run() async throws {
-        await repeatUntilShutdown(every: .seconds(24 * 60 * 60), logger: logger, failure: "sample partition maintenance failed") {
+        // Hourly rather than daily: a month that could not be made (a lock not had in time) is tried again soon.
+        await repeatUntilShutdown(every: .seconds(60 * 60), logger: logger, failure: "sample partition maintenance failed") {
             try await maintain()
             return false
         }
     }
 
-    /// One pass of the maintenance; returns how many partitions it created.
+    /// One pass, one month at a time (each its own short transaction, never holding a lock for the whole
+    /// window); returns how many partitions it created. A month that fails does not stop the others: the
+    /// first failure is thrown once all were tried.
     @discardableResult
     func maintain() async throws -> Int {
         let today = CalendarDate(now(), in: .utc)
         let logger = logger
-        let created = try await client.withConnection {
-            try await SampleStore.ensurePartitions(
-                around: today, monthsBehind: Self.monthsBehind, monthsAhead: Self.monthsAhead, on: $0, logger: logger)
-                + PositionStore.ensurePartitions(
-                    around: today, monthsBehind: Self.monthsBehind, monthsAhead: Self.monthsAhead, on: $0, logger: logger)
+        var created = 0
+        var failure: (any Error)?
+        for offset in -Self.monthsBehind...Self.monthsAhead {
+            let month = Self.month(offset, from: today)
+            do {
+                let made = try await client.withConnection { connection in
+                    (try await SampleStore.ensurePartition(month: month, on: connection, logger: logger) ? 1 : 0)
+                        + (try await PositionStore.ensurePartition(month: month, on: connection, logger: logger) ? 1 : 0)
+                }
+                created += made
+            } catch {
+                if Task.isCancelled { throw error }
+                failure = failure ?? error
+            }
         }
         if created > 0 { logger.info("created sample partitions", metadata: ["partitions.created": "\(created)"]) }
+        if let failure { throw failure }
         return created
+    }
+
+    /// The first day of the month `offset` months from `day`'s.
+    static func month(_ offset: Int, from day: CalendarDate) -> CalendarDate {
+        let index = day.year * 12 + (day.month - 1) + offset
+        return CalendarDate(year: index / 12, month: index % 12 + 1, day: 1)!
     }
 }

@@ -197,18 +197,11 @@ package enum SampleStore {
 }
 
 extension SampleStore {
-    /// Creates the monthly partitions of samples that do not exist yet, from `monthsBehind` months before
-    /// `today`'s month to `monthsAhead` after it (moving their rows out of the default partition); returns how
-    /// many it created.
-    static func ensurePartitions(
-        around today: CalendarDate, monthsBehind: Int, monthsAhead: Int, on connection: PostgresConnection, logger: Logger
-    ) async throws -> Int {
-        // `int4` arguments bound as such: an `Int` binds as `bigint`, which the function does not take.
-        try await connection.query(
-            """
-            SELECT ensure_month_partitions('samples', \(today.description)::date, \(Int32(monthsBehind)), \(Int32(monthsAhead)))
-            """, logger: logger
-        ).collect().first?.decode(Int.self) ?? 0
+    /// Creates the partition of samples for the month of `month` unless it exists, moving that month's rows out of
+    /// the default partition; returns whether it created it. One statement, so one short transaction a month.
+    static func ensurePartition(month: CalendarDate, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await connection.query("SELECT ensure_month_partition('samples', \(month.description)::date)", logger: logger)
+            .collect().first?.decode(Bool.self) ?? false
     }
 
     /// The next `limit` of a person's samples in time order (then type) after `cursor`, for the export.
