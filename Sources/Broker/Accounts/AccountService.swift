@@ -168,6 +168,9 @@ package struct AccountService: Sendable {
             // The account is read back inside the transaction: once the mail is sent, a second lease that
             // timed out would answer "503, nothing changed" for an account that exists.
             let account: Account? = try await client.withTransaction(logger: logger) { connection -> Account? in
+                // One registration of an address at a time, so that the second of two at once sees the first
+                // (and replaces it, marked) instead of failing on the unique email without a mail.
+                try await AccountStore.lockRegistrations(of: email, on: connection, logger: logger)
                 // An expired unactivated account holds nothing: it gives way to this registration.
                 try await expireUnactivated(
                     try await AccountStore.deleteExpiredHolders(
@@ -182,8 +185,7 @@ package struct AccountService: Sendable {
                         try await tellTheHolder(holder, on: connection, logger: logger)
                         return nil
                     }
-                    replaced = try await replacePendingHolders(
-                        email: email, fiscalCode: identity.fiscalCode, vatNumber: identity.vatNumber, on: connection, logger: logger)
+                    replaced = try await replacePendingRegistration(of: email, on: connection, logger: logger)
                 }
                 let id = try await AccountStore.insertAccount(
                     role: role, email: email, passwordHash: passwordHash, replacing: replaced, on: connection, logger: logger)
@@ -229,30 +231,29 @@ package struct AccountService: Sendable {
         }
     }
 
-    /// Pre-hijacking (issue 27): a pending registration holds nothing against a newer one. The pending
-    /// accounts that hold the registration's email, fiscal code or VAT number are deleted, so the newest
-    /// registration of an address is the only one its links can activate, and a squatter who never
-    /// activates blocks no one's fiscal code or VAT number. Returns the one that held the email, if any: the
-    /// new account takes its place, and its activation asks for the password it was registered with, since
-    /// the address's owner is mailed whichever of two registrations came last.
-    private func replacePendingHolders(
-        email: String, fiscalCode: String?, vatNumber: String?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> AccountStore.ReplacedRegistration? {
-        let replaced = try await AccountStore.deletePendingHolders(
-            email: email, fiscalCode: fiscalCode, vatNumber: vatNumber, on: connection, logger: logger)
-        for registration in replaced {
-            let pseudonym = try await pseudonymizer.pseudonym(for: registration.id, on: connection, logger: logger)
-            try await AuditLog.append(
-                AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountReplaced, subject: pseudonym),
-                on: connection, logger: logger)
-        }
-        if !replaced.isEmpty { logger.info("pending registrations replaced", metadata: ["count": "\(replaced.count)"]) }
-        return replaced.first { $0.byEmail }
+    /// Pre-hijacking (issue 27): a pending registration gives way to a newer registration of its email, and
+    /// only of its email. It is deleted, so the newest registration of an address is the only one its links can
+    /// activate; the new account takes its place, and its activation asks for the password it was registered
+    /// with, since the address's owner is mailed whichever of two registrations came last. Its fiscal code or
+    /// VAT number a pending registration keeps against other emails (`AccountStore.holder`): were it given up
+    /// too, another email's registration could delete the owner's pending one, and a later registration of
+    /// the owner's address would replace nothing, be unmarked, and be activated by the owner's plain link
+    /// with the attacker's password.
+    private func replacePendingRegistration(of email: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> AccountStore.ReplacedRegistration?
+    {
+        guard let replaced = try await AccountStore.deletePendingRegistration(email: email, on: connection, logger: logger) else { return nil }
+        let pseudonym = try await pseudonymizer.pseudonym(for: replaced.id, on: connection, logger: logger)
+        try await AuditLog.append(
+            AuditEvent(actorID: nil, actorRole: "anonymous", action: AuditAction.accountReplaced, subject: pseudonym),
+            on: connection, logger: logger)
+        logger.info("pending registration replaced")
+        return replaced
     }
 
-    /// Someone registered with what `holder` (an activated account, or a pending auditor) holds: a pending
-    /// auditor gets the activation mail again; anyone else a note that someone tried. Both within the
-    /// account's mail cooldown.
+    /// Someone registered with what `holder` holds (an activated account or a pending auditor by email; any
+    /// account by fiscal code or VAT number): a pending auditor gets the activation mail again; anyone else a
+    /// note that someone tried. Both within the account's mail cooldown.
     private func tellTheHolder(_ holder: AccountStore.Holder, on connection: PostgresConnection, logger: Logger) async throws {
         if holder.byEmail, holder.pending {
             try await sendActivationAgain(email: holder.email, on: connection, logger: logger)

@@ -203,35 +203,41 @@ package enum AccountStore {
         return try await rows.collect().map { try $0.decode(UUID.self) }
     }
 
-    /// A pending registration deleted because a newer one took its email, fiscal code or VAT number.
+    /// A pending registration deleted because a newer registration of its email took its place.
     struct ReplacedRegistration {
         var id: UUID
-        /// Whether it held the new registration's email (else only its fiscal code or VAT number).
-        var byEmail: Bool
         /// When it was last sent a mail it did not ask for itself (`account_mail_sent_at`).
         var mailSentAt: Date?
     }
 
-    /// Deletes the pending accounts (never an operator's auditor) that hold `email`, `fiscalCode` or
-    /// `vatNumber`, so that the registration in the same transaction takes their place: their password,
-    /// identity and activation links go with them (ON DELETE CASCADE). Pending accounts hold nothing
-    /// against a newer registration; only an activated one does.
-    static func deletePendingHolders(
-        email: String, fiscalCode: String?, vatNumber: String?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [ReplacedRegistration] {
+    /// Serialises the registrations of one email (lower-cased) until the caller's transaction ends. Without
+    /// it two first registrations of an address race: the one that commits first is not marked as replaced,
+    /// and the other hits the unique email and silently answers 202 without a mail. The wait is bounded by
+    /// the pool's `lock_timeout` (`DATABASE_LOCK_TIMEOUT`, a 503). Two-key advisory locks have a key space
+    /// of their own; the class is named like the project's other locks (`data4help.…`).
+    static func lockRegistrations(of email: String, on connection: PostgresConnection, logger: Logger) async throws {
+        _ = try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext('data4help.registration_email'), hashtext(lower(\(email))))", logger: logger
+        ).collect()
+    }
+
+    /// Deletes the pending registration (never an operator's auditor) of `email`, so that the registration in
+    /// the same transaction takes its place: its password, identity and activation links go with it (ON
+    /// DELETE CASCADE). Only the same email replaces a pending registration: its fiscal code or VAT number it
+    /// holds against registrations of other emails until it expires (`holder`).
+    static func deletePendingRegistration(email: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> ReplacedRegistration?
+    {
         let rows = try await connection.query(
             """
             DELETE FROM accounts a
-            WHERE a.status = 'pending' AND a.role <> 'auditor'
-              AND (a.email = \(email)
-                   OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
-                   OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber)))
-            RETURNING a.id, a.email = \(email), a.account_mail_sent_at
+            WHERE a.email = \(email) AND a.status = 'pending' AND a.role <> 'auditor'
+            RETURNING a.id, a.account_mail_sent_at
             """, logger: logger)
-        return try await rows.collect().map {
-            let (id, byEmail, mailSentAt) = try $0.decode((UUID, Bool, Date?).self)
-            return ReplacedRegistration(id: id, byEmail: byEmail, mailSentAt: mailSentAt)
+        for try await (id, mailSentAt) in rows.decode((UUID, Date?).self) {
+            return ReplacedRegistration(id: id, mailSentAt: mailSentAt)
         }
+        return nil
     }
 
     /// Deletes up to `limit` expired unactivated accounts (the background sweep); returns their ids.
@@ -272,9 +278,9 @@ package enum AccountStore {
     }
 
     /// The account that already holds what a registration asks for: its email, else its fiscal code or VAT
-    /// number. Only an activated account holds anything, or an auditor the operator added (who has no
-    /// password until activation, so nothing to pre-hijack); another pending account gives way
-    /// (`deletePendingHolders`).
+    /// number. Any account holds its fiscal code and VAT number, pending or not. Its email is held by an
+    /// activated account or an auditor the operator added (who has no password until activation, so nothing
+    /// to pre-hijack); a pending registration of the same email is replaced instead (`deletePendingRegistration`).
     struct Holder {
         var id: UUID
         var email: String
@@ -291,7 +297,7 @@ package enum AccountStore {
             """
             SELECT a.id, a.email, a.role, a.status = 'pending', a.email = \(email)
             FROM accounts a
-            WHERE (a.status <> 'pending' OR a.role = 'auditor')
+            WHERE NOT (a.email = \(email) AND a.status = 'pending' AND a.role <> 'auditor')
               AND (a.email = \(email)
                    OR a.id IN (SELECT account_id FROM users WHERE fiscal_code = \(fiscalCode))
                    OR a.id IN (SELECT account_id FROM third_parties WHERE vat_number = \(vatNumber)))

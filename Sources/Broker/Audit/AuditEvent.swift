@@ -46,8 +46,8 @@ package enum AuditAction {
     package static let accountErased = "account.erased"
     /// An account not activated in time, deleted so its email and fiscal code or VAT number are free again.
     package static let accountExpired = "account.expired"
-    /// An account not activated, deleted because a newer registration took its email, fiscal code or VAT
-    /// number (pre-hijacking, issue 27).
+    /// An account not activated, deleted because a newer registration of its email took its place
+    /// (pre-hijacking, issue 27).
     package static let accountReplaced = "account.replaced"
     package static let passwordChanged = "account.password_changed"
     package static let auditorAdded = "auditor.added"
