@@ -1,8 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import Synchronization
 import Testing
+
+@testable import Broker
 
 /// Issue 27, item 6: an API key must not outlive the password it was made with. Someone who stole a
 /// company's password and made a key kept reading people's data after the owner changed the password.
@@ -52,6 +55,89 @@ struct APIKeyPasswordChangeTests {
             #expect(
                 try await harness.int(
                     "SELECT count(*) FROM audit_events WHERE action = 'api_key.revoked' AND details->>'reason' = 'password_changed'") == 1)
+        }
+    }
+
+    /// Whether a request sent while a password change is open has answered.
+    final class Answered: Sendable {
+        private let flag = Mutex(false)
+        var value: Bool { flag.withLock { $0 } }
+        func set() { flag.withLock { $0 = true } }
+    }
+
+    /// Runs `request` while a password change of `email` is open in the database: the account's row updated
+    /// (and so locked), its sessions and keys revoked, not yet committed, as in `AccountService.update`. Once
+    /// the request has answered or waits for a lock (10 s at most), the change commits; returns the answer.
+    private func duringPasswordChange(
+        _ harness: TestHarness, email: String, _ request: @escaping @Sendable () async throws -> HTTPResponse.Status
+    ) async throws -> HTTPResponse.Status {
+        let logger = TestDatabase.logger
+        return try await withDatabase(url: harness.databaseURL.text, logger: logger) { pool in
+            try await pool.withConnection { connection in
+                let account = "(SELECT id FROM accounts WHERE email = '\(email)')"
+                for statement in [
+                    "BEGIN",
+                    "UPDATE accounts SET password_hash = password_hash || 'x' WHERE email = '\(email)'",
+                    "UPDATE sessions SET revoked_at = now() WHERE account_id = \(account) AND revoked_at IS NULL",
+                    "UPDATE api_keys SET revoked_at = now() WHERE account_id = \(account) AND revoked_at IS NULL",
+                ] {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                let answered = Answered()
+                let sent = Task {
+                    defer { answered.set() }
+                    return try await request()
+                }
+                for _ in 0..<200 {
+                    let waiting = try await harness.int(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                    if answered.value || waiting > 0 { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return try await sent.value
+            }
+        }
+    }
+
+    @Test("a key made with a session while a password change revokes that session is refused, and no key survives")
+    func keyCreatedDuringPasswordChange() async throws {
+        try await TestHarness.run { harness in
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            try await harness.activeCompany(company)
+            let attacker = try await harness.logIn(email: company.email, password: company.password)
+            let status = try await duringPasswordChange(harness, email: company.email) {
+                try await harness.requestOnNewConnection(.post, "/v1/api-keys", json: #"{"name":"race"}"#, token: attacker).status
+            }
+            #expect(status == .unauthorized)
+            #expect(try await harness.int("SELECT count(*) FROM api_keys") == 0)
+        }
+    }
+
+    @Test("a key made with a session the password change revoked is refused (401), and none is made")
+    func keyWithRevokedSession() async throws {
+        try await TestHarness.run { harness in
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            let owner = try await harness.activeCompany(company)
+            let attacker = try await harness.logIn(email: company.email, password: company.password)
+            #expect(try await changePassword(harness, company, token: owner).status == .ok)
+            let response = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"late"}"#, token: attacker)
+            #expect(response.status == .unauthorized)
+            #expect(try await harness.int("SELECT count(*) FROM api_keys") == 0)
+        }
+    }
+
+    @Test("a login with the old password while the password changes gets no session that outlives the change")
+    func loginDuringPasswordChange() async throws {
+        try await TestHarness.run { harness in
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            try await harness.activeCompany(company)
+            let credentials = #"{"email":"\#(company.email)","password":"\#(company.password)"}"#
+            let status = try await duringPasswordChange(harness, email: company.email) {
+                try await harness.requestOnNewConnection(.post, "/v1/sessions", json: credentials).status
+            }
+            #expect(status == .unauthorized)
+            #expect(try await harness.int("SELECT count(*) FROM sessions WHERE revoked_at IS NULL") == 0)
         }
     }
 

@@ -177,6 +177,19 @@ package enum AccountStore {
             "UPDATE accounts SET password_hash = \(hash) WHERE id = \(accountID)", logger: logger)
     }
 
+    /// Locks the account's row until the transaction ends and returns its password hash and whether it is
+    /// active. A password change updates the same row, so whatever a credential makes in a transaction that
+    /// took this lock (a session, an API key) is made either before the change, whose revocations then see
+    /// it, or after it, against the new password and the sessions it left.
+    static func lockCredentials(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> (passwordHash: String?, active: Bool)?
+    {
+        let rows = try await connection.query(
+            "SELECT password_hash, status = 'active' FROM accounts WHERE id = \(accountID) FOR UPDATE", logger: logger)
+        for try await (hash, active) in rows.decode((String?, Bool).self) { return (hash, active) }
+        return nil
+    }
+
     // MARK: Unactivated accounts
 
     /// The condition of an account that was never activated within `lifetime` seconds. Auditors are added by

@@ -30,6 +30,16 @@ extension AccountService {
         guard errors.isEmpty, let name, let scope else { throw AccountError.invalid(errors) }
         let secret = SecretToken.generate(.apiKey)
         let key = try await client.withTransaction(logger: logger) { connection in
+            // The caller was authenticated on another connection, before this transaction: a password change
+            // may have revoked the session since, or be revoking it now. Its revocation of the keys (READ
+            // COMMITTED) would not see a key inserted here and not yet committed, so the key would outlive
+            // the password. The account's row lock serialises the two (the change updates that row): once we
+            // hold it, the change has committed, and the session is re-checked here, or has not started, and
+            // its revocation will see this key.
+            guard try await AccountStore.lockCredentials(accountID: principal.accountID, on: connection, logger: logger)?.active == true,
+                case .session(let tokenHash) = principal.credential,
+                try await SessionStore.isLive(tokenHash: tokenHash, accountID: principal.accountID, on: connection, logger: logger)
+            else { throw AccountError.unauthenticated }
             let key = try await APIKeyStore.create(
                 accountID: principal.accountID, name: name, scope: scope, expiresAt: expiresAt, secret: secret, on: connection,
                 logger: logger)

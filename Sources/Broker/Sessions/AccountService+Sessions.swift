@@ -30,9 +30,17 @@ extension AccountService {
         guard let record, record.passwordHash != nil, matches else { throw AccountError.wrongCredentials }
         try await throttle.forgive(attempt, logger: logger)
         guard record.status == .active else { throw AccountError.notActivated }
-        let (token, expiresAt) = try await client.withConnection {
-            try await SessionStore.create(accountID: record.accountID, ttlSeconds: sessionTTL, on: $0, logger: logger)
+        // The password was checked against a hash read on another connection. A password change committed
+        // since, or committing now, revokes the account's sessions before this one exists, so it would
+        // outlive the change; the account's row lock (the change updates that row) orders the two, and the
+        // session is made only if the hash is still the one the password matched.
+        let created = try await client.withTransaction(logger: logger) { connection -> (SecretToken, Date)? in
+            guard let current = try await AccountStore.lockCredentials(accountID: record.accountID, on: connection, logger: logger),
+                current.active, current.passwordHash == record.passwordHash
+            else { return nil }
+            return try await SessionStore.create(accountID: record.accountID, ttlSeconds: sessionTTL, on: connection, logger: logger)
         }
+        guard let (token, expiresAt) = created else { throw AccountError.wrongCredentials }
         return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
     }
 

@@ -33,6 +33,16 @@ package enum SessionStore {
         return nil
     }
 
+    /// Whether the account's session is still live (not revoked nor expired), read in the caller's transaction.
+    static func isLive(tokenHash: Data, accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            SELECT 1 FROM sessions
+            WHERE token_hash = \(tokenHash) AND account_id = \(accountID) AND revoked_at IS NULL AND expires_at > now()
+            """, logger: logger)
+        return try await !rows.collect().isEmpty
+    }
+
     package static func revoke(tokenHash: Data, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             "UPDATE sessions SET revoked_at = now() WHERE token_hash = \(tokenHash) AND revoked_at IS NULL",
