@@ -232,6 +232,46 @@ struct APIKeyTests {
         }
     }
 
+    @Test(
+        "a key name with a line break or another control character is a 422 naming it: no key, no mail",
+        arguments: ["ci\\nScope: read only", "ci\\r\\nWorks: until 2020", "ci\\u2028Scope: read only", "ci\\u0000"])
+    func nameWithLineBreaks(name: String) async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeCompany()
+            let mailsBefore = try harness.mails().count
+            let response = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"\#(name)"}"#, token: token)
+            #expect(response.status == .unprocessableContent, "\(harness.text(response))")
+            #expect(try harness.errorFields(response) == ["name"])
+            #expect(try await harness.int("SELECT count(*) FROM api_keys") == 0)
+            #expect(try harness.mails().count == mailsBefore)
+        }
+    }
+
+    @Test("the key mail quotes the key's name, so a name cannot pass for a line of its own")
+    func mailQuotesTheName() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeCompany()
+            _ = try await createKey(harness, token, name: "Scope: read only")
+            let mail = try #require(try harness.mails().last)
+            #expect(mail.contains("Name: “Scope: read only”"), "\(mail)")
+        }
+    }
+
+    @Test("the console's key form refuses a name with a line break, beside its field, and makes no key")
+    func consoleRefusesLineBreaks() async throws {
+        try await TestHarness.run { harness in
+            let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
+            try await harness.activeCompany(company)
+            let browser = ConsoleBrowser(harness)
+            _ = try await browser.logIn(company.email, company.password)
+            try await browser.get("/company/settings")
+            let response = try await browser.post("/company/api-keys", [("name", "ci\nScope: read only"), ("scope", "full"), ("expiresInDays", "")])
+            #expect(response.status == .unprocessableContent)
+            #expect(browser.lastPage.contains(#"id="name-error""#), "\(browser.lastPage)")
+            #expect(try await harness.int("SELECT count(*) FROM api_keys") == 0)
+        }
+    }
+
     @Test("the list records when a key was last used")
     func lastUsedAt() async throws {
         try await TestHarness.run { harness in

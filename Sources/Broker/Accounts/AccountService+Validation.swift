@@ -19,8 +19,10 @@ extension AccountService {
         }
     }
 
+    /// `singleLine`: the text is shown on a line of its own (an API key's name in the owner's mail), so a line
+    /// break (or a Unicode line or paragraph separator) could add lines that pass for the mail's own.
     func validText(
-        _ raw: String, field: String, maxLength: Int, allowEmpty: Bool = false, into errors: inout [FieldError]
+        _ raw: String, field: String, maxLength: Int, allowEmpty: Bool = false, singleLine: Bool = false, into errors: inout [FieldError]
     ) -> String? {
         let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty && !allowEmpty {
@@ -33,6 +35,11 @@ extension AccountService {
         }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
             errors.append(FieldError(field: field, message: "must not contain control characters"))
+            return nil
+        }
+        let lineBreaks: Set<Unicode.GeneralCategory> = [.control, .lineSeparator, .paragraphSeparator]
+        if singleLine, text.unicodeScalars.contains(where: { lineBreaks.contains($0.properties.generalCategory) }) {
+            errors.append(FieldError(field: field, message: "must be one line, without line breaks"))
             return nil
         }
         return text

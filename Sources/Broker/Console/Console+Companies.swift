@@ -155,21 +155,28 @@ extension Console {
             return request.redirect("/company/settings", notice: "webhook-removed")
         }
         post("/company/api-keys", .role(.thirdParty), on: router) { request in
-            // The form offers a few lifetimes; anything else is named as the field's error.
-            var expiresAt: Date?
-            if let days = request.form["expiresInDays"], !days.isEmpty {
-                guard let count = Int(days), [30, 90, 365].contains(count) else {
-                    throw AccountError.invalid([FieldError(field: "expiresInDays", message: "must be 30, 90 or 365 days, or never")])
+            let current = try await Self.settingsValues(request)
+            // A refused field (a name with a line break, a lifetime not offered) is shown beside it.
+            return try await request.submitting(
+                "company-settings", title: "Webhook and API keys", values: current,
+                fieldNames: ConsoleRequest.sameNames("name", "expiresInDays")
+            ) {
+                // The form offers a few lifetimes; anything else is named as the field's error.
+                var expiresAt: Date?
+                if let days = request.form["expiresInDays"], !days.isEmpty {
+                    guard let count = Int(days), [30, 90, 365].contains(count) else {
+                        throw AccountError.invalid([FieldError(field: "expiresInDays", message: "must be 30, 90 or 365 days, or never")])
+                    }
+                    expiresAt = Date().addingTimeInterval(Double(count) * 86_400)
                 }
-                expiresAt = Date().addingTimeInterval(Double(count) * 86_400)
+                let (key, secret) = try await request.services.accounts.createAPIKey(
+                    try request.caller, name: request.form["name"], scope: request.form["scope"], expiresAt: expiresAt,
+                    logger: request.logger)
+                var values = try await Self.settingsValues(request)
+                // Shown once, on this response only: it is stored as a hash.
+                values["newKey"] = ["name": key.name, "secret": secret.text]
+                return request.page("company-settings", title: "Webhook and API keys", values: values)
             }
-            let (key, secret) = try await request.services.accounts.createAPIKey(
-                try request.caller, name: request.form["name"], scope: request.form["scope"], expiresAt: expiresAt,
-                logger: request.logger)
-            var values = try await Self.settingsValues(request)
-            // Shown once, on this response only: it is stored as a hash.
-            values["newKey"] = ["name": key.name, "secret": secret.text]
-            return request.page("company-settings", title: "Webhook and API keys", values: values)
         }
         post("/company/api-keys/:id/delete", .role(.thirdParty), on: router) { request in
             try await request.services.accounts.revokeAPIKey(

@@ -2,7 +2,8 @@ import Foundation
 
 /// The mail to a company when one of its API keys is made (issue 27): whoever knew the password could make
 /// a key, so the owner hears of each one. It names the key, never its secret (nor the secret's prefix): the
-/// secret is shown once, to whoever made it, and a mailbox is no place for it.
+/// secret is shown once, to whoever made it, and a mailbox is no place for it. The name is whoever made the
+/// key's text: it is one line (validation refuses line breaks) and quoted, so it cannot pass for the mail's own.
 enum APIKeyCreatedMail {
     static func make(to email: String, key: APIKeyStore.Key, publicURL: String) -> OutgoingMail {
         let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
@@ -11,7 +12,7 @@ enum APIKeyCreatedMail {
         let body = """
             A new API key was created for your Data4Help company account.
 
-            Name: \(key.name)
+            Name: “\(key.name)”
             Scope: \(scope)
             Created: \(Timestamp.rfc3339(key.createdAt))
             Works: \(expiry)

@@ -17,7 +17,7 @@ extension AccountService {
         guard principal.role == .thirdParty else { throw WrongRole() }
         guard principal.credential.apiKeyScope == nil else { throw APIKeyError.sessionRequired }
         var errors: [FieldError] = []
-        let name = validText(name ?? "API key", field: "name", maxLength: 100, into: &errors)
+        let name = validText(name ?? "API key", field: "name", maxLength: 100, singleLine: true, into: &errors)
         let scope = APIKeyScope(rawValue: rawScope ?? APIKeyScope.full.rawValue)
         if scope == nil {
             errors.append(FieldError(field: "scope", message: "must be one of: full, read_only"))
