@@ -84,7 +84,8 @@ extension RunService {
     }
 
     /// Sets (or, with nil, removes) the zone where the runner's track is hidden from spectators, with its
-    /// disguise (`PrivacyZone`): new random numbers, unless the runner set the same zone before.
+    /// disguise (`PrivacyZone.Disguise`): the person's disguise of that home if they have one (kept when a
+    /// zone is removed or they leave a run), else a new one.
     package func setPrivacyZone(id: UUID, latitude: Double?, longitude: Double?, metres: Int?, by principal: Principal, logger: Logger)
         async throws -> RunParticipant
     {
@@ -106,8 +107,15 @@ extension RunService {
             }
             var zone: PrivacyZone?
             if let (centre, metres) = point {
-                let earlier = try await RunStore.privacyZones(of: principal.accountID, on: connection, logger: logger)
-                zone = PrivacyZone(centre: centre, metres: metres, disguise: PrivacyZone.disguise(for: centre, metres: metres, earlier: earlier))
+                // One disguise per person and home, in every run and whenever (`PrivacyZone.Disguise`).
+                try await RunStore.lockDisguises(of: principal.accountID, on: connection, logger: logger)
+                let earlier = try await RunStore.disguises(of: principal.accountID, on: connection, logger: logger)
+                let disguise = PrivacyZone.disguise(for: centre, metres: metres, earlier: earlier) {
+                    PrivacyZone.Disguise.draw(home: centre, metres: metres)
+                }
+                zone = PrivacyZone(
+                    centre: centre, metres: metres,
+                    disguise: try await RunStore.saveDisguise(disguise, of: principal.accountID, on: connection, logger: logger))
             }
             try await RunStore.setPrivacyZone(zone, run: id, user: principal.accountID, on: connection, logger: logger)
         }

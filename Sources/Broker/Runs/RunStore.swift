@@ -99,23 +99,33 @@ package enum RunStore {
                p.checked_in_at, p.removed_at, p.finished_at,
                coalesce(q.status = 'accepted' AND q.ended_at IS NULL AND q.ends_at > now(), false),
                \(zoneColumns)
-        FROM run_participants p LEFT JOIN single_requests q ON q.id = p.request_id
+        FROM run_participants p LEFT JOIN single_requests q ON q.id = p.request_id \(zoneJoin)
         """
 
-    /// A privacy zone's columns (`0017_runs.sql`, `0020_privacy_zone_disguise.sql`), as `zone(from:at:)` reads them.
-    static let zoneColumns =
-        "p.zone_latitude, p.zone_longitude, p.zone_metres, p.zone_bearing, p.zone_offset, p.zone_margin, p.zone_band, p.zone_phases"
+    /// A privacy zone's columns (`0017_runs.sql`), then its disguise's (`0020_privacy_zone_disguise.sql`,
+    /// joined by `zoneJoin`), as `zone(from:at:)` reads them.
+    static let zoneColumns = "p.zone_latitude, p.zone_longitude, p.zone_metres, \(disguiseColumns)"
+    static let zoneJoin = "LEFT JOIN privacy_zone_disguises z ON z.id = p.zone_disguise_id"
+    static let disguiseColumns =
+        "z.id, z.home_latitude, z.home_longitude, z.home_metres, z.centre_latitude, z.centre_longitude, z.radius_m, z.band_m, z.phases"
 
     /// The zone in the row's `zoneColumns` from `first` on; nil when the runner has none.
     static func zone(from columns: PostgresRandomAccessRow, at first: Int) throws -> PrivacyZone? {
         guard let latitude = try columns[first].decode(Double?.self), let longitude = try columns[first + 1].decode(Double?.self),
-            let metres = try columns[first + 2].decode(Int?.self), let bearing = try columns[first + 3].decode(Double?.self),
-            let offset = try columns[first + 4].decode(Double?.self), let margin = try columns[first + 5].decode(Double?.self),
-            let band = try columns[first + 6].decode(Double?.self), let phases = try columns[first + 7].decode([Double]?.self)
+            let metres = try columns[first + 2].decode(Int?.self), let disguise = try disguise(from: columns, at: first + 3)
         else { return nil }
-        return PrivacyZone(
-            centre: GeoPoint(latitude: latitude, longitude: longitude), metres: metres,
-            disguise: .init(bearing: bearing, offset: offset, margin: margin, band: band, phases: phases))
+        return PrivacyZone(centre: GeoPoint(latitude: latitude, longitude: longitude), metres: metres, disguise: disguise)
+    }
+
+    /// The disguise in the row's `disguiseColumns` from `first` on; nil when there is none.
+    static func disguise(from columns: PostgresRandomAccessRow, at first: Int) throws -> PrivacyZone.Disguise? {
+        guard let id = try columns[first].decode(UUID?.self) else { return nil }
+        return PrivacyZone.Disguise(
+            id: id, home: GeoPoint(latitude: try columns[first + 1].decode(Double.self), longitude: try columns[first + 2].decode(Double.self)),
+            metres: try columns[first + 3].decode(Int.self),
+            centre: GeoPoint(latitude: try columns[first + 4].decode(Double.self), longitude: try columns[first + 5].decode(Double.self)),
+            radius: try columns[first + 6].decode(Double.self), band: try columns[first + 7].decode(Double.self),
+            phases: try columns[first + 8].decode([Double].self))
     }
 
     static func participant(from row: PostgresRow) throws -> RunParticipant {
@@ -203,23 +213,57 @@ package enum RunStore {
             """, logger: logger)
     }
 
+    /// Sets the runner's zone in the run (its disguise stored first: `saveDisguise`), or removes it with nil;
+    /// the disguise stays with the person.
     static func setPrivacyZone(_ zone: PrivacyZone?, run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger)
         async throws
     {
         try await connection.query(
             """
             UPDATE run_participants SET zone_latitude = \(zone?.centre.latitude), zone_longitude = \(zone?.centre.longitude),
-                zone_metres = \(zone?.metres), zone_bearing = \(zone?.disguise.bearing), zone_offset = \(zone?.disguise.offset),
-                zone_margin = \(zone?.disguise.margin), zone_band = \(zone?.disguise.band), zone_phases = \(zone?.disguise.phases)
+                zone_metres = \(zone?.metres), zone_disguise_id = \(zone?.disguise.id)
             WHERE run_id = \(runID) AND user_id = \(userID)
             """, logger: logger)
     }
 
-    /// Every privacy zone the person has, in any run (a zone set again keeps its disguise: `PrivacyZone.disguise`).
-    static func privacyZones(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [PrivacyZone] {
+    /// Serialises, until the transaction ends, everything that picks or changes the person's disguises: two
+    /// zones set at once (in two runs, say) must not each draw one around the same home.
+    static func lockDisguises(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        _ = try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext('data4help.privacy_zone_disguise'), hashtext(\(userID)::text))", logger: logger
+        ).collect()
+    }
+
+    /// The person's disguises, one per home (`PrivacyZone.Disguise`), kept whether or not a zone uses them.
+    static func disguises(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [PrivacyZone.Disguise] {
         let rows = try await connection.query(
-            "SELECT \(unescaped: zoneColumns) FROM run_participants p WHERE p.user_id = \(userID) AND p.zone_latitude IS NOT NULL", logger: logger)
-        return try await rows.collect().compactMap { try zone(from: $0.makeRandomAccess(), at: 0) }
+            "SELECT \(unescaped: disguiseColumns) FROM privacy_zone_disguises z WHERE z.user_id = \(userID)", logger: logger)
+        return try await rows.collect().compactMap { try disguise(from: $0.makeRandomAccess(), at: 0) }
+    }
+
+    /// Stores a new disguise (without an `id`) or a reused one's grown radius; returns it with its `id`.
+    static func saveDisguise(_ disguise: PrivacyZone.Disguise, of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> PrivacyZone.Disguise
+    {
+        var saved = disguise
+        if let id = disguise.id {
+            try await connection.query(
+                """
+                UPDATE privacy_zone_disguises SET radius_m = \(disguise.radius), home_metres = \(disguise.metres)
+                WHERE id = \(id) AND user_id = \(userID)
+                """, logger: logger)
+        } else {
+            let rows = try await connection.query(
+                """
+                INSERT INTO privacy_zone_disguises (user_id, home_latitude, home_longitude, home_metres, centre_latitude, centre_longitude,
+                                                    radius_m, band_m, phases)
+                VALUES (\(userID), \(disguise.home.latitude), \(disguise.home.longitude), \(disguise.metres), \(disguise.centre.latitude),
+                        \(disguise.centre.longitude), \(disguise.radius), \(disguise.band), \(disguise.phases))
+                RETURNING id
+                """, logger: logger)
+            for try await id in rows.decode(UUID.self) { saved.id = id }
+        }
+        return saved
     }
 
     /// The person's latest position uploaded in the last `seconds`.
@@ -368,6 +412,7 @@ extension RunStore {
             FROM run_participants p
             JOIN runs r ON r.id = p.run_id
             JOIN single_requests q ON q.id = p.request_id
+            \(unescaped: zoneJoin)
             CROSS JOIN LATERAL (
                 SELECT at, latitude, longitude FROM positions
                 WHERE user_id = p.user_id AND at >= r.starts_at
