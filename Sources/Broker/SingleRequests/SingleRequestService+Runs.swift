@@ -20,7 +20,7 @@ extension SingleRequestService {
             let request = try await SingleRequestStore.insert(
                 thirdPartyID: organiserID, userID: userID, subject: .init(email: nil, fiscalCode: nil), types: Self.runTypes,
                 purpose:
-                    "Track4Run: \(runName). Your live position, shown to spectators by your bib or display name, and your finish time; sharing ends with the run.",
+                    "Track4Run: \(runName). Your live position, shown to spectators by your bib or display name (never in your privacy zone), and your finish time; the organiser receives your whole track in the run's window, inside your privacy zone too; sharing ends with the run.",
                 windowFrom: Timestamp.postgresText(from), windowTo: Timestamp.postgresText(to), subscriptionDays: 2, expiryDays: 2,
                 on: connection, logger: logger)
             try await audit(
