@@ -29,10 +29,11 @@ CREATE INDEX privacy_zone_disguises_by_user ON privacy_zone_disguises (user_id);
 ALTER TABLE run_participants ADD COLUMN zone_disguise_id uuid REFERENCES privacy_zone_disguises (id) ON DELETE CASCADE;
 -- split
 
--- Zones set before: one disguise per person and point (zones of one person at one identical point share
--- it; nearby but different points each get their own, as no earlier zone was set near another by the
--- console or the API's clients we know of), drawn here from the server's secure source (a version-4 UUID's
--- first 48 bits are random: gen_random_uuid uses pg_strong_random), for the largest radius at that point.
+-- Zones set before: one disguise per person and identical point (their zones there, in every run, share
+-- it), for the largest radius at that point. A simplification: one person's zones at nearby but different
+-- points each get their own, as before this migration (accepted: zones set before it are few).
+-- Drawn here from the server's secure source (a version-4 UUID's first 48 bits are random:
+-- gen_random_uuid uses pg_strong_random).
 CREATE FUNCTION pg_temp.zone_unit() RETURNS double precision LANGUAGE sql VOLATILE AS $$
     SELECT ('x' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12))::bit(48)::bigint / 281474976710656.0
 $$;
