@@ -279,7 +279,7 @@ struct RunTests {
                     try await items(harness, "/v1/runs/\(run)/results").count == 2
                 })
             let results = try await items(harness, "/v1/runs/\(run)/results")
-            #expect(results.map { $0["name"] as? String } == ["Anna R. · Bib 1", "Bib 2"])
+            #expect(results.map { $0["name"] as? String } == ["\u{2068}Anna R.\u{2069} · Bib 1", "Bib 2"])
             #expect(results.map { $0["rank"] as? Int } == [1, 2])
             #expect((results[0]["seconds"] as? Double).map { abs($0 - 300) < 2 } == true, "\(results)")
             let body = harness.text(try await harness.request(.get, "/v1/runs/\(run)/results"))
@@ -309,7 +309,7 @@ struct RunTests {
             try await RunFixtures.position(harness, RunFixtures.b, secondsAgo: 5, token: runner.token)
             try await RunFixtures.position(harness, RunFixtures.a, secondsAgo: 3, token: other.token)
             let shown = try await live()
-            #expect(shown.map { $0["name"] as? String } == ["Chiara · Bib 1", "Bib 2"])
+            #expect(shown.map { $0["name"] as? String } == ["\u{2068}Chiara\u{2069} · Bib 1", "Bib 2"])
             #expect(shown.first?["latitude"] as? Double == RunFixtures.b.latitude)
 
             // The runner ends the run's subscription: gone from the very next read.

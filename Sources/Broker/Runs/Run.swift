@@ -51,9 +51,11 @@ package struct RunParticipant: Sendable, Equatable {
     package var publicName: String { Self.publicName(bib: bib, displayName: displayName) }
 
     /// "Laura · Bib 3", or "Bib 3": the bib stands beside every display name, so no name, however alike
-    /// another runner's bib, is shown alone (issue 27).
+    /// another runner's bib, is shown alone (issue 27). The name is a bidi isolate (U+2068 FIRST STRONG
+    /// ISOLATE … U+2069 POP DIRECTIONAL ISOLATE): whatever its direction or controls, even in a name stored
+    /// before they were removed, it cannot reorder the bib after it ("Laura\u{202E}" would show "21 biB").
     package static func publicName(bib: Int, displayName: String?) -> String {
-        displayName.map { "\($0) · Bib \(bib)" } ?? "Bib \(bib)"
+        displayName.map { "\u{2068}\($0)\u{2069} · Bib \(bib)" } ?? "Bib \(bib)"
     }
 }
 
