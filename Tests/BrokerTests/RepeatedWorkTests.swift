@@ -8,34 +8,13 @@ import Testing
 /// The background loops' shape (`repeatUntilShutdown`): a failure is a warning, the server stopping is not.
 @Suite("Repeated work")
 struct RepeatedWorkTests {
-    /// What a loop logged, for the test to read.
-    final class Records: Sendable {
-        let lines = Mutex<[(Logger.Level, String)]>([])
-    }
-
-    struct CapturingHandler: LogHandler {
-        let records: Records
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt
-        ) {
-            records.lines.withLock { $0.append((level, "\(message)")) }
-        }
-    }
-
     struct Refused: Error {}
 
     /// Runs a loop whose work `work`, waits until it has started `starts` times, then cancels it as a graceful
-    /// shutdown does; returns what it logged.
-    private func run(starts: Int, _ work: @escaping @Sendable (Int) async throws -> Bool) async throws -> [(Logger.Level, String)] {
-        let records = Records()
-        let logger = Logger(label: "test") { _ in CapturingHandler(records: records) }
+    /// shutdown does; returns what it logged at warning or above.
+    private func run(starts: Int, _ work: @escaping @Sendable (Int) async throws -> Bool) async throws -> [ServerLog.Line] {
+        let log = ServerLog()
+        let logger = log.logger(label: "test", level: .trace)
         let (started, continuation) = AsyncStream.makeStream(of: Int.self)
         let count = Atomic<Int>(0)
         let loop = Task {
@@ -48,7 +27,7 @@ struct RepeatedWorkTests {
         for await number in started where number >= starts { break }
         loop.cancel()
         await loop.value
-        return records.lines.withLock { $0 }
+        return log.unexpected(allowing: [])
     }
 
     @Test("stopping while the work runs (its wait throws CancellationError) logs nothing")
@@ -68,7 +47,7 @@ struct RepeatedWorkTests {
             return false
         }
         #expect(lines.count == 1)
-        #expect(lines.first?.0 == .warning)
-        #expect(lines.first?.1 == "the work failed; will retry")
+        #expect(lines.first?.level == .warning)
+        #expect(lines.first?.message == "the work failed; will retry")
     }
 }
