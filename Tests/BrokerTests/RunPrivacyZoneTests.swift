@@ -28,13 +28,15 @@ struct RunPrivacyZoneTests {
                 .put, "/v1/runs/\(run)/participation/privacy-zone",
                 json: #"{"latitude":\#(Self.home.latitude),"longitude":\#(Self.home.longitude),"metres":\#(Int(metres))}"#, token: runner.token)
             try #require(zone.status == .ok, "\(harness.text(zone))")
-            try await RunFixtures.start(harness, run, secondsAgo: 3500)
+            // Started twenty minutes ago (the walk has about 600 fixes, a second apart): the hour-long run stays live
+            // however slowly a loaded machine walks (started 3,500 s ago, it ended mid-walk once, at over 100 s).
+            try await RunFixtures.start(harness, run, secondsAgo: 1200)
             // The check-in's fix, taken now, is newer than every fix of the walk below (dated since the start):
             // forgotten, so the feed shows the walk.
             _ = try await harness.sql("DELETE FROM positions")
 
             // One fix a second, as a phone uploads while running; the spectator reads the feed after each.
-            var secondsAgo = 3400.0
+            var secondsAgo = 1190.0
             var edges: [GeoPoint] = []
             var shown: [GeoPoint] = []
             // Streets long enough to leave the hidden area (up to 2.7 + 4 + 0.4 radii from the home) on both sides.
