@@ -34,6 +34,8 @@ SWIFT ?= swift
 
 # The executable. `.build/<config>` is SwiftPM's symlink to the triple-specific directory.
 D4H := $(CURDIR)/.build/$(CONFIG)/d4h
+# The developers' executable (benchmarks, demo seeds, the noise check's draws); never shipped.
+D4H_DEV := $(CURDIR)/.build/$(CONFIG)/d4h-dev
 
 # `make run` serves here.
 HTTP_HOST  := 127.0.0.1
@@ -108,7 +110,7 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	$(RUN_ENV) '$(D4H)' migrate
 	@# 20,000 people put about 1,400 in each sex and ten-year age band: enough for peer statistics and
 	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.
-	$(RUN_ENV) '$(D4H)' seed --people 20000 --days 7
+	$(RUN_ENV) '$(D4H_DEV)' seed --people 20000 --days 7
 	@echo
 	@echo "Data4Help is at $(PUBLIC_URL) — open it in a browser for the web console (demo accounts above);"
 	@echo "the API is under $(PUBLIC_URL)/v1 (openapi.yaml at $(PUBLIC_URL)/openapi.yaml); activation mails go to $(MAIL_DIR)"
@@ -154,22 +156,22 @@ else
 	@$(MAKE) --no-print-directory bench-smoke
 endif
 
-# The Swift tests check the sampler against its exact pmf from inside; this checks `d4h privacy noise` from outside,
+# The Swift tests check the sampler against its exact pmf from inside; this checks `d4h-dev privacy noise` from outside,
 # with scipy and against OpenDP's own sampler (both from PyPI, in var/venv). No database; about 20 s.
 privacy-noise-check: deps build ## the discrete Gaussian noise against scipy's exact pmf and OpenDP's sampler
-	D4H='$(D4H)' bash scripts/privacy-noise-check.sh
+	D4H_DEV='$(D4H_DEV)' bash scripts/privacy-noise-check.sh
 
 browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots
-	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh
+	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/browser-tests.sh
 
 readme-walk: deps build test-db-start ## the README's walk-through, run as written against a fresh seeded server
-	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/readme-walk.sh
+	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/readme-walk.sh
 
 bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABASE_URL)
 	@if [ -x bench/run ]; then \
-	    D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bench/run; \
+	    D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bench/run; \
 	elif [ -f bench/run ]; then \
-	    D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/run; \
+	    D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/run; \
 	else \
 	    echo "bench: bench/run does not exist yet"; \
 	fi
@@ -179,16 +181,16 @@ bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABAS
 # gives those). Its own databases (d4h_bench_smoke*, recreated each run) and ports (18270–18272).
 .PHONY: bench-smoke
 bench-smoke: deps build test-db-start ## every benchmark once at a tiny size (about a minute; part of make test): fails if one no longer runs or a server logs a warning
-	D4H='$(D4H)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/smoke
+	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' bash bench/smoke
 
 # Release build: the figures are meant for an operator, and debug Swift is several times slower.
 loadtest: ## ~2 min mixed load on a release server: per-endpoint throughput, p50/p99/max, errors, RSS
 	$(MAKE) build CONFIG=release
-	D4H='$(CURDIR)/.build/release/d4h' bash scripts/loadtest.sh
+	D4H='$(CURDIR)/.build/release/d4h' D4H_DEV='$(CURDIR)/.build/release/d4h-dev' bash scripts/loadtest.sh
 
 faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients, group burst
 	$(MAKE) build CONFIG=release
-	D4H='$(CURDIR)/.build/release/d4h' bash scripts/faults.sh
+	D4H='$(CURDIR)/.build/release/d4h' D4H_DEV='$(CURDIR)/.build/release/d4h-dev' bash scripts/faults.sh
 
 # The style is .swift-format's (4-space indent, 150 columns); `make lint` is part of CI.
 SWIFT_SOURCES := Package.swift Sources Tests
@@ -201,4 +203,4 @@ lint: ## check the Swift sources against .swift-format without changing them (CI
 	    || { echo "lint: run \`make format\` to apply the project's style" >&2; exit 1; }
 
 fuzz: deps build test-db-start ## fuzz the HTTP API against openapi.yaml with schemathesis (≤ ~5 min)
-	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/api-fuzz.sh
+	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/api-fuzz.sh

@@ -6,30 +6,31 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "d4h", targets: ["d4h"]),
+        .executable(name: "d4h-dev", targets: ["d4h-dev"]),
         .library(name: "Data4HelpClient", targets: ["Data4HelpClient"]),
         .library(name: "AutomatedSOS", targets: ["AutomatedSOS"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
-        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
-        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
-        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", exact: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", exact: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", exact: "1.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         // CommandLineArguments: `d4h serve --http-port 9000` reads its flags through the same reader as the environment.
-        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "CommandLineArguments"]),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", exact: "1.4.0", traits: [.defaults, "CommandLineArguments"]),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         // The web console's server-rendered pages.
-        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
         // Tests only: the authorisation matrix reads the operations from openapi.yaml (already in the graph through the generator).
-        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
     ],
     targets: [
         .systemLibrary(
@@ -54,37 +55,86 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
-        // The server. Nothing outside this package links it, so its API is `package`, not `public`.
+        // The domain: every capability (its service, store and types), the database, privacy, mail and the
+        // background work. It speaks domain types only: no Hummingbird, no OpenAPIRuntime, no generated code
+        // (docs/architecture.md). Nothing outside this package links it, so its API is `package`, not `public`.
         .target(
-            name: "Broker",
+            name: "BrokerDomain",
             dependencies: [
-                "BrokerOpenAPI",
                 "CArgon2",
                 "CZlib",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Webhook deliveries are outbound HTTP requests.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            resources: [.copy("Schema")]
+        ),
+        // The API: the generated handlers' implementation, problem documents, middleware, streamed bodies and
+        // the HTTP side of rate-limited operations. Converts between the contract's types and the domain's.
+        .target(
+            name: "BrokerHTTP",
+            dependencies: [
+                "BrokerDomain",
+                "BrokerOpenAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // The web console: server-rendered pages over the same domain services and rate-limited operations.
+        .target(
+            name: "BrokerConsole",
+            dependencies: [
+                "BrokerDomain",
+                "BrokerHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            resources: [.copy("Templates"), .copy("Assets")]
+        ),
+        // The composition root: configuration, the services built once from it, the router and the
+        // background work. The only target that sees every other server target.
+        .target(
+            name: "BrokerServer",
+            dependencies: [
+                "BrokerDomain",
+                "BrokerHTTP",
+                "BrokerConsole",
+                "BrokerOpenAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Mustache", package: "swift-mustache"),
-            ],
-            resources: [.copy("Schema"), .copy("Console/Templates"), .copy("Console/Assets")]
+            ]
+        ),
+        // What tests and benchmarks substitute for the real thing (seeded and absent noise, a mailer that
+        // keeps its mail, the privacy benchmark's probe). The server and `d4h` never link it.
+        .target(
+            name: "BrokerTestSupport",
+            dependencies: [
+                "BrokerDomain",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // What operators and developers run, never the server: demo seeds, the synthetic population, the Apple
-        // Health export generator. (The privacy benchmark's probe stays in Broker: it drives internal privacy
-        // types that must not be widened to package access.) Used by `d4h seed`, `d4h bench` and the tests.
+        // Health export generator. Used by `d4h seed`, `d4h-dev bench` and the tests.
         .target(
             name: "BrokerTooling",
             dependencies: [
-                "Broker",
+                "BrokerDomain",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -100,14 +150,45 @@ let package = Package(
             ],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // What both executables' commands share: the database option, the logger, the exit on failure.
+        .target(
+            name: "CommandLineSupport",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The product's commands: serve, migrate, auditors, audit, import, sos.
         .executableTarget(
             name: "d4h",
             dependencies: [
-                "Broker",
-                "BrokerTooling",
+                "BrokerDomain",
+                "BrokerServer",
                 "AutomatedSOS",
+                "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The developers' commands, never shipped: `d4h-dev bench …` (bench/run, bench/smoke) and
+        // `d4h-dev privacy noise` (scripts/privacy-noise-check.sh).
+        .executableTarget(
+            name: "d4h-dev",
+            dependencies: [
+                "BrokerDomain",
+                "BrokerServer",
+                "BrokerTooling",
+                "BrokerTestSupport",
+                "AutomatedSOS",
+                "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 // The webhook benchmark's receiver and client.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -117,9 +198,13 @@ let package = Package(
         .testTarget(
             name: "BrokerTests",
             dependencies: [
-                "Broker",
+                "BrokerDomain",
+                "BrokerHTTP",
+                "BrokerConsole",
+                "BrokerServer",
                 "BrokerOpenAPI",
                 "BrokerTooling",
+                "BrokerTestSupport",
                 "Data4HelpClient",
                 "AutomatedSOS",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

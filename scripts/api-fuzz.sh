@@ -87,8 +87,8 @@ start_server
 
 # ---- a session per role ------------------------------------------------------------------
 
-log "d4h seed"
-"$D4H" seed >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h seed failed"; }
+log "d4h-dev seed"
+"$D4H_DEV" seed >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h-dev seed failed"; }
 
 sign_in() { # email password → prints the session token
     local session

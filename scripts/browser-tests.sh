@@ -83,8 +83,8 @@ log "d4h migrate"
 # request above GROUP_MIN_COHORT. The threshold is 100, not a handful: it gates a noisy count (noise of
 # standard deviation 7 at the default ρ), so an empty cohort must stay far below it for the refused
 # request to be refused every run.
-log "d4h seed --people 300 --days 7"
-"$D4H" seed --people 300 --days 7 >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h seed failed"; }
+log "d4h-dev seed --people 300 --days 7"
+"$D4H_DEV" seed --people 300 --days 7 >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h-dev seed failed"; }
 
 # ---- server ---------------------------------------------------------------------------------
 

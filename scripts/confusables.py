@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates Sources/Broker/Runs/ConfusablesTable.swift: the part of Unicode's confusables table (UTS #39,
+"""Generates Sources/BrokerDomain/Runs/ConfusablesTable.swift: the part of Unicode's confusables table (UTS #39,
 confusables.txt) whose prototypes are ASCII letters, digits and the space, for `Confusables.skeleton`.
 
 The source is the `confusable_homoglyphs` package on PyPI (pinned below), which ships Unicode's
@@ -14,7 +14,7 @@ characters from the file's comments, which wrap right-to-left ones in U+200E/U+2
 Regenerate (the output is deterministic; commit it with this script):
     python3 -m venv /tmp/confusables-venv
     /tmp/confusables-venv/bin/pip install confusable_homoglyphs==3.3.1
-    /tmp/confusables-venv/bin/python scripts/confusables.py > Sources/Broker/Runs/ConfusablesTable.swift
+    /tmp/confusables-venv/bin/python scripts/confusables.py > Sources/BrokerDomain/Runs/ConfusablesTable.swift
 """
 
 import collections

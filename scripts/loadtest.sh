@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make loadtest`: a release server on a fresh, seeded database of the durable "faults" cluster, under the
-# mixed workload of `d4h bench load` for LOAD_SECONDS (90 by default; with set-up about two minutes).
+# mixed workload of `d4h-dev bench load` for LOAD_SECONDS (90 by default; with set-up about two minutes).
 # Prints per-endpoint throughput and latency, the error count and the server's RSS over the run, and
 # keeps the report in var/loadtest/report.md. Loopback only.
 #
@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 D4H=${D4H:?run through make loadtest}
+D4H_DEV=${D4H_DEV:-$(dirname "$D4H")/d4h-dev}
 PORT=18210
 DB_PORT=${FAULTS_DB_PORT:-54341}
 PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
@@ -28,7 +29,7 @@ PGPASSWORD=$PASSWORD "$PSQL" -X -q -h 127.0.0.1 -p "$DB_PORT" -U postgres -d pos
 export DATABASE_URL
 "$D4H" migrate >/dev/null
 echo "loadtest: seeding 2,000 synthetic people with 30 days of data …"
-"$D4H" seed --people 2000 --days 30 >/dev/null
+"$D4H_DEV" seed --people 2000 --days 30 >/dev/null
 
 env MAIL_TRANSPORT=log LOG_LEVEL=warning HTTP_HOST=127.0.0.1 \
     RATE_LIMIT_UPLOADS_PER_MINUTE=0 RATE_LIMIT_DOWNLOADS_PER_MINUTE=0 \
@@ -40,7 +41,7 @@ trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EX
 for _ in $(seq 1 150); do curl -fsS "http://127.0.0.1:$PORT/health/ready" >/dev/null 2>&1 && break; sleep 0.2; done
 
 rc=0
-timeout $(( ${LOAD_SECONDS:-90} + 120 )) "$D4H" bench load --url "http://127.0.0.1:$PORT" --database-url "$DATABASE_URL" \
+timeout $(( ${LOAD_SECONDS:-90} + 120 )) "$D4H_DEV" bench load --url "http://127.0.0.1:$PORT" --database-url "$DATABASE_URL" \
     --server-pid "$server" --duration "${LOAD_SECONDS:-90}" | tee "$OUT/report.md" || rc=$?
 kill -0 "$server" 2>/dev/null || { echo "loadtest: FAIL — the server died (see $OUT/server.log)"; exit 1; }
 if (( rc == 0 )); then echo "loadtest: PASS (0 errors)"; else echo "loadtest: FAIL (exit $rc)"; fi

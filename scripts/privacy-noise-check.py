@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Cross-check of the discrete Gaussian sampler (Sources/Broker/Privacy/Noise) from outside Swift.
+"""Cross-check of the discrete Gaussian sampler (Sources/BrokerDomain/Privacy/Noise) from outside Swift.
 
-Runs `d4h privacy noise` for a few variances and checks its draws
+Runs `d4h-dev privacy noise` for a few variances and checks its draws
   1. against the exact, normalised pmf of N_Z(0, σ²), P(y) = exp(−y²/(2σ²)) / Σ_z exp(−z²/(2σ²)), computed here
      independently of the Swift code: Pearson's χ² over cells of about equal probability, and a KS-type test
      (the largest gap between the empirical and the exact CDF at the integers);
@@ -13,7 +13,7 @@ run. Two checks cannot be seeded — one run of the production source (SecureNoi
 and OpenDP, which draws from the operating system too — so they use a level of 10^−6: a correct sampler fails them
 once in a million runs. Exits 0 when every check passes, 1 otherwise.
 
-Usage: privacy-noise-check.py [--d4h PATH] [--draws N]   (D4H in the environment also names the executable)
+Usage: privacy-noise-check.py [--d4h-dev PATH] [--draws N]   (D4H_DEV in the environment also names the executable)
 """
 
 import argparse
@@ -147,7 +147,7 @@ def against_opendp(report, label, values, reference, exact, level):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--d4h", default=os.environ.get("D4H", ".build/debug/d4h"))
+    parser.add_argument("--d4h-dev", dest="d4h", default=os.environ.get("D4H_DEV", ".build/debug/d4h-dev"))
     parser.add_argument("--draws", type=int, default=200_000)
     arguments = parser.parse_args()
     started = time.monotonic()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The discrete Gaussian noise sampler (Sources/Broker/Privacy/Noise) checked from outside Swift: draws from
+# The discrete Gaussian noise sampler (Sources/BrokerDomain/Privacy/Noise) checked from outside Swift: draws from
 # `d4h privacy noise` against scipy's statistics on the exact pmf, and against OpenDP's own sampler
 # (scripts/privacy-noise-check.py says how). Needs no database or server; about 20 s on a debug build.
 #
@@ -8,7 +8,7 @@
 # comes with a server's set-up and exit trap, so the few lines needed here are repeated below instead.
 #
 # Environment (the Makefile sets the first):
-#   D4H           the d4h executable                           (.build/debug/d4h)
+#   D4H_DEV       the d4h-dev executable                       (.build/debug/d4h-dev)
 #   SCIPY_SPEC    scipy to install                             (scipy==1.17.1)
 #   OPENDP_SPEC   opendp to install; if it cannot be installed, the comparison with OpenDP is skipped (opendp==0.16.0)
 set -euo pipefail
@@ -16,7 +16,7 @@ set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO_ROOT"
 
-D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
+D4H_DEV=${D4H_DEV:-$REPO_ROOT/.build/debug/d4h-dev}
 VENV=$REPO_ROOT/var/venv
 # Pinned so a new release cannot change the verdict by surprise.
 SCIPY_SPEC=${SCIPY_SPEC:-scipy==1.17.1}
@@ -25,7 +25,7 @@ OPENDP_SPEC=${OPENDP_SPEC:-opendp==0.16.0}
 log() { echo "privacy-noise-check: $*"; }
 die() { echo "privacy-noise-check: $*" >&2; exit 1; }
 
-[[ -x $D4H ]] || die "$D4H is not built (run 'make build')"
+[[ -x $D4H_DEV ]] || die "$D4H_DEV is not built (run 'make build')"
 command -v python3 >/dev/null || die "python3 is not installed"
 
 # ---- the venv -------------------------------------------------------------------------------
@@ -70,4 +70,4 @@ fi
 
 # ---- the check ------------------------------------------------------------------------------
 
-D4H=$D4H PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" scripts/privacy-noise-check.py
+D4H_DEV=$D4H_DEV PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" scripts/privacy-noise-check.py

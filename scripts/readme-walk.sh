@@ -34,8 +34,8 @@ recreate_database "$SERVED_DB"
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL \
     MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/walk/var/mail LOG_LEVEL=info GROUP_MIN_COHORT=100
 "$D4H" migrate >"$OUT/migrate.log" 2>&1 || { cat "$OUT/migrate.log" >&2; die "d4h migrate failed"; }
-log "d4h seed --people 2000 --days 7"
-"$D4H" seed --people 2000 --days 7 >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h seed failed"; }
+log "d4h-dev seed --people 2000 --days 7"
+"$D4H_DEV" seed --people 2000 --days 7 >"$OUT/seed.log" 2>&1 || { cat "$OUT/seed.log" >&2; die "d4h-dev seed failed"; }
 start_server
 
 # ---- the walk, as written ----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-import Broker
+import BrokerDomain
+import BrokerTestSupport
 import Foundation
 
 /// Writes synthetic but realistic Apple Health `export.xml` files, streamed to disk, for benchmarks and load tests.

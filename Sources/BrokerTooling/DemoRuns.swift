@@ -1,4 +1,5 @@
-import Broker
+import BrokerDomain
+import BrokerTestSupport
 import Foundation
 import Logging
 import PostgresNIO

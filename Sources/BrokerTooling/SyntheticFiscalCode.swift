@@ -1,4 +1,5 @@
-import Broker
+import BrokerDomain
+import BrokerTestSupport
 
 /// Valid *codici fiscali* for synthetic people: the birth part agrees with their birth date and sex, and the six
 /// name letters spell a serial number, which is what makes every person of a population distinct.

@@ -1,4 +1,5 @@
-import Broker
+import BrokerDomain
+import BrokerTestSupport
 import Foundation
 
 /// One synthetic person: identity and physiology, drawn from `(seed, number)` alone, so person 42 of seed 1 is the

@@ -1,4 +1,5 @@
-import Broker
+import BrokerDomain
+import BrokerTestSupport
 import Foundation
 
 /// Writes one synthetic person's samples, and the daily rollups of exactly those samples, as COPY text.

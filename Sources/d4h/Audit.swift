@@ -1,5 +1,7 @@
 import ArgumentParser
-import Broker
+import BrokerDomain
+import BrokerServer
+import CommandLineSupport
 import Foundation
 
 struct Audit: AsyncParsableCommand {

@@ -1,5 +1,8 @@
 import ArgumentParser
 import AutomatedSOS
+import BrokerDomain
+import BrokerServer
+import CommandLineSupport
 import Foundation
 
 /// `d4h sos`: replays a recorded trace through AutomatedSOS, as the device would see it.

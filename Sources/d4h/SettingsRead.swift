@@ -1,3 +1,5 @@
+import BrokerDomain
+import BrokerServer
 import Configuration
 import Synchronization
 

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -5,7 +6,10 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 27, item 6: an API key must not outlive the password it was made with. Someone who stole a
 /// company's password and made a key kept reading people's data after the owner changed the password.

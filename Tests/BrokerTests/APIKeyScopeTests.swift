@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 17, item 8: an API key could mint API keys (which outlived its revocation), change the account's
 /// credentials and delete the account. Now no key may do those, a key may be read-only, and a key may expire.

@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 17, items 1-3 in the console and in the background: the console resolves the client's address
 /// exactly as the API does, checks passwords through the same throttle, offers the activation mail again;

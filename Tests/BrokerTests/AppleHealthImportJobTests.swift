@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -6,7 +7,10 @@ import NIOCore
 import PostgresNIO
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 @testable import BrokerTooling
 
 /// Imports larger than `IMPORT_BACKGROUND_BYTES` run as jobs: 202, a status URL to poll, then the same result

@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 @testable import BrokerTooling
 
 /// `POST /v1/me/imports/apple-health` and `d4h import apple-health`, end to end: the parser's own tests are in

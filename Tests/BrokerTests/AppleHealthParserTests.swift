@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 @testable import BrokerTooling
 
 #if canImport(CZlib)

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// An iPhone's export.zip holds each workout's GPS track in `workout-routes/route_….gpx` (issue 19): imported
 /// as positions, in the import's transaction, all or nothing.

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// An iPhone and an Apple Watch (and a sleep app) record the same walk and the same night: the Health app
 /// counts each period once, from the source highest in its list. So does the import.

@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Signed checkpoints: published by the server, downloaded by auditors, checked by `d4h audit verify`.
 @Suite("Audit checkpoints")

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The authorisation matrix, generated from `openapi.yaml`: every operation, read from the document at test
 /// time, is called (a) without a token, (b) with an expired one, (c) with a revoked one (a logged-out session;

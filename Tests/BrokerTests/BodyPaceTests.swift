@@ -1,6 +1,10 @@
+import BrokerTestSupport
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite("Slow-drip bodies")
 struct BodyPaceTests {

@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import Logging
 import PostgresNIO
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 14: no burst or fault stalls the server. Every wait (a pooled connection, an evaluation slot, a
 /// lock, a statement, a transaction left idle) has a bound, and hitting it is a 503 with `Retry-After`.

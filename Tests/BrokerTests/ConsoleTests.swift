@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The web console's sessions, CSRF defence and role walls, over real HTTP and PostgreSQL. The browser tests
 /// (`scripts/browser-tests.sh`) drive the same pages through Chromium; these pin the security rules exactly.

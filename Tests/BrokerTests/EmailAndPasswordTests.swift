@@ -1,6 +1,10 @@
+import BrokerTestSupport
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 private let longestLocalPart = String(repeating: "a", count: 64)
 /// 63 + 1 + 63 + 1 + 61 = 189 characters, so that 64 + "@" + this is exactly 254.

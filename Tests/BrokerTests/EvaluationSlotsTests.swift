@@ -1,8 +1,12 @@
+import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 14: one company's burst of group requests must not queue another company's request behind it,
 /// and a wait for an evaluation slot is bounded.

@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `GET /v1/me/export` holds everything about the person; `DELETE /v1/me` removes all their health data.
 @Suite("Export and erasure", .serialized)

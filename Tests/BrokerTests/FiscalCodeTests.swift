@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The first 15 characters of a code followed by the check character computed for them.
 private func completed(_ first15: String) throws -> String {

@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// GPX as real tools write it (issue 19): Apple Health's workout routes, route planners' routes and tracks,
 /// GPX 1.0, several segments; and files that must be refused whole with a message naming the line.

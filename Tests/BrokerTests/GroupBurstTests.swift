@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 14: a burst of group requests stalled the whole service. Each creation held a pooled connection
 /// and the global evaluation lock while it leased more connections for the cells; with the pool full of

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 16's attacks on group results, each tried as an adversary would, through the HTTP API only. Each
 /// recovered one person's exact value from the exact implementation (the k threshold plus the pairwise

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The privacy ledger (issue 16): each company's budget per rolling period (exhaustion, renewal, the last
 /// of it raced for), each person's yearly cap (a person whose budget is spent is left out), the estimate

@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Group requests with k = 5, as functions: the count gate, filters, results checked against an
 /// independent computation over the raw samples, and subscriptions that release each bucket once. The

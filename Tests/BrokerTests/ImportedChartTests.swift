@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The acceptance check: an iPhone's Health export, imported, draws daily step totals and nightly
 /// sleep hours on the console that equal what the Health app shows for the same days — computed here from

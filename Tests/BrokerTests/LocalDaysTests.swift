@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Real phones' data: many records a day of cumulative types, summed per person and *local* day; sleep
 /// on the day it ends; time zones from the phone and the profile. Every expected figure is computed here,

@@ -1,8 +1,12 @@
+import BrokerTestSupport
 import Foundation
 import PostgresNIO
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite("Migrator")
 struct MigratorTests {

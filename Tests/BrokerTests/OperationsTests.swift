@@ -1,10 +1,14 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite("Operations")
 struct OperationsTests {

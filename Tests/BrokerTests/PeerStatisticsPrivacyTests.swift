@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 16, attack family 7: peer statistics on `GET /v1/me/statistics` must not reveal a person, neither
 /// by differencing windows a day apart nor with k − 1 cheap accounts in one's own band. Against the former

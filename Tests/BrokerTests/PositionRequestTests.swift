@@ -1,10 +1,14 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `position` as a type of single requests (issue 19): asked for, accepted, downloaded as JSON, CSV or GPX
 /// by its own cursor, recorded in the access log, announced to subscribers, and never released otherwise.

@@ -1,10 +1,14 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// GPS positions as data (issue 19, part 1): uploaded like samples (JSON or CSV, atomic, idempotent), read
 /// back in time order, gone with the person.

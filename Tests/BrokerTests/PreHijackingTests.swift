@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 27, item 7: an account must not be pre-hijacked (Sudhodanan and Paverd, USENIX Security 2022). A
 /// squatter registers a victim's email first, with their own password and identity, and never activates;

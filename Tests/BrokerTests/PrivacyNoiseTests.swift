@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
-/// The privacy module's noise primitive (`Sources/Broker/Privacy/Noise`): exact coins, the discrete Laplace and the
+/// The privacy module's noise primitive (`Sources/BrokerDomain/Privacy/Noise`): exact coins, the discrete Laplace and the
 /// discrete Gaussian, checked against their exact distributions.
 ///
 /// Every statistical test draws from a fixed seed, so it is deterministic: it cannot be flaky, and the bounds sit at

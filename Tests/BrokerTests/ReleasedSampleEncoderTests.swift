@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The download encoder's hand-written formatting agrees with the general formatters it replaces.
 @Suite("Released sample encoder")

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The background loops' shape (`repeatUntilShutdown`): a failure is a warning, the server stopping is not.
 @Suite("Repeated work")

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Issue 17, items 5, 6, 7 and 10, as an attacker holding a company's credentials would try them: single
 /// requests as a registration oracle, a block that leaves subscriptions running, download cursors that

@@ -1,8 +1,12 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Display names against the runner who poses as another runner's bib (issue 27): lookalikes of "Bib N" from
 /// other scripts, compatibility forms and invisible characters are refused, and spectators see the bib

@@ -1,9 +1,13 @@
 import AsyncHTTPClient
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// A runner's privacy zone against the spectator who looks for their home (issue 27): the known attack on
 /// Strava's zones, a circle fitted through the points where the runner vanishes and reappears.

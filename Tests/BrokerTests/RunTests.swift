@@ -1,12 +1,16 @@
 import AsyncHTTPClient
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Synchronization
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Track4Run through the API (issue 19): one test per requirement of the original design (R36–R51) at
 /// least, and the attacks on each rule.

@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `GET /v1/me/samples`: time order, filters, keyset pagination, validation and isolation between people.
 @Suite("Sample list", .serialized)

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The monthly partitions of `samples`: made ahead by the migration, a default partition for the rest,
 /// and `ensure_samples_partition` moving a month's rows out of the default one.

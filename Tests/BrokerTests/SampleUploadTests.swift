@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `POST /v1/me/samples`: JSON and CSV bodies, atomic validation, idempotence, roles, and what the
 /// database holds afterwards (samples, daily rollups, arrival numbers).

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The headers every answer carries, whatever produced it: generated handlers, streamed downloads, the
 /// problem mapping, the router's own 404 and 405, the operations endpoints.

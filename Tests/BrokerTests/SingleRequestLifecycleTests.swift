@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Sending, deciding, cancelling and ending single requests, with the original backend's cases.
 @Suite("Single request lifecycle", .serialized)

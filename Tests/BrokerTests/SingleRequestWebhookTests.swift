@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The request lifecycle's events reach the company's webhook, signed and in order.
 @Suite("Single request webhooks", .serialized)

@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `GET /v1/me/statistics`: the caller's own buckets, and their peers' composed from the shared noisy day
 /// cells (exact here: the tests that check figures inject `NoNoise`), gated on k. Peer data is on closed

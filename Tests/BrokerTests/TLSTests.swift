@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,7 +8,10 @@ import NIOCore
 import NIOSSL
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `d4h serve` terminating TLS itself, with a self-signed certificate made by `openssl` for each test.
 @Suite("TLS", .serialized)

@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `Timestamp`: the hand-written RFC 3339 parser and printers used for uploads, listings and COPY.
 @Suite("Timestamp")

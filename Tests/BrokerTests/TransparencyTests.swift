@@ -1,8 +1,13 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Blocks, erasure's effect on requests, the export, and the webhook events the request lifecycle queues.
 @Suite("Blocks, erasure and the request outbox", .serialized)

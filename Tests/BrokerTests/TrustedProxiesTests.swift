@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import HTTPTypes
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// `TRUSTED_PROXIES` and the client address it makes of a request (no server needed).
 @Suite("Trusted proxies")

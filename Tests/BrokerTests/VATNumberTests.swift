@@ -1,6 +1,10 @@
+import BrokerTestSupport
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite struct VATNumberTests {
     /// Check digits worked out by hand: for 1234567890 the odd positions give 1+3+5+7+9 = 25, the even

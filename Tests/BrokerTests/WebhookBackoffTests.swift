@@ -1,6 +1,11 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite("Webhook retry backoff")
 struct WebhookBackoffTests {

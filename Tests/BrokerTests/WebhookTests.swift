@@ -1,9 +1,14 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
 import Testing
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 @Suite("Webhooks", .serialized)
 struct WebhookTests {

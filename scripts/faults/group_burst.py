@@ -42,7 +42,7 @@ def run(d4h, cluster, ports):
     verdict = Verdict(f"group burst ({COMPANIES * PER_COMPANY} concurrent group requests on {PEOPLE:,} people; "
                       "pool 20, pool 4, SIGTERM under a burst)")
     seconds = seed(d4h, cluster)
-    verdict.figure(f"population: {PEOPLE:,} synthetic people × {DAYS} days (d4h seed) in {seconds:.0f} s; "
+    verdict.figure(f"population: {PEOPLE:,} synthetic people × {DAYS} days (d4h-dev seed) in {seconds:.0f} s; "
                    "GROUP_MIN_COHORT default (1000)")
     accounts = create_accounts(d4h, cluster, users=1, companies=COMPANIES)
     yesterday = datetime.datetime.now(datetime.timezone.utc).date() - datetime.timedelta(days=1)
@@ -84,13 +84,13 @@ def run(d4h, cluster, ports):
 
 
 def seed(d4h, cluster):
-    """`d4h seed` as `make run` does it (from the repository root: it reads Seeds/demo-accounts.json)."""
+    """`d4h-dev seed` as `make run` does it (from the repository root: it reads Seeds/demo-accounts.json)."""
     started = time.monotonic()
-    result = subprocess.run([d4h, "seed", "--people", str(PEOPLE), "--days", str(DAYS)], cwd=REPO,
+    result = subprocess.run([d4h_dev(d4h), "seed", "--people", str(PEOPLE), "--days", str(DAYS)], cwd=REPO,
                             capture_output=True, text=True, timeout=SEED_TIMEOUT,
                             env=dict(os.environ, DATABASE_URL=cluster.database_url))
     if result.returncode != 0:
-        raise RuntimeError(f"d4h seed exited with {result.returncode}: {result.stderr[-500:]}")
+        raise RuntimeError(f"d4h-dev seed exited with {result.returncode}: {result.stderr[-500:]}")
     return time.monotonic() - started
 
 

@@ -153,9 +153,14 @@ def call(method, url, token=None, body=None, content_type="application/json", ti
         connection.close()
 
 
+def d4h_dev(d4h):
+    """The developers' executable beside `d4h` (benchmarks and demo seeds are not part of the product)."""
+    return os.path.join(os.path.dirname(d4h), "d4h-dev")
+
+
 def create_accounts(d4h, cluster, users, companies=0):
-    """Activated accounts through the real registration path (`d4h bench accounts`)."""
-    result = subprocess.run([d4h, "bench", "accounts", "--database-url", cluster.database_url, "--users", str(users),
+    """Activated accounts through the real registration path (`d4h-dev bench accounts`)."""
+    result = subprocess.run([d4h_dev(d4h), "bench", "accounts", "--database-url", cluster.database_url, "--users", str(users),
                              "--companies", str(companies)], check=True, capture_output=True, text=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 

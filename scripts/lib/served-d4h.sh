@@ -9,6 +9,7 @@
 # Environment, with the Makefile's values as defaults: D4H (the executable), TEST_DB_PORT,
 # PG_SUPERUSER_PASSWORD and PG_BIN (the test cluster).
 D4H=${D4H:-$REPO_ROOT/.build/debug/d4h}
+D4H_DEV=${D4H_DEV:-$(dirname "$D4H")/d4h-dev}
 PG_PORT=${TEST_DB_PORT:-54339}
 PG_SUPERUSER_PASSWORD=${PG_SUPERUSER_PASSWORD:-d4h-dev-password}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}

@@ -1,10 +1,14 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// A minimal browser for the console's pages in tests: keeps the cookies the server sets, and sends a form
 /// with the CSRF token of the last page it loaded (the way a real browser submits a rendered form).

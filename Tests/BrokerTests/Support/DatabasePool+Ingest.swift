@@ -1,6 +1,10 @@
+import BrokerTestSupport
 import Foundation
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 extension DatabasePool {
     /// Stores samples through the real ingest, in a transaction of their own, as an upload does: for fixtures

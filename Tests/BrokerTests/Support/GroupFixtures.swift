@@ -1,9 +1,13 @@
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Group-request fixtures shared by the group, privacy, ledger, burst and local-day suites: a small k,
 /// populations with known figures, servers whose buckets close on a known day, and independent

@@ -1,8 +1,12 @@
+import BrokerTestSupport
 import Foundation
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// What the rate-limit suites share: a configuration with only the given limits, on a clock the test moves.
 enum RateLimitFixtures {

@@ -1,10 +1,14 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Organisers, runners and runs for the Track4Run suites: a path in Milan's Parco Sempione area, from A
 /// east to B, then north to C (about 1.3 km).

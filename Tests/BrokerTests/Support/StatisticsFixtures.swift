@@ -1,7 +1,11 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// What the statistics suites share: a caller whose peer band is known, her peers' birth dates, and days
 /// counted from today.

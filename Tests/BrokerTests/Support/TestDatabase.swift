@@ -1,7 +1,12 @@
-import Broker
+import BrokerTestSupport
 import Foundation
 import Logging
 import PostgresNIO
+
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// Fresh databases for tests: a migrated template is built once per test run, and each test gets its own
 /// copy (`CREATE DATABASE … TEMPLATE`), so tests run in parallel and never see each other's rows.
@@ -71,7 +76,7 @@ enum TestDatabase {
     static func withClient<T: Sendable>(_ url: DatabaseURL, _ body: @escaping @Sendable (DatabasePool) async throws -> T)
         async throws -> T
     {
-        try await Broker.withDatabase(url: url.text, logger: logger, body)
+        try await BrokerDomain.withDatabase(url: url.text, logger: logger, body)
     }
 
     fileprivate static func buildTemplate() async throws {

@@ -1,4 +1,5 @@
 import BrokerOpenAPI
+import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,7 +8,10 @@ import NIOCore
 import PostgresNIO
 import Testing
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// One running Data4Help server (real HTTP on a loopback port) on its own fresh database, with a mail
 /// directory, plus the steps most tests share: register, read the activation mail, activate, log in.

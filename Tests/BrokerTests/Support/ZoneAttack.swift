@@ -1,6 +1,10 @@
+import BrokerTestSupport
 import Foundation
 
-@testable import Broker
+@testable import BrokerConsole
+@testable import BrokerDomain
+@testable import BrokerHTTP
+@testable import BrokerServer
 
 /// The known attack on privacy zones (Strava's, issue 27): a spectator watches a runner cross their zone on
 /// many straight streets, keeps the last point seen before the runner vanished and the first one after they

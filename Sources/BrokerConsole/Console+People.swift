@@ -1,0 +1,150 @@
+import BrokerDomain
+import BrokerHTTP
+import Foundation
+import Hummingbird
+import NIOCore
+import OpenAPIRuntime
+
+/// Pages for people: the inbox of requests, their data, who saw it, blocked companies.
+extension Console {
+    func registerPersonPages(on router: Router<BrokerRequestContext>) {
+        get("/inbox", .role(.user), on: router) { request in
+            let principal = try request.caller
+            // Every pending request, however many: each must be answerable. The rest: 100 a page.
+            let pending = try await request.services.singleRequests.list(
+                for: principal, status: .pending, cursor: nil, limit: 1000, logger: request.logger
+            ).rows
+            let page = try await request.services.singleRequests.list(
+                for: principal, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
+            let decided = page.rows.filter { $0.status != .pending }
+            let sharing = decided.filter { $0.subscription?.status == .active }
+            let history = decided.filter { $0.subscription?.status != .active }
+            var values: [String: Any] = [
+                "pending": pending.map(Self.inboxItem), "hasPending": !pending.isEmpty,
+                "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
+                "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
+            ]
+            ConsoleRequest.addPageLink("/inbox", next: page.nextCursor, as: "olderLink", to: &values)
+            return request.page("inbox", title: "Requests for your data", values: values)
+        }
+        singleRequestAction("/requests/:id/accept", .user, on: router, then: "/inbox", notice: "accepted") {
+            try await $0.accept(id: $1, by: $2, logger: $3)
+        }
+        singleRequestAction("/requests/:id/refuse", .user, on: router, then: "/inbox", notice: "refused") {
+            try await $0.refuse(id: $1, by: $2, logger: $3)
+        }
+        singleRequestAction("/requests/:id/stop", .user, on: router, then: "/inbox", notice: "stopped") {
+            try await $0.endSubscription(id: $1, by: $2, logger: $3)
+        }
+
+        get("/blocks", .role(.user), on: router) { request in
+            let blocks = try await request.services.transparency.blocks(of: try request.caller, logger: request.logger)
+            return request.page(
+                "blocks", title: "Blocked companies",
+                values: [
+                    "blocks": blocks.map {
+                        [
+                            "id": $0.thirdParty.id.uuidString.lowercased(), "companyName": $0.thirdParty.companyName,
+                            "vatNumber": $0.thirdParty.vatNumber, "blockedAt": Wording.time($0.blockedAt),
+                        ]
+                    },
+                    "hasBlocks": !blocks.isEmpty,
+                ])
+        }
+        post("/blocks/:id", .role(.user), on: router) { request in
+            _ = try await request.services.transparency.block(
+                try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller,
+                requests: request.services.singleRequests, logger: request.logger)
+            return request.redirect("/blocks", notice: "blocked")
+        }
+        post("/blocks/:id/delete", .role(.user), on: router) { request in
+            try await request.services.transparency.unblock(
+                try request.id(orElse: TransparencyError.companyNotFound), by: try request.caller, logger: request.logger)
+            return request.redirect("/blocks", notice: "unblocked")
+        }
+
+        get("/access-log", .role(.user), on: router) { request in
+            let page = try await request.services.transparency.accessLog(
+                for: try request.caller, cursor: request.cursor(), limit: 100, logger: request.logger)
+            let entries = page.rows
+            var values: [String: Any] = [
+                "entries": entries.map {
+                    [
+                        "at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
+                        "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
+                        "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
+                    ]
+                },
+                "hasEntries": !entries.isEmpty,
+            ]
+            ConsoleRequest.addPageLink("/access-log", next: page.nextCursor, as: "olderLink", to: &values)
+            return request.page("access-log", title: "Who saw your data", values: values)
+        }
+
+        get("/data", .role(.user), on: router) { request in
+            let principal = try request.caller
+            var charts: [[String: Any]] = []
+            for statistics in try await request.services.budgeted.statisticsOfEveryType(principal, logger: request.logger) {
+                guard !statistics.own.isEmpty else { continue }
+                charts.append(HealthChart(statistics: statistics).values)
+            }
+            return request.page("my-data", title: "Your data", values: ["charts": charts, "hasCharts": !charts.isEmpty])
+        }
+        // Called by /console.js with the file as the body; answers JSON for the script (problem+json on failure):
+        // a CSV's counts; an Apple Health import's result (as the API's), or, for a file large enough to run in
+        // the background, 202 and the page that follows it (`location`).
+        post("/data/upload", .role(.user), body: .upload, on: router) { request in
+            let principal = try request.caller
+            let kind = request.query["kind"] ?? "csv"
+            let json: String
+            var status = HTTPResponse.Status.ok
+            switch kind {
+            case "csv":
+                let stored = try await request.services.budgeted.storeSamples(
+                    csv: Self.httpBody(request.request.body), by: principal, logger: request.logger)
+                json = #"{"accepted":\#(stored.accepted),"duplicates":\#(stored.duplicates),"skipped":0}"#
+            case "apple-health-xml", "apple-health-zip":
+                switch try await request.services.budgeted.importAppleHealth(
+                    Self.httpBody(request.request.body), format: kind == "apple-health-zip" ? .zip : .xml, by: principal,
+                    logger: request.logger)
+                {
+                case .finished(let result):
+                    json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+                case .started(let job):
+                    status = .accepted
+                    json = #"{"status":"running","location":"/data/imports/\#(job.id.uuidString.lowercased())"}"#
+                }
+            default:
+                throw Problem.validationFailed([FieldError(field: "kind", message: "must be csv, apple-health-xml or apple-health-zip")])
+            }
+            return Response(
+                status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+        }
+
+        // A background import: a progress bar that reloads itself every second while it runs (no script
+        // needed), then what was imported or why nothing was.
+        get("/data/imports/:id", .role(.user), on: router) { request in
+            let principal = try request.caller
+            let job = try await request.services.imports.job(
+                id: try request.id(orElse: ImportJobError.notFound), userID: principal.accountID, logger: request.logger)
+            return request.page("import", title: "Apple Health import", values: ImportPage(job: job).values)
+        }
+    }
+
+    /// One request as the inbox shows it: who, what, why, for how long.
+    static func inboxItem(_ request: SingleRequest) -> [String: Any] {
+        [
+            "id": request.id.uuidString.lowercased(),
+            "companyName": request.thirdParty.companyName,
+            "companyID": request.thirdParty.id.uuidString.lowercased(),
+            "vatNumber": request.thirdParty.vatNumber,
+            "types": request.types.map(Wording.typeWithUnit),
+            "purpose": request.purpose,
+            "window": Wording.window(from: request.windowFrom, to: request.windowTo),
+            "duration": Wording.duration(subscriptionDays: request.subscription?.days),
+            "status": request.subscription.map { "\(request.status.rawValue), subscription \($0.status.rawValue)" } ?? request.status.rawValue,
+            "createdAt": Wording.time(request.createdAt),
+            "endsAt": Wording.time(request.subscription?.endsAt),
+        ]
+    }
+}

@@ -1,0 +1,204 @@
+import BrokerDomain
+import BrokerHTTP
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Mustache
+import NIOCore
+import OpenAPIRuntime
+
+/// The web console: server-rendered pages for people, companies and auditors, served next to the API by
+/// the same process. Every action goes through the API's own services (`services.accounts`,
+/// `services.singleRequests`, …) and every upload, import and download through the same budgeted operations
+/// as the API's (`services.budgeted`), so the console cannot drift from the API's rules.
+/// Routes live in the `Console+<area>.swift` files; this file holds what every page shares.
+package struct Console: Sendable {
+    let services: ConsoleServices
+    let templates: MustacheLibrary
+    let assets: ConsoleAssets
+    /// `Secure` on the cookies: this server terminates TLS, or `PUBLIC_URL` is https (a TLS proxy in front).
+    let servesTLS: Bool
+    /// A session cookie lives as long as the session it carries.
+    let sessionTTL: Int
+
+    static let sessionCookie = "d4h_session"
+    static let visitorCookie = "d4h_csrf"
+    static let csrfField = "_csrf"
+    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+    /// Inline styles and scripts are refused: everything comes from /console.css and /console.js.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// Forms are small; only the upload endpoint reads a larger body, and it does so itself.
+    static let formBodyLimit = 1024 * 1024
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
+    /// A request's body as the API's operations take it, read once as it arrives.
+    static func httpBody(_ body: RequestBody) -> HTTPBody {
+        HTTPBody(body.map { ArraySlice($0.readableBytesView) }, length: .unknown, iterationBehavior: .single)
+    }
+
+    /// The whole body, or the API's 413 when it is over `limit`.
+    static func collect(_ body: RequestBody, upTo limit: Int) async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw BodyTooLarge(maxBytes: limit)
+        }
+    }
+
+    package static func load(_ services: ConsoleServices, servesTLS: Bool, publicURL: String, sessionTTL: Int) async throws -> Console {
+        guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
+            let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
+        else { throw ConsoleResourcesMissing() }
+        return Console(
+            services: services, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
+            servesTLS: servesTLS || publicURL.lowercased().hasPrefix("https:"),
+            sessionTTL: sessionTTL)
+    }
+
+    package func register(on router: Router<BrokerRequestContext>) {
+        assets.register(on: router)
+        registerAccountPages(on: router)
+        registerPersonPages(on: router)
+        registerCompanyPages(on: router)
+        registerAuditorPages(on: router)
+        registerRunPages(on: router)
+        registerRunActions(on: router)
+    }
+
+    // MARK: Routing
+
+    /// Who may open a page.
+    enum Access: Sendable, Equatable {
+        case anyone
+        case signedIn
+        case role(Role)
+    }
+
+    /// How a POST proves it comes from one of our own pages.
+    enum PostBody: Sendable {
+        /// A form: the token is its `_csrf` field.
+        case form
+        /// A raw upload (script): the token is the `X-CSRF-Token` header and the handler reads the body.
+        case upload
+    }
+
+    typealias Handler = @Sendable (ConsoleRequest) async throws -> Response
+
+    func get(_ path: RouterPath, _ access: Access, on router: Router<BrokerRequestContext>, _ handler: @escaping Handler) {
+        router.get(path) { request, context in
+            try await self.serve(request, context: context, access: access, post: nil, handler: handler)
+        }
+    }
+
+    func post(
+        _ path: RouterPath, _ access: Access, body: PostBody = .form, on router: Router<BrokerRequestContext>,
+        _ handler: @escaping Handler
+    ) {
+        router.post(path) { request, context in
+            try await self.serve(request, context: context, access: access, post: body, handler: handler)
+        }
+    }
+
+    /// A button on one single request (accept, refuse, cancel, stop): the service's own transition, then back
+    /// to the list with a notice. A malformed id names nothing: the service's "not found".
+    func singleRequestAction(
+        _ path: RouterPath, _ role: Role, on router: Router<BrokerRequestContext>, then list: String, notice: String,
+        _ transition: @escaping @Sendable (SingleRequestService, UUID, Principal, Logger) async throws -> SingleRequest
+    ) {
+        post(path, .role(role), on: router) { request in
+            _ = try await transition(
+                request.services.singleRequests, try request.id(orElse: SingleRequestError.notFound), try request.caller, request.logger)
+            return request.redirect(list, notice: notice)
+        }
+    }
+
+    /// Resolves the visitor, checks access and (for a POST) the CSRF token, runs the page, and adds the
+    /// page headers. Errors become an HTML page with the problem's status, title and detail.
+    private func serve(
+        _ request: Request, context: BrokerRequestContext, access: Access, post: PostBody?, handler: Handler
+    ) async throws -> Response {
+        let logger = context.logger
+        let visitor = try await Visitor.resolve(request.cookies, accounts: services.accounts, logger: logger)
+        let csrfToken = try await services.csrf.token(for: visitor.binding, logger: logger)
+        var consoleRequest = ConsoleRequest(
+            console: self, request: request, context: context, principal: visitor.principal,
+            csrfToken: csrfToken)
+        var response: Response
+        do {
+            response = try await authorised(&consoleRequest, access: access, post: post, visitor: visitor, handler: handler)
+        } catch {
+            // The upload script reads problem+json, which ProblemMiddleware writes; a person reads a page.
+            if case .upload = post { throw error }
+            // Domain errors (also when wrapped by a transaction), a database outage, bad input PostgreSQL
+            // refused: the API's own mapping, so a page says what the API would.
+            let problem = ProblemMiddleware.problem(for: error, logger: logger)
+            // A session that expired (or was revoked) while the page was open: sign in again.
+            response = problem.slug == "unauthenticated" ? .redirect(to: "/login", type: .normal) : consoleRequest.errorPage(problem)
+        }
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        if let fresh = visitor.newVisitorCookie {
+            response.setCookie(cookie(Self.visitorCookie, fresh, maxAge: nil))
+        }
+        return response
+    }
+
+    private func authorised(
+        _ request: inout ConsoleRequest, access: Access, post: PostBody?, visitor: Visitor, handler: Handler
+    ) async throws -> Response {
+        switch access {
+        case .anyone: break
+        case .signedIn, .role:
+            guard let principal = request.principal else {
+                // The upload script cannot follow a redirect to a sign-in page; it shows the 401's detail.
+                if case .upload = post { throw AccountError.unauthenticated }
+                return .redirect(to: "/login", type: .normal)
+            }
+            if case .role(let role) = access, principal.role != role {
+                return request.errorPage(
+                    Problem(
+                        status: .forbidden, slug: "wrong-role", title: "Not for your account",
+                        detail: "This page is for \(Wording.roleNamePlural(role)); you are signed in as \(Wording.roleName(principal.role))."))
+            }
+        }
+        if let post {
+            let submitted: String?
+            switch post {
+            case .form:
+                let body = try await Self.collect(request.request.body, upTo: Self.formBodyLimit)
+                request.form = FormFields(urlEncoded: String(buffer: body))
+                submitted = request.form.raw(Self.csrfField)
+            case .upload:
+                submitted = request.request.headers[Self.csrfHeader]
+            }
+            // A visitor who arrives without the cookie cannot have been shown a form bound to it; and a browser
+            // that says the request comes from another site (Fetch Metadata) is not posting one of our forms.
+            let site = request.request.headers[Self.secFetchSite]
+            guard visitor.newVisitorCookie == nil, site == nil || site == "same-origin" || site == "none",
+                try await services.csrf.accepts(submitted, for: visitor.binding, logger: request.logger)
+            else {
+                request.logger.notice("console form refused: missing or wrong CSRF token", metadata: ["http.path": "\(request.request.uri.path)"])
+                throw Problem(
+                    status: .forbidden, slug: "csrf-token-invalid", title: "This form has expired",
+                    detail: "The form was not sent from one of our pages, or you signed in or out since it was shown. Reload the page and try again.")
+            }
+        }
+        return try await handler(request)
+    }
+
+    func cookie(_ name: String, _ value: String, maxAge: Int?) -> Cookie {
+        Self.cookie(name, value, maxAge: maxAge, secure: servesTLS)
+    }
+
+    /// Every console cookie: unreadable by scripts, never sent by another site's request, `Secure` under TLS.
+    static func cookie(_ name: String, _ value: String, maxAge: Int?, secure: Bool) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secure, httpOnly: true, sameSite: .strict)
+    }
+}
+
+struct ConsoleResourcesMissing: Error, CustomStringConvertible {
+    var description: String { "the console's templates or assets are missing from the bundle" }
+}

@@ -1,0 +1,121 @@
+import BrokerDomain
+import BrokerHTTP
+import Foundation
+
+/// A server-rendered SVG chart of one data type over the person's local days. A type read at moments (heart
+/// rate …) draws the daily mean as a line over the band between the day's lowest and highest reading; a
+/// cumulative type (steps, sleep …) draws each day's total as a bar, as a phone's health app does. The median
+/// of the peers' daily figures is dashed where enough peers contribute. Only numbers and fixed words go into
+/// the SVG; it is built here, not from user text.
+struct HealthChart {
+    let statistics: Statistics
+
+    static let width = 640.0, height = 240.0
+    static let left = 52.0, right = 12.0, top = 12.0, bottom = 28.0
+
+    private var isTotal: Bool { statistics.type.aggregation == .dailyTotal }
+
+    var values: [String: Any] {
+        let type = statistics.type
+        return [
+            "type": type.rawValue,
+            "title": Wording.typeWithUnit(type),
+            "isTotal": isTotal,
+            "svg": svg,
+            "peerGroup": statistics.group.name,
+            "peersAvailable": statistics.peersAvailable && !statistics.peerBuckets.isEmpty,
+            "rows": statistics.own.map { bucket -> [String: String] in
+                let peer = statistics.peerBuckets.first { $0.start == bucket.start }
+                return [
+                    "day": bucket.start.description, "mean": Self.number(bucket.mean), "min": Self.number(bucket.min),
+                    "max": Self.number(bucket.max), "count": String(bucket.count), "peerMedian": peer.map { Self.number($0.p50) } ?? "–",
+                ]
+            },
+        ]
+    }
+
+    var svg: String {
+        let own = statistics.own
+        guard let firstDay = own.first?.start.dayNumber, let lastDay = own.last?.start.dayNumber else { return "" }
+        // Peers' days within the person's own first and last: shared cells exist for every closed day, also
+        // where the person has no data, and a point beyond the axes would be drawn outside the plot.
+        let peers = (statistics.peersAvailable ? statistics.peerBuckets : []).filter { (firstDay...lastDay).contains($0.start.dayNumber) }
+        let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.map(\.p50)
+        var low = values.min() ?? 0
+        var high = values.max() ?? 1
+        // A flat series still needs a range; totals keep their zero baseline (all-zero days draw on 0–1).
+        if high - low < 1e-9 {
+            if !isTotal { low -= 1 }
+            high += 1
+        }
+        let padding = (high - low) * 0.08
+        // Bars stand on zero: a total's axis starts there.
+        if !isTotal { low -= padding }
+        high += padding
+        let span = Double(max(lastDay - firstDay, 1))
+        let plotHeight = Self.height - Self.top - Self.bottom
+        // Bars are centred on their day: inset the days by half a bar so the first and last stay inside the axes.
+        let inset = isTotal ? Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span) / 2 + 1 : 0
+        let plotLeft = Self.left + inset
+        let plotWidth = Self.width - Self.left - Self.right - 2 * inset
+        func x(_ day: Int) -> Double { own.count == 1 ? plotLeft + plotWidth / 2 : plotLeft + Double(day - firstDay) / span * plotWidth }
+        func y(_ value: Double) -> Double { Self.top + (high - value) / (high - low) * plotHeight }
+        func point(_ day: Int, _ value: Double) -> String { "\(Self.coordinate(x(day))),\(Self.coordinate(y(value)))" }
+
+        let band = (own.map { point($0.start.dayNumber, $0.max) } + own.reversed().map { point($0.start.dayNumber, $0.min) })
+            .joined(separator: " ")
+        let meanLine = own.map { point($0.start.dayNumber, $0.mean) }.joined(separator: " ")
+        let peerLine = peers.map { point($0.start.dayNumber, $0.p50) }.joined(separator: " ")
+        let lowest = isTotal ? low : low + padding
+        let description =
+            "Daily \(isTotal ? "total" : "mean") of \(Wording.typeName(statistics.type).lowercased())"
+            + " from \(own.first!.start) to \(own.last!.start), between \(Self.number(lowest)) and \(Self.number(high - padding))"
+            + " \(statistics.type.unit)."
+
+        var svg =
+            #"<svg class="chart-svg" viewBox="0 0 \#(Int(Self.width)) \#(Int(Self.height))" role="img" aria-label="\#(description)" xmlns="http://www.w3.org/2000/svg">"#
+        // Axes and labels: the value range on the left, the first and last day below.
+        svg += #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.top)" x2="\#(Self.left)" y2="\#(Self.height - Self.bottom)"/>"#
+        svg +=
+            #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.height - Self.bottom)" x2="\#(Self.width - Self.right)" y2="\#(Self.height - Self.bottom)"/>"#
+        for value in [high - padding, (high - padding + lowest) / 2, lowest] {
+            svg += #"<text class="label" x="\#(Self.left - 6)" y="\#(Self.coordinate(y(value) + 4))" text-anchor="end">\#(Self.number(value))</text>"#
+            svg +=
+                #"<line class="grid" x1="\#(Self.left)" y1="\#(Self.coordinate(y(value)))" x2="\#(Self.width - Self.right)" y2="\#(Self.coordinate(y(value)))"/>"#
+        }
+        svg += #"<text class="label" x="\#(Self.left)" y="\#(Self.height - 8)">\#(own.first!.start)</text>"#
+        svg += #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(own.last!.start)</text>"#
+        if isTotal {
+            // One bar per day with data, centred on its day; at most 30 days, so a bar is several pixels wide.
+            let barWidth = Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span)
+            for bucket in own {
+                let top = y(bucket.mean)
+                let bottom = y(0)
+                svg +=
+                    #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
+                    + #" width="\#(Self.coordinate(barWidth))" height="\#(Self.coordinate(max(0, bottom - top)))"><title>\#(bucket.start): \#(Self.number(bucket.mean))</title></rect>"#
+            }
+            if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
+            return svg + "</svg>"
+        }
+        svg += #"<polygon class="band" points="\#(band)"/>"#
+        if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
+        svg += #"<polyline class="mean" points="\#(meanLine)"/>"#
+        for bucket in own {
+            svg += #"<circle class="dot" cx="\#(Self.coordinate(x(bucket.start.dayNumber)))" cy="\#(Self.coordinate(y(bucket.mean)))" r="2.5"/>"#
+        }
+        return svg + "</svg>"
+    }
+
+    /// Seven tenths of a day's share of the plot, between 2 and 24 px.
+    static func barWidth(plotWidth: Double, span: Double) -> Double { max(2, min(24, plotWidth / (span + 1) * 0.7)) }
+
+    static func coordinate(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    /// Up to one decimal, without a trailing ".0".
+    /// Formatted, never converted to an integer type: a filter bound of 1e19 must print, not trap.
+    static func number(_ value: Double) -> String {
+        let text = String(format: "%.1f", value)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+}

@@ -1,0 +1,57 @@
+import PostgresNIO
+
+/// Reads the facts error mapping needs out of PostgresNIO's errors, looking through transaction wrappers.
+package enum PostgresErrors {
+    /// The violated unique constraint's name, when `error` is SQLSTATE 23505.
+    static func uniqueViolation(in error: any Error) -> String? {
+        guard let psql = psqlError(in: error), psql.serverInfo?[.sqlState] == "23505" else { return nil }
+        return psql.serverInfo?[.constraintName] ?? ""
+    }
+
+    /// The database could not be reached or dropped the connection (as opposed to rejecting a statement):
+    /// the request can be retried once it is back.
+    package static func isConnectionFailure(_ error: any Error) -> Bool {
+        if let psql = psqlError(in: error) {
+            if let state = psql.serverInfo?[.sqlState] {
+                // 08: connection exception; 57P01–57P03: the server is shutting down, crashed or starting.
+                return state.hasPrefix("08") || state.hasPrefix("57P")
+            }
+            return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+                .contains(psql.code)
+        }
+        // The pool's own errors (its circuit breaker tripped, the lease was cancelled) live in a module
+        // PostgresNIO does not export.
+        return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
+    }
+
+    /// A bound of the server's was hit (issue 14): no pooled connection or evaluation slot in time, or
+    /// PostgreSQL ended a statement that waited too long for a lock (55P03), ran too long (57014, also
+    /// what a cancelled statement reports) or sat idle in a transaction (25P03). Nothing was written: the
+    /// request can be sent again.
+    package static func isOverload(_ error: any Error) -> Bool {
+        switch unwrapTransaction(error) {
+        case is DatabaseBusy, is EvaluationsBusy: return true
+        default: break
+        }
+        guard let state = psqlError(in: error)?.serverInfo?[.sqlState] else { return false }
+        return ["55P03", "57014", "25P03"].contains(state)
+    }
+
+    package static func psqlError(in error: any Error) -> PSQLError? {
+        if let psql = error as? PSQLError { return psql }
+        if let transaction = error as? PostgresTransactionError {
+            if let closureError = transaction.closureError { return psqlError(in: closureError) }
+            if let begin = transaction.beginError { return psqlError(in: begin) }
+            if let commit = transaction.commitError { return psqlError(in: commit) }
+        }
+        return nil
+    }
+
+    /// The error a closure inside `withTransaction` threw, so domain errors keep their identity.
+    package static func unwrapTransaction(_ error: any Error) -> any Error {
+        if let transaction = error as? PostgresTransactionError, let closureError = transaction.closureError {
+            return closureError
+        }
+        return error
+    }
+}

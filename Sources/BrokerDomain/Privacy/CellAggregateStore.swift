@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The SQL of exact cell aggregates over the daily rollups, for `CellMechanism` alone: per cell, how many
+/// people contributed, the sum of their clamped figures and their histogram (`ContributionBounds`). Each
+/// person's figure for a bucket is their day's figure, or the bucket's (`RollupFigureSQL`), so a person is
+/// one value per cell however many samples they have. Group cells are here; peer cells (`PeerCellStore`)
+/// share the clamping, rounding and binning through `aggregates(by:bounds:)`.
+package enum CellAggregateStore {
+    /// One type's cells for the group `cohort` (person numbers; people erased since are gone from `users`
+    /// and so from the cells), one per bucket from the bucket of `from` to that of `to`, empty ones included.
+    package static func groupCells(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [CellAggregate] {
+        let b = ContributionBounds.of(type)
+        let perPerson =
+            bucket == .day
+            ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
+            : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
+                + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
+        let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
+        let rows = try await connection.query(
+            """
+            WITH per_person AS (
+                \(unescaped: perPerson)
+                FROM daily_rollups r
+                WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
+                \(unescaped: grouping)
+            )
+            \(unescaped: aggregates(by: "start", bounds: b))
+            """, logger: logger)
+        var found: [String: CellAggregate] = [:]
+        for try await (start, people, centred, bins, counts) in rows.decode((String, Int64, Int64, [Int32], [Int64]).self) {
+            found[start] = CellAggregate(bucketStart: start, type: type, people: people, centredSum: centred, binIndices: bins, binCounts: counts)
+        }
+        // Every bucket of the range: one nobody contributed to goes through the same noise as any other.
+        return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
+    }
+
+    /// The rest of a query that starts with a `per_person` CTE (one row per person and cell: the cell's key
+    /// columns `keys`, comma-separated, and the person's `figure`): each figure clamped to the bounds, put in
+    /// its bin and rounded to the resolution as its distance from the middle, then per cell the key columns,
+    /// people (int8), centred sum (int8), and the non-empty bins (int4[]) with their people (int8[]). The
+    /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers.
+    static func aggregates(by keys: String, bounds b: ContributionBounds) -> String {
+        let lower = "(\(b.lower))::float8"
+        let upper = "(\(b.upper))::float8"
+        return """
+            , clamped AS (
+                SELECT \(keys), v, least(width_bucket(v, \(lower), \(upper), \(b.bins)), \(b.bins)) - 1 AS bin
+                FROM (SELECT \(keys), least(greatest(figure, \(lower)), \(upper)) AS v FROM per_person) p
+            ), binned AS (
+                SELECT \(keys), bin, count(*) AS people, sum(round((v - (\(b.middle))::float8) / (\(b.resolution))::float8)::int8) AS centred
+                FROM clamped GROUP BY \(keys), bin
+            )
+            SELECT \(keys), sum(people)::int8, sum(centred)::int8, array_agg(bin::int4 ORDER BY bin), array_agg(people::int8 ORDER BY bin)
+            FROM binned GROUP BY \(keys)
+            """
+    }
+
+    /// The bench's baseline only (`PrivacyBenchProbe`), never released: one type's cells as group results were
+    /// computed before differential privacy, the count, mean and p10/p50/p90 (`percentile_cont`) of each
+    /// contributor's own unclamped figure, for the buckets that have any.
+    package static func unprotectedCells(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(start: String, people: Int64, mean: Double, percentiles: [Double])] {
+        let perPerson =
+            bucket == .day
+            ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
+            : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"
+        let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
+        let rows = try await connection.query(
+            """
+            WITH per_person AS (
+                \(unescaped: perPerson)
+                FROM daily_rollups r
+                WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
+                \(unescaped: grouping)
+            )
+            SELECT to_char(start, 'YYYY-MM-DD'), count(*)::int8, avg(figure),
+                   percentile_cont('{0.1,0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY figure)
+            FROM per_person GROUP BY start
+            """, logger: logger)
+        return try await rows.collect().map { try $0.decode((String, Int64, Double, [Double]).self) }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Turns exact cell aggregates into released figures: the one place a figure about people is made for
+/// release (group results, cohort sizes and peer statistics all come through here).
+///
+/// Every count, sum and histogram bin gets discrete Gaussian noise calibrated by `CellCalibration`. A cell
+/// is released only when its *noisy* count reaches k, so the suppression itself is part of the mechanism
+/// and reveals nothing beyond it. Mean and percentiles are post-processing of the noisy figures (clamped
+/// to the type's bounds), which costs no further privacy.
+package struct CellMechanism: Sendable {
+    package init(noise: any NoiseSource, minimumPeople: Int) {
+        self.noise = noise
+        self.minimumPeople = minimumPeople
+    }
+
+    let noise: any NoiseSource
+    /// k: the fewest people (noisy) a released cell or cohort may describe.
+    let minimumPeople: Int
+
+    package func release(_ exact: CellAggregate, calibration: CellCalibration) -> GroupResultCell {
+        let bounds = calibration.bounds
+        // All noise is drawn whatever the outcome, so the time taken does not depend on the data.
+        let noisy = noisyFigures(exact, calibration: calibration)
+        let people = noisy.people
+        let sum = noisy.centredSum
+        let bins = noisy.bins
+        var cell = GroupResultCell(
+            bucketStart: exact.bucketStart, type: exact.type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true)
+        cell.accuracy = .init(calibration)
+        guard people >= minimumPeople else { return cell }
+        let mean = (bounds.middle + Double(sum) * bounds.resolution / Double(people)).clamped(to: bounds.lower...bounds.upper)
+        cell.people = Int(people)
+        cell.mean = mean.rounded(toMultipleOf: bounds.resolution)
+        cell.p10 = NoisyPercentiles.percentile(0.1, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
+        cell.p50 = NoisyPercentiles.percentile(0.5, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
+        cell.p90 = NoisyPercentiles.percentile(0.9, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
+        cell.suppressed = false
+        cell.accuracy?.meanMargin95 = calibration.meanMargin(people: Double(people), mean: mean)
+            .rounded(toMultipleOf: bounds.resolution)
+        return cell
+    }
+
+    /// A noisy head count (a cohort's size) costing `loss`; never negative.
+    func count(_ exact: Int, loss: PrivacyLoss) -> Int {
+        max(0, exact + Int(noise.discreteGaussian(variance: CellCalibration.countVariance(loss: loss))))
+    }
+}
+
+extension Double {
+    func clamped(to range: ClosedRange<Double>) -> Double { Swift.min(Swift.max(self, range.lowerBound), range.upperBound) }
+
+    /// To the released precision: digits beyond the resolution are noise, not information.
+    func rounded(toMultipleOf step: Double) -> Double {
+        guard step > 0 else { return self }
+        let digits = Swift.max(0, Int((-Foundation.log10(step)).rounded(.up)))
+        let scale = Foundation.pow(10.0, Double(digits))
+        return (self * scale).rounded() / scale
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Publishes peer statistics' closed days in the background (`PeerStatistics`): each step the newest
+/// closed day of the last `PeerStatistics.horizonDays` not yet published, one day per step, until none is
+/// left; then it looks again every `interval`. So a day's cells are there soon after it closes, before
+/// anyone's page needs them, and a new server catches up on the last 400 days newest first.
+///
+/// Cost: one query per type over one day's rollups (the `(type, day)` index) and one insert per day. Two
+/// instances share the work: a day's lock makes the second wait, then find it done.
+package struct PeerStatisticsPublishing: Service {
+    package init(peers: PeerStatistics, interval: Duration?, logger: Logger) {
+        self.peers = peers
+        self.interval = interval
+        self.logger = logger
+    }
+
+    let peers: PeerStatistics
+    /// `PEER_STATISTICS_INTERVAL`; nil turns the loop off (requests still publish what they need).
+    let interval: Duration?
+    let logger: Logger
+
+    package func run() async throws {
+        // Off: wait for shutdown all the same, since a service that returns ends the whole server.
+        guard let interval else { return try await gracefulShutdown() }
+        let peers = peers
+        let logger = logger
+        await repeatUntilShutdown(every: interval, logger: logger, failure: "publishing peer statistics failed; will retry") {
+            try await peers.publishNewestMissingDay(at: Date(), logger: logger)
+        }
+    }
+}

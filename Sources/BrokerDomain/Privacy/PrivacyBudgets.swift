@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A company's budget as it stands: what it may spend per rolling period, what the period's releases have
+/// spent, and when the oldest of them stops counting.
+package struct CompanyBudget: Sendable, Equatable {
+    var limit: PrivacyLoss
+    var spent: PrivacyLoss
+    package var periodDays: Int
+    /// When the oldest debit of the period ages out (nil: nothing spent).
+    package var renewsAt: Date?
+    var remaining: PrivacyLoss { max(.zero, limit - spent) }
+    package var limitRho: Double { limit.rho }
+    package var spentRho: Double { spent.rho }
+    package var remainingRho: Double { remaining.rho }
+}
+
+/// The budget rules, applied inside the caller's transaction so a debit commits or rolls back with the
+/// release it pays for. Callers hold `PrivacyLedgerStore.lock` first.
+struct PrivacyBudgets: Sendable {
+    let settings: PrivacySettings
+
+    func companyBudget(_ company: UUID, on connection: PostgresConnection, logger: Logger) async throws -> CompanyBudget {
+        let entries = try await PrivacyLedgerStore.companyEntries(company, days: settings.companyPeriodDays, on: connection, logger: logger)
+        return CompanyBudget(
+            limit: PrivacyLoss(rho: settings.companyBudget), spent: entries.reduce(.zero) { $0 + $1.loss },
+            periodDays: settings.companyPeriodDays, renewsAt: entries.first.map { renewal(of: $0.at) })
+    }
+
+    private func renewal(of at: Date) -> Date { at.addingTimeInterval(TimeInterval(settings.companyPeriodDays) * 86_400) }
+
+    /// Throws `PrivacyError.budgetExhausted` (with when enough of the budget returns) unless `cost` fits.
+    func ensureAffordable(_ cost: PrivacyLoss, by company: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        let limit = PrivacyLoss(rho: settings.companyBudget)
+        guard cost <= limit else { throw PrivacyError.costsMoreThanBudget(cost: cost.rho, budget: limit.rho) }
+        let entries = try await PrivacyLedgerStore.companyEntries(company, days: settings.companyPeriodDays, on: connection, logger: logger)
+        var available = limit - entries.reduce(.zero) { $0 + $1.loss }
+        guard available < cost else { return }
+        for entry in entries {
+            available = available + entry.loss
+            if available >= cost { throw PrivacyError.budgetExhausted(renewsAt: renewal(of: entry.at), cost: cost.rho) }
+        }
+        throw PrivacyError.budgetExhausted(renewsAt: nil, cost: cost.rho)
+    }
+
+    /// Checks and records a company's debit.
+    func charge(
+        _ cost: PrivacyLoss, to company: UUID, request: UUID, kind: LedgerEntry.Kind, cells: Int, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await ensureAffordable(cost, by: company, on: connection, logger: logger)
+        try await PrivacyLedgerStore.record(company: company, request: request, kind: kind, cells: cells, loss: cost, on: connection, logger: logger)
+    }
+
+    /// The members who can still afford `cost` this year.
+    func eligible(_ cohort: [Int32], cost: PrivacyLoss, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
+        try await PrivacyLedgerStore.withinCap(cohort, cost: cost, cap: settings.personGroupBudget, on: connection, logger: logger)
+    }
+}
+
+/// What the privacy rules refuse.
+package enum PrivacyError: Error, Equatable {
+    /// The company's budget for the period cannot pay for this release; `renewsAt` is when enough returns.
+    case budgetExhausted(renewsAt: Date?, cost: Double)
+    /// The request alone costs more than a whole period's budget.
+    case costsMoreThanBudget(cost: Double, budget: Double)
+}
+
+package enum PrivacyFormat {
+    package static func rho(_ value: Double) -> String { String(format: "%.6g", value) }
+}

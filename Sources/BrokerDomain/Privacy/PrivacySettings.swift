@@ -1,0 +1,48 @@
+/// The privacy budget's parameters (`PRIVACY_*` in the README; the reasoning behind each default is in
+/// docs/privacy.md). None of them can turn the noise off: a cell's loss is capped at `maximumCellLoss`.
+package struct PrivacySettings: Sendable, Equatable {
+    /// `PRIVACY_CELL_RHO`: what one released cell costs when a request does not say (ρ per cell).
+    package var defaultCellLoss = 0.01
+    /// `PRIVACY_COMPANY_BUDGET` ρ per `PRIVACY_COMPANY_PERIOD_DAYS` rolling days, per company.
+    package var companyBudget = 3.0
+    package var companyPeriodDays = 30
+    /// `PRIVACY_PERSON_BUDGET`: each person's cap over the last twelve calendar months, across every company
+    /// and peer statistics together. A person whose group releases would pass it is left out of them.
+    package var personBudget = 2.0
+    /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed day
+    /// publishes one peer cell per type, and a person can be in all of them.
+    package var peerReserve = 0.5
+    /// `GROUP_RESULTS_LATENESS`: hours after the last time zone's day ends before a subscription's bucket is
+    /// released, so uploads that arrive late (a phone synced the next morning) are in it.
+    package var latenessHours = 24
+    /// The most cells one release may hold: it bounds what one release can cost and what it can describe.
+    package var maximumCellsPerRelease = 400
+
+    /// What a request may ask one cell to cost: below the floor the figures are all noise; above the cap a
+    /// single cell would take a large part of a person's year.
+    package static let cellLossRange: ClosedRange<Double> = 0.001...0.1
+
+    package init() {}
+
+    var peerCellLoss: PrivacyLoss {
+        // A per-day, per-type share of the reserve (never below a millionth), over every day that can be
+        // published in any 366 days.
+        PrivacyLoss(micro: max(1, PrivacyLoss(rho: peerReserve).micro / Int64(Self.peerDaysPerYear * SampleType.allCases.count)))
+    }
+
+    /// How many days' peer cells any 366 days can publish: a day is published once, and only within
+    /// `PeerStatistics.horizonDays` of now, so 366 days of publishing cover at most 367 + horizon days
+    /// (a new server's catch-up included).
+    static var peerDaysPerYear: Int { 367 + PeerStatistics.horizonDays }
+
+    /// What group releases may take from one person in twelve months.
+    var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }
+
+    /// The most buckets of `types` one release may hold: within `maximumCellsPerRelease`, and cheap enough,
+    /// with the cohort's size, for a person with an untouched cap to be in it (a dearer release would
+    /// leave everyone out). At least one.
+    func bucketsPerRelease(types: Int, cellLoss: PrivacyLoss) -> Int {
+        let affordable = Int(personGroupBudget.micro / max(1, cellLoss.micro)) - 1
+        return max(1, min(maximumCellsPerRelease, affordable) / max(1, types))
+    }
+}

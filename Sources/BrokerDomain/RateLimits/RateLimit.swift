@@ -1,0 +1,25 @@
+/// One budget: bursts of up to `capacity` requests, refilled evenly at `capacity` per `period`.
+package struct RateLimit: Sendable, Equatable {
+    package var capacity: Int
+    package var period: Duration
+
+    package init(capacity: Int, period: Duration) {
+        precondition(capacity >= 1 && period > .zero, "a rate limit admits at least one request per positive period")
+        (self.capacity, self.period) = (capacity, period)
+    }
+
+    package static func perMinute(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(60)) }
+    package static func perHour(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(3600)) }
+
+    /// The time one request's token takes to grow back.
+    var interval: Duration { period / capacity }
+
+    /// "120 per minute", for problem details.
+    package var description: String {
+        switch period {
+        case .seconds(60): "\(capacity) per minute"
+        case .seconds(3600): "\(capacity) per hour"
+        default: "\(capacity) per \(period.components.seconds) seconds"
+        }
+    }
+}

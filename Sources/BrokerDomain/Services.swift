@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What the server is made of: the database and every capability's service, built once by the composition
+/// root (`BrokerServer`'s `Services.make(configuration:logger:noise:)`). Each consumer is handed the parts it
+/// uses: the API (`BrokerAPI(_:metrics:budgeted:)`), the console (`ConsoleServices(_:budgeted:)`) and the
+/// background work. A service that needs another is handed it when built (accounts get single requests, for
+/// erasure; checkpoints get the audit trail); only a service's private parts, such as the accounts' login
+/// throttle, are built inside it.
+package struct Services: Sendable {
+    /// `DATABASE_URL`, parsed once: the pool's and the watchdog's connections are made from it.
+    package let databaseURL: DatabaseURL
+    package let client: DatabasePool
+    package let availability: DatabaseAvailability
+    package let metricsAccess: MetricsAccess
+    package let readiness: Readiness
+    package let accounts: AccountService
+    package let samples: SampleService
+    package let positions: PositionService
+    package let peers: PeerStatistics
+    package let singleRequests: SingleRequestService
+    package let transparency: TransparencyService
+    package let groupRequests: GroupRequestService
+    package let auditTrail: AuditTrail
+    package let auditCheckpoints: AuditCheckpoints
+    package let imports: ImportJobs
+    package let webhooks: WebhookService
+    package let webhookPolicy: WebhookURLPolicy
+    package let runs: RunService
+    /// The spectators' live feeds: one reader per watched run.
+    package let liveFeeds: RunLiveFeeds
+
+    package init(
+        databaseURL: DatabaseURL,
+        client: DatabasePool,
+        availability: DatabaseAvailability,
+        metricsAccess: MetricsAccess,
+        readiness: Readiness,
+        accounts: AccountService,
+        samples: SampleService,
+        positions: PositionService,
+        peers: PeerStatistics,
+        singleRequests: SingleRequestService,
+        transparency: TransparencyService,
+        groupRequests: GroupRequestService,
+        auditTrail: AuditTrail,
+        auditCheckpoints: AuditCheckpoints,
+        imports: ImportJobs,
+        webhooks: WebhookService,
+        webhookPolicy: WebhookURLPolicy,
+        runs: RunService,
+        liveFeeds: RunLiveFeeds
+    ) {
+        self.databaseURL = databaseURL
+        self.client = client
+        self.availability = availability
+        self.metricsAccess = metricsAccess
+        self.readiness = readiness
+        self.accounts = accounts
+        self.samples = samples
+        self.positions = positions
+        self.peers = peers
+        self.singleRequests = singleRequests
+        self.transparency = transparency
+        self.groupRequests = groupRequests
+        self.auditTrail = auditTrail
+        self.auditCheckpoints = auditCheckpoints
+        self.imports = imports
+        self.webhooks = webhooks
+        self.webhookPolicy = webhookPolicy
+        self.runs = runs
+        self.liveFeeds = liveFeeds
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension SingleRequestService {
+    /// Checks a download of samples before anything is sent: the caller sent the request, it is accepted,
+    /// the cursor is one this API gave out, and at least one requested sample type has data. Fixes the
+    /// release bound.
+    package func prepareDownload(id: UUID, cursor cursorText: String?, by principal: Principal, logger: Logger) async throws -> DownloadPlan {
+        try await plan(id: id, cursor: cursorText, by: principal, logger: logger) { request, userID, arrived, connection in
+            // The bound, and so the next cursor, is the last sample this request releases, not the last that
+            // arrived: otherwise uploads it does not release (other types, outside the window) would move
+            // the cursor and tell the company that the person uploaded them.
+            let bound = try await SingleRequestStore.lastReleasedArrival(
+                userID: userID, types: request.types.sampleTypes, from: request.windowFrom, to: request.windowTo, upTo: arrived,
+                on: connection, logger: logger)
+            let available = try await SingleRequestStore.availableTypes(
+                userID: userID, types: request.types.sampleTypes, from: request.windowFrom, to: request.windowTo, bound: bound,
+                on: connection, logger: logger)
+            guard !available.isEmpty else { throw SingleRequestError.noRequestedData }
+            return (bound, available)
+        }
+    }
+
+    /// The checks every download shares; `release` fixes the bound of what this one releases (and the
+    /// sample types with data), given the request, its person and the highest arrival it may release.
+    func plan(
+        id: UUID, cursor cursorText: String?, kind: DownloadCursor.Kind = .samples, by principal: Principal, logger: Logger,
+        release: @Sendable (SingleRequest, UUID, Int64, PostgresConnection) async throws -> (bound: Int64, available: [SampleType])
+    ) async throws -> DownloadPlan {
+        guard principal.role == .thirdParty else { throw WrongRole("Only the sender downloads a request's data.") }
+        let key = try await cursorKey.key(logger: logger)
+        var cursor: Int64 = 0
+        if let cursorText {
+            guard let parsed = DownloadCursor.open(cursorText, request: id, kind: kind, key: key) else {
+                throw SingleRequestError.invalid([FieldError(field: "cursor", message: "is not a cursor this API gave out")])
+            }
+            cursor = parsed
+        }
+        return try await client.withConnection { connection in
+            guard
+                let (request, arrived) = try await SingleRequestStore.releaseBound(
+                    requestID: id, sender: principal.accountID, on: connection, logger: logger)
+            else { throw SingleRequestError.notFound }
+            guard request.status == .accepted else { throw SingleRequestError.notAccepted }
+            guard let userID = request.userID else { throw SingleRequestError.noRequestedData }
+            let (bound, available) = try await release(request, userID, arrived, connection)
+            return DownloadPlan(
+                request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
+                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, kind: kind, key: key))
+        }
+    }
+
+    /// Streams the planned release of samples to `send` in chunks, then records it (audit event with the
+    /// row count, the person's access log). `send` answers false once the receiver is gone (hung up, or
+    /// stopped reading for longer than the server's idle timeout): what was sent so far is still recorded.
+    package func streamDownload(
+        _ plan: DownloadPlan, format: DownloadFormat, logger: Logger,
+        send: @Sendable ([UInt8]) async -> Bool
+    ) async throws {
+        try await streamRelease(
+            plan, of: plan.request.types.filter { $0 != .position }, encoder: ReleasedSampleEncoder(format: format), logger: logger,
+            read: { plan, arrival, connection in
+                try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
+            }, send: send)
+    }
+
+    /// Streams a planned release, chunk after chunk, through `encoder`, and records what the socket took
+    /// as a release of `types`.
+    ///
+    /// No connection is held while a chunk waits for the socket: each chunk is read on a lease of its own
+    /// (the next one while the current one is sent), so a slow or stalled client costs the pool nothing,
+    /// and twenty of them cannot take all of it. Chunks are read by arrival up to the bound fixed when the
+    /// download was planned, so they follow on from each other without one transaction around them all.
+    func streamRelease<Encoder: ReleaseEncoder>(
+        _ plan: DownloadPlan, of types: [RequestedType], encoder: Encoder, logger: Logger,
+        read: @escaping @Sendable (DownloadPlan, Int64, PostgresConnection) async throws -> Encoder.Chunk?,
+        send: @Sendable ([UInt8]) async -> Bool
+    ) async throws {
+        let client = client
+        @Sendable func chunk(after arrival: Int64) async throws -> Encoder.Chunk? {
+            try await client.withConnection { connection in try await read(plan, arrival, connection) }
+        }
+        var encoder = encoder
+        // Counted once the socket took them: what the audit event and the access log say was released.
+        var released: Int64 = 0
+        var inChunk: Int64 = 0
+        var receiverGone = false
+        var next = Task { try await chunk(after: plan.cursor) }
+        do {
+            reading: while let current = try await next.value {
+                next = Task { try await chunk(after: current.lastArrival) }
+                for row in 0..<current.count {
+                    guard encoder.append(current, row: row) else { continue }
+                    inChunk += 1
+                    if encoder.isChunkFull {
+                        guard await send(encoder.takeChunk()) else {
+                            receiverGone = true
+                            break reading
+                        }
+                        released += inChunk
+                        inChunk = 0
+                    }
+                }
+            }
+            _ = try? await next.value  // its lease ends before the release is recorded
+            if !receiverGone {
+                encoder.finish(availableTypes: plan.availableTypes, nextCursor: plan.nextCursor)
+                receiverGone = await !send(encoder.takeChunk())
+                if !receiverGone { released += inChunk }
+            }
+        } catch {
+            // A chunk could not be read (the database went away, or was too busy): what was sent is recorded.
+            _ = try? await next.value
+            try? await record(plan, of: types, rows: released, complete: false, logger: logger)
+            throw error
+        }
+        try await record(plan, of: types, rows: released, complete: !receiverGone, logger: logger)
+    }
+
+    /// Records a release in a transaction of its own. It runs in a task of its own because the stream's
+    /// task is cancelled when the client hangs up, and a cancelled task gets no connection: the record of
+    /// what was sent must not depend on whether the receiver stayed.
+    private func record(_ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, logger: Logger) async throws {
+        let client = client
+        do {
+            try await Task {
+                // Data already went out: the record waits for a connection longer than a request would.
+                try await client.withTransaction(logger: logger, waitingAtMost: .seconds(120)) { connection in
+                    try await recordRelease(plan, of: types, rows: rows, complete: complete, on: connection, logger: logger)
+                }
+            }.value
+        } catch {
+            logger.error(
+                "a download was sent but could not be recorded",
+                metadata: ["request.id": "\(plan.request.id)", "rows": "\(rows)", "error": "\(String(reflecting: error))"])
+            throw error
+        }
+    }
+
+    /// Samples fetched per query while streaming a download.
+    static let chunkRows = 10_000
+
+    private func recordRelease(
+        _ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await audit(
+            AuditAction.singleRequestDataReleased, plan.request, actor: .thirdParty,
+            details: [
+                "rows": .int(Int(rows)), "types": .string(types.map(\.rawValue).joined(separator: ",")),
+                "afterArrival": .int(Int(plan.cursor)), "upToArrival": .int(Int(plan.bound)), "complete": .bool(complete),
+            ],
+            on: connection, logger: logger)
+        guard rows > 0 else { return }
+        try await AccessLogStore.record(
+            userID: plan.userID, thirdPartyID: plan.request.thirdParty.id, requestID: plan.request.id, kind: .single,
+            types: types, samples: rows, on: connection, logger: logger)
+    }
+}

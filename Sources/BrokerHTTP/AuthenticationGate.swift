@@ -1,0 +1,62 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Authenticates the caller of every non-public operation before its generated handler runs. The generated
+/// code decodes the query and the body before it calls `BrokerAPI`, so without this gate a request with no
+/// usable token but an invalid body or query answered 400/422 instead of 401. Roles (403) stay with each
+/// handler, which reuses the principal found here (`RequestScope.principal`) instead of looking it up again.
+struct AuthenticationGate: Sendable {
+    /// `METHOD path` (as `openapi.yaml` writes it) of the operations anyone may call: those without
+    /// `security` in `openapi.yaml` (`x-roles: [anyone]`). Everything else needs a token, so a new
+    /// operation is closed until it is listed here; `AuthorizationMatrixTests` checks this list against the spec.
+    static let publicOperations: Set<String> = [
+        "POST /v1/users", "POST /v1/third-parties", "POST /v1/activations", "POST /v1/accounts/activation-mail", "POST /v1/sessions",
+        "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
+        // Track4Run's public side (R42, R49–R51): anyone lists runs and watches them without signing in.
+        "GET /v1/runs", "GET /v1/runs/{id}", "GET /v1/runs/{id}/results", "GET /v1/runs/{id}/live", "GET /v1/runs/{id}/live/events",
+    ]
+
+    /// Operations only a signed-in session may call, whatever an API key's scope: managing keys (a key that
+    /// could mint keys would outlive its own revocation), changing the account's credentials and deleting it.
+    static let sessionOnlyOperations: Set<String> = [
+        "POST /v1/api-keys", "DELETE /v1/api-keys/{id}", "PATCH /v1/me", "DELETE /v1/me",
+        // Where the company's events go, and the secret that signs them: a leaked key must not be able to
+        // redirect them to itself, a setting that would outlive the key's revocation.
+        "PUT /v1/webhook", "DELETE /v1/webhook",
+    ]
+
+    /// Operations other than GET that a `read_only` key may call: they change nothing the company does not
+    /// own (the estimate reads no data and spends no budget; logging out revokes the key itself).
+    static let readOnlyExceptions: Set<String> = ["POST /v1/group-requests/estimate", "DELETE /v1/sessions/current"]
+
+    let accounts: AccountService
+
+    /// Refuses an API key an operation its scope, or any key, may not call; sessions pass.
+    static func checkScope(of principal: Principal, method: HTTPRequest.Method, path: String) throws {
+        guard let scope = principal.credential.apiKeyScope else { return }
+        let operation = "\(method.rawValue) \(path)"
+        if sessionOnlyOperations.contains(operation) { throw APIKeyError.sessionRequired }
+        if scope == .readOnly, method != .get, method != .head, !readOnlyExceptions.contains(operation) {
+            throw APIKeyError.readOnlyScope
+        }
+    }
+
+    /// `handler`, behind a 401 unless the operation is public.
+    func guarding(_ handler: @escaping StreamingEndpoints.Handler, method: HTTPRequest.Method, path: String)
+        -> StreamingEndpoints.Handler
+    {
+        guard !Self.publicOperations.contains("\(method.rawValue) \(path)") else { return handler }
+        let accounts = accounts
+        return { request, body, metadata in
+            var scope = RequestScope.current
+            guard let token = scope.bearerToken, let principal = try await accounts.principal(bearer: token, logger: scope.logger)
+            else { throw AccountError.unauthenticated }
+            try Self.checkScope(of: principal, method: method, path: path)
+            scope.principal = principal
+            return try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func auditListGroupRequests(_ input: Operations.AuditListGroupRequests.Input) async throws -> Operations.AuditListGroupRequests.Output {
+        let principal = try await caller(.auditor)
+        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
+        let requests = try await groupRequests.list(
+            for: principal, status: input.query.status.flatMap { GroupRequest.Status(rawValue: $0.rawValue) }, cursor: page.cursor,
+            limit: page.limit, logger: logger)
+        return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
+    }
+
+    func auditGetGroupRequestResults(_ input: Operations.AuditGetGroupRequestResults.Input) async throws
+        -> Operations.AuditGetGroupRequestResults.Output
+    {
+        let principal = try await caller(.auditor)
+        let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let release = try await groupRequests.releasedResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        switch format {
+        case .json: return .ok(.init(body: .json(.init(release))))
+        case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))
+        }
+    }
+
+    func auditListEvents(_ input: Operations.AuditListEvents.Input) async throws -> Operations.AuditListEvents.Output {
+        let principal = try await caller(.auditor)
+        var errors: [FieldError] = []
+        let from = input.query.from.flatMap { text in
+            Timestamp.parse(text)
+                ?? {
+                    errors.append(.init(field: "from", message: "must be an RFC 3339 time"))
+                    return nil
+                }()
+        }
+        let to = input.query.to.flatMap { text in
+            Timestamp.parse(text)
+                ?? {
+                    errors.append(.init(field: "to", message: "must be an RFC 3339 time"))
+                    return nil
+                }()
+        }
+        let page = PageRequest.read(
+            limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &errors)
+        let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+        let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
+        if format == .csv {
+            return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger))))
+        }
+        let entries = try await auditTrail.events(query, afterSeq: page.cursor, limit: page.limit + 1, logger: logger)
+        let shown = entries.prefix(page.limit)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        items: try shown.map(Components.Schemas.AuditEventItem.init),
+                        nextCursor: entries.count > page.limit ? shown.last.map { String($0.seq) } : nil))))
+    }
+
+    func auditVerifyChain(_ input: Operations.AuditVerifyChain.Input) async throws -> Operations.AuditVerifyChain.Output {
+        _ = try await caller(.auditor)
+        switch try await auditTrail.verify(logger: logger) {
+        case .valid(let events, let lastHash):
+            return .ok(.init(body: .json(.init(valid: true, events: Int(events), lastHash: lastHash))))
+        case .broken(let seq):
+            return .ok(.init(body: .json(.init(valid: false, brokenAt: Int(seq)))))
+        }
+    }
+}
+
+extension Components.Schemas.AuditEventItem {
+    init(_ entry: AuditTrail.Entry) throws {
+        self.init(
+            seq: Int(entry.seq), at: entry.at, actor: .init(id: entry.actorID, role: entry.actorRole), action: entry.action,
+            requestId: entry.requestID?.uuidString.lowercased(), subject: entry.subject,
+            details: try JSONDecoder().decode(Components.Schemas.AuditEventItem.DetailsPayload.self, from: Data(entry.details.utf8)),
+            prevHash: entry.prevHash, hash: entry.hash)
+    }
+}
+
+/// Audit events as RFC 4180 CSV lines.
+enum AuditCSV {
+    static func line(_ entry: AuditTrail.Entry) -> String {
+        [
+            String(entry.seq), Timestamp.rfc3339(entry.at), entry.actorID ?? "", entry.actorRole, entry.action,
+            entry.requestID?.uuidString.lowercased() ?? "", entry.subject ?? "", entry.details, entry.prevHash, entry.hash,
+        ]
+        .map(field).joined(separator: ",") + "\r\n"
+    }
+
+    /// Quoted when it holds a comma, quote or line break; quotes doubled.
+    static func field(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

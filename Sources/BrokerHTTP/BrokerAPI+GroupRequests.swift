@@ -1,0 +1,179 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func createGroupRequest(_ input: Operations.CreateGroupRequest.Input) async throws -> Operations.CreateGroupRequest.Output {
+        let principal = try await caller()
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        let request = try await budgeted.submitGroupRequest(.init(body), by: principal, logger: logger)
+        return .created(.init(body: .json(.init(request))))
+    }
+
+    func estimateGroupRequest(_ input: Operations.EstimateGroupRequest.Input) async throws -> Operations.EstimateGroupRequest.Output {
+        let principal = try await caller(.thirdParty)
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        return .ok(.init(body: .json(.init(try await groupRequests.estimate(.init(body), by: principal, logger: logger)))))
+    }
+
+    func getPrivacyBudget(_ input: Operations.GetPrivacyBudget.Input) async throws -> Operations.GetPrivacyBudget.Output {
+        let principal = try await caller(.thirdParty)
+        return .ok(.init(body: .json(.init(try await groupRequests.budget(for: principal, logger: logger)))))
+    }
+
+    func auditListPrivacyLedger(_ input: Operations.AuditListPrivacyLedger.Input) async throws -> Operations.AuditListPrivacyLedger.Output {
+        let principal = try await caller(.auditor)
+        var errors: [FieldError] = []
+        let page = PageRequest.read(limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0) }, into: &errors)
+        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+        let (entries, next) = try await groupRequests.ledger(for: principal, after: page.cursor, limit: page.limit, logger: logger)
+        return .ok(.init(body: .json(.init(items: entries.map(Components.Schemas.PrivacyLedgerEntry.init), nextCursor: next.map(String.init)))))
+    }
+
+    func listGroupRequests(_ input: Operations.ListGroupRequests.Input) async throws -> Operations.ListGroupRequests.Output {
+        let principal = try await caller(.thirdParty)
+        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
+        let requests = try await groupRequests.list(
+            for: principal, status: input.query.status.flatMap { GroupRequest.Status(rawValue: $0.rawValue) }, cursor: page.cursor,
+            limit: page.limit, logger: logger)
+        return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
+    }
+
+    func getGroupRequest(_ input: Operations.GetGroupRequest.Input) async throws -> Operations.GetGroupRequest.Output {
+        let principal = try await caller(.thirdParty)
+        let request = try await groupRequests.request(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        return .ok(.init(body: .json(.init(request))))
+    }
+
+    func getGroupRequestResults(_ input: Operations.GetGroupRequestResults.Input) async throws -> Operations.GetGroupRequestResults.Output {
+        let principal = try await caller()
+        let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let release = try await budgeted.groupResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        switch format {
+        case .json: return .ok(.init(body: .json(.init(release))))
+        case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))
+        }
+    }
+
+    func endGroupRequestSubscription(_ input: Operations.EndGroupRequestSubscription.Input) async throws
+        -> Operations.EndGroupRequestSubscription.Output
+    {
+        let principal = try await caller()
+        let request = try await groupRequests.endSubscription(id: try groupRequestID(input.path.id), by: principal, logger: logger)
+        return .ok(.init(body: .json(.init(request))))
+    }
+
+    /// A malformed id names no request: the same 404 as someone else's.
+    func groupRequestID(_ text: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else { throw GroupRequestError.notFound }
+        return id
+    }
+}
+
+extension Components.Schemas.GroupRequest {
+    init(_ request: GroupRequest) {
+        self.init(
+            id: request.id.uuidString.lowercased(),
+            thirdParty: .init(request.thirdParty),
+            types: request.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
+            filters: request.filters.map { .init(_type: $0.type.rawValue, min: $0.min, max: $0.max) },
+            demographics: .init(
+                ageMin: request.demographics.ageMin, ageMax: request.demographics.ageMax,
+                sex: request.demographics.sex.flatMap { .init(rawValue: $0.rawValue) }),
+            window: .init(from: request.windowFrom.description, to: request.windowTo.description),
+            bucket: .init(rawValue: request.bucket.rawValue) ?? .day,
+            purpose: request.purpose,
+            status: .init(rawValue: request.status.rawValue) ?? .refused,
+            refusalReason: request.refusalReason.flatMap { .init(rawValue: $0.rawValue) },
+            cohortSize: request.cohortSize,
+            cellLoss: request.cellLoss?.rho,
+            createdAt: request.createdAt,
+            subscription: request.subscription.map {
+                .init(days: $0.days, status: .init(rawValue: $0.status.rawValue) ?? .active, endsAt: $0.endsAt, endedAt: $0.endedAt)
+            })
+    }
+}
+
+extension Components.Schemas.GroupResults {
+    init(_ release: GroupRelease) {
+        self.init(
+            releasedAt: release.releasedAt,
+            items: release.cells.map { cell in
+                .init(
+                    bucketStart: cell.bucketStart, _type: .init(rawValue: cell.type.rawValue) ?? .heartRate, unit: cell.type.unit,
+                    people: cell.people, mean: cell.mean, p10: cell.p10, p50: cell.p50, p90: cell.p90, suppressed: cell.suppressed,
+                    accuracy: cell.accuracy.map {
+                        .init(
+                            peopleStdDev: $0.peopleStdDev, sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth,
+                            meanMargin95: $0.meanMargin95, rho: $0.rho)
+                    })
+            })
+    }
+}
+
+extension GroupRequestService.Creation {
+    init(_ body: Components.Schemas.GroupRequestCreation) {
+        self.init(
+            types: body.types,
+            filters: (body.filters ?? []).map { .init(type: $0._type, min: $0.min, max: $0.max) },
+            ageMin: body.demographics?.ageMin, ageMax: body.demographics?.ageMax, sex: body.demographics?.sex?.rawValue,
+            windowFrom: body.window.from, windowTo: body.window.to, bucket: body.bucket.rawValue,
+            purpose: body.purpose, subscriptionDays: body.subscription?.days, cellLoss: body.privacy?.cellLoss)
+    }
+}
+
+extension Components.Schemas.PrivacyBudget {
+    init(_ budget: CompanyBudget) {
+        self.init(
+            rho: budget.limitRho, spent: budget.spentRho, remaining: budget.remainingRho, periodDays: budget.periodDays,
+            renewsAt: budget.renewsAt)
+    }
+}
+
+extension Components.Schemas.GroupRequestEstimate {
+    init(_ estimate: GroupRequestService.Estimate) {
+        self.init(
+            cells: estimate.cells, cellLoss: estimate.cellLoss, rho: estimate.rho, epsilon: estimate.epsilon, delta: estimate.delta,
+            budget: .init(estimate.budget), affordable: estimate.affordable,
+            types: estimate.types.map {
+                .init(
+                    _type: .init(rawValue: $0.type.rawValue) ?? .heartRate, unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
+                    sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth, meanMargin95AtK: $0.meanMargin95AtK,
+                    meanMargin95At10K: $0.meanMargin95At10K, bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
+            })
+    }
+}
+
+extension Components.Schemas.PrivacyLedgerEntry {
+    init(_ entry: LedgerEntry) {
+        self.init(
+            id: String(entry.id), at: entry.at, companyId: entry.companyID?.uuidString.lowercased(),
+            requestId: entry.requestID?.uuidString.lowercased(), kind: .init(rawValue: entry.kind.rawValue) ?? .release,
+            cells: entry.cells, rho: entry.rho)
+    }
+}
+
+/// Released results as RFC 4180 CSV; a suppressed cell's figures are empty. The noise columns follow the
+/// figures (empty in releases from before differential privacy).
+package enum GroupResultsCSV {
+    package static func text(_ release: GroupRelease) -> String {
+        var lines = ["bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho"]
+        let number = ReleasedSampleEncoder.number
+        for cell in release.cells {
+            let figures = [
+                cell.people.map(String.init), cell.mean.map(number), cell.p10.map(number),
+                cell.p50.map(number), cell.p90.map(number),
+            ].map { $0 ?? "" }
+            let accuracy = cell.accuracy
+            let noise = [
+                accuracy.map { number($0.peopleStdDev) }, accuracy.map { number($0.sumStdDev) }, accuracy.map { number($0.binStdDev) },
+                accuracy.map { number($0.binWidth) }, accuracy?.meanMargin95.map(number), accuracy.map { number($0.rho) },
+            ].map { $0 ?? "" }
+            lines.append(
+                ([cell.bucketStart, cell.type.rawValue, cell.type.unit] + figures + [cell.suppressed ? "true" : "false"] + noise)
+                    .joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+}

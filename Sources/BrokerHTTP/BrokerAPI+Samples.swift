@@ -1,0 +1,70 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func uploadSamples(_ input: Operations.UploadSamples.Input) async throws -> Operations.UploadSamples.Output {
+        let principal = try await caller()
+        let result: SampleStore.IngestResult
+        switch input.body {
+        case .json(let upload):
+            let entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }
+            result = try await budgeted.storeSamples(entries, timeZone: upload.timeZone, by: principal, logger: logger)
+        case .csv(let body):
+            result = try await budgeted.storeSamples(csv: body, by: principal, logger: logger)
+        }
+        return .ok(.init(body: .json(.init(accepted: result.accepted, duplicates: result.duplicates))))
+    }
+
+    func listSamples(_ input: Operations.ListSamples.Input) async throws -> Operations.ListSamples.Output {
+        let principal = try await caller()
+        let type = input.query._type.flatMap { SampleType(rawValue: $0.rawValue) }
+        let page = try await samples.list(
+            principal, type: type, from: input.query.from, to: input.query.to, cursor: input.query.cursor,
+            limit: input.query.limit, logger: logger)
+        return .ok(.init(body: .json(.init(items: page.samples.map(Components.Schemas.Sample.init), nextCursor: page.next?.text))))
+    }
+
+    func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {
+        let principal = try await caller()
+        guard let type = SampleType(rawValue: input.query._type.rawValue) else { throw Problem.status(.unprocessableContent) }
+        let bucket = Statistics.Bucket(rawValue: input.query.bucket?.rawValue ?? "day") ?? .day
+        let statistics = try await budgeted.statistics(
+            principal, type: type, from: input.query.from, to: input.query.to, bucket: bucket, logger: logger)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        _type: input.query._type,
+                        unit: type.unit,
+                        aggregation: .init(rawValue: type.aggregation.rawValue) ?? .mean,
+                        timeZone: statistics.timeZone,
+                        bucket: .init(rawValue: bucket.rawValue) ?? .day,
+                        own: statistics.own.map {
+                            .init(
+                                start: $0.start.description, count: $0.count, days: $0.days, mean: $0.mean, min: $0.min, max: $0.max,
+                                total: $0.total)
+                        },
+                        peers: .init(
+                            group: statistics.group.name,
+                            available: statistics.peersAvailable,
+                            buckets: statistics.peerBuckets.map {
+                                .init(
+                                    start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90,
+                                    days: $0.days, meanMargin95: $0.meanMargin95, peopleMargin95: $0.peopleMargin95)
+                            })))))
+    }
+
+    /// Never reached: `StreamingEndpoints` serves the export so it streams instead of being built in
+    /// memory. Kept because the generated protocol requires it.
+    func exportMe(_ input: Operations.ExportMe.Input) async throws -> Operations.ExportMe.Output {
+        throw Problem.status(.internalServerError, detail: "The export is served by the streaming endpoint.")
+    }
+}
+
+extension Components.Schemas.Sample {
+    init(_ sample: Sample) {
+        self.init(_type: .init(rawValue: sample.type.rawValue) ?? .heartRate, value: sample.value, at: sample.at)
+    }
+}

@@ -1,0 +1,62 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func createSession(_ input: Operations.CreateSession.Input) async throws -> Operations.CreateSession.Output {
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        let session = try await accounts.logIn(
+            email: body.email, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        token: session.token.text,
+                        role: .init(rawValue: session.role.rawValue) ?? .user,
+                        accountId: session.accountID.uuidString.lowercased(),
+                        expiresAt: session.expiresAt))))
+    }
+
+    func deleteCurrentSession(_ input: Operations.DeleteCurrentSession.Input) async throws
+        -> Operations.DeleteCurrentSession.Output
+    {
+        try await accounts.logOut(try await caller(), logger: logger)
+        return .noContent(.init())
+    }
+
+    func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
+        let principal = try await caller(.thirdParty)
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        let (key, secret) = try await accounts.createAPIKey(
+            principal, name: body.name, scope: body.scope?.rawValue, expiresAt: body.expiresAt, logger: logger)
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix,
+                        scope: .init(rawValue: key.scope.rawValue) ?? .readOnly, createdAt: key.createdAt, expiresAt: key.expiresAt,
+                        secret: secret.text))))
+    }
+
+    func listAPIKeys(_ input: Operations.ListAPIKeys.Input) async throws -> Operations.ListAPIKeys.Output {
+        let principal = try await caller(.thirdParty)
+        let (limit, cursor) = try page(limit: input.query.limit, cursor: input.query.cursor)
+        let page = try await accounts.listAPIKeys(principal, cursor: cursor, limit: limit, logger: logger)
+        let items = page.rows.map {
+            Components.Schemas.APIKey(
+                id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix,
+                scope: .init(rawValue: $0.scope.rawValue) ?? .readOnly, createdAt: $0.createdAt, expiresAt: $0.expiresAt,
+                lastUsedAt: $0.lastUsedAt)
+        }
+        return .ok(.init(body: .json(.init(items: items, nextCursor: page.nextCursor))))
+    }
+
+    func deleteAPIKey(_ input: Operations.DeleteAPIKey.Input) async throws -> Operations.DeleteAPIKey.Output {
+        let principal = try await caller(.thirdParty)
+        // A malformed id cannot name anyone's key: the same 404 as a key that is not the caller's.
+        guard let id = UUID(uuidString: input.path.id) else { throw AccountError.apiKeyNotFound }
+        try await accounts.revokeAPIKey(principal, id: id, logger: logger)
+        return .noContent(.init())
+    }
+}

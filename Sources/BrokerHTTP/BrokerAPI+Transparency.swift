@@ -1,0 +1,51 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import OpenAPIRuntime
+
+extension BrokerAPI {
+    func getAccessLog(_ input: Operations.GetAccessLog.Input) async throws -> Operations.GetAccessLog.Output {
+        let principal = try await caller()
+        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
+        let entries = try await transparency.accessLog(for: principal, cursor: page.cursor, limit: page.limit, logger: logger)
+        return .ok(.init(body: .json(.init(items: entries.rows.map(Components.Schemas.AccessLogEntry.init), nextCursor: entries.nextCursor))))
+    }
+
+    func listBlocks(_ input: Operations.ListBlocks.Input) async throws -> Operations.ListBlocks.Output {
+        let blocks = try await transparency.blocks(of: try await caller(), logger: logger)
+        return .ok(.init(body: .json(.init(items: blocks.map(Components.Schemas.Block.init)))))
+    }
+
+    func blockThirdParty(_ input: Operations.BlockThirdParty.Input) async throws -> Operations.BlockThirdParty.Output {
+        let principal = try await caller()
+        guard let id = UUID(uuidString: input.path.thirdPartyId) else { throw TransparencyError.companyNotFound }
+        let block = try await transparency.block(id, by: principal, requests: singleRequests, logger: logger)
+        return .ok(.init(body: .json(.init(block))))
+    }
+
+    func unblockThirdParty(_ input: Operations.UnblockThirdParty.Input) async throws -> Operations.UnblockThirdParty.Output {
+        let principal = try await caller()
+        guard let id = UUID(uuidString: input.path.thirdPartyId) else { throw TransparencyError.notBlocked }
+        try await transparency.unblock(id, by: principal, logger: logger)
+        return .noContent(.init())
+    }
+}
+
+extension Components.Schemas.AccessLogEntry {
+    init(_ entry: AccessLogEntry) {
+        self.init(
+            at: entry.at,
+            thirdParty: .init(id: entry.thirdPartyID.uuidString.lowercased(), companyName: entry.companyName),
+            requestId: entry.requestID.uuidString.lowercased(),
+            kind: entry.kind == .group ? .group : .single,
+            types: entry.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
+            samples: entry.samples.map(Int.init),
+            description: entry.description)
+    }
+}
+
+extension Components.Schemas.Block {
+    init(_ block: Block) {
+        self.init(thirdParty: .init(block.thirdParty), blockedAt: block.blockedAt)
+    }
+}

@@ -1,0 +1,108 @@
+import BrokerDomain
+import BrokerOpenAPI
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+
+/// A streamed download as the API and the console both send it: the response head, and the bytes,
+/// produced from PostgreSQL while the client reads them (`ProducedByteStream`).
+package struct Download: Sendable {
+    package var head: HTTPResponse
+    package var body: HTTPBody
+
+    static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
+
+    /// The head of a single request's download: never cached, the next cursor, and a file name when the
+    /// format is one people save (CSV, GPX).
+    static func head(contentType: String, nextCursor: String, filename: String?) -> HTTPResponse {
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = contentType
+        head.headerFields[.cacheControl] = "no-store"
+        head.headerFields[nextCursorHeader] = nextCursor
+        if let filename { head.headerFields[.contentDisposition] = #"attachment; filename="\#(filename)""# }
+        return head
+    }
+}
+
+/// The downloads, each charged to the caller's download budget before a byte is read from the database.
+extension BudgetedOperations {
+    /// A single request's released data, for the company that sent it.
+    /// A caller of another role is refused (403) before it is charged, as by the service's own check.
+    package func singleRequestData(id: UUID, cursor: String?, format: DownloadFormat, by principal: Principal, logger: Logger) async throws
+        -> Download
+    {
+        guard principal.role == .thirdParty else { throw WrongRole() }
+        try admit(principal, to: .downloads, logger: logger)
+        let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
+        let service = singleRequests
+        let head = Download.head(
+            contentType: format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8", nextCursor: plan.nextCursor,
+            filename: format == .csv ? "request-\(id.uuidString.lowercased()).csv" : nil)
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            try await service.streamDownload(plan, format: format, logger: logger, send: send)
+        }
+        return Download(head: head, body: body.body)
+    }
+
+    /// A single request's released positions (JSON, CSV or GPX), for the company that sent it.
+    func singleRequestPositions(id: UUID, cursor: String?, format: PositionFormat, by principal: Principal, logger: Logger) async throws
+        -> Download
+    {
+        guard principal.role == .thirdParty else { throw WrongRole() }
+        try admit(principal, to: .downloads, logger: logger)
+        let plan = try await singleRequests.preparePositionDownload(id: id, cursor: cursor, by: principal, logger: logger)
+        let service = singleRequests
+        let head = Download.head(
+            contentType: format.contentType, nextCursor: plan.nextCursor,
+            filename: format.fileExtension.map { "positions-\(id.uuidString.lowercased()).\($0)" })
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            try await service.streamPositions(plan, format: format, logger: logger, send: send)
+        }
+        return Download(head: head, body: body.body)
+    }
+
+    /// Everything held about the caller as one JSON document.
+    package func personalExport(of principal: Principal, logger: Logger) async throws -> Download {
+        try admit(principal, to: .downloads, logger: logger)
+        let account = try await accounts.account(of: principal, logger: logger)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.rfc3339(date))
+        }
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let profile = Array(try encoder.encode(Components.Schemas.Account(account)))
+        let exporter = PersonalExport(client: singleRequests.client)
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "application/json; charset=utf-8"
+        head.headerFields[.cacheControl] = "no-store"
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            try await exporter.stream(
+                for: principal, profileJSON: profile,
+                requestsJSON: { Array(try encoder.encode(Components.Schemas.SingleRequest($0))) },
+                accessLogJSON: { Array(try encoder.encode(Components.Schemas.AccessLogEntry($0))) },
+                logger: logger, send: send)
+        }
+        return Download(head: head, body: body.body)
+    }
+
+    /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON
+    /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease. The API
+    /// and the console each send it with their own head (the contract's `text/csv`; an attachment).
+    package func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> HTTPBody {
+        guard principal.role == .auditor else { throw WrongRole() }
+        try admit(principal, to: .downloads, logger: logger)
+        let trail = auditTrail
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            var after: Int64 = 0
+            guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
+            while true {
+                let entries = try await trail.events(query, afterSeq: after, limit: 1000, logger: logger)
+                guard let last = entries.last, await send(Array(entries.map(AuditCSV.line).joined().utf8)) else { break }
+                after = last.seq
+            }
+        }
+        return body.body
+    }
+}

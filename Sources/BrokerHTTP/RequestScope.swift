@@ -1,0 +1,16 @@
+import BrokerDomain
+import Logging
+
+/// What the generated API handlers need from the HTTP request but the OpenAPI types do not carry:
+/// the bearer token, the client's address and the request's logger (with its request id).
+/// Set by `RequestScopeMiddleware` for the duration of one request.
+package struct RequestScope: Sendable {
+    package var bearerToken: String?
+    package var clientAddress: String
+    package var logger: Logger
+    /// The caller, once `AuthenticationGate` has authenticated the bearer token.
+    package var principal: Principal? = nil
+
+    @TaskLocal package static var current = RequestScope(
+        bearerToken: nil, clientAddress: "unknown", logger: Logger(label: "data4help.unscoped"))
+}

@@ -1,0 +1,101 @@
+import BrokerDomain
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import ServiceLifecycle
+
+/// The operations whose bodies stream from PostgreSQL to the socket. The generated handlers would need the
+/// whole body as one value, so the transport registers these instead, for the same method and path;
+/// they still go through every router middleware (auth scope, problems, metrics, security headers). The
+/// downloads themselves (`BudgetedOperations+Downloads`) are what the console sends too.
+struct StreamingEndpoints: Sendable {
+    typealias Handler = @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+
+    let api: BrokerAPI
+
+    /// Keyed by `METHOD path`, with the path as `openapi.yaml` writes it.
+    var handlers: [String: Handler] {
+        [
+            "GET /v1/single-requests/{id}/data": download,
+            "GET /v1/single-requests/{id}/positions": downloadPositions,
+            "GET /v1/me/export": export,
+            "GET /v1/runs/{id}/live/events": liveEvents,
+        ]
+    }
+
+    /// `GET /v1/single-requests/{id}/data?cursor=&format=`
+    func download(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let (principal, id, query, accept) = try await downloadInput(request, metadata)
+        let format = try DownloadFormat.negotiate(format: query["format"], accept: accept)
+        let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
+        return (download.head, download.body)
+    }
+
+    /// What both downloads of a single request read: the caller, the request's id, the query, the Accept list.
+    private func downloadInput(_ request: HTTPRequest, _ metadata: ServerRequestMetadata) async throws
+        -> (Principal, UUID, [String: String], [String])
+    {
+        let principal = try await api.caller()
+        let id = try api.requestID(metadata.pathParameters["id"].map(String.init) ?? "")
+        return (principal, id, Self.query(of: request), (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init))
+    }
+
+    /// `GET /v1/single-requests/{id}/positions?cursor=&format=`
+    func downloadPositions(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let (principal, id, query, accept) = try await downloadInput(request, metadata)
+        let format = try PositionFormat.negotiate(format: query["format"], accept: accept)
+        let download = try await api.budgeted.singleRequestPositions(
+            id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
+        return (download.head, download.body)
+    }
+
+    /// `GET /v1/me/export`
+    func export(_: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let download = try await api.budgeted.personalExport(of: try await api.caller(), logger: api.logger)
+        return (download.head, download.body)
+    }
+
+    /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change.
+    func liveEvents(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let id = try api.runID(metadata.pathParameters["id"].map(String.init) ?? "")
+        let (events, stop) = try await api.liveFeeds.watch(id)
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "text/event-stream; charset=utf-8"
+        head.headerFields[.cacheControl] = "no-store"
+        let body = EndsAtShutdown(base: events.map { ArraySlice($0) }, stop: stop)
+        return (head, HTTPBody(body, length: .unknown, iterationBehavior: .single))
+    }
+
+    static func query(of request: HTTPRequest) -> [String: String] {
+        let items = URLComponents(string: request.path ?? "")?.queryItems ?? []
+        return Dictionary(items.compactMap { item in item.value.map { (item.name, $0) } }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// A response body that ends when the server shuts down gracefully: a spectator's event stream lasts as
+/// long as the run, and the server's stop waits for every response under way, so without this one open
+/// page would hold a stopping server for hours.
+struct EndsAtShutdown<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element: Sendable {
+    typealias Element = Base.Element
+    let base: Base
+    let stop: @Sendable () -> Void
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), stop: stop) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let stop: @Sendable () -> Void
+
+        mutating func next() async throws -> Element? {
+            var iterator = base
+            let element = try await withGracefulShutdownHandler {
+                try await iterator.next()
+            } onGracefulShutdown: { [stop] in
+                stop()
+            }
+            base = iterator
+            return element
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import BrokerConsole
+import BrokerDomain
+import BrokerHTTP
+import Configuration
+import Foundation
+import Logging
+
+/// Everything the server reads from its environment (and the equivalent `d4h serve` flags).
+package struct BrokerConfiguration: Sendable {
+    package var databaseURL: String
+    package var httpHost: String
+    package var httpPort: Int
+    package var publicURL: String
+    package var mailTransport: MailTransportKind
+    package var mailDirectory: String?
+    package var groupMinCohort: Int
+    /// How often a live group subscription's results are recomputed to announce new figures
+    /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
+    package var groupResultsRefreshInterval: Duration? = .seconds(3600)
+    /// How often the background looks for closed days whose peer statistics are not yet published
+    /// (`PEER_STATISTICS_INTERVAL`, seconds; 0 turns it off: requests then publish the days they need). Nil is off.
+    package var peerStatisticsInterval: Duration? = .seconds(600)
+    /// Lifetime of a session token, in seconds.
+    package var sessionTTL: Int
+    package var webhookAllowPrivate: Bool
+    /// Delivery loop tuning; production defaults (tests shorten the intervals).
+    package var webhookDelivery = WebhookDeliveryConfiguration()
+    package var logLevel: Logger.Level
+    /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
+    /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.
+    package var httpIdleTimeout = 60
+    /// `DOWNLOAD_STALL_TIMEOUT`: seconds a streamed download, export or audit CSV waits for a client that
+    /// takes no more of it before ending it (and recording what was sent). Shorter than the idle timeout:
+    /// a client whose hang-up the server cannot see (its FIN arrived while the server waited on a zero
+    /// window, and the kernel keeps that half-closed socket for `tcp_fin_timeout`, 60 s) is let go sooner.
+    package var downloadStallTimeout = 20
+    /// Serve HTTPS with these files (`TLS_CERTIFICATE`, `TLS_KEY`); nil serves plain HTTP (behind a proxy).
+    package var tls: TLSFiles?
+    /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
+    package var rateLimits = RateLimits()
+    /// `GROUP_EVALUATION_CONCURRENCY`: group evaluation steps (a cohort, or one type's cells) run at once;
+    /// at most half the pool, so a burst of group requests leaves connections for everything else.
+    package var groupEvaluationConcurrency = 2
+    /// `GROUP_EVALUATION_QUEUE_TIMEOUT`: how long a group request waits for an evaluation slot before a 503.
+    package var groupEvaluationQueueTimeout: Duration = .seconds(30)
+    /// The pool's size and the bounds on every database wait (`DATABASE_POOL_*`, `DATABASE_*_TIMEOUT`).
+    package var database = DatabaseLimits()
+    /// `IMPORT_BACKGROUND_BYTES`: Apple Health uploads larger than this run as background jobs (202 and a
+    /// status URL) instead of inside the request. 0 runs every import in the background.
+    package var importBackgroundBytes: Int64 = 8 << 20
+    /// Background imports running at once, server-wide; each holds one pooled connection for its whole length,
+    /// so at most a quarter of the pool (at least one).
+    package var importBackgroundConcurrency = 2
+    /// The differential-privacy budget (`PRIVACY_*`, `GROUP_RESULTS_LATENESS`).
+    package var privacy = PrivacySettings()
+    /// `METRICS_TOKEN`: the bearer token a Prometheus scraper sends for `/metrics` (at least 32 characters).
+    /// Unset, `/metrics` answers 404: usage figures are not for anyone who asks.
+    package var metricsToken: String?
+    /// `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` names the client (default none).
+    package var trustedProxies = TrustedProxies.none
+    /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` and `LOGIN_ADDRESS_MAX_FAILURES`: the password-guess throttle.
+    package var loginThrottle = LoginThrottle.Settings()
+    /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
+    /// fiscal code or VAT number can be registered again.
+    package var activationExpiryHours = 48
+    /// How often expired unactivated accounts and quiet throttle buckets are swept (tests shorten it).
+    package var accountHousekeepingInterval: Duration = .seconds(600)
+    /// How often the runs' day passes (`RunDay`): requests, removal at the start, finish detection.
+    package var runDayInterval: Duration = .seconds(5)
+    /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
+    /// (a request to nobody among them: it must answer and end like any other).
+    package var pendingRequestExpiryDays = 30
+    /// The key that signs audit checkpoints, read from `AUDIT_SIGNING_KEY_FILE` (a file outside the
+    /// database, made by `d4h audit keygen`). Nil signs nothing: auditors then cannot detect a log that
+    /// whoever holds the database truncated or rewrote.
+    package var auditSigningKey: AuditSigningKey?
+    /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
+    /// one is also signed at start; 0 signs none in the background). Nil is off.
+    package var auditCheckpointInterval: Duration? = .seconds(300)
+    /// The wall clock of the times the service stamps itself rather than leaving to the database (an API
+    /// key's last use); tests stand it still or move it by hand.
+    package var clock: @Sendable () -> Date = { Date() }
+
+    package init(
+        databaseURL: String,
+        httpHost: String = "127.0.0.1",
+        httpPort: Int = 8080,
+        publicURL: String? = nil,
+        mailTransport: MailTransportKind = .log,
+        mailDirectory: String? = nil,
+        groupMinCohort: Int = 1000,
+        sessionTTL: Int = 86_400,
+        webhookAllowPrivate: Bool = false,
+        logLevel: Logger.Level = .info,
+        tls: TLSFiles? = nil
+    ) {
+        self.databaseURL = databaseURL
+        self.httpHost = httpHost
+        self.httpPort = httpPort
+        self.publicURL = publicURL ?? "\(tls == nil ? "http" : "https")://\(httpHost):\(httpPort)"
+        self.mailTransport = mailTransport
+        self.mailDirectory = mailDirectory
+        self.groupMinCohort = groupMinCohort
+        self.sessionTTL = sessionTTL
+        self.webhookAllowPrivate = webhookAllowPrivate
+        self.logLevel = logLevel
+        self.tls = tls
+    }
+
+    /// Reads the configuration; keys are the documented variable names (`database.url` is `DATABASE_URL`).
+    package init(reader: ConfigReader) throws {
+        guard let databaseURL = reader.string(forKey: "database.url", isSecret: true) else {
+            throw ConfigurationError.missing("DATABASE_URL")
+        }
+        let host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        let port = reader.int(forKey: "http.port", default: 8080)
+        let transportName = reader.string(forKey: "mail.transport", default: MailTransportKind.log.rawValue)
+        guard let transport = MailTransportKind(rawValue: transportName) else {
+            throw ConfigurationError.invalid("MAIL_TRANSPORT", "must be file, sendmail or log")
+        }
+        let mailDirectory = reader.string(forKey: "mail.directory")
+        if transport == .file, mailDirectory == nil {
+            throw ConfigurationError.invalid("MAIL_DIRECTORY", "is required when MAIL_TRANSPORT=file")
+        }
+        let levelName = reader.string(forKey: "log.level", default: "info")
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            throw ConfigurationError.invalid("LOG_LEVEL", "must be trace, debug, info, notice, warning, error or critical")
+        }
+        let cohort = reader.int(forKey: "group.min.cohort", default: 1000)
+        guard cohort >= 1 else { throw ConfigurationError.invalid("GROUP_MIN_COHORT", "must be at least 1") }
+        let ttl = reader.int(forKey: "session.ttl", default: 86_400)
+        guard ttl >= 60 else { throw ConfigurationError.invalid("SESSION_TTL", "must be at least 60 seconds") }
+        guard (0...65_535).contains(port) else { throw ConfigurationError.invalid("HTTP_PORT", "must be 0–65535 (0 lets the system choose)") }
+        self.init(
+            databaseURL: databaseURL,
+            httpHost: host,
+            httpPort: port,
+            publicURL: reader.string(forKey: "public.url"),
+            mailTransport: transport,
+            mailDirectory: mailDirectory,
+            groupMinCohort: cohort,
+            sessionTTL: ttl,
+            webhookAllowPrivate: reader.bool(forKey: "webhook.allow.private", default: false),
+            logLevel: level,
+            tls: try TLSFiles.read(from: reader)
+        )
+        let idle = reader.int(forKey: "http.idle.timeout", default: 60)
+        guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
+        self.httpIdleTimeout = idle
+        if let stall = try reader.wholeNumber("DOWNLOAD_STALL_TIMEOUT", in: 1...3600) { self.downloadStallTimeout = stall }
+        self.rateLimits = try RateLimits(reader: reader)
+        self.privacy = try PrivacySettings(reader: reader)
+        self.database = try DatabaseLimits(reader: reader)
+        if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }
+        if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
+            self.groupEvaluationQueueTimeout = .seconds(seconds)
+        }
+        if let token = reader.string(forKey: "metrics.token", isSecret: true), !token.isEmpty {
+            guard token.count >= 32 else { throw ConfigurationError.invalid("METRICS_TOKEN", "must be at least 32 characters") }
+            self.metricsToken = token
+        }
+        // A list: a flag's value arrives split at its commas, the environment's whole.
+        self.trustedProxies = try TrustedProxies.parse(
+            reader.stringArray(forKey: "trusted.proxies", default: []).joined(separator: ",")
+        ).get()
+        if let free = try reader.wholeNumber("LOGIN_ACCOUNT_FREE_ATTEMPTS", in: 1...100) { self.loginThrottle.account.freeFailures = free }
+        if let failures = try reader.wholeNumber("LOGIN_ADDRESS_MAX_FAILURES", in: 1...1_000_000) {
+            self.loginThrottle.address.freeFailures = failures
+        }
+        if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
+        if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...365) { self.pendingRequestExpiryDays = days }
+        if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
+        // At most 31 days: a subscription's figures change every day.
+        if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {
+            self.groupResultsRefreshInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+        // Read now, so a wrong path or a file that is not a key stops the start with a message naming the variable.
+        if let file = reader.string(forKey: "audit.signing.key.file"), !file.isEmpty {
+            self.auditSigningKey = try AuditSigningKey.read(file: file)
+        }
+        if let seconds = try reader.wholeNumber("AUDIT_CHECKPOINT_INTERVAL", in: 0...86_400, zeroMeans: "off") {
+            self.auditCheckpointInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+        // At most a day: a day closes every day.
+        if let seconds = try reader.wholeNumber("PEER_STATISTICS_INTERVAL", in: 0...86_400, zeroMeans: "off") {
+            self.peerStatisticsInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+    }
+
+    /// The evaluation slots the configuration asks for, capped at half the pool (at least one).
+    var evaluationSlots: EvaluationSlots {
+        EvaluationSlots(slots: max(1, min(groupEvaluationConcurrency, database.poolSize / 2)), timeout: groupEvaluationQueueTimeout)
+    }
+
+    /// The background imports the configuration allows at once, capped at a quarter of the pool (at least one).
+    var importSlots: Int { max(1, min(importBackgroundConcurrency, database.poolSize / 4)) }
+
+    /// `http`, or `https` when the server terminates TLS itself.
+    package var scheme: String { tls == nil ? "http" : "https" }
+}

@@ -1,0 +1,84 @@
+import BrokerDomain
+import BrokerHTTP
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+extension Services {
+    /// Builds every service from the configuration (`buildApplication` is the only caller).
+    static func make(configuration: BrokerConfiguration, logger: Logger, noise: any NoiseSource) async throws -> Services {
+        let databaseURL = try DatabaseURL(configuration.databaseURL)
+        let client = DatabasePool(
+            client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
+            leaseTimeout: configuration.database.leaseTimeout, logger: logger)
+        let availability = DatabaseAvailability()
+        let metricsAccess = MetricsAccess(token: configuration.metricsToken)
+        let readiness = Readiness(client: client, migrations: try Migration.bundled(), availability: availability)
+        let pseudonymizer = Pseudonymizer(client: client)
+        let singleRequests = SingleRequestService(
+            client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays)
+        let mailer = try makeMailer(configuration: configuration, logger: logger)
+        let accounts = try await AccountService(
+            client: client, hasher: PasswordHasher(), mailer: mailer,
+            publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
+            singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
+            unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
+        let peers = PeerStatistics(
+            client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
+        let samples = SampleService(client: client, peers: peers)
+        let positions = PositionService(client: client)
+        let transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
+        let groupRequests = GroupRequestService(
+            client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
+            privacy: configuration.privacy, noise: noise)
+        let auditTrail = AuditTrail(client: client)
+        let auditCheckpoints = AuditCheckpoints(client: client, trail: auditTrail, key: configuration.auditSigningKey)
+        let imports = ImportJobs(
+            importer: AppleHealthImport(client: client), backgroundBytes: configuration.importBackgroundBytes,
+            maximumBackground: configuration.importSlots, logger: logger,
+            failureOf: { error, logger in ImportJob.Failure(ProblemMiddleware.problem(for: error, logger: logger)) })
+        let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
+        let webhooks = WebhookService(client: client, policy: webhookPolicy)
+        let runs = RunService(client: client, singleRequests: singleRequests, mailer: mailer)
+        let liveFeeds = RunLiveFeeds(runs: runs, logger: logger)
+        return Services(
+            databaseURL: databaseURL,
+            client: client,
+            availability: availability,
+            metricsAccess: metricsAccess,
+            readiness: readiness,
+            accounts: accounts,
+            samples: samples,
+            positions: positions,
+            peers: peers,
+            singleRequests: singleRequests,
+            transparency: transparency,
+            groupRequests: groupRequests,
+            auditTrail: auditTrail,
+            auditCheckpoints: auditCheckpoints,
+            imports: imports,
+            webhooks: webhooks,
+            webhookPolicy: webhookPolicy,
+            runs: runs,
+            liveFeeds: liveFeeds)
+    }
+
+    /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
+    func background(configuration: BrokerConfiguration, logger: Logger) throws -> [any Service] {
+        [
+            client, SamplePartitionMaintenance(client: client, logger: logger),
+            DatabaseWatchdog(
+                configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
+            SubscriptionExpiry(requests: singleRequests, logger: logger),
+            AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
+            GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
+            PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
+            AuditCheckpointPublishing(checkpoints: auditCheckpoints, interval: configuration.auditCheckpointInterval, logger: logger),
+            WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
+            RunDay(runs: runs, logger: logger, interval: configuration.runDayInterval),
+            // After the pool, so it stops before it: a cancelled import still records its failure.
+            imports,
+        ]
+    }
+}
