@@ -37,7 +37,7 @@ extension BrokerAPI {
     func activateAccount(_ input: Operations.ActivateAccount.Input) async throws -> Operations.ActivateAccount.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let account = try await accounts.activate(token: body.token, password: body.password, logger: logger)
-        return .ok(.init(body: .json(.init(account))))
+        return .ok(.init(body: .json(try .init(account))))
     }
 
     func resendActivationMail(_ input: Operations.ResendActivationMail.Input) async throws
@@ -50,7 +50,7 @@ extension BrokerAPI {
 
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
         let account = try await accounts.account(of: try await caller(), logger: logger)
-        return .ok(.init(body: .json(.init(account))))
+        return .ok(.init(body: .json(try .init(account))))
     }
 
     func updateMe(_ input: Operations.UpdateMe.Input) async throws -> Operations.UpdateMe.Output {
@@ -65,7 +65,7 @@ extension BrokerAPI {
             currentPassword: body.currentPassword, newPassword: body.newPassword, keepAPIKeys: body.keepApiKeys,
             immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
         let updated = try await accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
-        var account = Components.Schemas.Account(updated.account)
+        var account = try Components.Schemas.Account(updated.account)
         account.revokedApiKeys = updated.revokedAPIKeys
         return .ok(.init(body: .json(account)))
     }

@@ -8,7 +8,7 @@ extension BrokerAPI {
         let principal = try await caller(.auditor)
         let page = try page(limit: input.query.limit, cursor: input.query.cursor)
         let requests = try await groupRequests.list(
-            for: principal, status: input.query.status.flatMap { GroupRequest.Status(rawValue: $0.rawValue) }, cursor: page.cursor,
+            for: principal, status: input.query.status.map(GroupRequest.Status.init), cursor: page.cursor,
             limit: page.limit, logger: logger)
         return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
     }

@@ -35,7 +35,7 @@ extension BrokerAPI {
         let principal = try await caller(.thirdParty)
         let page = try page(limit: input.query.limit, cursor: input.query.cursor)
         let requests = try await groupRequests.list(
-            for: principal, status: input.query.status.flatMap { GroupRequest.Status(rawValue: $0.rawValue) }, cursor: page.cursor,
+            for: principal, status: input.query.status.map(GroupRequest.Status.init), cursor: page.cursor,
             limit: page.limit, logger: logger)
         return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
     }
@@ -76,21 +76,21 @@ extension Components.Schemas.GroupRequest {
         self.init(
             id: request.id.uuidString.lowercased(),
             thirdParty: .init(request.thirdParty),
-            types: request.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
+            types: request.types.map(Components.Schemas.SampleType.init),
             filters: request.filters.map { .init(_type: $0.type.rawValue, min: $0.min, max: $0.max) },
             demographics: .init(
                 ageMin: request.demographics.ageMin, ageMax: request.demographics.ageMax,
-                sex: request.demographics.sex.flatMap { .init(rawValue: $0.rawValue) }),
+                sex: request.demographics.sex.map(Components.Schemas.Demographics.SexPayload.init)),
             window: .init(from: request.windowFrom.description, to: request.windowTo.description),
-            bucket: .init(rawValue: request.bucket.rawValue) ?? .day,
+            bucket: .init(request.bucket),
             purpose: request.purpose,
-            status: .init(rawValue: request.status.rawValue) ?? .refused,
-            refusalReason: request.refusalReason.flatMap { .init(rawValue: $0.rawValue) },
+            status: .init(request.status),
+            refusalReason: request.refusalReason.map(Components.Schemas.GroupRequest.RefusalReasonPayload.init),
             cohortSize: request.cohortSize,
             cellLoss: request.cellLoss?.rho,
             createdAt: request.createdAt,
             subscription: request.subscription.map {
-                .init(days: $0.days, status: .init(rawValue: $0.status.rawValue) ?? .active, endsAt: $0.endsAt, endedAt: $0.endedAt)
+                .init(days: $0.days, status: .init($0.status), endsAt: $0.endsAt, endedAt: $0.endedAt)
             })
     }
 }
@@ -101,7 +101,7 @@ extension Components.Schemas.GroupResults {
             releasedAt: release.releasedAt,
             items: release.cells.map { cell in
                 .init(
-                    bucketStart: cell.bucketStart, _type: .init(rawValue: cell.type.rawValue) ?? .heartRate, unit: cell.type.unit,
+                    bucketStart: cell.bucketStart, _type: .init(cell.type), unit: cell.type.unit,
                     people: cell.people, mean: cell.mean, p10: cell.p10, p50: cell.p50, p90: cell.p90, suppressed: cell.suppressed,
                     accuracy: cell.accuracy.map {
                         .init(
@@ -138,7 +138,7 @@ extension Components.Schemas.GroupRequestEstimate {
             budget: .init(estimate.budget), affordable: estimate.affordable,
             types: estimate.types.map {
                 .init(
-                    _type: .init(rawValue: $0.type.rawValue) ?? .heartRate, unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
+                    _type: .init($0.type), unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
                     sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth, meanMargin95AtK: $0.meanMargin95AtK,
                     meanMargin95At10K: $0.meanMargin95At10K, bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
             })
@@ -149,7 +149,7 @@ extension Components.Schemas.PrivacyLedgerEntry {
     init(_ entry: LedgerEntry) {
         self.init(
             id: String(entry.id), at: entry.at, companyId: entry.companyID?.uuidString.lowercased(),
-            requestId: entry.requestID?.uuidString.lowercased(), kind: .init(rawValue: entry.kind.rawValue) ?? .release,
+            requestId: entry.requestID?.uuidString.lowercased(), kind: .init(entry.kind),
             cells: entry.cells, rho: entry.rho)
     }
 }

@@ -47,7 +47,7 @@ extension Components.Schemas.ImportResult {
 extension Components.Schemas.ImportJob {
     init(_ job: ImportJob) {
         self.init(
-            id: job.id.uuidString.lowercased(), status: .init(rawValue: job.status.rawValue) ?? .failed,
+            id: job.id.uuidString.lowercased(), status: .init(job.status),
             bytesTotal: job.bytesTotal, bytesRead: job.bytesRead, recordsRead: job.recordsRead, stored: job.stored,
             createdAt: job.createdAt, finishedAt: job.finishedAt, result: job.result.map { .init($0) },
             problem: job.failure.map { .init(_type: $0.type, title: $0.title, status: $0.status, detail: $0.detail) })

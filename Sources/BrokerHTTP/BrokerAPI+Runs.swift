@@ -115,10 +115,6 @@ extension BrokerAPI {
     }
 }
 
-extension Components.Schemas.RunState {
-    init(_ state: Run.State) { self = .init(rawValue: state.rawValue) ?? .upcoming }
-}
-
 extension Components.Schemas.GeoPoint {
     init(_ point: GeoPoint) { self.init(latitude: point.latitude, longitude: point.longitude) }
 }
@@ -143,7 +139,7 @@ extension Components.Schemas.RunParticipation {
         self.init(
             runId: participant.runID.uuidString.lowercased(), bib: participant.bib, displayName: participant.displayName,
             joinedAt: participant.joinedAt, requestId: participant.requestID?.uuidString.lowercased(),
-            requestStatus: participant.requestStatus.flatMap { .init(rawValue: $0.rawValue) }, status: status,
+            requestStatus: participant.requestStatus.map(Components.Schemas.SingleRequestStatus.init), status: status,
             checkedInAt: participant.checkedInAt, finishedAt: participant.finishedAt,
             privacyZone: participant.privacyZone.map { .init(latitude: $0.centre.latitude, longitude: $0.centre.longitude, metres: $0.metres) },
             run: run.map { .init($0, withPath: false) })

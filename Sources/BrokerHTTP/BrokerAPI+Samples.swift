@@ -19,7 +19,7 @@ extension BrokerAPI {
 
     func listSamples(_ input: Operations.ListSamples.Input) async throws -> Operations.ListSamples.Output {
         let principal = try await caller()
-        let type = input.query._type.flatMap { SampleType(rawValue: $0.rawValue) }
+        let type = input.query._type.map(SampleType.init)
         let page = try await samples.list(
             principal, type: type, from: input.query.from, to: input.query.to, cursor: input.query.cursor,
             limit: input.query.limit, logger: logger)
@@ -28,8 +28,9 @@ extension BrokerAPI {
 
     func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {
         let principal = try await caller()
-        guard let type = SampleType(rawValue: input.query._type.rawValue) else { throw Problem.status(.unprocessableContent) }
-        let bucket = Statistics.Bucket(rawValue: input.query.bucket?.rawValue ?? "day") ?? .day
+        let type = SampleType(input.query._type)
+        // Absent, the contract's default.
+        let bucket = input.query.bucket.map(Statistics.Bucket.init) ?? .day
         let statistics = try await budgeted.statistics(
             principal, type: type, from: input.query.from, to: input.query.to, bucket: bucket, logger: logger)
         return .ok(
@@ -38,9 +39,9 @@ extension BrokerAPI {
                     .init(
                         _type: input.query._type,
                         unit: type.unit,
-                        aggregation: .init(rawValue: type.aggregation.rawValue) ?? .mean,
+                        aggregation: .init(type.aggregation),
                         timeZone: statistics.timeZone,
-                        bucket: .init(rawValue: bucket.rawValue) ?? .day,
+                        bucket: .init(bucket),
                         own: statistics.own.map {
                             .init(
                                 start: $0.start.description, count: $0.count, days: $0.days, mean: $0.mean, min: $0.min, max: $0.max,
@@ -65,6 +66,6 @@ extension BrokerAPI {
 
 extension Components.Schemas.Sample {
     init(_ sample: Sample) {
-        self.init(_type: .init(rawValue: sample.type.rawValue) ?? .heartRate, value: sample.value, at: sample.at)
+        self.init(_type: .init(sample.type), value: sample.value, at: sample.at)
     }
 }

@@ -13,7 +13,7 @@ extension BrokerAPI {
                 body: .json(
                     .init(
                         token: session.token.text,
-                        role: .init(rawValue: session.role.rawValue) ?? .user,
+                        role: .init(session.role),
                         accountId: session.accountID.uuidString.lowercased(),
                         expiresAt: session.expiresAt))))
     }
@@ -35,7 +35,7 @@ extension BrokerAPI {
                 body: .json(
                     .init(
                         id: key.id.uuidString.lowercased(), name: key.name, prefix: key.prefix,
-                        scope: .init(rawValue: key.scope.rawValue) ?? .readOnly, createdAt: key.createdAt, expiresAt: key.expiresAt,
+                        scope: .init(key.scope), createdAt: key.createdAt, expiresAt: key.expiresAt,
                         secret: secret.text))))
     }
 
@@ -46,7 +46,7 @@ extension BrokerAPI {
         let items = page.rows.map {
             Components.Schemas.APIKey(
                 id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix,
-                scope: .init(rawValue: $0.scope.rawValue) ?? .readOnly, createdAt: $0.createdAt, expiresAt: $0.expiresAt,
+                scope: .init($0.scope), createdAt: $0.createdAt, expiresAt: $0.expiresAt,
                 lastUsedAt: $0.lastUsedAt)
         }
         return .ok(.init(body: .json(.init(items: items, nextCursor: page.nextCursor))))

@@ -18,7 +18,7 @@ extension BrokerAPI {
     func listSingleRequests(_ input: Operations.ListSingleRequests.Input) async throws -> Operations.ListSingleRequests.Output {
         let principal = try await caller()
         let page = try page(limit: input.query.limit, cursor: input.query.cursor)
-        let status = input.query.status.flatMap { SingleRequest.Status(rawValue: $0.rawValue) }
+        let status = input.query.status.map(SingleRequest.Status.init)
         let requests = try await singleRequests.list(for: principal, status: status, cursor: page.cursor, limit: page.limit, logger: logger)
         return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.SingleRequest.init), nextCursor: requests.nextCursor))))
     }
@@ -82,16 +82,16 @@ extension Components.Schemas.SingleRequest {
             id: request.id.uuidString.lowercased(),
             thirdParty: .init(request.thirdParty),
             subject: .init(email: request.subject.email, fiscalCode: request.subject.fiscalCode),
-            types: request.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
+            types: request.types.map(Components.Schemas.RequestedType.init),
             purpose: request.purpose,
             window: .init(from: request.windowFrom, to: request.windowTo),
-            status: .init(rawValue: request.status.rawValue) ?? .pending,
+            status: .init(request.status),
             createdAt: request.createdAt,
             decidedAt: request.decidedAt,
             subscription: request.subscription.map {
                 .init(
-                    days: $0.days, status: .init(rawValue: $0.status.rawValue) ?? .pending, endsAt: $0.endsAt,
-                    endedAt: $0.endedAt, endedBy: $0.endedBy.flatMap { .init(rawValue: $0.rawValue) })
+                    days: $0.days, status: .init($0.status), endsAt: $0.endsAt,
+                    endedAt: $0.endedAt, endedBy: $0.endedBy.map(Components.Schemas.Subscription.EndedByPayload.init))
             })
     }
 }

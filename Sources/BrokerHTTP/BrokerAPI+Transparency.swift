@@ -37,8 +37,8 @@ extension Components.Schemas.AccessLogEntry {
             at: entry.at,
             thirdParty: .init(id: entry.thirdPartyID.uuidString.lowercased(), companyName: entry.companyName),
             requestId: entry.requestID.uuidString.lowercased(),
-            kind: entry.kind == .group ? .group : .single,
-            types: entry.types.map { .init(rawValue: $0.rawValue) ?? .heartRate },
+            kind: .init(entry.kind),
+            types: entry.types.map(Components.Schemas.RequestedType.init),
             samples: entry.samples.map(Int.init),
             description: entry.description)
     }

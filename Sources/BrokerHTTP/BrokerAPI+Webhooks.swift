@@ -27,7 +27,7 @@ extension BrokerAPI {
         let principal = try await caller(.thirdParty)
         let (limit, cursor) = try page(limit: input.query.limit, cursor: input.query.cursor)
         let page = try await webhooks.deliveries(principal, cursor: cursor, limit: limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: page.rows.map(Components.Schemas.WebhookDelivery.init), nextCursor: page.nextCursor))))
+        return .ok(.init(body: .json(.init(items: try page.rows.map(Components.Schemas.WebhookDelivery.init), nextCursor: page.nextCursor))))
     }
 }
 
@@ -38,14 +38,14 @@ extension Components.Schemas.Webhook {
 }
 
 extension Components.Schemas.WebhookDelivery {
-    init(_ delivery: WebhookStore.Delivery) {
+    init(_ delivery: WebhookStore.Delivery) throws {
         self.init(
             id: delivery.id.uuidString.lowercased(),
-            // Types are written by this server; an unknown one would be a bug, not the caller's problem.
-            _type: .init(rawValue: delivery.type) ?? .singleRequest_accepted,
+            // Written by this server: one the contract does not name is our bug, a logged 500.
+            _type: try .init(stored: delivery.type),
             requestId: delivery.requestID?.uuidString.lowercased(),
             createdAt: delivery.createdAt,
-            status: .init(rawValue: delivery.status) ?? .pending,
+            status: try .init(stored: delivery.status),
             deliveredAt: delivery.deliveredAt,
             nextAttemptAt: delivery.nextAttemptAt,
             attempts: delivery.attempts.map {

@@ -74,12 +74,12 @@ struct BrokerAPI: APIProtocol {
 }
 
 extension Components.Schemas.Account {
-    init(_ account: Account) {
+    init(_ account: Account) throws {
         self.init(
             id: account.id.uuidString.lowercased(),
-            role: .init(rawValue: account.role.rawValue) ?? .user,
+            role: .init(account.role),
             email: account.email,
-            status: .init(rawValue: account.status.rawValue) ?? .pending,
+            status: .init(account.status),
             createdAt: account.createdAt,
             activatedAt: account.activatedAt)
         switch account.profile {
@@ -88,7 +88,7 @@ extension Components.Schemas.Account {
             self.fullName = fullName
             self.fiscalCode = fiscalCode
             self.birthDate = birthDate
-            self.sex = .init(rawValue: sex)
+            self.sex = try .init(stored: sex)
         case .thirdParty(let companyName, let vatNumber, let description):
             self.companyName = companyName
             self.vatNumber = vatNumber
