@@ -66,45 +66,17 @@ extension Console {
             request.page("group-request-new", title: "Ask for anonymised statistics", values: try await Self.groupFormValues(FormFields(), request))
         }
         post("/company/group-requests/new", .role(.thirdParty), on: router) { request in
-            let form = request.form
-            // The filter rows the company filled in, in order: the API's `filters[i]` is row `rows[i]`.
-            let rows = (1...3).filter { form["filterType\($0)"] != nil }
-            var fieldNames = Self.requestFieldNames
-            for (index, row) in rows.enumerated() {
-                for (api, name) in [("type", "filterType"), ("min", "filterMin"), ("max", "filterMax")] {
-                    fieldNames["filters[\(index)].\(api)"] = "\(name)\(row)"
-                }
-            }
-            let formValues = try await Self.groupFormValues(form, request)
+            let formValues = try await Self.groupFormValues(request.form, request)
             return try await request.submitting(
-                "group-request-new", title: "Ask for anonymised statistics", values: formValues, fieldNames: fieldNames
+                "group-request-new", title: "Ask for anonymised statistics", values: formValues, fieldNames: GroupRequestForm.fieldNames
             ) {
-                var errors: [FieldError] = []
-                var filters: [GroupRequestService.Creation.Filter] = []
-                for row in 1...3 {
-                    let min = FormValues.decimal(form["filterMin\(row)"], field: "filterMin\(row)", into: &errors)
-                    let max = FormValues.decimal(form["filterMax\(row)"], field: "filterMax\(row)", into: &errors)
-                    guard let type = form["filterType\(row)"] else {
-                        // Bounds without a type would silently widen the cohort the company meant.
-                        if form["filterMin\(row)"] != nil || form["filterMax\(row)"] != nil {
-                            errors.append(FieldError(field: "filterType\(row)", message: "choose the data type these bounds apply to"))
-                        }
-                        continue
-                    }
-                    filters.append(.init(type: type, min: min, max: max))
+                let form = try GroupRequestForm(request.form)
+                let created: GroupRequest
+                do {
+                    created = try await request.services.budgeted.submitGroupRequest(form.read, by: try request.caller, logger: request.logger)
+                } catch GroupRequestError.invalid(let violations) {
+                    throw form.problem(violations)
                 }
-                let ageMin = FormValues.integer(form["ageMin"], field: "ageMin", into: &errors)
-                let ageMax = FormValues.integer(form["ageMax"], field: "ageMax", into: &errors)
-                let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
-                let cellLoss = FormValues.decimal(form["cellLoss"], field: "cellLoss", into: &errors)
-                guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-                let principal = try request.caller
-                let created = try await request.services.budgeted.submitGroupRequest(
-                    .init(
-                        types: form.values("types"), filters: filters, ageMin: ageMin, ageMax: ageMax, sex: Wording.sexCode(form["sex"]),
-                        windowFrom: form["windowFrom"] ?? "", windowTo: form["windowTo"] ?? "", bucket: form["bucket"] ?? "day",
-                        purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss),
-                    by: principal, logger: request.logger)
                 return request.redirect("/company/group-requests/\(created.id.uuidString.lowercased())")
             }
         }
@@ -189,23 +161,14 @@ extension Console {
 
     // MARK: Values
 
-    /// The API's field names (`window.from`, `filters[0].min` …) mapped to the forms' (`windowFrom`, `filterMin1` …).
+    /// The API's field names of a single request (`window.from`, `types[1]` …) mapped to the form's (`windowFrom`, `types` …).
     static let requestFieldNames: [String: String] = {
         var names = [
             "subject": "subjectEmail", "subject.email": "subjectEmail", "subject.fiscalCode": "subjectFiscalCode",
             "types": "types", "purpose": "purpose", "window.from": "windowFrom", "window.to": "windowTo",
-            "subscription.days": "subscriptionDays", "subscriptionDays": "subscriptionDays", "bucket": "bucket",
-            "demographics.ageMin": "ageMin", "demographics.ageMax": "ageMax", "demographics.sex": "sex",
-            "ageMin": "ageMin", "ageMax": "ageMax", "filters": "filterType1", "privacy.cellLoss": "cellLoss", "cellLoss": "cellLoss",
-            "window": "windowTo",
+            "subscription.days": "subscriptionDays", "subscriptionDays": "subscriptionDays",
         ]
         for index in 0..<SampleType.allCases.count { names["types[\(index)]"] = "types" }
-        for index in 0..<3 {
-            for (api, form) in [("type", "filterType"), ("min", "filterMin"), ("max", "filterMax")] {
-                names["filters[\(index)].\(api)"] = "\(form)\(index + 1)"
-                names["\(form)\(index + 1)"] = "\(form)\(index + 1)"
-            }
-        }
         return names
     }()
 

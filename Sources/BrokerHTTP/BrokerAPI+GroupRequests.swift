@@ -14,7 +14,8 @@ extension BrokerAPI {
     func estimateGroupRequest(_ input: Operations.EstimateGroupRequest.Input) async throws -> Operations.EstimateGroupRequest.Output {
         let principal = try await caller(.thirdParty)
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        return .ok(.init(body: .json(.init(try await groupRequests.estimate(.init(body), by: principal, logger: logger)))))
+        let creation = try groupRequests.creation(from: .init(body))
+        return .ok(.init(body: .json(.init(try await groupRequests.estimate(creation, by: principal, logger: logger)))))
     }
 
     func getPrivacyBudget(_ input: Operations.GetPrivacyBudget.Input) async throws -> Operations.GetPrivacyBudget.Output {
@@ -109,17 +110,6 @@ extension Components.Schemas.GroupResults {
                             meanMargin95: $0.meanMargin95, rho: $0.rho)
                     })
             })
-    }
-}
-
-extension GroupRequestService.Creation {
-    init(_ body: Components.Schemas.GroupRequestCreation) {
-        self.init(
-            types: body.types,
-            filters: (body.filters ?? []).map { .init(type: $0._type, min: $0.min, max: $0.max) },
-            ageMin: body.demographics?.ageMin, ageMax: body.demographics?.ageMax, sex: body.demographics?.sex?.rawValue,
-            windowFrom: body.window.from, windowTo: body.window.to, bucket: body.bucket.rawValue,
-            purpose: body.purpose, subscriptionDays: body.subscription?.days, cellLoss: body.privacy?.cellLoss)
     }
 }
 

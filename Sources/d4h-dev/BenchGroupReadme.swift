@@ -69,8 +69,8 @@ extension Bench {
             let filters = [GroupRequest.Filter(type: .heartRate, min: 50, max: 90)]
             let demographics = GroupRequest.Demographics(ageMin: 30, ageMax: 49, sex: .female)
             let creation = GroupRequestService.Creation(
-                types: ["heart_rate"], filters: [.init(type: "heart_rate", min: 50, max: 90)], ageMin: 30, ageMax: 49, sex: "F",
-                windowFrom: from.description, windowTo: to.description, bucket: "day", purpose: "Population study", subscriptionDays: nil)
+                types: [.heartRate], filters: filters, demographics: demographics, windowFrom: from, windowTo: to, bucket: .day,
+                purpose: "Population study", subscriptionDays: nil)
             let cohort = try await PrivacyBenchProbe.cohort(
                 filters: filters, demographics: demographics, from: from, to: to, client: client, logger: logger)
             let exact = try await PrivacyBenchProbe.exactCells(

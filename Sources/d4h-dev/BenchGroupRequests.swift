@@ -50,9 +50,8 @@ extension Bench {
             let types: [SampleType] = [.heartRate, .systolicPressure]
             let filters = [GroupRequest.Filter(type: .heartRate, min: 60, max: 85), GroupRequest.Filter(type: .systolicPressure, min: 100, max: 135)]
             let creation = GroupRequestService.Creation(
-                types: types.map(\.rawValue), filters: filters.map { .init(type: $0.type.rawValue, min: $0.min, max: $0.max) },
-                ageMin: nil, ageMax: nil, sex: nil, windowFrom: first.description, windowTo: last.description, bucket: "day",
-                purpose: "Benchmark", subscriptionDays: nil)
+                types: types, filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), windowFrom: first, windowTo: last,
+                bucket: .day, purpose: "Benchmark", subscriptionDays: nil)
             let cohortOf = { @Sendable () async throws -> [Int32] in
                 try await PrivacyBenchProbe.cohort(
                     filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last, client: client,

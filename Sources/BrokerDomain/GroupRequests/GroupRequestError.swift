@@ -2,7 +2,7 @@ import Foundation
 
 /// What can go wrong with group requests, each with the status the contract gives it.
 package enum GroupRequestError: Error, Equatable {
-    case invalid([FieldError])
+    case invalid([GroupRequestViolation])
     case notFound
     case notAccepted
     case notReleased

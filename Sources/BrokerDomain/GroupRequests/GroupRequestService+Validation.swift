@@ -3,80 +3,81 @@ import Foundation
 extension GroupRequestService {
     package static let ages = 0...150
 
-    /// Every problem of the body at once, as field errors.
+    /// The creation an edge read, or `invalid` naming every problem at once: the edge's unreadable values in
+    /// their places and every rule the readable rest breaks.
+    package func creation(from read: CreationAsRead) throws -> Creation {
+        let valid = try Self.validate(read, privacy: privacy)
+        return Creation(
+            types: valid.types, filters: valid.filters, demographics: valid.demographics, windowFrom: valid.windowFrom,
+            windowTo: valid.windowTo, bucket: valid.bucket, purpose: read.purpose, subscriptionDays: valid.subscriptionDays,
+            cellLoss: read.cellLoss)
+    }
+
     static func validate(_ creation: Creation, privacy: PrivacySettings) throws -> ValidCreation {
-        var errors: [FieldError] = []
+        try validate(CreationAsRead(creation), privacy: privacy)
+    }
+
+    /// Every problem at once. A value the edge could not read is reported with the edge's reason, and the
+    /// rules that need it are skipped.
+    static func validate(_ creation: CreationAsRead, privacy: PrivacySettings) throws -> ValidCreation {
+        var errors: [GroupRequestViolation] = []
+        func fail(_ field: GroupRequestField, _ message: String) { errors.append(GroupRequestViolation(field: field, message: message)) }
         var types: [SampleType] = []
-        if creation.types.isEmpty { errors.append(FieldError(field: "types", message: "name at least one type")) }
-        for (index, name) in creation.types.enumerated() {
-            guard let type = SampleType(rawValue: name) else {
-                errors.append(FieldError(field: "types[\(index)]", message: "is not a sample type"))
+        if creation.types.isEmpty { fail(.types, "name at least one type") }
+        for (index, parsed) in creation.types.enumerated() {
+            guard case .value(let type) = parsed else {
+                if case .unreadable(let reason) = parsed { fail(.type(index: index), reason) }
                 continue
             }
-            if types.contains(type) { errors.append(FieldError(field: "types[\(index)]", message: "is repeated")) }
+            if types.contains(type) { fail(.type(index: index), "is repeated") }
             types.append(type)
         }
         var filters: [GroupRequest.Filter] = []
         for (index, filter) in creation.filters.enumerated() {
-            guard let type = SampleType(rawValue: filter.type) else {
-                errors.append(FieldError(field: "filters[\(index)].type", message: "is not a sample type"))
+            guard case .value(let type) = filter.type else {
+                if case .unreadable(let reason) = filter.type { fail(.filterType(index: index), reason) }
                 continue
             }
-            for (name, bound) in [("min", filter.min), ("max", filter.max)] where bound.map({ !$0.isFinite }) == true {
-                errors.append(FieldError(field: "filters[\(index)].\(name)", message: "must be a finite number"))
+            for (field, bound) in [(GroupRequestField.filterMin(index: index), filter.min), (.filterMax(index: index), filter.max)]
+            where bound.map({ !$0.isFinite }) == true {
+                fail(field, "must be a finite number")
             }
-            if let min = filter.min, let max = filter.max, min > max {
-                errors.append(FieldError(field: "filters[\(index)].min", message: "must not be above max"))
-            }
+            if let min = filter.min, let max = filter.max, min > max { fail(.filterMin(index: index), "must not be above max") }
             filters.append(GroupRequest.Filter(type: type, min: filter.min, max: filter.max))
         }
-        for (name, age) in [("demographics.ageMin", creation.ageMin), ("demographics.ageMax", creation.ageMax)] {
-            if let age, !ages.contains(age) { errors.append(FieldError(field: name, message: "must be \(ages.lowerBound)–\(ages.upperBound)")) }
+        for (field, age) in [(GroupRequestField.ageMin, creation.ageMin), (.ageMax, creation.ageMax)] {
+            if let age, !ages.contains(age) { fail(field, "must be \(ages.lowerBound)–\(ages.upperBound)") }
         }
-        if let min = creation.ageMin, let max = creation.ageMax, min > max {
-            errors.append(FieldError(field: "demographics.ageMin", message: "must not be above ageMax"))
-        }
-        var sex: Sex?
-        if let text = creation.sex {
-            sex = Sex(rawValue: text)
-            if sex == nil { errors.append(FieldError(field: "demographics.sex", message: "must be F or M")) }
-        }
-        let demographics = GroupRequest.Demographics(ageMin: creation.ageMin, ageMax: creation.ageMax, sex: sex)
-        if creation.filters.isEmpty && demographics.isEmpty {
-            errors.append(FieldError(field: "filters", message: "give at least one filter or demographic criterion"))
-        }
-        let from = CalendarDate(iso: creation.windowFrom)
-        let to = CalendarDate(iso: creation.windowTo)
-        if from == nil { errors.append(FieldError(field: "window.from", message: "must be a date as YYYY-MM-DD")) }
-        if to == nil { errors.append(FieldError(field: "window.to", message: "must be a date as YYYY-MM-DD")) }
+        if let min = creation.ageMin, let max = creation.ageMax, min > max { fail(.ageMin, "must not be above ageMax") }
+        if case .unreadable(let reason) = creation.sex { fail(.sex, reason) }
+        let demographics = GroupRequest.Demographics(ageMin: creation.ageMin, ageMax: creation.ageMax, sex: creation.sex?.read)
+        if creation.filters.isEmpty && demographics.isEmpty { fail(.criteria, "give at least one filter or demographic criterion") }
+        if case .unreadable(let reason) = creation.windowFrom { fail(.windowFrom, reason) }
+        if case .unreadable(let reason) = creation.windowTo { fail(.windowTo, reason) }
+        let from = creation.windowFrom.read
+        let to = creation.windowTo.read
         if let from, let to {
-            if from > to { errors.append(FieldError(field: "window.from", message: "must not be after window.to")) }
-            if to.dayNumber - from.dayNumber > 3660 {
-                errors.append(FieldError(field: "window.to", message: "the window may span at most ten years"))
-            }
+            if from > to { fail(.windowFrom, "must not be after window.to") }
+            if to.dayNumber - from.dayNumber > 3660 { fail(.windowTo, "the window may span at most ten years") }
         }
-        let bucket = Statistics.Bucket(rawValue: creation.bucket)
-        if bucket == nil { errors.append(FieldError(field: "bucket", message: "must be day, week or month")) }
+        if case .unreadable(let reason) = creation.bucket { fail(.bucket, reason) }
+        let bucket = creation.bucket.read
         let purpose = creation.purpose.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !SingleRequestService.purposeLength.contains(purpose.count) {
-            errors.append(FieldError(field: "purpose", message: "must be 1–500 characters"))
-        }
+        if !SingleRequestService.purposeLength.contains(purpose.count) { fail(.purpose, "must be 1–500 characters") }
         if let days = creation.subscriptionDays, !SingleRequestService.subscriptionDays.contains(days) {
-            errors.append(FieldError(field: "subscription.days", message: "must be 1–3650"))
+            fail(.subscriptionDays, "must be 1–3650")
         }
         let cellLoss = creation.cellLoss ?? privacy.defaultCellLoss
         if !PrivacySettings.cellLossRange.contains(cellLoss) {
-            errors.append(
-                FieldError(
-                    field: "privacy.cellLoss",
-                    message: "must be \(PrivacySettings.cellLossRange.lowerBound)–\(PrivacySettings.cellLossRange.upperBound) (ρ per cell)"))
+            fail(
+                .cellLoss,
+                "must be \(PrivacySettings.cellLossRange.lowerBound)–\(PrivacySettings.cellLossRange.upperBound) (ρ per cell)")
         }
         if let from, let to, let bucket, from <= to, types.count * bucket.starts(from: from, to: to).count > privacy.maximumCellsPerRelease {
-            errors.append(
-                FieldError(
-                    field: "window",
-                    message: "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
-                        + "a longer window needs a coarser bucket or fewer types"))
+            fail(
+                .window,
+                "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
+                    + "a longer window needs a coarser bucket or fewer types")
         }
         guard errors.isEmpty, let from, let to, let bucket else { throw GroupRequestError.invalid(errors) }
         return ValidCreation(
@@ -89,8 +90,8 @@ extension GroupRequestService {
     func ensureSomeoneCanAfford(_ cost: PrivacyLoss, cells: Int) throws {
         guard cost > privacy.personGroupBudget else { return }
         throw GroupRequestError.invalid([
-            FieldError(
-                field: "window",
+            GroupRequestViolation(
+                field: .window,
                 message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than any person may give to group "
                     + "requests in twelve months (ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): ask for fewer buckets or types, "
                     + "or a lower privacy.cellLoss")

@@ -29,35 +29,70 @@ package struct GroupRequestService: Sendable {
         self.mechanism = CellMechanism(noise: noise, minimumPeople: minimumCohort)
     }
 
+    /// A group request as a company asks for it, in domain terms: the edges read their wire formats into it.
     package struct Creation: Sendable {
-        package struct Filter: Sendable {
-            package var type: String
-            package var min: Double?
-            package var max: Double?
-            package init(type: String, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
-        }
-        package var types: [String]
-        package var filters: [Filter]
-        package var ageMin: Int?
-        package var ageMax: Int?
-        package var sex: String?
-        package var windowFrom: String
-        package var windowTo: String
-        package var bucket: String
+        package var types: [SampleType]
+        package var filters: [GroupRequest.Filter]
+        package var demographics: GroupRequest.Demographics
+        package var windowFrom: CalendarDate
+        package var windowTo: CalendarDate
+        package var bucket: Statistics.Bucket
         package var purpose: String
         package var subscriptionDays: Int?
-        /// ρ per released cell (`privacy.cellLoss`); nil takes `PRIVACY_CELL_RHO`.
+        /// ρ per released cell (`privacy.cellLoss`); nil takes `PRIVACY_CELL_RHO`. A number rather than a
+        /// `PrivacyLoss`: the range is checked on the ρ as asked, before any rounding to a millionth.
         package var cellLoss: Double?
 
         package init(
-            types: [String], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: String?, windowFrom: String, windowTo: String,
-            bucket: String, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
+            types: [SampleType], filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, windowFrom: CalendarDate,
+            windowTo: CalendarDate, bucket: Statistics.Bucket, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
+        ) {
+            (self.types, self.filters, self.demographics) = (types, filters, demographics)
+            (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (
+                windowFrom, windowTo, bucket, purpose, subscriptionDays
+            )
+            self.cellLoss = cellLoss
+        }
+    }
+
+    /// A creation as an edge read it: each value typed, or `unreadable` with the edge's reason. `creation(from:)`
+    /// turns it into a `Creation`, or names every problem at once: the edge's and the rules' the rest breaks.
+    package struct CreationAsRead: Sendable {
+        package struct Filter: Sendable {
+            package var type: Parsed<SampleType>
+            package var min: Double?
+            package var max: Double?
+            package init(type: Parsed<SampleType>, min: Double?, max: Double?) { (self.type, self.min, self.max) = (type, min, max) }
+        }
+        package var types: [Parsed<SampleType>]
+        package var filters: [Filter]
+        package var ageMin: Int?
+        package var ageMax: Int?
+        package var sex: Parsed<Sex>?
+        package var windowFrom: Parsed<CalendarDate>
+        package var windowTo: Parsed<CalendarDate>
+        package var bucket: Parsed<Statistics.Bucket>
+        package var purpose: String
+        package var subscriptionDays: Int?
+        package var cellLoss: Double?
+
+        package init(
+            types: [Parsed<SampleType>], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: Parsed<Sex>?, windowFrom: Parsed<CalendarDate>,
+            windowTo: Parsed<CalendarDate>, bucket: Parsed<Statistics.Bucket>, purpose: String, subscriptionDays: Int?, cellLoss: Double?
         ) {
             (self.types, self.filters, self.ageMin, self.ageMax, self.sex) = (types, filters, ageMin, ageMax, sex)
             (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (
                 windowFrom, windowTo, bucket, purpose, subscriptionDays
             )
             self.cellLoss = cellLoss
+        }
+
+        init(_ creation: Creation) {
+            self.init(
+                types: creation.types.map { .value($0) }, filters: creation.filters.map { .init(type: .value($0.type), min: $0.min, max: $0.max) },
+                ageMin: creation.demographics.ageMin, ageMax: creation.demographics.ageMax, sex: creation.demographics.sex.map { .value($0) },
+                windowFrom: .value(creation.windowFrom), windowTo: .value(creation.windowTo), bucket: .value(creation.bucket),
+                purpose: creation.purpose, subscriptionDays: creation.subscriptionDays, cellLoss: creation.cellLoss)
         }
     }
 
@@ -84,6 +119,12 @@ package struct GroupRequestService: Sendable {
         return Array(
             request.bucket.starts(from: request.windowFrom, to: last)
                 .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: request.cellLoss)))
+    }
+
+    /// `create` of a creation as an edge read it: the caller's role is checked before what they sent.
+    package func create(_ read: CreationAsRead, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
+        return try await create(try creation(from: read), by: principal, logger: logger)
     }
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused.

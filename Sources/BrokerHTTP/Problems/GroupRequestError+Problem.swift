@@ -6,7 +6,7 @@ import HTTPTypes
 extension GroupRequestError: ProblemConvertible {
     package var problem: Problem {
         switch self {
-        case .invalid(let errors): Problem.validationFailed(errors)
+        case .invalid(let violations): Problem.validationFailed(violations.map { FieldError(field: $0.field.jsonPath, message: $0.message) })
         case .notFound:
             Problem(
                 status: .notFound, slug: "group-request-not-found", title: "No such group request",

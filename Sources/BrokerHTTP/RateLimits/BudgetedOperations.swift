@@ -88,8 +88,10 @@ package struct BudgetedOperations: Sendable {
         return try await imports.submit(file, format: format, userID: principal.accountID, logger: logger)
     }
 
-    /// A group request, evaluated over the whole population.
-    package func submitGroupRequest(_ creation: GroupRequestService.Creation, by principal: Principal, logger: Logger) async throws -> GroupRequest {
+    /// A group request, evaluated over the whole population; charged before the caller's role and body are checked.
+    package func submitGroupRequest(_ creation: GroupRequestService.CreationAsRead, by principal: Principal, logger: Logger) async throws
+        -> GroupRequest
+    {
         try admit(principal, to: .groupRequests, logger: logger)
         return try await groupRequests.create(creation, by: principal, logger: logger)
     }
