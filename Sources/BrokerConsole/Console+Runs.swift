@@ -41,6 +41,28 @@ extension Console {
 
     static let runFieldNames = ConsoleRequest.sameNames("name", "startsAt", "durationMinutes", "maxParticipants", "path")
 
+    /// The form's name of a field of a run's draft. The format is a select the form always fills: an
+    /// error on it (a forged form) is shown in the banner.
+    static func runFieldName(_ field: RunField) -> String {
+        switch field {
+        case .name: "name"
+        case .startsAt: "startsAt"
+        case .durationMinutes: "durationMinutes"
+        case .maxParticipants: "maxParticipants"
+        case .path: "path"
+        case .pathFormat: "pathFormat"
+        }
+    }
+
+    /// The service's refusal of a draft with the form's field names, for `submitting` to show beside them.
+    static func formNames<Value>(_ action: () async throws -> Value) async throws -> Value {
+        do {
+            return try await action()
+        } catch RunError.invalidDraft(let violations) {
+            throw Problem.validationFailed(violations.map { FieldError(field: runFieldName($0.field), message: $0.message) })
+        }
+    }
+
     /// Organisers create, edit and cancel their runs; people join, leave and check in, all on the services' rules.
     func registerRunActions(on router: Router<BrokerRequestContext>) {
         get("/company/runs/new", .role(.thirdParty), on: router) { request in
@@ -57,7 +79,8 @@ extension Console {
                 "run-form", title: "Organise a run", values: ["action": "/company/runs/new", "submitLabel": "Create the run"],
                 fieldNames: Self.runFieldNames
             ) {
-                let run = try await request.services.runs.create(try Self.runDraft(request.form), by: try request.caller, logger: request.logger)
+                let draft = try Self.runDraft(request.form)
+                let run = try await Self.formNames { try await request.services.runs.create(draft, by: try request.caller, logger: request.logger) }
                 return request.redirect("/runs/\(run.id.uuidString.lowercased())", notice: "run-created")
             }
         }
@@ -83,9 +106,9 @@ extension Console {
                 values: ["action": "/company/runs/\(id.uuidString.lowercased())/edit", "submitLabel": "Save the changes", "editing": true],
                 fieldNames: Self.runFieldNames
             ) {
-                var draft = try Self.runDraft(request.form)
-                if (draft.pathText ?? "").isEmpty { (draft.pathText, draft.pathFormat) = (nil, nil) }
-                _ = try await request.services.runs.edit(id: id, draft, by: try request.caller, logger: request.logger)
+                // An empty path keeps the run's own (`runDraft` leaves it out).
+                let draft = try Self.runDraft(request.form)
+                _ = try await Self.formNames { try await request.services.runs.edit(id: id, draft, by: try request.caller, logger: request.logger) }
                 return request.redirect("/runs/\(id.uuidString.lowercased())", notice: "run-changed")
             }
         }
@@ -143,9 +166,15 @@ extension Console {
         let duration = FormValues.integer(form["durationMinutes"], field: "durationMinutes", into: &errors)
         let places = FormValues.integer(form["maxParticipants"], field: "maxParticipants", into: &errors)
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
+        let format: Parsed<RunPath.Format> =
+            switch form["pathFormat"] ?? "gpx" {
+            case "gpx": .value(.gpx)
+            case "geojson": .value(.geojson)
+            default: .unreadable("must be gpx or geojson")
+            }
         return RunService.Draft(
-            name: form["name"], startsAt: form["startsAt"], durationMinutes: duration, maxParticipants: places,
-            pathFormat: form["pathFormat"] ?? "gpx", pathText: form.raw("path").isEmpty ? nil : form.raw("path"))
+            name: form["name"], startsAt: form["startsAt"].map(RunService.Draft.time), durationMinutes: duration, maxParticipants: places,
+            path: form.raw("path").isEmpty ? nil : .init(format: format, text: form.raw("path")))
     }
 
     /// What the signed-in visitor may do on a run's page: the organiser edits or cancels, a person joins,

@@ -12,10 +12,7 @@ extension BrokerAPI {
     func createRun(_ input: Operations.CreateRun.Input) async throws -> Operations.CreateRun.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let run = try await runs.create(
-            .init(
-                name: body.name, startsAt: body.startsAt, durationMinutes: body.durationMinutes, maxParticipants: body.maxParticipants,
-                pathFormat: body.path.format.rawValue, pathText: body.path.data), by: principal, logger: logger)
+        let run = try await runs.create(.init(body), by: principal, logger: logger)
         return .created(.init(body: .json(.init(run, withPath: true))))
     }
 
@@ -26,11 +23,7 @@ extension BrokerAPI {
     func editRun(_ input: Operations.EditRun.Input) async throws -> Operations.EditRun.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let run = try await runs.edit(
-            id: try runID(input.path.id),
-            .init(
-                name: body.name, startsAt: body.startsAt, durationMinutes: body.durationMinutes, maxParticipants: body.maxParticipants,
-                pathFormat: body.path?.format.rawValue, pathText: body.path?.data), by: principal, logger: logger)
+        let run = try await runs.edit(id: try runID(input.path.id), .init(body), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(run, withPath: true))))
     }
 

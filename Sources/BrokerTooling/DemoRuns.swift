@@ -53,8 +53,8 @@ package struct DemoRuns: Sendable {
             let tomorrow = CalendarDate.today.adding(days: 1).description + "T08:00:00Z"
             let run = try await runs.create(
                 .init(
-                    name: Self.upcomingName, startsAt: tomorrow, durationMinutes: 90, maxParticipants: 200, pathFormat: "geojson",
-                    pathText: Self.sempione),
+                    name: Self.upcomingName, startsAt: Timestamp.parse(tomorrow).map { Parsed.value($0) }, durationMinutes: 90, maxParticipants: 200,
+                    path: .init(format: .value(.geojson), text: Self.sempione)),
                 by: company, logger: logger)
             for person in people.prefix(3) {
                 _ = try await runs.join(id: run.id, displayName: nil, by: Self.person(person), logger: logger)
@@ -91,8 +91,8 @@ package struct DemoRuns: Sendable {
         let company = Principal(accountID: organiser, role: .thirdParty, credential: .session(tokenHash: Data()))
         let run = try await runs.create(
             .init(
-                name: name, startsAt: Timestamp.rfc3339(Date().addingTimeInterval(600)), durationMinutes: durationMinutes,
-                maxParticipants: max(runners.count, 1), pathFormat: "geojson", pathText: Self.geoJSON(path)),
+                name: name, startsAt: .value(Date().addingTimeInterval(600)), durationMinutes: durationMinutes,
+                maxParticipants: max(runners.count, 1), path: .init(format: .value(.geojson), text: Self.geoJSON(path))),
             by: company, logger: logger)
         for (index, person) in runners.enumerated() {
             let principal = Self.person(person)

@@ -52,6 +52,13 @@ struct RunTests {
             #expect(refused.status == .unprocessableContent)
             let fields = Set((try harness.object(refused)["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String })
             #expect(fields == ["startsAt", "durationMinutes", "maxParticipants", "path"], "\(harness.text(refused))")
+            // A time that is no time is named beside every other problem, not alone.
+            var unreadable = RunFixtures.creation()
+            (unreadable.startsAt, unreadable.durationMinutes) = ("tomorrow morning", 5)
+            let both = try await harness.request(.post, "/v1/runs", json: unreadable.contractJSON, token: organiser)
+            #expect(both.status == .unprocessableContent)
+            #expect(Set(try harness.errorFields(both)) == ["startsAt", "durationMinutes"], "\(harness.text(both))")
+            #expect(harness.text(both).contains("RFC 3339"))
             var lineless = RunFixtures.creation()
             lineless.path = .init(format: .geojson, data: #"{"type":"Point","coordinates":[9.17,45.47]}"#)
             let point = try await harness.request(.post, "/v1/runs", json: lineless.contractJSON, token: organiser)

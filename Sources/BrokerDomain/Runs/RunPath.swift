@@ -38,35 +38,41 @@ package struct RunPath: Sendable, Equatable {
         self.points = points
     }
 
-    /// The path of a GPX file (every segment, joined in order) or of GeoJSON (a LineString, or a Feature or
-    /// FeatureCollection holding exactly one); `field` names the input in errors.
-    package static func parse(format: String, text: String, field: String) -> Result<RunPath, RunError> {
-        let points: [GeoPoint]
-        switch format {
-        case "gpx":
-            switch GPXTrack.parse(Data(text.utf8)) {
-            case .success(let track): points = track.points.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) }
-            case .failure(let error): return .failure(.invalid([FieldError(field: field, message: "is not a usable GPX file: \(error.message)")]))
-            }
-        case "geojson":
-            switch GeoJSONLine.points(in: text) {
-            case .success(let found): points = found
-            case .failure(let message): return .failure(.invalid([FieldError(field: field, message: "is not a usable GeoJSON line: \(message)")]))
-            }
-        default:
-            return .failure(.invalid([FieldError(field: "\(field).format", message: "must be gpx or geojson")]))
-        }
-        return validated(RunPath(points: points), field: field)
+    /// How an organiser uploads a path.
+    package enum Format: Sendable, Equatable {
+        case gpx
+        case geojson
     }
 
-    static func validated(_ path: RunPath, field: String) -> Result<RunPath, RunError> {
-        guard path.points.count >= 2 else { return .failure(.invalid([FieldError(field: field, message: "needs at least two points")])) }
-        guard path.points.count <= maximumPoints else {
-            return .failure(.invalid([FieldError(field: field, message: "has more than \(maximumPoints) points")]))
+    /// Why an uploaded path cannot be a run's, in words.
+    package struct Unusable: Error, Equatable {
+        package var message: String
+    }
+
+    /// The path of a GPX file (every segment, joined in order) or of GeoJSON (a LineString, or a Feature or
+    /// FeatureCollection holding exactly one).
+    package static func parse(format: Format, text: String) -> Result<RunPath, Unusable> {
+        let points: [GeoPoint]
+        switch format {
+        case .gpx:
+            switch GPXTrack.parse(Data(text.utf8)) {
+            case .success(let track): points = track.points.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) }
+            case .failure(let error): return .failure(Unusable(message: "is not a usable GPX file: \(error.message)"))
+            }
+        case .geojson:
+            switch GeoJSONLine.points(in: text) {
+            case .success(let found): points = found
+            case .failure(let message): return .failure(Unusable(message: "is not a usable GeoJSON line: \(message)"))
+            }
         }
+        return validated(RunPath(points: points))
+    }
+
+    static func validated(_ path: RunPath) -> Result<RunPath, Unusable> {
+        guard path.points.count >= 2 else { return .failure(Unusable(message: "needs at least two points")) }
+        guard path.points.count <= maximumPoints else { return .failure(Unusable(message: "has more than \(maximumPoints) points")) }
         guard path.metres >= 100, path.metres <= maximumMetres else {
-            return .failure(
-                .invalid([FieldError(field: field, message: "must be 100 m to \(Int(maximumMetres / 1000)) km long (it is \(Int(path.metres)) m)")]))
+            return .failure(Unusable(message: "must be 100 m to \(Int(maximumMetres / 1000)) km long (it is \(Int(path.metres)) m)"))
         }
         return .success(path)
     }

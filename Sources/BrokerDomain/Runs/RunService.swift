@@ -16,21 +16,26 @@ package struct RunService: Sendable {
         self.mailer = mailer
     }
 
-    /// A run as the organiser types it; every field optional for an edit.
+    /// A run as the organiser types it, in domain terms; every field optional for an edit. A value the edge
+    /// could not read is `unreadable`, with the edge's reason: it is reported with every other problem.
     package struct Draft: Sendable {
+        /// The path's file and its format, always together.
+        package struct Path: Sendable {
+            package var format: Parsed<RunPath.Format>
+            package var text: String
+            package init(format: Parsed<RunPath.Format>, text: String) { (self.format, self.text) = (format, text) }
+        }
         package var name: String?
-        package var startsAt: String?
+        package var startsAt: Parsed<Date>?
         package var durationMinutes: Int?
         package var maxParticipants: Int?
-        package var pathFormat: String?
-        package var pathText: String?
+        package var path: Path?
 
         package init(
-            name: String? = nil, startsAt: String? = nil, durationMinutes: Int? = nil, maxParticipants: Int? = nil, pathFormat: String? = nil,
-            pathText: String? = nil
+            name: String? = nil, startsAt: Parsed<Date>? = nil, durationMinutes: Int? = nil, maxParticipants: Int? = nil, path: Path? = nil
         ) {
             (self.name, self.startsAt, self.durationMinutes, self.maxParticipants) = (name, startsAt, durationMinutes, maxParticipants)
-            (self.pathFormat, self.pathText) = (pathFormat, pathText)
+            self.path = path
         }
     }
 
@@ -42,17 +47,17 @@ package struct RunService: Sendable {
 
     package func create(_ draft: Draft, by principal: Principal, logger: Logger) async throws -> Run {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties organise runs.") }
-        var errors: [FieldError] = []
-        for (field, value) in [("name", draft.name), ("startsAt", draft.startsAt), ("path", draft.pathText)] where value == nil {
-            errors.append(FieldError(field: field, message: "is required"))
-        }
-        if draft.durationMinutes == nil { errors.append(FieldError(field: "durationMinutes", message: "is required")) }
-        if draft.maxParticipants == nil { errors.append(FieldError(field: "maxParticipants", message: "is required")) }
+        var errors: [RunViolation] = []
+        let missing: [(RunField, Bool)] = [
+            (.name, draft.name == nil), (.startsAt, draft.startsAt == nil), (.path, draft.path == nil),
+            (.durationMinutes, draft.durationMinutes == nil), (.maxParticipants, draft.maxParticipants == nil),
+        ]
+        for (field, absent) in missing where absent { errors.append(RunViolation(field: field, message: "is required")) }
         var run = Run(
             id: UUID(), organiserID: principal.accountID, organiserName: "", name: "", startsAt: Date(), durationMinutes: 0,
             maxParticipants: 0, path: RunPath(points: []), pathMetres: 0, cancelledAt: nil, createdAt: Date(), participants: 0)
         Self.apply(draft, to: &run, into: &errors)
-        guard errors.isEmpty else { throw RunError.invalid(errors) }
+        guard errors.isEmpty else { throw RunError.invalidDraft(errors) }
         return try await client.withTransaction(logger: logger) { connection in
             try await RunStore.insert(
                 organiserID: principal.accountID, name: run.name, startsAt: run.startsAt, durationMinutes: run.durationMinutes,
@@ -68,10 +73,10 @@ package struct RunService: Sendable {
             var run = try await organisersRun(id, principal, on: connection, logger: logger)
             guard run.state(at: Date()) == .upcoming else { throw RunError.closed("A run can be edited only before it starts.") }
             let before = run
-            var errors: [FieldError] = []
+            var errors: [RunViolation] = []
             Self.apply(draft, to: &run, into: &errors)
             if run.maxParticipants < before.participants, errors.isEmpty { throw RunError.fewerPlacesThanRunners(before.participants) }
-            guard errors.isEmpty else { throw RunError.invalid(errors) }
+            guard errors.isEmpty else { throw RunError.invalidDraft(errors) }
             try await RunStore.update(run, on: connection, logger: logger)
             if run.startsAt != before.startsAt || run.durationMinutes != before.durationMinutes {
                 for participant in try await RunStore.participants(run: id, on: connection, logger: logger) {
@@ -127,46 +132,50 @@ package struct RunService: Sendable {
     }
 
     /// Applies the draft's fields that are present, naming every invalid one.
-    static func apply(_ draft: Draft, to run: inout Run, into errors: inout [FieldError]) {
+    static func apply(_ draft: Draft, to run: inout Run, into errors: inout [RunViolation]) {
+        func fail(_ field: RunField, _ message: String) { errors.append(RunViolation(field: field, message: message)) }
         if let name = draft.name?.trimmingCharacters(in: .whitespacesAndNewlines) {
             if nameLength.contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 run.name = name
             } else {
-                errors.append(FieldError(field: "name", message: "must be 1–120 characters, without control characters"))
+                fail(.name, "must be 1–120 characters, without control characters")
             }
         }
-        if let text = draft.startsAt {
-            if let startsAt = Timestamp.parse(text) {
+        if let parsed = draft.startsAt {
+            if case .value(let startsAt) = parsed {
                 if startsAt < Date().addingTimeInterval(RunRules.minimumLead) {
-                    errors.append(FieldError(field: "startsAt", message: "must be at least 5 minutes from now"))
+                    fail(.startsAt, "must be at least 5 minutes from now")
                 } else if startsAt > Date().addingTimeInterval(366 * 86_400) {
-                    errors.append(FieldError(field: "startsAt", message: "must be within a year"))
+                    fail(.startsAt, "must be within a year")
                 } else {
                     run.startsAt = startsAt
                 }
-            } else {
-                errors.append(FieldError(field: "startsAt", message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
+            } else if case .unreadable(let reason) = parsed {
+                fail(.startsAt, reason)
             }
         }
         if let minutes = draft.durationMinutes {
             if durations.contains(minutes) {
                 run.durationMinutes = minutes
             } else {
-                errors.append(FieldError(field: "durationMinutes", message: "must be \(durations.lowerBound)–\(durations.upperBound)"))
+                fail(.durationMinutes, "must be \(durations.lowerBound)–\(durations.upperBound)")
             }
         }
         if let places = draft.maxParticipants {
             if self.places.contains(places) {
                 run.maxParticipants = places
             } else {
-                errors.append(FieldError(field: "maxParticipants", message: "must be \(self.places.lowerBound)–\(self.places.upperBound)"))
+                fail(.maxParticipants, "must be \(self.places.lowerBound)–\(self.places.upperBound)")
             }
         }
-        if let text = draft.pathText {
-            switch RunPath.parse(format: draft.pathFormat ?? "", text: text, field: "path") {
-            case .success(let path): run.path = path
-            case .failure(.invalid(let pathErrors)): errors += pathErrors
-            case .failure: errors.append(FieldError(field: "path", message: "is not usable"))
+        if let path = draft.path {
+            switch path.format {
+            case .value(let format):
+                switch RunPath.parse(format: format, text: path.text) {
+                case .success(let parsed): run.path = parsed
+                case .failure(let unusable): fail(.path, unusable.message)
+                }
+            case .unreadable(let reason): fail(.pathFormat, reason)
             }
         }
     }

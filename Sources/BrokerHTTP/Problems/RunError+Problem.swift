@@ -8,6 +8,8 @@ extension RunError: ProblemConvertible {
         switch self {
         case .invalid(let errors):
             Problem.validationFailed(errors)
+        case .invalidDraft(let violations):
+            Problem.validationFailed(violations.map { FieldError(field: $0.field.jsonPath, message: $0.message) })
         case .notFound:
             Problem(status: .notFound, slug: "run-not-found", title: "No such run", detail: "There is no run with this id.")
         case .closed(let why):
