@@ -57,51 +57,6 @@ package struct GroupRequest: Sendable, Equatable {
     var releasedThrough: CalendarDate?
 }
 
-/// One cell of released results: the distribution across people of their own figures in one bucket,
-/// with differential-privacy noise (`CellMechanism`), as released once and stored.
-package struct GroupResultCell: Sendable, Equatable, Codable {
-    package var bucketStart: String
-    package var type: SampleType
-    /// Nil when suppressed (the noisy count below k): nothing else about such a cell is released.
-    package var people: Int?
-    package var mean: Double?
-    package var p10: Double?
-    package var p50: Double?
-    package var p90: Double?
-    package var suppressed: Bool
-    /// How much noise the figures carry (nil only in releases from before differential privacy).
-    package var accuracy: CellAccuracy?
-
-    package init(bucketStart: String, type: SampleType, people: Int?, mean: Double?, p10: Double?, p50: Double?, p90: Double?, suppressed: Bool) {
-        (self.bucketStart, self.type, self.people, self.mean) = (bucketStart, type, people, mean)
-        (self.p10, self.p50, self.p90, self.suppressed) = (p10, p50, p90, suppressed)
-    }
-}
-
-/// The noise scales of a released cell, all data-independent except `meanMargin95`, which is computed
-/// from the released (noisy) figures themselves.
-package struct CellAccuracy: Sendable, Equatable, Codable {
-    /// Standard deviation of the noise on `people`.
-    package var peopleStdDev: Double
-    /// Standard deviation of the noise on the sum behind `mean`, in the type's unit.
-    package var sumStdDev: Double
-    /// Standard deviation of the noise on each histogram bin (people), and the bins' width (unit).
-    package var binStdDev: Double
-    package var binWidth: Double
-    /// Half the width of the 95 % interval around `mean` (nil when suppressed).
-    package var meanMargin95: Double?
-    /// The privacy loss (ρ, zero-concentrated DP) the cell cost.
-    package var rho: Double
-
-    init(_ calibration: CellCalibration) {
-        peopleStdDev = calibration.countStandardDeviation.rounded(toMultipleOf: 0.01)
-        sumStdDev = calibration.sumStandardDeviation.rounded(toMultipleOf: 0.01)
-        binStdDev = calibration.binStandardDeviation.rounded(toMultipleOf: 0.01)
-        binWidth = calibration.bounds.binWidth
-        rho = calibration.loss.rho
-    }
-}
-
 /// What was released, when.
 package struct GroupRelease: Sendable, Equatable {
     package var releasedAt: Date
