@@ -1,31 +1,5 @@
 import Foundation
 
-/// A cell's noisy figures, kept whole so they can be stored and combined later (peer statistics): the
-/// count, the centred sum (in `resolution` units) and every histogram bin, each with its own noise, and what
-/// the cell cost. Nothing in it is exact, so anything computed from it — sums over days, a mean, percentiles,
-/// a k gate — is post-processing and costs no further privacy.
-struct NoisyCell: Sendable, Equatable {
-    var people: Int64
-    var centredSum: Int64
-    var bins: [Int64]
-    var loss: PrivacyLoss
-}
-
-/// Figures composed from noisy cells of one type (a peer bucket: its days' cells), ready to show.
-struct ComposedCell: Sendable, Equatable {
-    /// Cells composed (days of a peer bucket).
-    var cells: Int
-    /// The mean noisy count per cell: for one day, that day's noisy count; for a week, the mean day's.
-    var people: Double
-    /// Middle + Σ noisy sums / Σ noisy counts, clamped to the bounds, to the resolution.
-    var mean: Double
-    /// From the summed noisy histograms: for several days, percentiles of peers' days (each person-day is one value).
-    var p10, p50, p90: Double
-    /// Half the width of the 95 % intervals the noise leaves around `mean` and `people`.
-    var meanMargin95: Double
-    var peopleMargin95: Double
-}
-
 extension CellMechanism {
     /// The noisy figures of one cell, with noise calibrated as for a released cell (`release` draws through
     /// here too), for storing. Nothing is suppressed here: the k gate is applied when cells are composed, to

@@ -2,14 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// One stored peer cell: the noisy figures of one sex, ten-year age band and type on one local day.
-struct PeerCell: Sendable, Equatable {
-    var sex: Sex
-    var ageFrom: Int
-    var type: SampleType
-    var figures: NoisyCell
-}
-
 /// The SQL of peer statistics' shared cells (`peer_cells`, `peer_days`): the exact aggregates of one day
 /// for the mechanism, the noisy cells it produces, and the reads that compose them into a person's page.
 enum PeerCellStore {

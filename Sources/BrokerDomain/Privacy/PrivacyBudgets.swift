@@ -2,20 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// A company's budget as it stands: what it may spend per rolling period, what the period's releases have
-/// spent, and when the oldest of them stops counting.
-package struct CompanyBudget: Sendable, Equatable {
-    var limit: PrivacyLoss
-    var spent: PrivacyLoss
-    package var periodDays: Int
-    /// When the oldest debit of the period ages out (nil: nothing spent).
-    package var renewsAt: Date?
-    var remaining: PrivacyLoss { max(.zero, limit - spent) }
-    package var limitRho: Double { limit.rho }
-    package var spentRho: Double { spent.rho }
-    package var remainingRho: Double { remaining.rho }
-}
-
 /// The budget rules, applied inside the caller's transaction so a debit commits or rolls back with the
 /// release it pays for. Callers hold `PrivacyLedgerStore.lock` first.
 struct PrivacyBudgets: Sendable {
@@ -57,16 +43,4 @@ struct PrivacyBudgets: Sendable {
     func eligible(_ cohort: [Int32], cost: PrivacyLoss, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
         try await PrivacyLedgerStore.withinCap(cohort, cost: cost, cap: settings.personGroupBudget, on: connection, logger: logger)
     }
-}
-
-/// What the privacy rules refuse.
-package enum PrivacyError: Error, Equatable {
-    /// The company's budget for the period cannot pay for this release; `renewsAt` is when enough returns.
-    case budgetExhausted(renewsAt: Date?, cost: Double)
-    /// The request alone costs more than a whole period's budget.
-    case costsMoreThanBudget(cost: Double, budget: Double)
-}
-
-package enum PrivacyFormat {
-    package static func rho(_ value: Double) -> String { String(format: "%.6g", value) }
 }
