@@ -13,5 +13,3 @@ package enum AuditLog {
         return sequence
     }
 }
-
-enum AuditLogError: Error { case notAppended }
