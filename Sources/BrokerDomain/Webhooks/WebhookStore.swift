@@ -121,7 +121,3 @@ package enum WebhookStore {
         return attempts
     }
 }
-
-enum WebhookStoreError: Error {
-    case noRow
-}

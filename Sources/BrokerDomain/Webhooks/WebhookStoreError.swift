@@ -1,0 +1,5 @@
+import Foundation
+
+enum WebhookStoreError: Error {
+    case noRow
+}
