@@ -98,37 +98,3 @@ package struct DatabasePool: Sendable, Service {
         #endif
     }
 }
-
-/// The rows of one statement, already read: iterated like PostgresNIO's row sequence (`for try await`,
-/// `collect()`, `decode(…)`), so stores read the same either way.
-package struct CollectedRows: AsyncSequence, Sendable {
-    package typealias Element = PostgresRow
-    package let rows: [PostgresRow]
-
-    package func collect() async throws -> [PostgresRow] { rows }
-
-    package func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type) -> AsyncThrowingMapSequence<Self, (repeat each Column)> {
-        map { try $0.decode((repeat each Column).self) }
-    }
-
-    package struct AsyncIterator: AsyncIteratorProtocol {
-        var remaining: IndexingIterator<[PostgresRow]>
-        package mutating func next() async throws -> PostgresRow? { remaining.next() }
-    }
-
-    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: rows.makeIterator()) }
-}
-
-/// Every pooled connection stayed busy for the whole lease timeout: the server is overloaded right now,
-/// and the caller is told to come back (503 with `Retry-After`) instead of queueing without end.
-package struct DatabaseBusy: Error, CustomStringConvertible {
-    package let waited: Duration
-    package var description: String { "no database connection became free within \(waited)" }
-}
-
-/// A programming error: code asked the pool for a connection while its task held one (see `DatabasePool`).
-package struct NestedLease: Error, CustomStringConvertible {
-    package let heldAt: String
-    package let requestedAt: String
-    package var description: String { "nested database lease: requested at \(requestedAt) while holding the one taken at \(heldAt)" }
-}

@@ -32,9 +32,3 @@ package final class ServerSecret: Sendable {
 
     private var cachedKey: SymmetricKey? { cached.withLock { $0 }.map { SymmetricKey(data: $0) } }
 }
-
-/// The migrations that create the secret have not run on this database.
-struct ServerSecretMissing: Error, CustomStringConvertible {
-    let name: String
-    var description: String { "server secret '\(name)' is missing: run `d4h migrate`" }
-}
