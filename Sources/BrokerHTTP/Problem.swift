@@ -54,17 +54,6 @@ package struct Problem: Error, Sendable, Equatable {
     }
 }
 
-/// A domain error that knows its problem document; each capability has one such enum.
-package protocol ProblemConvertible: Error {
-    var problem: Problem { get }
-}
-
 extension Problem: ProblemConvertible {
     package var problem: Problem { self }
-}
-
-struct AnyEncodable: Encodable {
-    private let encodeValue: (any Encoder) throws -> Void
-    init<T: Encodable>(_ value: T) { encodeValue = value.encode }
-    func encode(to encoder: any Encoder) throws { try encodeValue(encoder) }
 }

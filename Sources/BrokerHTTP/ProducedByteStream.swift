@@ -93,6 +93,3 @@ private func offer(_ chunk: [UInt8], to channel: AsyncThrowingChannel<[UInt8], a
         return Task.isCancelled ? .gone : first
     }
 }
-
-/// The client took nothing for the whole stall timeout: the response is cut off rather than ended.
-struct StreamStalled: Error {}
