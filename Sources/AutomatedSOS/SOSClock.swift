@@ -6,15 +6,3 @@ public protocol SOSClock: Sendable {
     /// Returns at `deadline` (at once if it has passed); throws `CancellationError` if the task is cancelled.
     func sleep(until deadline: Date) async throws
 }
-
-/// The wall clock.
-public struct SystemSOSClock: SOSClock {
-    public init() {}
-
-    public var now: Date { Date() }
-
-    public func sleep(until deadline: Date) async throws {
-        let seconds = deadline.timeIntervalSinceNow
-        if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
-    }
-}

@@ -1,32 +1,6 @@
 import Foundation
 import Synchronization
 
-/// One line of `d4h sos` output: an alert, or an action of the responder.
-public struct SOSReplayEvent: Sendable, Hashable, Codable {
-    /// `alert`, or a responder action: `prompted`, `dismissed`, `confirmed`, `countdown_ended`, `dialed`, `dial_failed`.
-    public var event: String
-    public var rule: String
-    public var type: SOSSampleType?
-    public var comparison: SOSComparison?
-    public var value: Double?
-    public var threshold: Double?
-    /// For an alert, the reading's time; for an action, the (replay) clock's time.
-    public var at: Date
-    public var deadline: Date?
-    public var detail: String?
-
-    /// The line as JSON, keys sorted, times as RFC 3339.
-    public func jsonLine() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(SOSTrace.format(date))
-        }
-        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
-    }
-}
-
 /// Replays a trace through a monitor and a responder, as on the device but on the trace's own time: the
 /// code path behind `d4h sos` and the fixture tests. Nobody answers a replay, so every prompt runs to the
 /// end of its countdown (and calls, unless the configuration is prompt-only).
@@ -125,33 +99,5 @@ public struct SOSReplay: Sendable {
             }
             return alerts
         }
-    }
-}
-
-/// The trace's time: it only moves forward (a late sample does not turn it back), jumping at once, or
-/// sleeping `1 / speed` of each gap in real time.
-final class ReplayClock: SOSClock {
-    private let current: Mutex<Date>
-    private let speed: Double?
-
-    init(start: Date, speed: Double?) {
-        current = Mutex(start)
-        self.speed = speed
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func sleep(until deadline: Date) async throws {
-        let gap = deadline.timeIntervalSince(now)
-        guard gap > 0 else { return }
-        if let speed, speed > 0 { try await Task.sleep(for: .seconds(gap / speed)) }
-        current.withLock { $0 = max($0, deadline) }
-    }
-}
-
-/// Nobody is there to answer: waits until the countdown cancels it.
-struct SilentPrompter: SOSPrompter {
-    func ask(_ alert: SOSAlert, deadline: Date) async throws -> SOSAnswer {
-        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 }

@@ -198,7 +198,3 @@ package struct Console: Sendable {
         Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secure, httpOnly: true, sameSite: .strict)
     }
 }
-
-struct ConsoleResourcesMissing: Error, CustomStringConvertible {
-    var description: String { "the console's templates or assets are missing from the bundle" }
-}

@@ -1,35 +1,24 @@
 import BrokerDomain
 import BrokerHTTP
 
-/// What the console uses of the server: the API's own services and budgeted operations, never the API
-/// itself, so a page cannot drift from the API's rules and the console depends on nothing it does not call.
+/// What the console uses of the server: the domain's services (read through to `Services`, so the list of
+/// them is written once) and the API's budgeted operations, never the API itself, so a page cannot drift
+/// from the API's rules.
+@dynamicMemberLookup
 package struct ConsoleServices: Sendable {
-    let accounts: AccountService
-    let samples: SampleService
-    let singleRequests: SingleRequestService
-    let transparency: TransparencyService
-    let groupRequests: GroupRequestService
-    let auditTrail: AuditTrail
-    let auditCheckpoints: AuditCheckpoints
-    let imports: ImportJobs
-    let webhooks: WebhookService
+    let services: Services
     let budgeted: BudgetedOperations
-    let runs: RunService
     /// The console's own table: the CSRF tokens of its forms.
     let csrf: CSRFTokens
 
     package init(_ services: Services, budgeted: BudgetedOperations) {
-        accounts = services.accounts
-        samples = services.samples
-        singleRequests = services.singleRequests
-        transparency = services.transparency
-        groupRequests = services.groupRequests
-        auditTrail = services.auditTrail
-        auditCheckpoints = services.auditCheckpoints
-        imports = services.imports
-        webhooks = services.webhooks
+        self.services = services
         self.budgeted = budgeted
-        runs = services.runs
         csrf = CSRFTokens(client: services.client)
+    }
+
+    /// `request.services.accounts` and the like: each service as `Services` holds it.
+    package subscript<Service>(dynamicMember keyPath: KeyPath<Services, Service>) -> Service {
+        services[keyPath: keyPath]
     }
 }

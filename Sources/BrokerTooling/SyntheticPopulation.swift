@@ -295,36 +295,12 @@ package struct SyntheticPopulation: Sendable {
     }
 }
 
-/// The COPY text of one batch of synthetic people, ready to store.
-struct SyntheticBatch: Sendable {
-    var people: Int
-    var first = 0
-    var sampleCount = 0
-    var rollupCount = 0
-    var accounts: [ByteBuffer] = []
-    var users: [ByteBuffer] = []
-    var samples: [ByteBuffer] = []
-    var rollups: [ByteBuffer] = []
-    var arrivals: [ByteBuffer] = []
-}
-
 /// The next batch to take and the running totals, shared by the writers.
 private final class SharedProgress: Sendable {
     let shared: Mutex<(next: Int, summary: SyntheticPopulation.Summary)>
 
     init(_ summary: SyntheticPopulation.Summary) {
         shared = Mutex((next: 0, summary: summary))
-    }
-}
-
-/// Why a synthetic population cannot be written as asked.
-package enum SyntheticPopulationError: Error, Sendable, CustomStringConvertible {
-    case invalid(String)
-
-    package var description: String {
-        switch self {
-        case .invalid(let reason): reason
-        }
     }
 }
 

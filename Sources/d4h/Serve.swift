@@ -76,31 +76,6 @@ func runWithBoundedShutdown(_ app: some ApplicationProtocol, logger: Logger) asy
     try await group.run()
 }
 
-enum ShutdownDeadline {
-    static let graceful: Duration = .seconds(10)
-    static let total: Duration = .seconds(14)
-
-    /// On the first SIGTERM or SIGINT, starts the clock that ends the process at `total`.
-    static func arm(logger: Logger) {
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)  // delivered to the dispatch sources (ServiceLifecycle's and this one) instead
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(total.components.seconds))) {
-                    logger.error("shutdown deadline passed: exiting with work still under way (its transactions roll back)")
-                    fflush(nil)  // every open output stream, so the line above is not lost
-                    _exit(1)
-                }
-            }
-            source.resume()
-            armed.append(source)
-        }
-    }
-
-    /// Kept alive for the life of the process.
-    nonisolated(unsafe) private static var armed: [any DispatchSourceSignal] = []
-}
-
 /// Every connection is a file descriptor, and the usual soft limit (1,024) would turn clients away long
 /// before memory or CPU run short: take the hard limit the system allows this process.
 func raiseOpenFileLimit(logger: Logger) {

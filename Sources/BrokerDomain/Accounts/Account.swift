@@ -1,16 +1,5 @@
 import Foundation
 
-/// Who an account belongs to; each role sees and does different things.
-package enum Role: String, Sendable, CaseIterable {
-    case user
-    case thirdParty = "third_party"
-    case auditor
-}
-
-package enum AccountStatus: String, Sendable {
-    case pending, active
-}
-
 /// An account and the fields of its role, as stored (never with its password hash).
 package struct Account: Sendable, Equatable {
     package var id: UUID

@@ -346,5 +346,3 @@ package enum AccountStore {
         try await connection.query("DELETE FROM accounts WHERE id = \(accountID)", logger: logger)
     }
 }
-
-package enum AccountStoreError: Error { case noRow }

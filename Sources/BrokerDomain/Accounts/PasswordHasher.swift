@@ -54,9 +54,3 @@ package struct PasswordHasher: Sendable {
         return String(decoding: encoded.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
-
-/// libargon2 refused to hash (out of memory, bad parameters).
-package struct PasswordHashingError: Error, CustomStringConvertible {
-    package let message: String
-    package var description: String { "argon2id: \(message)" }
-}

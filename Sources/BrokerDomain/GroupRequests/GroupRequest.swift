@@ -56,9 +56,3 @@ package struct GroupRequest: Sendable, Equatable {
     /// A subscription's last released bucket start.
     var releasedThrough: CalendarDate?
 }
-
-/// What was released, when.
-package struct GroupRelease: Sendable, Equatable {
-    package var releasedAt: Date
-    package var cells: [GroupResultCell]
-}

@@ -25,8 +25,3 @@ package struct MetricsAccess: Sendable {
         a.count == b.count && zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
-
-package enum MetricsAccessError: Error {
-    case disabled
-    case wrongToken
-}

@@ -2,12 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// A company a person blocked.
-package struct Block: Sendable, Equatable {
-    package var thirdParty: SingleRequest.ThirdParty
-    package var blockedAt: Date
-}
-
 /// The SQL of blocks.
 package enum BlockStore {
     /// Locks the person's account row first (FOR NO KEY UPDATE, which uploads never wait for): a request being created for this person waits for

@@ -1,0 +1,5 @@
+import Foundation
+
+package enum AccountStatus: String, Sendable {
+    case pending, active
+}

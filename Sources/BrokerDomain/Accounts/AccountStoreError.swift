@@ -1,0 +1,5 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+package enum AccountStoreError: Error { case noRow }

@@ -1,0 +1,7 @@
+import Crypto
+import Foundation
+
+package enum MetricsAccessError: Error {
+    case disabled
+    case wrongToken
+}

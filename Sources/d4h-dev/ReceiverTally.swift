@@ -1,0 +1,53 @@
+import ArgumentParser
+import AsyncHTTPClient
+import BrokerDomain
+import BrokerServer
+import BrokerTestSupport
+import BrokerTooling
+import CommandLineSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// What the bench receiver saw: distinct event ids, all requests, and signatures that did not verify.
+final class ReceiverTally: Sendable {
+    struct Counts { var distinct, total, badSignatures: Int }
+    private struct State {
+        var ids = Set<String>()
+        var total = 0
+        var badSignatures = 0
+        var lastArrival: ContinuousClock.Instant?
+    }
+
+    let secret: String
+    private let state = Mutex(State())
+
+    init(secret: String) { self.secret = secret }
+
+    func record(eventID: String?, signatureValid: Bool) {
+        state.withLock {
+            if let eventID { $0.ids.insert(eventID) }
+            $0.total += 1
+            if !signatureValid { $0.badSignatures += 1 }
+            $0.lastArrival = .now
+        }
+    }
+
+    func counts() -> Counts { state.withLock { Counts(distinct: $0.ids.count, total: $0.total, badSignatures: $0.badSignatures) } }
+    func lastArrival() -> ContinuousClock.Instant? { state.withLock { $0.lastArrival } }
+
+    /// The counts so far, and a fresh start.
+    func reset() -> Counts {
+        state.withLock {
+            let counts = Counts(distinct: $0.ids.count, total: $0.total, badSignatures: $0.badSignatures)
+            $0 = State()
+            return counts
+        }
+    }
+}
