@@ -9,16 +9,20 @@ import OpenAPIRuntime
 extension Console {
     func registerAuditorPages(on router: Router<BrokerRequestContext>) {
         get("/audit", .role(.auditor), on: router) { request in
-            let page = try await request.services.groupRequests.list(
-                for: try request.caller, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
-            var values: [String: Any] = ["groupRequests": page.rows.map(Self.groupItem), "hasGroupRequests": !page.rows.isEmpty]
-            ConsoleRequest.addPageLink("/audit", next: page.nextCursor, as: "olderLink", to: &values)
+            let page = try await request.listPage { cursor in
+                try await request.services.groupRequests.auditList(
+                    for: try request.caller, status: nil, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
+            var values: [String: Any] = ["groupRequests": page.items.map(Self.groupItem), "hasGroupRequests": !page.items.isEmpty]
+            ConsoleRequest.addPageLink("/audit", next: page.next, as: "olderLink", to: &values)
             return request.page("audit-group-requests", title: "Group requests", values: values)
         }
         get("/audit/privacy-ledger", .role(.auditor), on: router) { request in
-            let after = request.query["after"].flatMap { Int64($0) }
-            let (entries, next) = try await request.services.groupRequests.ledger(
-                for: try request.caller, after: after, limit: 100, logger: request.logger)
+            let page = try await request.listPage("after") { cursor in
+                try await request.services.groupRequests.ledger(
+                    for: try request.caller, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
+            let entries = page.items
             var values: [String: Any] = [
                 "entries": entries.map { entry in
                     [
@@ -29,7 +33,7 @@ extension Console {
                 },
                 "hasEntries": !entries.isEmpty,
             ]
-            if let next { values["olderLink"] = "/audit/privacy-ledger?after=\(next)" }
+            ConsoleRequest.addPageLink("/audit/privacy-ledger", parameter: "after", next: page.next, as: "olderLink", to: &values)
             return request.page("audit-privacy-ledger", title: "Privacy ledger", values: values)
         }
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
@@ -51,9 +55,11 @@ extension Console {
 
         get("/audit/events", .role(.auditor), on: router) { request in
             let filter = try Self.auditFilter(request.query)
-            let after = request.query["after"].flatMap { Int64($0) } ?? 0
-            let events = try await request.services.auditTrail.events(filter.query, afterSeq: after, limit: 201, logger: request.logger)
-            let shown = events.prefix(200)
+            let page = try await request.listPage("after") { cursor in
+                try await request.services.auditTrail.events(
+                    filter.query, page: PageRequest(limit: 200, cursor: cursor), for: try request.caller, logger: request.logger)
+            }
+            let shown = page.items
             var values: [String: Any] = [
                 "events": shown.map {
                     [
@@ -66,8 +72,8 @@ extension Console {
                 "form": filter.echo,
                 "csvLink": "/audit/events.csv" + filter.queryString,
             ]
-            if events.count > 200, let last = shown.last {
-                values["nextLink"] = "/audit/events" + filter.queryString + (filter.queryString.isEmpty ? "?" : "&") + "after=\(last.seq)"
+            if let next = page.next {
+                values["nextLink"] = "/audit/events" + filter.queryString + (filter.queryString.isEmpty ? "?" : "&") + "after=\(next.text)"
             }
             return request.page("audit-events", title: "Audit log", values: values)
         }
@@ -79,27 +85,26 @@ extension Console {
         }
 
         get("/audit/verification", .role(.auditor), on: router) { request in
-            _ = try request.caller
+            let principal = try request.caller
             var values: [String: Any] =
-                switch try await request.services.auditTrail.verify(logger: request.logger) {
+                switch try await request.services.auditTrail.verify(for: principal, logger: request.logger) {
                 case .valid(let events, let lastHash): ["valid": true, "events": String(events), "lastHash": lastHash]
                 case .broken(let seq): ["valid": false, "brokenAt": String(seq)]
                 }
             // The newest signed checkpoint, to download and keep, and the key to pin: what later proves the
             // log was neither truncated nor rewritten, which no verification of the log alone can.
-            if let key = request.services.auditCheckpoints.key {
+            if let key = try request.services.auditCheckpoints.signingKey(for: principal) {
                 values["publicKey"] = key.publicKeyText
                 values["keyId"] = key.keyID
             }
-            if let checkpoint = try await request.services.auditCheckpoints.latest(logger: request.logger) {
+            if let checkpoint = try await request.services.auditCheckpoints.latest(for: principal, logger: request.logger) {
                 values["checkpoint"] = ["logSize": String(checkpoint.logSize), "signedAt": checkpoint.signedAt, "link": "/audit/checkpoint.json"]
             }
             return request.page("audit-verification", title: "Audit chain verification", values: values)
         }
 
         get("/audit/checkpoint.json", .role(.auditor), on: router) { request in
-            _ = try request.caller
-            guard let checkpoint = try await request.services.auditCheckpoints.latest(logger: request.logger) else {
+            guard let checkpoint = try await request.services.auditCheckpoints.latest(for: try request.caller, logger: request.logger) else {
                 throw Problem.status(.notFound, detail: "No audit checkpoint has been signed yet.")
             }
             var head = HTTPResponse(status: .ok)

@@ -10,18 +10,22 @@ extension Console {
     func registerCompanyPages(on router: Router<BrokerRequestContext>) {
         get("/company", .role(.thirdParty), on: router) { request in
             let principal = try request.caller
-            let single = try await request.services.singleRequests.list(
-                for: principal, status: nil, cursor: request.cursor("requests"), limit: 100, logger: request.logger)
-            let group = try await request.services.groupRequests.list(
-                for: principal, status: nil, cursor: request.cursor("groups"), limit: 100, logger: request.logger)
+            let single = try await request.listPage("requests") { cursor in
+                try await request.services.singleRequests.list(
+                    for: principal, status: nil, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
+            let group = try await request.listPage("groups") { cursor in
+                try await request.services.groupRequests.list(
+                    for: principal, status: nil, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
             let budget = try await request.services.groupRequests.budget(for: principal, logger: request.logger)
             var values: [String: Any] = [
-                "singleRequests": single.rows.map(Self.sentItem), "hasSingleRequests": !single.rows.isEmpty,
-                "groupRequests": group.rows.map(Self.groupItem), "hasGroupRequests": !group.rows.isEmpty,
+                "singleRequests": single.items.map(Self.sentItem), "hasSingleRequests": !single.items.isEmpty,
+                "groupRequests": group.items.map(Self.groupItem), "hasGroupRequests": !group.items.isEmpty,
                 "budget": Self.budgetSentence(budget),
             ]
-            ConsoleRequest.addPageLink("/company", parameter: "requests", next: single.nextCursor, as: "olderRequestsLink", to: &values)
-            ConsoleRequest.addPageLink("/company", parameter: "groups", next: group.nextCursor, as: "olderGroupsLink", to: &values)
+            ConsoleRequest.addPageLink("/company", parameter: "requests", next: single.next, as: "olderRequestsLink", to: &values)
+            ConsoleRequest.addPageLink("/company", parameter: "groups", next: group.next, as: "olderGroupsLink", to: &values)
             return request.page("company", title: "Your requests", values: values)
         }
 
@@ -205,7 +209,7 @@ extension Console {
             let webhook = try await request.services.webhooks.webhook(of: principal, logger: request.logger)
             values["webhook"] = ["url": webhook.url, "updatedAt": Wording.time(webhook.updatedAt)]
         } catch WebhookError.notFound {}
-        let keys = try await request.services.accounts.listAPIKeys(principal, cursor: nil, limit: 100, logger: request.logger).rows
+        let keys = try await request.services.accounts.listAPIKeys(principal, page: PageRequest(limit: 100), logger: request.logger).items
         values["apiKeys"] = keys.map {
             [
                 "id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,

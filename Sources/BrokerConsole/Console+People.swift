@@ -12,11 +12,13 @@ extension Console {
             let principal = try request.caller
             // Every pending request, however many: each must be answerable. The rest: 100 a page.
             let pending = try await request.services.singleRequests.list(
-                for: principal, status: .pending, cursor: nil, limit: 1000, logger: request.logger
-            ).rows
-            let page = try await request.services.singleRequests.list(
-                for: principal, status: nil, cursor: request.cursor(), limit: 100, logger: request.logger)
-            let decided = page.rows.filter { $0.status != .pending }
+                for: principal, status: .pending, page: PageRequest(limit: 1000), logger: request.logger
+            ).items
+            let page = try await request.listPage { cursor in
+                try await request.services.singleRequests.list(
+                    for: principal, status: nil, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
+            let decided = page.items.filter { $0.status != .pending }
             let sharing = decided.filter { $0.subscription?.status == .active }
             let history = decided.filter { $0.subscription?.status != .active }
             var values: [String: Any] = [
@@ -24,7 +26,7 @@ extension Console {
                 "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
                 "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
             ]
-            ConsoleRequest.addPageLink("/inbox", next: page.nextCursor, as: "olderLink", to: &values)
+            ConsoleRequest.addPageLink("/inbox", next: page.next, as: "olderLink", to: &values)
             return request.page("inbox", title: "Requests for your data", values: values)
         }
         singleRequestAction("/requests/:id/accept", .user, on: router, then: "/inbox", notice: "accepted") {
@@ -64,9 +66,11 @@ extension Console {
         }
 
         get("/access-log", .role(.user), on: router) { request in
-            let page = try await request.services.transparency.accessLog(
-                for: try request.caller, cursor: request.cursor(), limit: 100, logger: request.logger)
-            let entries = page.rows
+            let page = try await request.listPage { cursor in
+                try await request.services.transparency.accessLog(
+                    for: try request.caller, page: PageRequest(limit: 100, cursor: cursor), logger: request.logger)
+            }
+            let entries = page.items
             var values: [String: Any] = [
                 "entries": entries.map {
                     [
@@ -77,7 +81,7 @@ extension Console {
                 },
                 "hasEntries": !entries.isEmpty,
             ]
-            ConsoleRequest.addPageLink("/access-log", next: page.nextCursor, as: "olderLink", to: &values)
+            ConsoleRequest.addPageLink("/access-log", next: page.next, as: "olderLink", to: &values)
             return request.page("access-log", title: "Who saw your data", values: values)
         }
 
@@ -124,9 +128,8 @@ extension Console {
         // A background import: a progress bar that reloads itself every second while it runs (no script
         // needed), then what was imported or why nothing was.
         get("/data/imports/:id", .role(.user), on: router) { request in
-            let principal = try request.caller
             let job = try await request.services.imports.job(
-                id: try request.id(orElse: ImportJobError.notFound), userID: principal.accountID, logger: request.logger)
+                id: try request.id(orElse: ImportJobError.notFound), for: try request.caller, logger: request.logger)
             return request.page("import", title: "Apple Health import", values: ImportPage(job: job).values)
         }
     }

@@ -211,17 +211,17 @@ extension Console {
 
     /// Live and upcoming runs (and the latest finished ones), as the home page and `/runs` show them.
     static func runLists(_ request: ConsoleRequest) async throws -> [String: Any] {
-        func rows(_ state: String, limit: Int) async throws -> [[String: Any]] {
-            try await request.services.runs.list(state: state, cursor: nil, limit: limit, logger: request.logger).runs.map {
+        func rows(_ state: Run.State, limit: Int) async throws -> [[String: Any]] {
+            try await request.services.runs.list(state: state, page: PageRequest(limit: limit), logger: request.logger).items.map {
                 [
                     "id": $0.id.uuidString.lowercased(), "name": $0.name, "organiser": $0.organiserName, "startsAt": Wording.time($0.startsAt),
                     "kilometres": String(format: "%.1f", $0.pathMetres / 1000), "participants": $0.participants,
                 ]
             }
         }
-        let live = try await rows("live", limit: 20)
-        let upcoming = try await rows("upcoming", limit: 20)
-        let finished = try await rows("finished", limit: 5)
+        let live = try await rows(.live, limit: 20)
+        let upcoming = try await rows(.upcoming, limit: 20)
+        let finished = try await rows(.finished, limit: 5)
         return [
             "showsRuns": true, "liveRuns": live, "hasLiveRuns": !live.isEmpty, "upcomingRuns": upcoming, "hasUpcomingRuns": !upcoming.isEmpty,
             "finishedRuns": finished, "hasFinishedRuns": !finished.isEmpty,

@@ -31,15 +31,22 @@ struct ConsoleRequest: Sendable {
     var query: FormFields { FormFields(urlEncoded: request.uri.query ?? "") }
 
     /// The page of a long list that `?name=` asks for; a cursor this server did not give out is the first page.
-    func cursor(_ name: String = "cursor") -> PageCursor? {
-        query[name].flatMap(PageCursor.init(text:))
+    /// The page of a list that starts at the cursor in `?name=`. A cursor the list did not give out (a link
+    /// edited by hand) shows the first page, as a link without one would: a page, not an error, for a person.
+    func listPage<Item: Sendable>(_ name: String = "cursor", _ list: (PageCursor?) async throws -> Page<Item>) async throws -> Page<Item> {
+        guard let cursor = query[name].map(PageCursor.init(text:)) else { return try await list(nil) }
+        do {
+            return try await list(cursor)
+        } catch is InvalidPageRequest {
+            return try await list(nil)
+        }
     }
 
     /// Sets `values[key]` to the link of the next (older) page when there is one. Only then: Mustache treats
     /// an empty string as true.
-    static func addPageLink(_ path: String, parameter: String = "cursor", next: String?, as key: String, to values: inout [String: Any]) {
+    static func addPageLink(_ path: String, parameter: String = "cursor", next: PageCursor?, as key: String, to values: inout [String: Any]) {
         guard let next else { return }
-        values[key] = path + "?" + parameter + "=" + next
+        values[key] = path + "?" + parameter + "=" + next.text
     }
 
     /// A path parameter as an id; a malformed one names nothing, so it is the caller's "not found".

@@ -6,8 +6,8 @@ import OpenAPIRuntime
 
 /// Authenticates the caller of every non-public operation before its generated handler runs. The generated
 /// code decodes the query and the body before it calls `BrokerAPI`, so without this gate a request with no
-/// usable token but an invalid body or query answered 400/422 instead of 401. Roles (403) stay with each
-/// handler, which reuses the principal found here (`RequestScope.principal`) instead of looking it up again.
+/// usable token but an invalid body or query answered 400/422 instead of 401. Roles (403) are each service's
+/// rule; the handler hands it the principal found here (`RequestScope.principal`) instead of looking it up again.
 struct AuthenticationGate: Sendable {
     /// `METHOD path` (as `openapi.yaml` writes it) of the operations anyone may call: those without
     /// `security` in `openapi.yaml` (`x-roles: [anyone]`). Everything else needs a token, so a new

@@ -5,18 +5,17 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func auditListGroupRequests(_ input: Operations.AuditListGroupRequests.Input) async throws -> Operations.AuditListGroupRequests.Output {
-        let principal = try await caller(.auditor)
-        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
-        let requests = try await groupRequests.list(
-            for: principal, status: input.query.status.map(GroupRequest.Status.init), cursor: page.cursor,
-            limit: page.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
+        let principal = try await caller()
+        let requests = try await groupRequests.auditList(
+            for: principal, status: input.query.status.map(GroupRequest.Status.init),
+            page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.GroupRequest.init), nextCursor: requests.next?.text))))
     }
 
     func auditGetGroupRequestResults(_ input: Operations.AuditGetGroupRequestResults.Input) async throws
         -> Operations.AuditGetGroupRequestResults.Output
     {
-        let principal = try await caller(.auditor)
+        let principal = try await caller()
         let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await groupRequests.releasedResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
@@ -26,7 +25,7 @@ extension BrokerAPI {
     }
 
     func auditListEvents(_ input: Operations.AuditListEvents.Input) async throws -> Operations.AuditListEvents.Output {
-        let principal = try await caller(.auditor)
+        let principal = try await caller()
         var errors: [FieldError] = []
         let from = input.query.from.flatMap { text in
             Timestamp.parse(text)
@@ -42,27 +41,19 @@ extension BrokerAPI {
                     return nil
                 }()
         }
-        let page = PageRequest.read(
-            limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &errors)
         let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
         if format == .csv {
             return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger))))
         }
-        let entries = try await auditTrail.events(query, afterSeq: page.cursor, limit: page.limit + 1, logger: logger)
-        let shown = entries.prefix(page.limit)
-        return .ok(
-            .init(
-                body: .json(
-                    .init(
-                        items: try shown.map(Components.Schemas.AuditEventItem.init),
-                        nextCursor: entries.count > page.limit ? shown.last.map { String($0.seq) } : nil))))
+        let page = try await auditTrail.events(
+            query, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), for: principal, logger: logger)
+        return .ok(.init(body: .json(.init(items: try page.items.map(Components.Schemas.AuditEventItem.init), nextCursor: page.next?.text))))
     }
 
     func auditVerifyChain(_ input: Operations.AuditVerifyChain.Input) async throws -> Operations.AuditVerifyChain.Output {
-        _ = try await caller(.auditor)
-        switch try await auditTrail.verify(logger: logger) {
+        switch try await auditTrail.verify(for: try await caller(), logger: logger) {
         case .valid(let events, let lastHash):
             return .ok(.init(body: .json(.init(valid: true, events: Int(events), lastHash: lastHash))))
         case .broken(let seq):

@@ -6,34 +6,22 @@ import OpenAPIRuntime
 /// Signed checkpoints of the audit log, for auditors to download and keep (see `AuditCheckpoint`).
 extension BrokerAPI {
     func auditListCheckpoints(_ input: Operations.AuditListCheckpoints.Input) async throws -> Operations.AuditListCheckpoints.Output {
-        _ = try await caller(.auditor)
-        var errors: [FieldError] = []
-        let page = PageRequest.read(
-            limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0).flatMap { $0 > 0 ? $0 : nil } }, into: &errors)
-        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-        let rows = try await auditCheckpoints.list(before: page.cursor, limit: page.limit + 1, logger: logger)
-        let shown = rows.prefix(page.limit)
-        return .ok(
-            .init(
-                body: .json(
-                    .init(
-                        items: shown.map { Components.Schemas.AuditCheckpoint($0.checkpoint) },
-                        nextCursor: rows.count > page.limit ? shown.last.map { String($0.id) } : nil))))
+        let page = try await auditCheckpoints.list(
+            page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), for: try await caller(), logger: logger)
+        return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.AuditCheckpoint.init), nextCursor: page.next?.text))))
     }
 
     func auditGetLatestCheckpoint(_ input: Operations.AuditGetLatestCheckpoint.Input) async throws
         -> Operations.AuditGetLatestCheckpoint.Output
     {
-        _ = try await caller(.auditor)
-        guard let checkpoint = try await auditCheckpoints.latest(logger: logger) else {
+        guard let checkpoint = try await auditCheckpoints.latest(for: try await caller(), logger: logger) else {
             throw Problem.status(.notFound, detail: "No audit checkpoint has been signed yet.")
         }
         return .ok(.init(body: .json(.init(checkpoint))))
     }
 
     func auditGetSigningKey(_ input: Operations.AuditGetSigningKey.Input) async throws -> Operations.AuditGetSigningKey.Output {
-        _ = try await caller(.auditor)
-        guard let key = auditCheckpoints.key else {
+        guard let key = try auditCheckpoints.signingKey(for: try await caller()) else {
             throw Problem.status(.notFound, detail: "This server signs no audit checkpoints (AUDIT_SIGNING_KEY_FILE is not set).")
         }
         return .ok(.init(body: .json(.init(algorithm: .ed25519, keyId: key.keyID, publicKey: key.publicKeyText))))

@@ -12,37 +12,34 @@ extension BrokerAPI {
     }
 
     func estimateGroupRequest(_ input: Operations.EstimateGroupRequest.Input) async throws -> Operations.EstimateGroupRequest.Output {
-        let principal = try await caller(.thirdParty)
+        let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let creation = try groupRequests.creation(from: .init(body))
         return .ok(.init(body: .json(.init(try await groupRequests.estimate(creation, by: principal, logger: logger)))))
     }
 
     func getPrivacyBudget(_ input: Operations.GetPrivacyBudget.Input) async throws -> Operations.GetPrivacyBudget.Output {
-        let principal = try await caller(.thirdParty)
+        let principal = try await caller()
         return .ok(.init(body: .json(.init(try await groupRequests.budget(for: principal, logger: logger)))))
     }
 
     func auditListPrivacyLedger(_ input: Operations.AuditListPrivacyLedger.Input) async throws -> Operations.AuditListPrivacyLedger.Output {
-        let principal = try await caller(.auditor)
-        var errors: [FieldError] = []
-        let page = PageRequest.read(limit: input.query.limit, cursor: input.query.cursor, parse: { Int64($0) }, into: &errors)
-        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-        let (entries, next) = try await groupRequests.ledger(for: principal, after: page.cursor, limit: page.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: entries.map(Components.Schemas.PrivacyLedgerEntry.init), nextCursor: next.map(String.init)))))
+        let principal = try await caller()
+        let page = try await groupRequests.ledger(
+            for: principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.PrivacyLedgerEntry.init), nextCursor: page.next?.text))))
     }
 
     func listGroupRequests(_ input: Operations.ListGroupRequests.Input) async throws -> Operations.ListGroupRequests.Output {
-        let principal = try await caller(.thirdParty)
-        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
+        let principal = try await caller()
         let requests = try await groupRequests.list(
-            for: principal, status: input.query.status.map(GroupRequest.Status.init), cursor: page.cursor,
-            limit: page.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.GroupRequest.init), nextCursor: requests.nextCursor))))
+            for: principal, status: input.query.status.map(GroupRequest.Status.init),
+            page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.GroupRequest.init), nextCursor: requests.next?.text))))
     }
 
     func getGroupRequest(_ input: Operations.GetGroupRequest.Input) async throws -> Operations.GetGroupRequest.Output {
-        let principal = try await caller(.thirdParty)
+        let principal = try await caller()
         let request = try await groupRequests.request(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }

@@ -22,9 +22,8 @@ extension BrokerAPI {
     func getImport(_ input: Operations.GetImport.Input) async throws -> Operations.GetImport.Output {
         // A plain read: the import was charged when it was sent.
         let principal = try await caller()
-        guard principal.role == .user else { throw SampleError.notAUser }
         guard let id = UUID(uuidString: input.path.id) else { throw ImportJobError.notFound }
-        let job = try await imports.job(id: id, userID: principal.accountID, logger: logger)
+        let job = try await imports.job(id: id, for: principal, logger: logger)
         return .ok(.init(body: .json(.init(job))))
     }
 

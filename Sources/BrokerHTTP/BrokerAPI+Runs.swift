@@ -5,8 +5,10 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func listRuns(_ input: Operations.ListRuns.Input) async throws -> Operations.ListRuns.Output {
-        let page = try await runs.list(state: input.query.state?.rawValue, cursor: input.query.cursor, limit: input.query.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: page.runs.map { .init($0, withPath: false) }, nextCursor: page.next))))
+        let page = try await runs.list(
+            state: input.query.state.map(Run.State.init) ?? .upcoming, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor),
+            logger: logger)
+        return .ok(.init(body: .json(.init(items: page.items.map { .init($0, withPath: false) }, nextCursor: page.next?.text))))
     }
 
     func createRun(_ input: Operations.CreateRun.Input) async throws -> Operations.CreateRun.Output {
@@ -136,5 +138,16 @@ extension Components.Schemas.RunParticipation {
             checkedInAt: participant.checkedInAt, finishedAt: participant.finishedAt,
             privacyZone: participant.privacyZone.map { .init(latitude: $0.centre.latitude, longitude: $0.centre.longitude, metres: $0.metres) },
             run: run.map { .init($0, withPath: false) })
+    }
+}
+
+extension Run.State {
+    init(_ state: Components.Schemas.RunState) {
+        switch state {
+        case .upcoming: self = .upcoming
+        case .live: self = .live
+        case .finished: self = .finished
+        case .cancelled: self = .cancelled
+        }
     }
 }

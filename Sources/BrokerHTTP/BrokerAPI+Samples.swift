@@ -21,9 +21,9 @@ extension BrokerAPI {
         let principal = try await caller()
         let type = input.query._type.map(SampleType.init)
         let page = try await samples.list(
-            principal, type: type, from: input.query.from, to: input.query.to, cursor: input.query.cursor,
-            limit: input.query.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: page.samples.map(Components.Schemas.Sample.init), nextCursor: page.next?.text))))
+            principal, type: type, from: input.query.from, to: input.query.to,
+            page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.Sample.init), nextCursor: page.next?.text))))
     }
 
     func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {

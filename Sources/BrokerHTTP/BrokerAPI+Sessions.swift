@@ -26,7 +26,7 @@ extension BrokerAPI {
     }
 
     func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
-        let principal = try await caller(.thirdParty)
+        let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         let (key, secret) = try await accounts.createAPIKey(
             principal, name: body.name, scope: body.scope?.rawValue, expiresAt: body.expiresAt, logger: logger)
@@ -40,20 +40,19 @@ extension BrokerAPI {
     }
 
     func listAPIKeys(_ input: Operations.ListAPIKeys.Input) async throws -> Operations.ListAPIKeys.Output {
-        let principal = try await caller(.thirdParty)
-        let (limit, cursor) = try page(limit: input.query.limit, cursor: input.query.cursor)
-        let page = try await accounts.listAPIKeys(principal, cursor: cursor, limit: limit, logger: logger)
-        let items = page.rows.map {
+        let principal = try await caller()
+        let page = try await accounts.listAPIKeys(principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        let items = page.items.map {
             Components.Schemas.APIKey(
                 id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix,
                 scope: .init($0.scope), createdAt: $0.createdAt, expiresAt: $0.expiresAt,
                 lastUsedAt: $0.lastUsedAt)
         }
-        return .ok(.init(body: .json(.init(items: items, nextCursor: page.nextCursor))))
+        return .ok(.init(body: .json(.init(items: items, nextCursor: page.next?.text))))
     }
 
     func deleteAPIKey(_ input: Operations.DeleteAPIKey.Input) async throws -> Operations.DeleteAPIKey.Output {
-        let principal = try await caller(.thirdParty)
+        let principal = try await caller()
         // A malformed id cannot name anyone's key: the same 404 as a key that is not the caller's.
         guard let id = UUID(uuidString: input.path.id) else { throw AccountError.apiKeyNotFound }
         try await accounts.revokeAPIKey(principal, id: id, logger: logger)

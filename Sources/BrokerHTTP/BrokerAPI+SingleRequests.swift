@@ -17,10 +17,10 @@ extension BrokerAPI {
 
     func listSingleRequests(_ input: Operations.ListSingleRequests.Input) async throws -> Operations.ListSingleRequests.Output {
         let principal = try await caller()
-        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
         let status = input.query.status.map(SingleRequest.Status.init)
-        let requests = try await singleRequests.list(for: principal, status: status, cursor: page.cursor, limit: page.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: requests.rows.map(Components.Schemas.SingleRequest.init), nextCursor: requests.nextCursor))))
+        let page = PageRequest(limit: input.query.limit, cursor: input.query.cursor)
+        let requests = try await singleRequests.list(for: principal, status: status, page: page, logger: logger)
+        return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.SingleRequest.init), nextCursor: requests.next?.text))))
     }
 
     func getSingleRequest(_ input: Operations.GetSingleRequest.Input) async throws -> Operations.GetSingleRequest.Output {

@@ -6,9 +6,9 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func getAccessLog(_ input: Operations.GetAccessLog.Input) async throws -> Operations.GetAccessLog.Output {
         let principal = try await caller()
-        let page = try page(limit: input.query.limit, cursor: input.query.cursor)
-        let entries = try await transparency.accessLog(for: principal, cursor: page.cursor, limit: page.limit, logger: logger)
-        return .ok(.init(body: .json(.init(items: entries.rows.map(Components.Schemas.AccessLogEntry.init), nextCursor: entries.nextCursor))))
+        let page = PageRequest(limit: input.query.limit, cursor: input.query.cursor)
+        let entries = try await transparency.accessLog(for: principal, page: page, logger: logger)
+        return .ok(.init(body: .json(.init(items: entries.items.map(Components.Schemas.AccessLogEntry.init), nextCursor: entries.next?.text))))
     }
 
     func listBlocks(_ input: Operations.ListBlocks.Input) async throws -> Operations.ListBlocks.Output {

@@ -48,7 +48,8 @@ struct BrokerAPI: APIProtocol {
 
     var logger: Logger { RequestScope.current.logger }
 
-    /// The authenticated caller, or 401.
+    /// The authenticated caller, or 401. Whether their role may do what they ask is the service's to say
+    /// (`WrongRole`, 403), for the API and the console alike.
     func caller() async throws -> Principal {
         if let principal = RequestScope.current.principal { return principal }
         guard let token = RequestScope.current.bearerToken,
@@ -57,20 +58,6 @@ struct BrokerAPI: APIProtocol {
         return principal
     }
 
-    /// The authenticated caller, or 401; 403 when their role may not do this.
-    func caller(_ roles: Role...) async throws -> Principal {
-        let principal = try await caller()
-        guard roles.contains(principal.role) else { throw WrongRole() }
-        return principal
-    }
-
-    /// `?limit=&cursor=` of a list ordered by (time, id).
-    func page(limit: Int?, cursor: String?) throws -> (limit: Int, cursor: PageCursor?) {
-        var errors: [FieldError] = []
-        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.id == nil ? nil : $0 } }, into: &errors)
-        guard errors.isEmpty else { throw Problem.validationFailed(errors) }
-        return page
-    }
 }
 
 extension Components.Schemas.Account {

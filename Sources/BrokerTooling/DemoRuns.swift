@@ -39,14 +39,16 @@ package struct DemoRuns: Sendable {
             if let id = try await accountID(of: Self.runners.email(ofPerson: number)) { people.append(id) }
         }
         var lines: [String] = []
-        let live = try await runs.list(state: "live", cursor: nil, limit: 100, logger: logger).runs.first { $0.name == Self.liveName }
+        let live = try await runs.list(state: .live, page: PageRequest(limit: 100), logger: logger).items.first { $0.name == Self.liveName }
         if let live {
             lines.append("\(Self.liveName): already live (/runs/\(live.id.uuidString.lowercased()))")
         } else {
             let run = try await liveRun(company: company, people: people)
             lines.append("\(Self.liveName): live, \(people.count) runners (/runs/\(run.uuidString.lowercased()))")
         }
-        let upcoming = try await runs.list(state: "upcoming", cursor: nil, limit: 100, logger: logger).runs.first { $0.name == Self.upcomingName }
+        let upcoming = try await runs.list(state: .upcoming, page: PageRequest(limit: 100), logger: logger).items.first {
+            $0.name == Self.upcomingName
+        }
         if let upcoming {
             lines.append("\(Self.upcomingName): already planned (/runs/\(upcoming.id.uuidString.lowercased()))")
         } else {

@@ -8,7 +8,7 @@ package struct AuditCheckpoints: Sendable {
     let client: DatabasePool
     let trail: AuditTrail
     /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
-    package let key: AuditSigningKey?
+    let key: AuditSigningKey?
 
     /// `trail` is the log the checkpoints are signed over, as read by everyone else.
     package init(client: DatabasePool, trail: AuditTrail, key: AuditSigningKey?) {
@@ -48,11 +48,30 @@ package struct AuditCheckpoints: Sendable {
         return nil
     }
 
-    package func list(before: Int64?, limit: Int, logger: Logger) async throws -> [(id: Int64, checkpoint: AuditCheckpoint)] {
-        try await client.withConnection { try await AuditCheckpointStore.list(before: before, limit: limit, on: $0, logger: logger) }
+    /// A page of checkpoints, newest first, for auditors. The cursor is the last one's row id: it says no
+    /// more than how many checkpoints there are, which the list itself shows, so it is not sealed.
+    package func list(page: PageRequest, for principal: Principal, logger: Logger) async throws -> Page<AuditCheckpoint> {
+        try Self.refuseAllButAuditors(principal)
+        let (limit, before) = try page.read { $0.sequence.flatMap { $0 > 0 ? $0 : nil } }
+        let rows = try await client.withConnection {
+            try await AuditCheckpointStore.list(before: before, limit: limit + 1, on: $0, logger: logger)
+        }
+        return Page(rows: rows, limit: limit) { PageCursor(sequence: $0.id) }.map(\.checkpoint)
     }
 
-    package func latest(logger: Logger) async throws -> AuditCheckpoint? {
-        try await list(before: nil, limit: 1, logger: logger).first?.checkpoint
+    package func latest(for principal: Principal, logger: Logger) async throws -> AuditCheckpoint? {
+        try Self.refuseAllButAuditors(principal)
+        let newest = try await client.withConnection { try await AuditCheckpointStore.list(before: nil, limit: 1, on: $0, logger: logger) }
+        return newest.first?.checkpoint
+    }
+
+    /// The key checkpoints are signed with, for auditors to pin; nil when this server signs none.
+    package func signingKey(for principal: Principal) throws -> AuditSigningKey? {
+        try Self.refuseAllButAuditors(principal)
+        return key
+    }
+
+    private static func refuseAllButAuditors(_ principal: Principal) throws(WrongRole) {
+        guard principal.role == .auditor else { throw WrongRole("Only auditors read the audit log's checkpoints.") }
     }
 }

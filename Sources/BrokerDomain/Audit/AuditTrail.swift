@@ -29,9 +29,15 @@ package struct AuditTrail: Sendable {
         package init(from: Date?, to: Date?, action: String?) { (self.from, self.to, self.action) = (from, to, action) }
     }
 
-    /// Up to `limit` events after `afterSeq`, oldest first.
-    package func events(_ query: Query, afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Entry] {
-        try await client.withConnection { try await AuditEventStore.entries(query, afterSeq: afterSeq, limit: limit, on: $0, logger: logger) }
+    /// A page of events, oldest first, for auditors. The cursor is the last event's sequence number, which
+    /// every item shows anyway: nothing to seal.
+    package func events(_ query: Query, page: PageRequest, for principal: Principal, logger: Logger) async throws -> Page<Entry> {
+        guard principal.role == .auditor else { throw WrongRole("Only auditors read the audit log.") }
+        let (limit, after) = try page.read { $0.sequence.flatMap { $0 >= 0 ? $0 : nil } }
+        let entries = try await client.withConnection {
+            try await AuditEventStore.entries(query, afterSeq: after, limit: limit + 1, on: $0, logger: logger)
+        }
+        return Page(rows: entries, limit: limit) { PageCursor(sequence: $0.seq) }
     }
 
     package enum Verification: Sendable, Equatable {
@@ -55,6 +61,12 @@ package struct AuditTrail: Sendable {
     /// hash ‖ canonical event), its `prev_hash` the previous event's hash, its `seq` one more than the
     /// previous, and the chain head the last event. The first sequence number where any of this fails is
     /// reported. No SQL function of the database takes part, so one that lies changes nothing.
+    package func verify(for principal: Principal, logger: Logger) async throws -> Verification {
+        guard principal.role == .auditor else { throw WrongRole("Only auditors verify the audit log.") }
+        return try await verify(logger: logger)
+    }
+
+    /// The same for whoever holds the database (`d4h audit verify`): no caller, so no role.
     package func verify(logger: Logger) async throws -> Verification {
         try await walk(noting: nil, logger: logger).verification
     }

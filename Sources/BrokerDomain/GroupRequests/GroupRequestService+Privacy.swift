@@ -54,13 +54,13 @@ extension GroupRequestService {
     }
 
     /// The ledger, newest first: everything for auditors.
-    package func ledger(for principal: Principal, after cursor: Int64?, limit: Int, logger: Logger) async throws -> (
-        entries: [LedgerEntry], next: Int64?
-    ) {
+    package func ledger(for principal: Principal, page: PageRequest, logger: Logger) async throws -> Page<LedgerEntry> {
         guard principal.role == .auditor else { throw WrongRole("Only auditors read the privacy ledger.") }
+        // The cursor is the last entry's id, which every item shows anyway: nothing to seal.
+        let (limit, after) = try page.read { $0.sequence }
         let rows = try await client.withConnection {
-            try await PrivacyLedgerStore.entries(company: nil, after: cursor, limit: limit, on: $0, logger: logger)
+            try await PrivacyLedgerStore.entries(company: nil, after: after, limit: limit, on: $0, logger: logger)
         }
-        return rows.count > limit ? (Array(rows.prefix(limit)), rows[limit - 1].id) : (rows, nil)
+        return Page(rows: rows, limit: limit) { PageCursor(sequence: $0.id) }
     }
 }

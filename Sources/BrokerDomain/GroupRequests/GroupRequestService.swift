@@ -275,33 +275,38 @@ package struct GroupRequestService: Sendable {
 
     // MARK: Reads
 
+    /// One of the third party's own requests (auditors read releases, `releasedResults`).
     package func request(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRequest {
-        let sender = try senderScope(of: principal)
+        guard principal.role == .thirdParty else { throw WrongRole("Only the sender reads a group request here; auditors use /v1/audit.") }
         return try await client.withConnection { connection in
-            guard let request = try await GroupRequestStore.request(id: id, sender: sender, on: connection, logger: logger)
+            guard let request = try await GroupRequestStore.request(id: id, sender: principal.accountID, on: connection, logger: logger)
             else { throw GroupRequestError.notFound }
             return request
         }
     }
 
-    /// A third party's own requests; an auditor's view of everyone's.
-    package func list(for principal: Principal, status: GroupRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    /// A third party's own requests, newest first.
+    package func list(for principal: Principal, status: GroupRequest.Status?, page: PageRequest, logger: Logger) async throws
         -> Page<GroupRequest>
     {
-        let sender = try senderScope(of: principal)
-        let rows = try await client.withConnection { connection in
-            try await GroupRequestStore.list(sender: sender, status: status, after: cursor, limit: limit, on: connection, logger: logger)
-        }
-        return Page(rows: rows, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties list their group requests; auditors use /v1/audit.") }
+        return try await list(sender: principal.accountID, status: status, page: page, logger: logger)
     }
 
-    /// Nil (everything) for auditors, the account for third parties; people see no group requests.
-    private func senderScope(of principal: Principal) throws -> UUID? {
-        switch principal.role {
-        case .thirdParty: return principal.accountID
-        case .auditor: return nil
-        case .user: throw WrongRole("Group requests are for third parties and auditors.")
+    /// Every company's requests, newest first, for auditors.
+    package func auditList(for principal: Principal, status: GroupRequest.Status?, page: PageRequest, logger: Logger) async throws
+        -> Page<GroupRequest>
+    {
+        guard principal.role == .auditor else { throw WrongRole("Only auditors read every company's group requests.") }
+        return try await list(sender: nil, status: status, page: page, logger: logger)
+    }
+
+    private func list(sender: UUID?, status: GroupRequest.Status?, page: PageRequest, logger: Logger) async throws -> Page<GroupRequest> {
+        let (limit, after) = try page.readByTimeAndID()
+        let rows = try await client.withConnection { connection in
+            try await GroupRequestStore.list(sender: sender, status: status, after: after, limit: limit, on: connection, logger: logger)
         }
+        return Page(rows: rows, limit: limit) { PageKey(time: $0.createdAt, id: $0.id) }
     }
 
     /// The sender's results: every cell released so far. A read changes nothing: a subscription's buckets

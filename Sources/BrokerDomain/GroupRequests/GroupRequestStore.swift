@@ -95,7 +95,7 @@ package enum GroupRequestStore {
     }
 
     static func list(
-        sender: UUID?, status: GroupRequest.Status?, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger
+        sender: UUID?, status: GroupRequest.Status?, after cursor: PageKey?, limit: Int, on connection: PostgresConnection, logger: Logger
     ) async throws -> [GroupRequest] {
         let after = cursor.map { Timestamp.postgresText($0.time) }
         return try await collect(

@@ -44,9 +44,11 @@ package final class ImportJobs: Service, Sendable {
         self.logger = logger
     }
 
-    /// Before a body is read: a person with an import under way here gets the 409 at once, not after uploading.
-    package func refuseIfImporting(_ userID: UUID) async throws {
-        if await registry.isImporting(userID) { throw ImportJobError.alreadyRunning }
+    /// Before a body is read: only people import (403), and a person with an import under way here gets the
+    /// 409 at once, not after uploading.
+    package func refuseIfImporting(_ principal: Principal) async throws {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        if await registry.isImporting(principal.accountID) { throw ImportJobError.alreadyRunning }
     }
 
     /// Imports `upload`, which this takes over (it is removed when the import ends, whichever way).
@@ -111,7 +113,9 @@ package final class ImportJobs: Service, Sendable {
     }
 
     /// The caller's job: live from this instance's memory, or as the database last recorded it.
-    package func job(id: UUID, userID: UUID, logger: Logger) async throws -> ImportJob {
+    package func job(id: UUID, for principal: Principal, logger: Logger) async throws -> ImportJob {
+        guard principal.role == .user else { throw SampleError.notAUser }
+        let userID = principal.accountID
         if let live = await registry.job(id) {
             guard live.userID == userID else { throw ImportJobError.notFound }
             return live

@@ -21,9 +21,7 @@ package struct PositionService: Sendable {
     }
 
     /// A page of the caller's positions in time order; `cursor` is the `next` of the page before.
-    package func list(_ principal: Principal, from: String?, to: String?, cursor: String?, limit: Int?, logger: Logger) async throws
-        -> (positions: [Position], next: String?)
-    {
+    package func list(_ principal: Principal, from: String?, to: String?, page: PageRequest, logger: Logger) async throws -> Page<Position> {
         guard principal.role == .user else { throw SampleError.notAUser }
         var errors: [FieldError] = []
         func time(_ text: String?, _ field: String) -> Date? {
@@ -34,12 +32,12 @@ package struct PositionService: Sendable {
         }
         let from = time(from, "from")
         let to = time(to, "to")
-        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.key == "p" ? $0 : nil } }, into: &errors)
+        let (limit, after) = page.read({ $0.key.flatMap { $0.key == "p" ? $0.time : nil } }, into: &errors)
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
         let (positions, next) = try await client.withConnection { connection in
             try await PositionStore.list(
-                userID: principal.accountID, from: from, to: to, after: page.cursor?.time, limit: page.limit, on: connection, logger: logger)
+                userID: principal.accountID, from: from, to: to, after: after, limit: limit, on: connection, logger: logger)
         }
-        return (positions, next.map { PageCursor(time: $0, key: "p").text })
+        return Page(items: positions, next: next.map { PageCursor(PageKey(time: $0, key: "p")) })
     }
 }

@@ -182,19 +182,13 @@ package struct RunService: Sendable {
 
     // MARK: Anyone
 
-    /// A page of runs in one state (R42); `upcoming` when none is named.
-    package func list(state: String?, cursor: String?, limit: Int?, logger: Logger) async throws -> (runs: [Run], next: String?) {
-        var errors: [FieldError] = []
-        let chosen = Run.State(rawValue: state ?? "upcoming")
-        if chosen == nil { errors.append(FieldError(field: "state", message: "must be upcoming, live, finished or cancelled")) }
-        let page = PageRequest.read(limit: limit, cursor: cursor, parse: { PageCursor(text: $0).flatMap { $0.id == nil ? nil : $0 } }, into: &errors)
-        guard errors.isEmpty, let chosen else { throw RunError.invalid(errors) }
-        var runs = try await client.withConnection { connection in
-            try await RunStore.list(state: chosen, after: page.cursor, limit: page.limit, on: connection, logger: logger)
+    /// A page of runs in one state (R42).
+    package func list(state: Run.State = .upcoming, page: PageRequest, logger: Logger) async throws -> Page<Run> {
+        let (limit, after) = try page.readByTimeAndID()
+        let runs = try await client.withConnection { connection in
+            try await RunStore.list(state: state, after: after, limit: limit, on: connection, logger: logger)
         }
-        guard runs.count > page.limit else { return (runs, nil) }
-        runs.removeLast()
-        return (runs, runs.last.map { PageCursor(time: $0.startsAt, id: $0.id).text })
+        return Page(rows: runs, limit: limit) { PageKey(time: $0.startsAt, id: $0.id) }
     }
 
     package func run(id: UUID, logger: Logger) async throws -> Run {

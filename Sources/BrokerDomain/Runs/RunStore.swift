@@ -47,7 +47,7 @@ package enum RunStore {
 
     /// A page of runs in `state` at the database's `now()`: upcoming and live ones soonest first, finished
     /// and cancelled ones latest first, after `cursor` (the last one's start and id).
-    static func list(state: Run.State, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+    static func list(state: Run.State, after cursor: PageKey?, limit: Int, on connection: PostgresConnection, logger: Logger)
         async throws -> [Run]
     {
         let after = cursor.map { Timestamp.postgresText($0.time) }

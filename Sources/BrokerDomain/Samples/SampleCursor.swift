@@ -1,19 +1,20 @@
 import Foundation
 
 /// Where a page of samples ends: its last sample's time and type.
-package struct SampleCursor: Sendable, Equatable {
-    package var at: Date
-    package var type: SampleType
+struct SampleCursor: Sendable, Equatable {
+    var at: Date
+    var type: SampleType
 
-    package init(at: Date, type: SampleType) {
+    init(at: Date, type: SampleType) {
         self.at = at
         self.type = type
     }
 
-    package init?(text: String) {
-        guard let cursor = PageCursor(text: text), let type = SampleType(rawValue: cursor.key) else { return nil }
-        self.init(at: cursor.time, type: type)
+    /// The position a page's cursor holds; nil for one the list of samples did not give out.
+    init?(_ cursor: PageCursor) {
+        guard let key = cursor.key, let type = SampleType(rawValue: key.key) else { return nil }
+        self.init(at: key.time, type: type)
     }
 
-    package var text: String { PageCursor(time: at, key: type.rawValue).text }
+    var pageCursor: PageCursor { PageCursor(PageKey(time: at, key: type.rawValue)) }
 }

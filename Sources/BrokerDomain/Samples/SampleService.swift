@@ -46,19 +46,19 @@ package struct SampleService: Sendable {
     }
 
     package func list(
-        _ principal: Principal, type: SampleType?, from: String?, to: String?, cursor: String?, limit: Int?, logger: Logger
-    ) async throws -> (samples: [Sample], next: SampleCursor?) {
+        _ principal: Principal, type: SampleType?, from: String?, to: String?, page: PageRequest, logger: Logger
+    ) async throws -> Page<Sample> {
         guard principal.role == .user else { throw SampleError.notAUser }
         var errors: [FieldError] = []
         let from = parseTime(from, field: "from", into: &errors)
         let to = parseTime(to, field: "to", into: &errors)
-        let page = PageRequest.read(limit: limit, cursor: cursor, parse: SampleCursor.init(text:), into: &errors)
+        let (limit, after) = page.read({ SampleCursor($0) }, into: &errors)
         guard errors.isEmpty else { throw SampleError.invalid(errors) }
-        return try await client.withConnection { connection in
+        let (samples, next) = try await client.withConnection { connection in
             try await SampleStore.list(
-                userID: principal.accountID, type: type, from: from, to: to, after: page.cursor, limit: page.limit, on: connection,
-                logger: logger)
+                userID: principal.accountID, type: type, from: from, to: to, after: after, limit: limit, on: connection, logger: logger)
         }
+        return Page(items: samples, next: next.map(\.pageCursor))
     }
 
     /// The types the person has readings of in the default statistics window (the last 30 days).

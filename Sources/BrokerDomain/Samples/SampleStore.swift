@@ -165,7 +165,7 @@ package enum SampleStore {
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].
-    package static func list(
+    static func list(
         userID: UUID, type: SampleType?, from: Date?, to: Date?, after cursor: SampleCursor?, limit: Int, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> (samples: [Sample], next: SampleCursor?) {

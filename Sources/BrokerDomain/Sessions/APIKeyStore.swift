@@ -33,7 +33,7 @@ package enum APIKeyStore {
     }
 
     /// One page of live keys, newest first, after `cursor`.
-    package static func list(accountID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
+    static func list(accountID: UUID, after cursor: PageKey?, limit: Int, on connection: PostgresConnection, logger: Logger) async throws
         -> Page<Key>
     {
         // Exact microsecond text, not a Date bind (which truncates and would shift the keyset boundary).
@@ -56,7 +56,7 @@ package enum APIKeyStore {
                     id: id, name: name, prefix: prefix, scope: APIKeyScope(rawValue: scope) ?? .readOnly, createdAt: createdAt,
                     expiresAt: expiresAt, lastUsedAt: lastUsed))
         }
-        return Page(rows: keys, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+        return Page(rows: keys, limit: limit) { PageKey(time: $0.createdAt, id: $0.id) }
     }
 
     /// Revokes the key if it belongs to the account; false when there is no such live key of theirs.

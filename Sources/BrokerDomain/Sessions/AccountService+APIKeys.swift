@@ -85,12 +85,13 @@ extension AccountService {
         return ids.count
     }
 
-    package func listAPIKeys(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func listAPIKeys(_ principal: Principal, page: PageRequest, logger: Logger) async throws
         -> Page<APIKeyStore.Key>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
+        let (limit, after) = try page.readByTimeAndID()
         return try await client.withConnection {
-            try await APIKeyStore.list(accountID: principal.accountID, after: cursor, limit: limit, on: $0, logger: logger)
+            try await APIKeyStore.list(accountID: principal.accountID, after: after, limit: limit, on: $0, logger: logger)
         }
     }
 

@@ -154,15 +154,16 @@ package struct SingleRequestService: Sendable {
 
     /// Sent requests for a third party, received ones for a person.
     package func list(
-        for principal: Principal, status: SingleRequest.Status?, cursor: PageCursor?, limit: Int, logger: Logger
+        for principal: Principal, status: SingleRequest.Status?, page: PageRequest, logger: Logger
     ) async throws -> Page<SingleRequest> {
         guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
+        let (limit, after) = try page.readByTimeAndID()
         let rows = try await client.withConnection { connection in
             try await SingleRequestStore.list(
-                accountID: principal.accountID, asSender: principal.role == .thirdParty, status: status, after: cursor,
+                accountID: principal.accountID, asSender: principal.role == .thirdParty, status: status, after: after,
                 limit: limit, on: connection, logger: logger)
         }
-        return Page(rows: rows.map { Self.asSeen($0, by: principal) }, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
+        return Page(rows: rows.map { Self.asSeen($0, by: principal) }, limit: limit) { PageKey(time: $0.createdAt, id: $0.id) }
     }
 
     // MARK: Decisions

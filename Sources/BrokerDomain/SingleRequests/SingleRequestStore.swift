@@ -177,7 +177,7 @@ package enum SingleRequestStore {
 
     /// A page of the requests sent (`asSender`) or received by the account, newest first.
     static func list(
-        accountID: UUID, asSender: Bool, status: SingleRequest.Status?, after cursor: PageCursor?, limit: Int,
+        accountID: UUID, asSender: Bool, status: SingleRequest.Status?, after cursor: PageKey?, limit: Int,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [SingleRequest] {
         let after = cursor.map { Timestamp.postgresText($0.time) }

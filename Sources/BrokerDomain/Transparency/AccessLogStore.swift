@@ -66,7 +66,7 @@ package enum AccessLogStore {
     }
 
     /// A page of the person's log, newest first.
-    static func list(userID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+    static func list(userID: UUID, after cursor: PageKey?, limit: Int, on connection: PostgresConnection, logger: Logger)
         async throws -> [AccessLogEntry]
     {
         let after = cursor.map { Timestamp.postgresText($0.time) }

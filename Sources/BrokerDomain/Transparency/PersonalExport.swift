@@ -37,10 +37,10 @@ package struct PersonalExport: Sendable {
 
         /// Writes every row of a paged list, page by page, separated by commas.
         func writeAll<Row>(
-            page: @escaping (PageCursor?, PostgresConnection) async throws -> [Row], cursor: (Row) -> PageCursor,
+            page: @escaping (PageKey?, PostgresConnection) async throws -> [Row], cursor: (Row) -> PageKey,
             json: (Row) throws -> [UInt8]
         ) async throws {
-            var after: PageCursor?
+            var after: PageKey?
             var first = true
             repeat {
                 let rows = try await client.withConnection { [after] in try await page(after, $0) }
@@ -60,12 +60,12 @@ package struct PersonalExport: Sendable {
                         accountID: principal.accountID, asSender: principal.role == .thirdParty, status: nil, after: $0,
                         limit: Self.page, on: $1, logger: logger)
                 },
-                cursor: { PageCursor(time: $0.createdAt, id: $0.id) }, json: requestsJSON)
+                cursor: { PageKey(time: $0.createdAt, id: $0.id) }, json: requestsJSON)
             out += Array(#"],"accessLog":["#.utf8)
             if principal.role == .user {
                 try await writeAll(
                     page: { try await AccessLogStore.list(userID: principal.accountID, after: $0, limit: Self.page, on: $1, logger: logger) },
-                    cursor: { PageCursor(time: $0.at, id: $0.id) }, json: accessLogJSON)
+                    cursor: { PageKey(time: $0.at, id: $0.id) }, json: accessLogJSON)
             }
             out += Array(#"],"samples":["#.utf8)
             if principal.role == .user {

@@ -12,12 +12,13 @@ package struct TransparencyService: Sendable {
         self.pseudonymizer = pseudonymizer
     }
 
-    package func accessLog(for principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws -> Page<AccessLogEntry> {
+    package func accessLog(for principal: Principal, page: PageRequest, logger: Logger) async throws -> Page<AccessLogEntry> {
         guard principal.role == .user else { throw WrongRole("Only people have an access log.") }
+        let (limit, after) = try page.readByTimeAndID()
         let rows = try await client.withConnection { connection in
-            try await AccessLogStore.list(userID: principal.accountID, after: cursor, limit: limit, on: connection, logger: logger)
+            try await AccessLogStore.list(userID: principal.accountID, after: after, limit: limit, on: connection, logger: logger)
         }
-        return Page(rows: rows, limit: limit) { PageCursor(time: $0.at, id: $0.id) }
+        return Page(rows: rows, limit: limit) { PageKey(time: $0.at, id: $0.id) }
     }
 
     package func blocks(of principal: Principal, logger: Logger) async throws -> [Block] {

@@ -54,12 +54,13 @@ package struct WebhookService: Sendable {
         logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
     }
 
-    package func deliveries(_ principal: Principal, cursor: PageCursor?, limit: Int, logger: Logger) async throws
+    package func deliveries(_ principal: Principal, page: PageRequest, logger: Logger) async throws
         -> Page<WebhookStore.Delivery>
     {
         guard principal.role == .thirdParty else { throw WrongRole() }
+        let (limit, after) = try page.readByTimeAndID()
         return try await client.withConnection {
-            try await WebhookStore.deliveries(thirdPartyID: principal.accountID, after: cursor, limit: limit, on: $0, logger: logger)
+            try await WebhookStore.deliveries(thirdPartyID: principal.accountID, after: after, limit: limit, on: $0, logger: logger)
         }
     }
 }

@@ -73,7 +73,7 @@ package enum WebhookStore {
     }
 
     /// One page of the third party's events, newest first, after `cursor`, each with its attempts.
-    package static func deliveries(thirdPartyID: UUID, after cursor: PageCursor?, limit: Int, on connection: PostgresConnection, logger: Logger)
+    static func deliveries(thirdPartyID: UUID, after cursor: PageKey?, limit: Int, on connection: PostgresConnection, logger: Logger)
         async throws
         -> Page<Delivery>
     {
@@ -99,9 +99,9 @@ package enum WebhookStore {
                     id: id, type: type, requestID: requestID, createdAt: createdAt, status: status,
                     deliveredAt: deliveredAt, nextAttemptAt: nextAttemptAt, attempts: []))
         }
-        var page = Page(rows: deliveries, limit: limit) { PageCursor(time: $0.createdAt, id: $0.id) }
-        let attempts = try await attempts(of: page.rows.map(\.id), on: connection, logger: logger)
-        for index in page.rows.indices { page.rows[index].attempts = attempts[page.rows[index].id] ?? [] }
+        var page = Page(rows: deliveries, limit: limit) { PageKey(time: $0.createdAt, id: $0.id) }
+        let attempts = try await attempts(of: page.items.map(\.id), on: connection, logger: logger)
+        for index in page.items.indices { page.items[index].attempts = attempts[page.items[index].id] ?? [] }
         return page
     }
 

@@ -7,13 +7,12 @@ import OpenAPIRuntime
 
 /// The downloads, each charged to the caller's download budget before a byte is read from the database.
 extension BudgetedOperations {
-    /// A single request's released data, for the company that sent it.
-    /// A caller of another role is refused (403) before it is charged, as by the service's own check.
+    /// A single request's released data, for the company that sent it. Only companies are charged: the
+    /// service refuses any other role (403) with nothing spent.
     package func singleRequestData(id: UUID, cursor: String?, format: DownloadFormat, by principal: Principal, logger: Logger) async throws
         -> Download
     {
-        guard principal.role == .thirdParty else { throw WrongRole() }
-        try admit(principal, to: .downloads, logger: logger)
+        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
         let head = Download.head(
@@ -29,8 +28,7 @@ extension BudgetedOperations {
     func singleRequestPositions(id: UUID, cursor: String?, format: PositionFormat, by principal: Principal, logger: Logger) async throws
         -> Download
     {
-        guard principal.role == .thirdParty else { throw WrongRole() }
-        try admit(principal, to: .downloads, logger: logger)
+        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         let plan = try await singleRequests.preparePositionDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
         let head = Download.head(
@@ -70,17 +68,18 @@ extension BudgetedOperations {
     /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON
     /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease. The API
     /// and the console each send it with their own head (the contract's `text/csv`; an attachment).
+    /// Only auditors are charged; the first page is read before the response starts, so any other role is
+    /// refused (403, by the audit trail) with nothing spent and no head sent.
     package func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> HTTPBody {
-        guard principal.role == .auditor else { throw WrongRole() }
-        try admit(principal, to: .downloads, logger: logger)
+        try admit(principal, to: .downloads, roles: [.auditor], logger: logger)
         let trail = auditTrail
+        let first = try await trail.events(query, page: PageRequest(limit: 1000), for: principal, logger: logger)
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
-            var after: Int64 = 0
             guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
+            var page = first
             while true {
-                let entries = try await trail.events(query, afterSeq: after, limit: 1000, logger: logger)
-                guard let last = entries.last, await send(Array(entries.map(AuditCSV.line).joined().utf8)) else { break }
-                after = last.seq
+                guard !page.items.isEmpty, await send(Array(page.items.map(AuditCSV.line).joined().utf8)), let next = page.next else { break }
+                page = try await trail.events(query, page: PageRequest(limit: 1000, cursor: next), for: principal, logger: logger)
             }
         }
         return body.body

@@ -81,9 +81,8 @@ package struct BudgetedOperations: Sendable {
     package func importAppleHealth(_ body: HTTPBody, format: AppleHealthExportReader.Format, by principal: Principal, logger: Logger)
         async throws -> ImportJobs.Submission
     {
-        guard principal.role == .user else { throw SampleError.notAUser }
         try admit(principal, to: .imports, logger: logger)
-        try await imports.refuseIfImporting(principal.accountID)
+        try await imports.refuseIfImporting(principal)
         let file = try await TemporaryUpload.write(body)
         return try await imports.submit(file, format: format, userID: principal.accountID, logger: logger)
     }
