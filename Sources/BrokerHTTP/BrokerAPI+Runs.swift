@@ -40,7 +40,7 @@ extension BrokerAPI {
             .init(
                 body: .json(
                     .init(
-                        runId: run.id.uuidString.lowercased(), state: .init(run.state(at: Date())),
+                        runId: run.id.uuidString.lowercased(), state: .init(run.state(at: runs.clock.now)),
                         items: results.map { .init(rank: $0.rank, bib: $0.bib, name: $0.name, seconds: $0.seconds) }))))
     }
 

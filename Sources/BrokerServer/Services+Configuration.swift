@@ -26,21 +26,22 @@ extension Services {
             unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
         let peers = PeerStatistics(
             client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
-        let samples = SampleService(client: client, peers: peers)
-        let positions = PositionService(client: client)
+        let samples = SampleService(client: client, peers: peers, clock: configuration.clock)
+        let positions = PositionService(client: client, clock: configuration.clock)
         let transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
         let groupRequests = GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
-            privacy: configuration.privacy, noise: noise)
+            privacy: configuration.privacy, noise: noise, clock: configuration.clock)
         let auditTrail = AuditTrail(client: client)
-        let auditCheckpoints = AuditCheckpoints(client: client, trail: auditTrail, key: configuration.auditSigningKey)
+        let auditCheckpoints = AuditCheckpoints(
+            client: client, trail: auditTrail, key: configuration.auditSigningKey, clock: configuration.clock)
         let imports = ImportJobs(
-            importer: AppleHealthImport(client: client), backgroundBytes: configuration.importBackgroundBytes,
+            importer: AppleHealthImport(client: client, clock: configuration.clock), backgroundBytes: configuration.importBackgroundBytes,
             maximumBackground: configuration.importSlots, logger: logger,
-            failureOf: { error, logger in ImportJob.Failure(ProblemMiddleware.problem(for: error, logger: logger)) })
+            failureOf: { error, logger in ImportJob.Failure(ProblemMiddleware.problem(for: error, logger: logger)) }, clock: configuration.clock)
         let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
         let webhooks = WebhookService(client: client, policy: webhookPolicy)
-        let runs = RunService(client: client, singleRequests: singleRequests, mailer: mailer)
+        let runs = RunService(client: client, singleRequests: singleRequests, mailer: mailer, clock: configuration.clock)
         let liveFeeds = RunLiveFeeds(runs: runs, logger: logger)
         return Services(
             databaseURL: databaseURL,
@@ -67,15 +68,17 @@ extension Services {
     /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
     func background(configuration: BrokerConfiguration, logger: Logger) throws -> [any Service] {
         [
-            client, SamplePartitionMaintenance(client: client, logger: logger),
+            client, SamplePartitionMaintenance(client: client, logger: logger, clock: configuration.clock),
             DatabaseWatchdog(
                 configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
             AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
-            PeerStatisticsPublishing(peers: peers, interval: configuration.peerStatisticsInterval, logger: logger),
+            PeerStatisticsPublishing(
+                peers: peers, interval: configuration.peerStatisticsInterval, logger: logger, clock: configuration.clock),
             AuditCheckpointPublishing(checkpoints: auditCheckpoints, interval: configuration.auditCheckpointInterval, logger: logger),
-            WebhookDelivery(client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger),
+            WebhookDelivery(
+                client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger, clock: configuration.clock),
             RunDay(runs: runs, logger: logger, interval: configuration.runDayInterval),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             imports,

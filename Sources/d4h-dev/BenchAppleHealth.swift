@@ -16,7 +16,7 @@ extension Bench {
         func run() async throws {
             let start = ContinuousClock.now
             let reader = try AppleHealthExportReader(contentsOf: URL(fileURLWithPath: file))
-            var parser = AppleHealthParser()
+            var parser = AppleHealthParser(now: Date())
             var samples = 0
             while let chunk = try reader.next() { samples += try parser.feed(chunk).count }
             try parser.finish()

@@ -254,7 +254,7 @@ struct APIKeyPasswordChangeTests {
     @Test("a key's last use comes from the server's clock, to the minute")
     func lastUseFollowsTheClock() async throws {
         let clock = HandClock()
-        try await TestHarness.run(configure: { $0.clock = { clock.now } }) { harness in
+        try await TestHarness.run(configure: { $0.clock = WallClock { clock.now } }) { harness in
             let token = try await harness.activeCompany(TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber()))
             let key = try await createKey(harness, token)
             #expect(try await lastUsedAt(harness, token) == nil)

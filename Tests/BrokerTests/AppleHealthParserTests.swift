@@ -45,7 +45,7 @@ struct AppleHealthParserTests {
     }
 
     static func parse(_ bytes: [UInt8], chunks: [Int]? = nil) throws(AppleHealthImportError) -> Outcome {
-        var parser = AppleHealthParser()
+        var parser = AppleHealthParser(now: Date())
         var samples: [Sample] = []
         var start = 0
         for size in chunks ?? [bytes.count] where start < bytes.count {
@@ -168,7 +168,7 @@ struct AppleHealthParserTests {
         Self.expect(.notAppleHealth) { _ = try Self.parse("<!DOCTYPE html><html></html>") }
         Self.expect(.notXML) { _ = try Self.parse(#"{"samples": []}"#) }
         Self.expect(.notXML) { _ = try Self.parse("type,value,at\nheart_rate,72,2024-01-01T00:00:00Z\n") }
-        var parser = AppleHealthParser()
+        var parser = AppleHealthParser(now: Date())
         Self.expect(.notAppleHealth) { _ = try parser.feed(Array("<Records><Record/>".utf8)) }
         Self.expect(.notAppleHealth) { _ = try parser.feed(Array("more".utf8)) }  // stays refused
         // A byte order mark and whitespace before the root are fine.
@@ -191,7 +191,7 @@ struct AppleHealthParserTests {
         // Refused as soon as "<!ENTITY" arrives: the rest of the file is never looked at.
         let bytes = Array(laughs.utf8)
         let prefix = bytes[..<bytes.firstRange(of: Array("<!ENTITY".utf8))!.upperBound]
-        var parser = AppleHealthParser()
+        var parser = AppleHealthParser(now: Date())
         #expect(try parser.feed(prefix.dropLast()) == [])
         Self.expect(.entityDeclarationsNotAllowed) { _ = try parser.feed(prefix.suffix(1)) }
         // External entities are refused the same way; parameter-entity references are skipped, never fetched.
@@ -274,7 +274,7 @@ struct AppleHealthParserTests {
             ])
         #expect(outcome.invalidExamples.allSatisfy { $0.identifier == "HKQuantityTypeIdentifierStepCount" })
         // The rest are counted; their reasons read like this.
-        var parser = AppleHealthParser()
+        var parser = AppleHealthParser(now: Date())
         _ = try parser.feed(
             Array(
                 """
@@ -442,7 +442,7 @@ struct AppleHealthParserTests {
             chunkSize: Int = 1024
         ) throws(AppleHealthImportError) -> AppleHealthParserTests.Outcome {
             let reader = try AppleHealthExportReader(contentsOf: url, format: format, chunkSize: chunkSize, maximumUncompressedSize: limit)
-            var parser = AppleHealthParser()
+            var parser = AppleHealthParser(now: Date())
             var samples: [Sample] = []
             while let chunk = try reader.next() {
                 #expect(chunk.count <= max(chunkSize, 1024))

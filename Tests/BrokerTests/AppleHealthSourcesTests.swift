@@ -98,7 +98,7 @@ struct AppleHealthSourcesTests {
 
     @Test("priority: watches, then phones, then apps, each by name; a source is told by its device before its name")
     func sourcePriority() throws {
-        var parser = AppleHealthParser()
+        var parser = AppleHealthParser(now: Date())
         parser.separatesSources = true
         let day = CalendarDate(iso: "2026-11-10")!
         let renamedWatch = #"sourceName="Polso" device="&lt;&lt;HKDevice: 0x30&gt;, name:Apple Watch, model:Watch&gt;""#

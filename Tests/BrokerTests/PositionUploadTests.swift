@@ -116,7 +116,7 @@ struct PositionUploadTests {
     @Test("a batch wrong throughout is answered with its first hundred errors and how many more")
     func errorsAreCapped() throws {
         let entries = (0..<150).map { _ in PositionBatch.Entry(at: "2026-05-01T07:00:00Z", latitude: 95, longitude: 9) }
-        guard case .failure(.invalid(let errors)) = PositionBatch.validate(entries) else {
+        guard case .failure(.invalid(let errors)) = PositionBatch.validate(entries, now: Date()) else {
             Issue.record("150 bad positions were accepted")
             return
         }

@@ -177,7 +177,8 @@ struct RunTests {
 
     @Test("R46/R47: check-in needs the accepted request (position shared), the hour before the start, and the start area")
     func checkIn() async throws {
-        try await TestHarness.run { harness in
+        let clock = ManualClock()
+        try await TestHarness.run(configure: { $0.clock = clock.wall }) { harness in
             let organiser = try await RunFixtures.organiser(harness)
             let runner = try await RunFixtures.runner(harness)
             let run = try await RunFixtures.run(harness, organiser: organiser)
@@ -210,6 +211,11 @@ struct RunTests {
             #expect(notYet.status == .conflict)
             #expect(harness.text(notYet).contains("Check-in opens"))
             #expect(try await harness.request(.post, "/v1/runs/\(early)/participation/check-in", token: organiser).status == .forbidden)
+            // Two hours on by the server's clock (no sleeping, no moving the run): the hour before the start has come.
+            clock.advance(by: .seconds(2 * 3600 + 60))
+            try await RunFixtures.position(harness, RunFixtures.a, token: runner.token)
+            let opened = try await harness.request(.post, "/v1/runs/\(early)/participation/check-in", token: runner.token)
+            #expect(opened.status == .ok, "\(harness.text(opened))")
         }
     }
 
@@ -300,7 +306,11 @@ struct RunTests {
 
     @Test("R49–R51: anyone sees each checked-in runner live by bib or name, never identity; revocation hides them at once")
     func spectating() async throws {
-        try await TestHarness.run(configure: RunFixtures.fast) { harness in
+        let clock = ManualClock()
+        try await TestHarness.run(configure: {
+            RunFixtures.fast(&$0)
+            $0.clock = clock.wall
+        }) { harness in
             let organiser = try await RunFixtures.organiser(harness)
             let runner = try await RunFixtures.runner(harness, fullName: "Chiara Blu")
             let other = try await RunFixtures.runner(harness, fullName: "Dario Viola")
@@ -328,8 +338,8 @@ struct RunTests {
             #expect(try await harness.request(.delete, "/v1/single-requests/\(requestID)/subscription", token: runner.token).status == .ok)
             #expect(try await live().map { $0["name"] as? String } == ["Bib 2"])
 
-            // After the run: the path and results, no tracks.
-            _ = try await harness.sql("UPDATE runs SET starts_at = starts_at - interval '2 hours' WHERE id = '\(run)'")
+            // After the run (an hour long): the path and results, no tracks. Only the server's clock moves.
+            clock.advance(by: .seconds(2 * 3600))
             #expect(try await live().isEmpty)
             #expect(try harness.object(try await harness.request(.get, "/v1/runs/\(run)/live"))["state"] as? String == "finished")
         }
@@ -404,7 +414,8 @@ struct RunTests {
 
     @Test("leave before the start frees the place and withdraws the run's request; after the start it is refused")
     func leave() async throws {
-        try await TestHarness.run { harness in
+        let clock = ManualClock()
+        try await TestHarness.run(configure: { $0.clock = clock.wall }) { harness in
             let organiser = try await RunFixtures.organiser(harness)
             let runner = try await RunFixtures.runner(harness)
             let run = try await RunFixtures.run(harness, organiser: organiser, places: 1)
@@ -422,7 +433,8 @@ struct RunTests {
                 .post, "/v1/runs/\(run)/participation", json: #"{"displayName":"Bib 1"}"#, token: impostor.token)
             #expect(posing.status == .unprocessableContent)
             #expect(try await items(harness, "/v1/me/runs", token: runner.token).count == 1)
-            try await RunFixtures.start(harness, run)
+            // The run (ten minutes ahead, an hour long) has started by the server's clock.
+            clock.advance(by: .seconds(15 * 60))
             let afterStart = try await harness.request(.delete, "/v1/runs/\(run)/participation", token: runner.token)
             #expect(afterStart.status == .conflict)
         }

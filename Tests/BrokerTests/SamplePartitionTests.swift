@@ -130,7 +130,7 @@ struct SamplePartitionTests {
             calendar.timeZone = .utc
             let fiveMonthsOn = try #require(calendar.date(byAdding: .month, value: 5, to: Date()))
             let created = try await TestDatabase.withClient(harness.databaseURL) { client in
-                let maintenance = SamplePartitionMaintenance(client: client, logger: TestDatabase.logger, now: { fiveMonthsOn })
+                let maintenance = SamplePartitionMaintenance(client: client, logger: TestDatabase.logger, clock: .fixed(fiveMonthsOn))
                 return (try await maintenance.maintain(), try await maintenance.maintain())
             }
             // Months +4 … +8, for both tables; the second pass finds nothing to do.

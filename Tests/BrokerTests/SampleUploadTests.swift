@@ -285,6 +285,18 @@ struct SampleUploadTests {
         }
     }
 
+    @Test("the future is judged by the server's clock: a reading an hour ahead is refused, then accepted once the clock is an hour on")
+    func futureByTheServersClock() async throws {
+        let clock = ManualClock()
+        try await TestHarness.run(configure: { $0.clock = clock.wall }) { harness in
+            let token = try await harness.activeUser()
+            let ahead = Self.at(3600)
+            try expectInvalid(try await harness.upload([("heart_rate", 70, ahead)], token: token), harness, fields: ["samples[0].at"])
+            clock.advance(by: .seconds(3600))
+            try expectCounts(try await harness.upload([("heart_rate", 70, ahead)], token: token), harness, accepted: 1, duplicates: 0)
+        }
+    }
+
     @Test("a missing, null or mistyped field is a 422 naming it")
     func missingOrMistypedField() async throws {
         let cases = [

@@ -24,14 +24,14 @@ package struct AccountService: Sendable {
     /// Seconds between two activation mails to one account ("send it again", and a repeated registration).
     package static let activationMailCooldown = 5 * 60
     /// The wall clock (`BrokerConfiguration.clock`) for the times stamped here rather than by the database.
-    package let clock: @Sendable () -> Date
+    package let clock: WallClock
 
     /// `singleRequests` is what an erasure releases through; `pseudonymizer` names people in the audit log.
     package init(
         client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
         pseudonymizer: Pseudonymizer, singleRequests: SingleRequestService,
         loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: WallClock = .system
     ) async throws {
         self.unactivatedLifetime = unactivatedLifetime
         self.clock = clock
@@ -87,7 +87,7 @@ package struct AccountService: Sendable {
         let fullName = validText(registration.fullName, field: "fullName", maxLength: 200, into: &errors)
         let birthDate = CalendarDate(iso: registration.birthDate)
         if birthDate == nil { errors.append(FieldError(field: "birthDate", message: "must be a real date as YYYY-MM-DD")) }
-        if let date = birthDate, date > CalendarDate.today || date.year < 1900 {
+        if let date = birthDate, date > clock.today || date.year < 1900 {
             errors.append(FieldError(field: "birthDate", message: "must be between 1900-01-01 and today"))
         }
         let sex = Sex(rawValue: registration.sex)

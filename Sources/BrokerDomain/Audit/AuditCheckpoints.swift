@@ -8,10 +8,13 @@ package struct AuditCheckpoints: Sendable {
     let client: DatabasePool
     let trail: AuditTrail
     /// Nil when AUDIT_SIGNING_KEY_FILE is not set: nothing is signed, and the endpoints say so.
-    let key: AuditSigningKey?
+    package let key: AuditSigningKey?
+    /// The time a checkpoint says it was signed at.
+    let clock: WallClock
 
     /// `trail` is the log the checkpoints are signed over, as read by everyone else.
-    package init(client: DatabasePool, trail: AuditTrail, key: AuditSigningKey?) {
+    package init(client: DatabasePool, trail: AuditTrail, key: AuditSigningKey?, clock: WallClock = .system) {
+        self.clock = clock
         self.client = client
         self.trail = trail
         self.key = key
@@ -30,7 +33,7 @@ package struct AuditCheckpoints: Sendable {
             throw AuditCheckpointError.chainDoesNotVerify(seq)
         case .valid(let events, let lastHash):
             if !always, let previous, previous.logSize == events { return nil }
-            let checkpoint = try AuditCheckpoint.sign(logSize: events, headHash: lastHash, at: Date(), with: key)
+            let checkpoint = try AuditCheckpoint.sign(logSize: events, headHash: lastHash, at: clock.now, with: key)
             try await client.withConnection { try await AuditCheckpointStore.insert(checkpoint, on: $0, logger: logger) }
             return checkpoint
         }

@@ -27,9 +27,9 @@ package struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvert
         self.day = parts.day!
     }
 
-    /// Today in UTC: the server's clock zone, so a birth date "today" is judged the same on every host.
+    /// Today in UTC on the system's clock, for tools and tests; the domain reads its service's `clock.today`.
     package static var today: CalendarDate {
-        CalendarDate(Date(), in: .utc)
+        WallClock.system.today
     }
 
     /// Parses exactly `YYYY-MM-DD` (ASCII digits, zero-padded); anything else, or a day that does not exist, is nil.

@@ -28,7 +28,7 @@ extension GroupRequestService {
     package func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
-        let cells = initialBuckets(of: valid, now: Date()).count * valid.types.count
+        let cells = initialBuckets(of: valid, now: clock.now).count * valid.types.count
         let cost = valid.cellLoss * (cells + 1)
         let budget = try await budget(for: principal, logger: logger)
         let k = Double(minimumCohort)

@@ -13,6 +13,8 @@ package struct GroupRequestService: Sendable {
     package let evaluations: EvaluationSlots
     package let privacy: PrivacySettings
     let mechanism: CellMechanism
+    /// Which buckets have closed.
+    let clock: WallClock
     var budgets: PrivacyBudgets { PrivacyBudgets(settings: privacy) }
     var schedule: ReleaseSchedule { ReleaseSchedule(latenessHours: privacy.latenessHours) }
 
@@ -21,7 +23,11 @@ package struct GroupRequestService: Sendable {
     }
 
     /// Tests inject the noise here, at the library level; a running server always has `SecureNoise`.
-    package init(client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings, noise: any NoiseSource) {
+    package init(
+        client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings, noise: any NoiseSource,
+        clock: WallClock = .system
+    ) {
+        self.clock = clock
         self.client = client
         self.minimumCohort = minimumCohort
         self.evaluations = evaluations
@@ -139,7 +145,7 @@ package struct GroupRequestService: Sendable {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
         let valid = try Self.validate(creation, privacy: privacy)
         let company = principal.accountID
-        let buckets = initialBuckets(of: valid, now: Date())
+        let buckets = initialBuckets(of: valid, now: clock.now)
         let cellCount = buckets.count * valid.types.count
         let cohortCost = valid.cellLoss
         let releaseCost = valid.cellLoss * cellCount
@@ -335,7 +341,7 @@ package struct GroupRequestService: Sendable {
         guard let subscription = request.subscription, let cellLoss = request.cellLoss else { return false }
         let first = request.releasedThrough.map { request.bucket.next(after: $0) } ?? request.windowFrom
         let stop = subscription.endedAt ?? subscription.endsAt
-        guard let last = schedule.lastClosed(request.bucket, from: first, now: Date(), stop: stop) else { return false }
+        guard let last = schedule.lastClosed(request.bucket, from: first, now: clock.now, stop: stop) else { return false }
         // At most a release's worth of buckets at once (a subscription that was starved of budget catches up in steps).
         let buckets = Array(
             request.bucket.starts(from: first, to: last)

@@ -12,6 +12,7 @@ enum ImportJobStore {
             INSERT INTO import_jobs (id, user_id, bytes_total) VALUES (\(id), \(userID), \(bytesTotal))
             RETURNING created_at
             """, logger: logger)
+        // The database stamps the row; `INSERT … RETURNING` always returns it, so the system time is never read.
         return try await rows.collect().first?.decode(Date.self) ?? Date()
     }
 

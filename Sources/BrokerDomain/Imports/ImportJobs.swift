@@ -23,6 +23,8 @@ package final class ImportJobs: Service, Sendable {
     /// What a failed job records: the problem document the request would have answered had it run in the
     /// request. The API knows how errors become problems; it hands this in (`Services`).
     let failureOf: @Sendable (any Error, Logger) -> ImportJob.Failure
+    /// When a job ended, as its status shows while this instance runs.
+    let clock: WallClock
 
     /// How an import submitted by a request went on.
     package enum Submission: Sendable {
@@ -34,8 +36,9 @@ package final class ImportJobs: Service, Sendable {
 
     package init(
         importer: AppleHealthImport, backgroundBytes: Int64, maximumBackground: Int, logger: Logger,
-        failureOf: @escaping @Sendable (any Error, Logger) -> ImportJob.Failure
+        failureOf: @escaping @Sendable (any Error, Logger) -> ImportJob.Failure, clock: WallClock = .system
     ) {
+        self.clock = clock
         self.importer = importer
         self.failureOf = failureOf
         client = importer.client
@@ -67,7 +70,7 @@ package final class ImportJobs: Service, Sendable {
                 throw error
             }
         }
-        var job = ImportJob(id: UUID(), userID: userID, bytesTotal: upload.size, createdAt: Date())
+        var job = ImportJob(id: UUID(), userID: userID, bytesTotal: upload.size, createdAt: clock.now)
         do {
             try await registry.reserve(background: job)
         } catch {
@@ -171,7 +174,7 @@ package final class ImportJobs: Service, Sendable {
             }.value
             if !recorded { logger.warning("the import job stays running in the database until an instance restarts") }
         }
-        job.finishedAt = Date()
+        job.finishedAt = clock.now
         await registry.end(job)
     }
 

@@ -12,6 +12,8 @@ package struct FileMailer: Mailer {
 
     package func send(_ mail: OutgoingMail) async throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The system's time, not the injected clock: the name orders the files as they were written, which a
+        // test's clock standing still would not.
         let stamp = Int(Date().timeIntervalSince1970 * 1000)
         let file = directory.appendingPathComponent("\(stamp)-\(UUID().uuidString.lowercased()).eml")
         // Write to a temporary name first so a reader never sees half a mail.

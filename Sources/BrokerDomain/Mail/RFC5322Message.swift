@@ -2,6 +2,8 @@ import Foundation
 
 /// Renders a mail as an RFC 5322 message (CRLF line ends, UTF-8 body, encoded-word subject when needed).
 enum RFC5322Message {
+    /// `date` (the `Date:` header) is when the transport hands the message on, the system's time: a fact of
+    /// the transport, not a decision of the domain.
     static func render(_ mail: OutgoingMail, from sender: String, date: Date = Date(), messageID: UUID = UUID()) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -30,7 +30,7 @@ package enum PositionBatch {
     package static let accuracies = 0.0...10_000.0
 
     /// The valid positions, or every problem found (`positions[3].latitude`, or `line 4` for CSV).
-    package static func validate(_ entries: [Entry], now: Date = Date()) -> Result<[Position], SampleError> {
+    package static func validate(_ entries: [Entry], now: Date) -> Result<[Position], SampleError> {
         guard !entries.isEmpty else {
             return .failure(.invalid([FieldError(field: "positions", message: "must hold at least one position")]))
         }

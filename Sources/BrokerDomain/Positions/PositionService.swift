@@ -5,16 +5,19 @@ import Logging
 /// stored in one transaction (`PositionStore.ingest`).
 package struct PositionService: Sendable {
     let client: DatabasePool
+    /// How far ahead of now a position may be.
+    let clock: WallClock
 
-    package init(client: DatabasePool) {
+    package init(client: DatabasePool, clock: WallClock = .system) {
         self.client = client
+        self.clock = clock
     }
 
     package func upload(_ entries: [PositionBatch.Entry], by principal: Principal, logger: Logger) async throws
         -> (accepted: Int, duplicates: Int)
     {
         guard principal.role == .user else { throw SampleError.notAUser }
-        let positions = try PositionBatch.validate(entries).get()
+        let positions = try PositionBatch.validate(entries, now: clock.now).get()
         return try await client.withTransaction(logger: logger) { connection in
             try await PositionStore.ingest(positions, for: principal.accountID, on: connection, logger: logger)
         }

@@ -10,7 +10,8 @@ import ServiceLifecycle
 /// Cost: one query per type over one day's rollups (the `(type, day)` index) and one insert per day. Two
 /// instances share the work: a day's lock makes the second wait, then find it done.
 package struct PeerStatisticsPublishing: Service {
-    package init(peers: PeerStatistics, interval: Duration?, logger: Logger) {
+    package init(peers: PeerStatistics, interval: Duration?, logger: Logger, clock: WallClock = .system) {
+        self.clock = clock
         self.peers = peers
         self.interval = interval
         self.logger = logger
@@ -20,14 +21,17 @@ package struct PeerStatisticsPublishing: Service {
     /// `PEER_STATISTICS_INTERVAL`; nil turns the loop off (requests still publish what they need).
     let interval: Duration?
     let logger: Logger
+    /// Which days have closed.
+    let clock: WallClock
 
     package func run() async throws {
         // Off: wait for shutdown all the same, since a service that returns ends the whole server.
         guard let interval else { return try await gracefulShutdown() }
         let peers = peers
         let logger = logger
+        let clock = clock
         await repeatUntilShutdown(every: interval, logger: logger, failure: "publishing peer statistics failed; will retry") {
-            try await peers.publishNewestMissingDay(at: Date(), logger: logger)
+            try await peers.publishNewestMissingDay(at: clock.now, logger: logger)
         }
     }
 }

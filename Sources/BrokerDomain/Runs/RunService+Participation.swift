@@ -12,7 +12,7 @@ extension RunService {
         try await client.withTransaction(logger: logger) { connection in
             // The run's row lock serialises joins: two cannot both take its last place.
             guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger) else { throw RunError.notFound }
-            guard run.state(at: Date()) == .upcoming else { throw RunError.closed("Only upcoming runs can be joined.") }
+            guard run.state(at: clock.now) == .upcoming else { throw RunError.closed("Only upcoming runs can be joined.") }
             if try await RunStore.participant(run: id, user: principal.accountID, on: connection, logger: logger) != nil {
                 throw RunError.alreadyJoined
             }
@@ -34,7 +34,7 @@ extension RunService {
             guard let run = try await RunStore.run(id: id, locked: true, on: connection, logger: logger) else { throw RunError.notFound }
             guard let participant = try await RunStore.participant(run: id, user: principal.accountID, on: connection, logger: logger)
             else { throw RunError.notJoined }
-            guard run.state(at: Date()) == .upcoming else {
+            guard run.state(at: clock.now) == .upcoming else {
                 throw RunError.closed("The run has started: end the run's subscription to stop sharing your position.")
             }
             if let requestID = participant.requestID {
@@ -58,7 +58,7 @@ extension RunService {
             guard let participant = try await RunStore.participant(run: id, user: principal.accountID, on: connection, logger: logger),
                 participant.removedAt == nil
             else { throw RunError.notJoined }
-            let now = Date()
+            let now = clock.now
             guard run.state(at: now) == .upcoming else { throw RunError.checkInRefused("Check-in closed when the run started.") }
             let opens = run.startsAt.addingTimeInterval(-RunRules.checkInWindow)
             guard now >= opens else { throw RunError.checkInRefused("Check-in opens at \(Timestamp.rfc3339(opens)), an hour before the start.") }

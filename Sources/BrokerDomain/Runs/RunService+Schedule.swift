@@ -18,7 +18,7 @@ extension RunService {
                 let wasSent = try await client.withTransaction(logger: logger) { connection -> Bool in
                     // Read again under the run's lock: it may have been cancelled, moved or left meanwhile.
                     guard let run = try await RunStore.run(id: runner.run, locked: true, on: connection, logger: logger),
-                        run.state(at: Date()) == .upcoming,
+                        run.state(at: clock.now) == .upcoming,
                         let participant = try await RunStore.participant(run: runner.run, user: runner.user, on: connection, logger: logger),
                         participant.requestID == nil
                     else { return false }

@@ -17,7 +17,7 @@ extension RunService {
     package func live(id: UUID, logger: Logger) async throws -> LiveSnapshot {
         try await client.withConnection { connection in
             guard let run = try await RunStore.run(id: id, on: connection, logger: logger) else { throw RunError.notFound }
-            let now = Date()
+            let now = clock.now
             let state = run.state(at: now)
             // After the run the public page shows the path and the results, not tracks.
             let runners = state == .live ? try await RunStore.liveRunners(run: id, on: connection, logger: logger) : []

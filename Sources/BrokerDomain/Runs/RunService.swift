@@ -9,8 +9,11 @@ package struct RunService: Sendable {
     let client: DatabasePool
     let singleRequests: SingleRequestService
     let mailer: any Mailer
+    /// Whether a run is upcoming, live or over, and how soon one may start.
+    package let clock: WallClock
 
-    package init(client: DatabasePool, singleRequests: SingleRequestService, mailer: any Mailer) {
+    package init(client: DatabasePool, singleRequests: SingleRequestService, mailer: any Mailer, clock: WallClock = .system) {
+        self.clock = clock
         self.client = client
         self.singleRequests = singleRequests
         self.mailer = mailer
@@ -54,9 +57,9 @@ package struct RunService: Sendable {
         ]
         for (field, absent) in missing where absent { errors.append(RunViolation(field: field, message: "is required")) }
         var run = Run(
-            id: UUID(), organiserID: principal.accountID, organiserName: "", name: "", startsAt: Date(), durationMinutes: 0,
-            maxParticipants: 0, path: RunPath(points: []), pathMetres: 0, cancelledAt: nil, createdAt: Date(), participants: 0)
-        Self.apply(draft, to: &run, into: &errors)
+            id: UUID(), organiserID: principal.accountID, organiserName: "", name: "", startsAt: clock.now, durationMinutes: 0,
+            maxParticipants: 0, path: RunPath(points: []), pathMetres: 0, cancelledAt: nil, createdAt: clock.now, participants: 0)
+        Self.apply(draft, to: &run, now: clock.now, into: &errors)
         guard errors.isEmpty else { throw RunError.invalidDraft(errors) }
         return try await client.withTransaction(logger: logger) { connection in
             try await RunStore.insert(
@@ -71,10 +74,10 @@ package struct RunService: Sendable {
         guard principal.role == .thirdParty else { throw WrongRole("Only the organiser edits a run.") }
         return try await client.withTransaction(logger: logger) { connection in
             var run = try await organisersRun(id, principal, on: connection, logger: logger)
-            guard run.state(at: Date()) == .upcoming else { throw RunError.closed("A run can be edited only before it starts.") }
+            guard run.state(at: clock.now) == .upcoming else { throw RunError.closed("A run can be edited only before it starts.") }
             let before = run
             var errors: [RunViolation] = []
-            Self.apply(draft, to: &run, into: &errors)
+            Self.apply(draft, to: &run, now: clock.now, into: &errors)
             if run.maxParticipants < before.participants, errors.isEmpty { throw RunError.fewerPlacesThanRunners(before.participants) }
             guard errors.isEmpty else { throw RunError.invalidDraft(errors) }
             try await RunStore.update(run, on: connection, logger: logger)
@@ -95,7 +98,7 @@ package struct RunService: Sendable {
         guard principal.role == .thirdParty else { throw WrongRole("Only the organiser cancels a run.") }
         let (run, emails) = try await client.withTransaction(logger: logger) { connection in
             let run = try await organisersRun(id, principal, on: connection, logger: logger)
-            switch run.state(at: Date()) {
+            switch run.state(at: clock.now) {
             case .cancelled: throw RunError.closed("The run is already cancelled.")
             case .finished: throw RunError.closed("The run has finished.")
             case .upcoming, .live: break
@@ -132,7 +135,7 @@ package struct RunService: Sendable {
     }
 
     /// Applies the draft's fields that are present, naming every invalid one.
-    static func apply(_ draft: Draft, to run: inout Run, into errors: inout [RunViolation]) {
+    static func apply(_ draft: Draft, to run: inout Run, now: Date, into errors: inout [RunViolation]) {
         func fail(_ field: RunField, _ message: String) { errors.append(RunViolation(field: field, message: message)) }
         if let name = draft.name?.trimmingCharacters(in: .whitespacesAndNewlines) {
             if nameLength.contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
@@ -143,9 +146,9 @@ package struct RunService: Sendable {
         }
         if let parsed = draft.startsAt {
             if case .value(let startsAt) = parsed {
-                if startsAt < Date().addingTimeInterval(RunRules.minimumLead) {
+                if startsAt < now.addingTimeInterval(RunRules.minimumLead) {
                     fail(.startsAt, "must be at least 5 minutes from now")
-                } else if startsAt > Date().addingTimeInterval(366 * 86_400) {
+                } else if startsAt > now.addingTimeInterval(366 * 86_400) {
                     fail(.startsAt, "must be within a year")
                 } else {
                     run.startsAt = startsAt
@@ -205,7 +208,7 @@ package struct RunService: Sendable {
             let started = try await RunStore.participants(run: id, on: connection, logger: logger).filter {
                 $0.checkedInAt != nil && $0.removedAt == nil
             }
-            return (run, RunResult.ranking(of: started, startedAt: run.startsAt, over: run.state(at: Date()) == .finished))
+            return (run, RunResult.ranking(of: started, startedAt: run.startsAt, over: run.state(at: clock.now) == .finished))
         }
     }
 }

@@ -7,8 +7,13 @@ import PostgresNIO
 /// commits only when the whole file was read — a truncated or foreign file stores nothing.
 package struct AppleHealthImport: Sendable {
     package let client: DatabasePool
+    /// What "in the future" is judged against.
+    let clock: WallClock
 
-    package init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool, clock: WallClock = .system) {
+        self.client = client
+        self.clock = clock
+    }
 
     /// What an import did, in the terms a person can check against their phone.
     package struct Result: Sendable, Equatable, Codable {
@@ -101,7 +106,7 @@ package struct AppleHealthImport: Sendable {
                 // Adopting the export's time zone at the end takes the person's row: take it before the first
                 // batch takes the arrival row, in the order every other writer of both follows.
                 try await TimeZoneStore.lockPerson(userID, on: connection, logger: logger)
-                var parser = AppleHealthParser()
+                var parser = AppleHealthParser(now: clock.now)
                 // Steps, distance, energy, standing and sleep wait in the database until every source is known.
                 parser.separatesSources = true
                 var stored = 0

@@ -23,7 +23,7 @@ package struct SampleBatch: Sendable {
     package static let allowedClockSkew: TimeInterval = 5 * 60
 
     /// The valid samples, or every problem found (field names like `samples[3].value`, or `line 4` for CSV).
-    package static func validate(_ entries: [Entry], now: Date = Date(), limit: Int = maximumCount)
+    package static func validate(_ entries: [Entry], now: Date, limit: Int = maximumCount)
         -> Result<[Sample], SampleError>
     {
         guard !entries.isEmpty else {

@@ -11,12 +11,12 @@ package struct SamplePartitionMaintenance: Service {
     let client: DatabasePool
     let logger: Logger
     /// The server's clock: the months kept ready are counted from its day (UTC). A test moves it.
-    var now: @Sendable () -> Date = { Date() }
+    let clock: WallClock
 
-    package init(client: DatabasePool, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(client: DatabasePool, logger: Logger, clock: WallClock = .system) {
         self.client = client
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     static let monthsBehind = 24
@@ -35,7 +35,7 @@ package struct SamplePartitionMaintenance: Service {
     /// first failure is thrown once all were tried.
     @discardableResult
     func maintain() async throws -> Int {
-        let today = CalendarDate(now(), in: .utc)
+        let today = clock.today
         let logger = logger
         var created = 0
         var failure: (any Error)?

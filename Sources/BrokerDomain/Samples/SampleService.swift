@@ -7,16 +7,20 @@ package struct SampleService: Sendable {
     let client: DatabasePool
     package let groupMinCohort: Int
     let peers: PeerStatistics
+    /// Today, and how far ahead of it a sample may be.
+    let clock: WallClock
 
-    package init(client: DatabasePool, groupMinCohort: Int) {
+    package init(client: DatabasePool, groupMinCohort: Int, clock: WallClock = .system) {
         self.init(
             client: client,
             peers: PeerStatistics(
-                client: client, mechanism: CellMechanism(noise: SecureNoise(), minimumPeople: groupMinCohort), settings: PrivacySettings()))
+                client: client, mechanism: CellMechanism(noise: SecureNoise(), minimumPeople: groupMinCohort), settings: PrivacySettings()),
+            clock: clock)
     }
 
     /// Peers' figures come through `peers`, whose mechanism holds k (`GROUP_MIN_COHORT`) and the noise.
-    package init(client: DatabasePool, peers: PeerStatistics) {
+    package init(client: DatabasePool, peers: PeerStatistics, clock: WallClock = .system) {
+        self.clock = clock
         self.client = client
         self.groupMinCohort = peers.mechanism.minimumPeople
         self.peers = peers
@@ -30,7 +34,7 @@ package struct SampleService: Sendable {
         guard principal.role == .user else { throw SampleError.notAUser }
         // A bad zone is listed with the samples' problems, first; either refuses the whole upload.
         let zoneErrors = timeZone.map { TimeZoneName.isValid($0) ? [] : [FieldError(field: "timeZone", message: TimeZoneName.message)] } ?? []
-        switch SampleBatch.validate(entries) {
+        switch SampleBatch.validate(entries, now: clock.now) {
         case .failure(.invalid(let errors)): throw SampleError.invalid(zoneErrors + errors)
         case .failure(let error): throw error
         case .success(let valid):
@@ -68,7 +72,7 @@ package struct SampleService: Sendable {
             guard let account = try await AccountStore.account(id: principal.accountID, on: connection, logger: logger),
                 case .user(_, _, _, _, let timeZone) = account.profile
             else { throw SampleError.notAUser }
-            let today = CalendarDate(Date(), in: Self.zone(timeZone))
+            let today = CalendarDate(clock.now, in: Self.zone(timeZone))
             return try await StatisticsStore.types(
                 userID: principal.accountID, from: today.adding(days: -29), to: today, on: connection, logger: logger)
         }
@@ -86,9 +90,9 @@ package struct SampleService: Sendable {
         // The window's days are the person's (their rollups are); the age band is judged on the server's day,
         // the same for everyone, as the band's birth dates are.
         let zone = Self.zone(timeZone)
-        let today = CalendarDate.today
+        let today = clock.today
         var errors: [FieldError] = []
-        let last = parseDay(to, field: "to", into: &errors) ?? CalendarDate(Date(), in: zone)
+        let last = parseDay(to, field: "to", into: &errors) ?? CalendarDate(clock.now, in: zone)
         let first = parseDay(from, field: "from", into: &errors) ?? last.adding(days: -29)
         if first > last { errors.append(FieldError(field: "from", message: "must not be after to")) }
         if last.dayNumber - first.dayNumber + 1 > bucket.maximumWindowDays {
@@ -102,7 +106,7 @@ package struct SampleService: Sendable {
             try await StatisticsStore.own(userID: account.id, type: type, from: first, to: last, bucket: bucket, on: connection, logger: logger)
         }
         // Peers: the stored cells of the caller's band (the caller is in them, as everyone is in their own).
-        async let peerBuckets = peers.buckets(for: group, type: type, from: first, to: last, bucket: bucket, now: Date(), logger: logger)
+        async let peerBuckets = peers.buckets(for: group, type: type, from: first, to: last, bucket: bucket, now: clock.now, logger: logger)
         let (ownBuckets, shown) = try await (own, peerBuckets)
         return Statistics(
             type: type, timeZone: timeZone ?? "UTC", bucket: bucket, own: ownBuckets, group: group, peersAvailable: !shown.isEmpty,

@@ -11,12 +11,13 @@ extension AccountService {
     /// A new key: `scope` is `full` or `read_only` (default `full`); `expiresAt`, if given, is in the future
     /// and at most five years away.
     package func createAPIKey(
-        _ principal: Principal, name: String?, scope rawScope: String? = nil, expiresAt: Date? = nil, now: Date = Date(),
+        _ principal: Principal, name: String?, scope rawScope: String? = nil, expiresAt: Date? = nil,
         logger: Logger
     ) async throws -> (APIKeyStore.Key, SecretToken) {
         guard principal.role == .thirdParty else { throw WrongRole() }
         guard principal.credential.apiKeyScope == nil else { throw APIKeyError.sessionRequired }
         var errors: [FieldError] = []
+        let now = clock.now
         let name = validText(name ?? "API key", field: "name", maxLength: 100, singleLine: true, into: &errors)
         let scope = APIKeyScope(rawValue: rawScope ?? APIKeyScope.full.rawValue)
         if scope == nil {

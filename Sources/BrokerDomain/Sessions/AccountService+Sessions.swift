@@ -50,7 +50,7 @@ extension AccountService {
         switch token.kind {
         case .session: return try await client.withConnection { try await SessionStore.principal(for: token, on: $0, logger: logger) }
         case .apiKey:
-            let now = clock()
+            let now = clock.now
             return try await client.withConnection { try await APIKeyStore.principal(for: token, now: now, on: $0, logger: logger) }
         case .activation, nil: return nil
         }

@@ -6,8 +6,13 @@ import PostgresNIO
 /// person with years of samples never needs the whole document in memory.
 package struct PersonalExport: Sendable {
     package let client: DatabasePool
+    /// The document's `exportedAt`.
+    let clock: WallClock
 
-    package init(client: DatabasePool) { self.client = client }
+    package init(client: DatabasePool, clock: WallClock = .system) {
+        self.client = client
+        self.clock = clock
+    }
 
     /// Rows read per query for the requests and the access log.
     static let page = 1000
@@ -32,7 +37,7 @@ package struct PersonalExport: Sendable {
             out.removeAll(keepingCapacity: true)
         }
         out += Array(#"{"exportedAt":""#.utf8)
-        Timestamp.appendRFC3339(Date(), to: &out)
+        Timestamp.appendRFC3339(clock.now, to: &out)
         out += Array(#"","profile":"#.utf8) + profileJSON + Array(#","requests":["#.utf8)
 
         /// Writes every row of a paged list, page by page, separated by commas.

@@ -10,7 +10,10 @@ import ServiceLifecycle
 /// them signed to the third party's URL, and records each attempt. State lives only in the database
 /// (leases, attempt counts), so any instance picks up what a stopped or crashed one left.
 package struct WebhookDelivery: Service {
-    package init(client: DatabasePool, policy: WebhookURLPolicy, configuration: WebhookDeliveryConfiguration, logger: Logger) {
+    package init(
+        client: DatabasePool, policy: WebhookURLPolicy, configuration: WebhookDeliveryConfiguration, logger: Logger, clock: WallClock = .system
+    ) {
+        self.clock = clock
         self.client = client
         self.policy = policy
         self.configuration = configuration
@@ -21,6 +24,8 @@ package struct WebhookDelivery: Service {
     let policy: WebhookURLPolicy
     let configuration: WebhookDeliveryConfiguration
     let logger: Logger
+    /// The time a delivery's signature carries.
+    let clock: WallClock
 
     package func run() async throws {
         var http = HTTPClient.Configuration(
@@ -159,7 +164,7 @@ package struct WebhookDelivery: Service {
         request.headers.add(name: WebhookSignature.eventIDHeaderName, value: event.id.uuidString.lowercased())
         request.headers.add(
             name: WebhookSignature.headerName,
-            value: WebhookSignature.header(body: body, secret: secret, timestamp: Int(Date().timeIntervalSince1970)))
+            value: WebhookSignature.header(body: body, secret: secret, timestamp: Int(clock.now.timeIntervalSince1970)))
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
             let response = try await http.execute(

@@ -23,6 +23,8 @@ package enum WebhookSignature {
 
     /// Whether `header` is a valid signature of `body` with `secret`, made within `tolerance` seconds of
     /// `now`. Several `v1=` entries are allowed (any one may match); unknown schemes are ignored.
+    /// The receiver's side (the benchmark's receiver, tests): `now` defaults to the receiver's own clock, the
+    /// system's, not the server's injected one.
     package static func verify(
         header: String, body: some DataProtocol, secret: String, tolerance: TimeInterval = defaultTolerance,
         now: Date = Date()

@@ -51,7 +51,7 @@ extension BudgetedOperations {
         }
         encoder.outputFormatting = [.withoutEscapingSlashes]
         let profile = Array(try encoder.encode(Components.Schemas.Account(account)))
-        let exporter = PersonalExport(client: singleRequests.client)
+        let exporter = PersonalExport(client: singleRequests.client, clock: accounts.clock)
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"

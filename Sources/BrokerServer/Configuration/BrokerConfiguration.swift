@@ -77,9 +77,9 @@ package struct BrokerConfiguration: Sendable {
     /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
     /// one is also signed at start; 0 signs none in the background). Nil is off.
     package var auditCheckpointInterval: Duration? = .seconds(300)
-    /// The wall clock of the times the service stamps itself rather than leaving to the database (an API
-    /// key's last use); tests stand it still or move it by hand.
-    package var clock: @Sendable () -> Date = { Date() }
+    /// The wall clock every service reads "now" from, for the decisions and stamps made in Swift rather than
+    /// left to the database (a run's state, closed buckets, an API key's last use); tests set it or move it by hand.
+    package var clock = WallClock.system
 
     package init(
         databaseURL: String,

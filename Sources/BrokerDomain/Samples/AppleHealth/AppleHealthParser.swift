@@ -63,7 +63,7 @@ package struct AppleHealthParser: Sendable {
     package var skipped: [AppleHealthSkip: Int] { records.skipped }
 
     /// `now`: what "in the future" is judged against (with `SampleBatch.allowedClockSkew`, as for uploads).
-    package init(now: Date = Date()) {
+    package init(now: Date) {
         records = AppleHealthRecordMapper(notAfter: now.addingTimeInterval(SampleBatch.allowedClockSkew).timeIntervalSince1970)
     }
 
