@@ -7,7 +7,7 @@ extension BrokerAPI {
     func registerUser(_ input: Operations.RegisterUser.Input) async throws -> Operations.RegisterUser.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
         // New or taken, the same answer: the holder of a taken email or fiscal code is mailed instead.
-        _ = try await accounts.register(
+        _ = try await services.accounts.register(
             AccountService.UserRegistration(
                 email: body.email, password: body.password, fiscalCode: body.fiscalCode, fullName: body.fullName,
                 birthDate: body.birthDate, sex: body.sex.rawValue),
@@ -19,7 +19,7 @@ extension BrokerAPI {
         -> Operations.RegisterThirdParty.Output
     {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        _ = try await accounts.register(
+        _ = try await services.accounts.register(
             AccountService.ThirdPartyRegistration(
                 email: body.email, password: body.password, vatNumber: body.vatNumber, companyName: body.companyName,
                 description: body.description),
@@ -36,7 +36,7 @@ extension BrokerAPI {
 
     func activateAccount(_ input: Operations.ActivateAccount.Input) async throws -> Operations.ActivateAccount.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let account = try await accounts.activate(token: body.token, password: body.password, logger: logger)
+        let account = try await services.accounts.activate(token: body.token, password: body.password, logger: logger)
         return .ok(.init(body: .json(try .init(account))))
     }
 
@@ -44,12 +44,12 @@ extension BrokerAPI {
         -> Operations.ResendActivationMail.Output
     {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        try await accounts.resendActivation(email: body.email, logger: logger)
+        try await services.accounts.resendActivation(email: body.email, logger: logger)
         return .accepted(.init())
     }
 
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
-        let account = try await accounts.account(of: try await caller(), logger: logger)
+        let account = try await services.accounts.account(of: try await caller(), logger: logger)
         return .ok(.init(body: .json(try .init(account))))
     }
 
@@ -64,7 +64,7 @@ extension BrokerAPI {
             fullName: body.fullName, timeZone: body.timeZone, companyName: body.companyName, description: body.description,
             currentPassword: body.currentPassword, newPassword: body.newPassword, keepAPIKeys: body.keepApiKeys,
             immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
-        let updated = try await accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
+        let updated = try await services.accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
         var account = try Components.Schemas.Account(updated.account)
         account.revokedApiKeys = updated.revokedAPIKeys
         return .ok(.init(body: .json(account)))
@@ -73,7 +73,7 @@ extension BrokerAPI {
     func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        try await accounts.erase(principal, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
+        try await services.accounts.erase(principal, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
         return .noContent(.init())
     }
 }

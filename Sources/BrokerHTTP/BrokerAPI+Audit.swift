@@ -6,7 +6,7 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func auditListGroupRequests(_ input: Operations.AuditListGroupRequests.Input) async throws -> Operations.AuditListGroupRequests.Output {
         let principal = try await caller()
-        let requests = try await groupRequests.auditList(
+        let requests = try await services.groupRequests.auditList(
             for: principal, status: input.query.status.map(GroupRequest.Status.init),
             page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.GroupRequest.init), nextCursor: requests.next?.text))))
@@ -17,7 +17,7 @@ extension BrokerAPI {
     {
         let principal = try await caller()
         let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
-        let release = try await groupRequests.releasedResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        let release = try await services.groupRequests.releasedResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
         case .json: return .ok(.init(body: .json(.init(release))))
         case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))
@@ -47,13 +47,13 @@ extension BrokerAPI {
         if format == .csv {
             return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger))))
         }
-        let page = try await auditTrail.events(
+        let page = try await services.auditTrail.events(
             query, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), for: principal, logger: logger)
         return .ok(.init(body: .json(.init(items: try page.items.map(Components.Schemas.AuditEventItem.init), nextCursor: page.next?.text))))
     }
 
     func auditVerifyChain(_ input: Operations.AuditVerifyChain.Input) async throws -> Operations.AuditVerifyChain.Output {
-        switch try await auditTrail.verify(for: try await caller(), logger: logger) {
+        switch try await services.auditTrail.verify(for: try await caller(), logger: logger) {
         case .valid(let events, let lastHash):
             return .ok(.init(body: .json(.init(valid: true, events: Int(events), lastHash: lastHash))))
         case .broken(let seq):

@@ -14,25 +14,25 @@ extension BrokerAPI {
     func estimateGroupRequest(_ input: Operations.EstimateGroupRequest.Input) async throws -> Operations.EstimateGroupRequest.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let creation = try groupRequests.creation(from: .init(body))
-        return .ok(.init(body: .json(.init(try await groupRequests.estimate(creation, by: principal, logger: logger)))))
+        let creation = try services.groupRequests.creation(from: .init(body))
+        return .ok(.init(body: .json(.init(try await services.groupRequests.estimate(creation, by: principal, logger: logger)))))
     }
 
     func getPrivacyBudget(_ input: Operations.GetPrivacyBudget.Input) async throws -> Operations.GetPrivacyBudget.Output {
         let principal = try await caller()
-        return .ok(.init(body: .json(.init(try await groupRequests.budget(for: principal, logger: logger)))))
+        return .ok(.init(body: .json(.init(try await services.groupRequests.budget(for: principal, logger: logger)))))
     }
 
     func auditListPrivacyLedger(_ input: Operations.AuditListPrivacyLedger.Input) async throws -> Operations.AuditListPrivacyLedger.Output {
         let principal = try await caller()
-        let page = try await groupRequests.ledger(
+        let page = try await services.groupRequests.ledger(
             for: principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.PrivacyLedgerEntry.init), nextCursor: page.next?.text))))
     }
 
     func listGroupRequests(_ input: Operations.ListGroupRequests.Input) async throws -> Operations.ListGroupRequests.Output {
         let principal = try await caller()
-        let requests = try await groupRequests.list(
+        let requests = try await services.groupRequests.list(
             for: principal, status: input.query.status.map(GroupRequest.Status.init),
             page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.GroupRequest.init), nextCursor: requests.next?.text))))
@@ -40,7 +40,7 @@ extension BrokerAPI {
 
     func getGroupRequest(_ input: Operations.GetGroupRequest.Input) async throws -> Operations.GetGroupRequest.Output {
         let principal = try await caller()
-        let request = try await groupRequests.request(id: try groupRequestID(input.path.id), for: principal, logger: logger)
+        let request = try await services.groupRequests.request(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
@@ -58,7 +58,7 @@ extension BrokerAPI {
         -> Operations.EndGroupRequestSubscription.Output
     {
         let principal = try await caller()
-        let request = try await groupRequests.endSubscription(id: try groupRequestID(input.path.id), by: principal, logger: logger)
+        let request = try await services.groupRequests.endSubscription(id: try groupRequestID(input.path.id), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 

@@ -23,7 +23,7 @@ extension BrokerAPI {
         // A plain read: the import was charged when it was sent.
         let principal = try await caller()
         guard let id = UUID(uuidString: input.path.id) else { throw ImportJobError.notFound }
-        let job = try await imports.job(id: id, for: principal, logger: logger)
+        let job = try await services.imports.job(id: id, for: principal, logger: logger)
         return .ok(.init(body: .json(.init(job))))
     }
 

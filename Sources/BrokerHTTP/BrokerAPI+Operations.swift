@@ -9,7 +9,7 @@ extension BrokerAPI {
     }
 
     func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
-        switch await readiness.check(logger: logger) {
+        switch await services.readiness.check(logger: logger) {
         case .ready(let version):
             return .ok(.init(body: .json(.init(status: .ready, schemaVersion: version))))
         case .databaseUnreachable:
@@ -22,7 +22,7 @@ extension BrokerAPI {
     }
 
     func getMetrics(_ input: Operations.GetMetrics.Input) async throws -> Operations.GetMetrics.Output {
-        try metricsAccess.admit(bearer: RequestScope.current.bearerToken)
+        try services.metricsAccess.admit(bearer: RequestScope.current.bearerToken)
         return .ok(.init(body: .plainText(HTTPBody(metrics.emitToString()))))
     }
 

@@ -21,7 +21,7 @@ extension BrokerAPI {
 
     func listPositions(_ input: Operations.ListPositions.Input) async throws -> Operations.ListPositions.Output {
         let principal = try await caller()
-        let page = try await positions.list(
+        let page = try await services.positions.list(
             principal, from: input.query.from, to: input.query.to, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor),
             logger: logger)
         return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.Position.init), nextCursor: page.next?.text))))

@@ -5,7 +5,7 @@ import OpenAPIRuntime
 
 extension BrokerAPI {
     func listRuns(_ input: Operations.ListRuns.Input) async throws -> Operations.ListRuns.Output {
-        let page = try await runs.list(
+        let page = try await services.runs.list(
             state: input.query.state.map(Run.State.init) ?? .upcoming, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor),
             logger: logger)
         return .ok(.init(body: .json(.init(items: page.items.map { .init($0, withPath: false) }, nextCursor: page.next?.text))))
@@ -14,38 +14,38 @@ extension BrokerAPI {
     func createRun(_ input: Operations.CreateRun.Input) async throws -> Operations.CreateRun.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let run = try await runs.create(.init(body), by: principal, logger: logger)
+        let run = try await services.runs.create(.init(body), by: principal, logger: logger)
         return .created(.init(body: .json(.init(run, withPath: true))))
     }
 
     func getRun(_ input: Operations.GetRun.Input) async throws -> Operations.GetRun.Output {
-        .ok(.init(body: .json(.init(try await runs.run(id: try runID(input.path.id), logger: logger), withPath: true))))
+        .ok(.init(body: .json(.init(try await services.runs.run(id: try runID(input.path.id), logger: logger), withPath: true))))
     }
 
     func editRun(_ input: Operations.EditRun.Input) async throws -> Operations.EditRun.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let run = try await runs.edit(id: try runID(input.path.id), .init(body), by: principal, logger: logger)
+        let run = try await services.runs.edit(id: try runID(input.path.id), .init(body), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(run, withPath: true))))
     }
 
     func cancelRun(_ input: Operations.CancelRun.Input) async throws -> Operations.CancelRun.Output {
-        let run = try await runs.cancel(id: try runID(input.path.id), by: try await caller(), logger: logger)
+        let run = try await services.runs.cancel(id: try runID(input.path.id), by: try await caller(), logger: logger)
         return .ok(.init(body: .json(.init(run, withPath: true))))
     }
 
     func getRunResults(_ input: Operations.GetRunResults.Input) async throws -> Operations.GetRunResults.Output {
-        let (run, results) = try await runs.results(id: try runID(input.path.id), logger: logger)
+        let (run, results) = try await services.runs.results(id: try runID(input.path.id), logger: logger)
         return .ok(
             .init(
                 body: .json(
                     .init(
-                        runId: run.id.uuidString.lowercased(), state: .init(run.state(at: runs.clock.now)),
+                        runId: run.id.uuidString.lowercased(), state: .init(run.state(at: services.runs.clock.now)),
                         items: results.map { .init(rank: $0.rank, bib: $0.bib, name: $0.name, seconds: $0.seconds) }))))
     }
 
     func getRunLive(_ input: Operations.GetRunLive.Input) async throws -> Operations.GetRunLive.Output {
-        let snapshot = try await runs.live(id: try runID(input.path.id), logger: logger)
+        let snapshot = try await services.runs.live(id: try runID(input.path.id), logger: logger)
         return .ok(
             .init(
                 body: .json(
@@ -66,40 +66,40 @@ extension BrokerAPI {
         let principal = try await caller()
         var displayName: String?
         if case .json(let body)? = input.body { displayName = body.displayName }
-        let participant = try await runs.join(id: try runID(input.path.id), displayName: displayName, by: principal, logger: logger)
+        let participant = try await services.runs.join(id: try runID(input.path.id), displayName: displayName, by: principal, logger: logger)
         return .created(.init(body: .json(.init(participant))))
     }
 
     func getRunParticipation(_ input: Operations.GetRunParticipation.Input) async throws -> Operations.GetRunParticipation.Output {
-        .ok(.init(body: .json(.init(try await runs.participation(id: try runID(input.path.id), by: try await caller(), logger: logger)))))
+        .ok(.init(body: .json(.init(try await services.runs.participation(id: try runID(input.path.id), by: try await caller(), logger: logger)))))
     }
 
     func leaveRun(_ input: Operations.LeaveRun.Input) async throws -> Operations.LeaveRun.Output {
-        try await runs.leave(id: try runID(input.path.id), by: try await caller(), logger: logger)
+        try await services.runs.leave(id: try runID(input.path.id), by: try await caller(), logger: logger)
         return .noContent(.init())
     }
 
     func checkInToRun(_ input: Operations.CheckInToRun.Input) async throws -> Operations.CheckInToRun.Output {
-        .ok(.init(body: .json(.init(try await runs.checkIn(id: try runID(input.path.id), by: try await caller(), logger: logger)))))
+        .ok(.init(body: .json(.init(try await services.runs.checkIn(id: try runID(input.path.id), by: try await caller(), logger: logger)))))
     }
 
     func setRunPrivacyZone(_ input: Operations.SetRunPrivacyZone.Input) async throws -> Operations.SetRunPrivacyZone.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let participant = try await runs.setPrivacyZone(
+        let participant = try await services.runs.setPrivacyZone(
             id: try runID(input.path.id), latitude: body.latitude, longitude: body.longitude, metres: body.metres ?? 200, by: principal,
             logger: logger)
         return .ok(.init(body: .json(.init(participant))))
     }
 
     func removeRunPrivacyZone(_ input: Operations.RemoveRunPrivacyZone.Input) async throws -> Operations.RemoveRunPrivacyZone.Output {
-        let participant = try await runs.setPrivacyZone(
+        let participant = try await services.runs.setPrivacyZone(
             id: try runID(input.path.id), latitude: nil, longitude: nil, metres: nil, by: try await caller(), logger: logger)
         return .ok(.init(body: .json(.init(participant))))
     }
 
     func listMyRuns(_ input: Operations.ListMyRuns.Input) async throws -> Operations.ListMyRuns.Output {
-        let joined = try await runs.participations(of: try await caller(), logger: logger)
+        let joined = try await services.runs.participations(of: try await caller(), logger: logger)
         return .ok(.init(body: .json(.init(items: joined.map { run, participant in .init(participant, run: run) }))))
     }
 

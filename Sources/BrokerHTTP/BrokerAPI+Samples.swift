@@ -20,7 +20,7 @@ extension BrokerAPI {
     func listSamples(_ input: Operations.ListSamples.Input) async throws -> Operations.ListSamples.Output {
         let principal = try await caller()
         let type = input.query._type.map(SampleType.init)
-        let page = try await samples.list(
+        let page = try await services.samples.list(
             principal, type: type, from: input.query.from, to: input.query.to,
             page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.Sample.init), nextCursor: page.next?.text))))

@@ -6,7 +6,7 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func createSession(_ input: Operations.CreateSession.Input) async throws -> Operations.CreateSession.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let session = try await accounts.logIn(
+        let session = try await services.accounts.logIn(
             email: body.email, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
         return .created(
             .init(
@@ -21,14 +21,14 @@ extension BrokerAPI {
     func deleteCurrentSession(_ input: Operations.DeleteCurrentSession.Input) async throws
         -> Operations.DeleteCurrentSession.Output
     {
-        try await accounts.logOut(try await caller(), logger: logger)
+        try await services.accounts.logOut(try await caller(), logger: logger)
         return .noContent(.init())
     }
 
     func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let (key, secret) = try await accounts.createAPIKey(
+        let (key, secret) = try await services.accounts.createAPIKey(
             principal, name: body.name, scope: body.scope?.rawValue, expiresAt: body.expiresAt, logger: logger)
         return .created(
             .init(
@@ -41,7 +41,8 @@ extension BrokerAPI {
 
     func listAPIKeys(_ input: Operations.ListAPIKeys.Input) async throws -> Operations.ListAPIKeys.Output {
         let principal = try await caller()
-        let page = try await accounts.listAPIKeys(principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        let page = try await services.accounts.listAPIKeys(
+            principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         let items = page.items.map {
             Components.Schemas.APIKey(
                 id: $0.id.uuidString.lowercased(), name: $0.name, prefix: $0.prefix,
@@ -55,7 +56,7 @@ extension BrokerAPI {
         let principal = try await caller()
         // A malformed id cannot name anyone's key: the same 404 as a key that is not the caller's.
         guard let id = UUID(uuidString: input.path.id) else { throw AccountError.apiKeyNotFound }
-        try await accounts.revokeAPIKey(principal, id: id, logger: logger)
+        try await services.accounts.revokeAPIKey(principal, id: id, logger: logger)
         return .noContent(.init())
     }
 }

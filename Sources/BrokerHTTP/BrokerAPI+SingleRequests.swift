@@ -7,7 +7,7 @@ extension BrokerAPI {
     func createSingleRequest(_ input: Operations.CreateSingleRequest.Input) async throws -> Operations.CreateSingleRequest.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let request = try await singleRequests.create(
+        let request = try await services.singleRequests.create(
             .init(
                 email: body.subject.email, fiscalCode: body.subject.fiscalCode, types: body.types, purpose: body.purpose,
                 windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days),
@@ -19,31 +19,31 @@ extension BrokerAPI {
         let principal = try await caller()
         let status = input.query.status.map(SingleRequest.Status.init)
         let page = PageRequest(limit: input.query.limit, cursor: input.query.cursor)
-        let requests = try await singleRequests.list(for: principal, status: status, page: page, logger: logger)
+        let requests = try await services.singleRequests.list(for: principal, status: status, page: page, logger: logger)
         return .ok(.init(body: .json(.init(items: requests.items.map(Components.Schemas.SingleRequest.init), nextCursor: requests.next?.text))))
     }
 
     func getSingleRequest(_ input: Operations.GetSingleRequest.Input) async throws -> Operations.GetSingleRequest.Output {
         let principal = try await caller()
-        let request = try await singleRequests.request(id: try requestID(input.path.id), for: principal, logger: logger)
+        let request = try await services.singleRequests.request(id: try requestID(input.path.id), for: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
     func acceptSingleRequest(_ input: Operations.AcceptSingleRequest.Input) async throws -> Operations.AcceptSingleRequest.Output {
         let principal = try await caller()
-        let request = try await singleRequests.accept(id: try requestID(input.path.id), by: principal, logger: logger)
+        let request = try await services.singleRequests.accept(id: try requestID(input.path.id), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
     func refuseSingleRequest(_ input: Operations.RefuseSingleRequest.Input) async throws -> Operations.RefuseSingleRequest.Output {
         let principal = try await caller()
-        let request = try await singleRequests.refuse(id: try requestID(input.path.id), by: principal, logger: logger)
+        let request = try await services.singleRequests.refuse(id: try requestID(input.path.id), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
     func cancelSingleRequest(_ input: Operations.CancelSingleRequest.Input) async throws -> Operations.CancelSingleRequest.Output {
         let principal = try await caller()
-        let request = try await singleRequests.cancel(id: try requestID(input.path.id), by: principal, logger: logger)
+        let request = try await services.singleRequests.cancel(id: try requestID(input.path.id), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
@@ -51,7 +51,7 @@ extension BrokerAPI {
         -> Operations.EndSingleRequestSubscription.Output
     {
         let principal = try await caller()
-        let request = try await singleRequests.endSubscription(id: try requestID(input.path.id), by: principal, logger: logger)
+        let request = try await services.singleRequests.endSubscription(id: try requestID(input.path.id), by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 

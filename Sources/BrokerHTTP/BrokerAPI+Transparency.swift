@@ -7,26 +7,26 @@ extension BrokerAPI {
     func getAccessLog(_ input: Operations.GetAccessLog.Input) async throws -> Operations.GetAccessLog.Output {
         let principal = try await caller()
         let page = PageRequest(limit: input.query.limit, cursor: input.query.cursor)
-        let entries = try await transparency.accessLog(for: principal, page: page, logger: logger)
+        let entries = try await services.transparency.accessLog(for: principal, page: page, logger: logger)
         return .ok(.init(body: .json(.init(items: entries.items.map(Components.Schemas.AccessLogEntry.init), nextCursor: entries.next?.text))))
     }
 
     func listBlocks(_ input: Operations.ListBlocks.Input) async throws -> Operations.ListBlocks.Output {
-        let blocks = try await transparency.blocks(of: try await caller(), logger: logger)
+        let blocks = try await services.transparency.blocks(of: try await caller(), logger: logger)
         return .ok(.init(body: .json(.init(items: blocks.map(Components.Schemas.Block.init)))))
     }
 
     func blockThirdParty(_ input: Operations.BlockThirdParty.Input) async throws -> Operations.BlockThirdParty.Output {
         let principal = try await caller()
         guard let id = UUID(uuidString: input.path.thirdPartyId) else { throw TransparencyError.companyNotFound }
-        let block = try await transparency.block(id, by: principal, requests: singleRequests, logger: logger)
+        let block = try await services.transparency.block(id, by: principal, requests: services.singleRequests, logger: logger)
         return .ok(.init(body: .json(.init(block))))
     }
 
     func unblockThirdParty(_ input: Operations.UnblockThirdParty.Input) async throws -> Operations.UnblockThirdParty.Output {
         let principal = try await caller()
         guard let id = UUID(uuidString: input.path.thirdPartyId) else { throw TransparencyError.notBlocked }
-        try await transparency.unblock(id, by: principal, logger: logger)
+        try await services.transparency.unblock(id, by: principal, logger: logger)
         return .noContent(.init())
     }
 }

@@ -7,17 +7,17 @@ extension BrokerAPI {
     func putWebhook(_ input: Operations.PutWebhook.Input) async throws -> Operations.PutWebhook.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let webhook = try await webhooks.register(principal, url: body.url, secret: body.secret, logger: logger)
+        let webhook = try await services.webhooks.register(principal, url: body.url, secret: body.secret, logger: logger)
         return .ok(.init(body: .json(.init(webhook))))
     }
 
     func getWebhook(_ input: Operations.GetWebhook.Input) async throws -> Operations.GetWebhook.Output {
-        let webhook = try await webhooks.webhook(of: try await caller(), logger: logger)
+        let webhook = try await services.webhooks.webhook(of: try await caller(), logger: logger)
         return .ok(.init(body: .json(.init(webhook))))
     }
 
     func deleteWebhook(_ input: Operations.DeleteWebhook.Input) async throws -> Operations.DeleteWebhook.Output {
-        try await webhooks.remove(try await caller(), logger: logger)
+        try await services.webhooks.remove(try await caller(), logger: logger)
         return .noContent(.init())
     }
 
@@ -25,7 +25,8 @@ extension BrokerAPI {
         -> Operations.ListWebhookDeliveries.Output
     {
         let principal = try await caller()
-        let page = try await webhooks.deliveries(principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
+        let page = try await services.webhooks.deliveries(
+            principal, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), logger: logger)
         return .ok(.init(body: .json(.init(items: try page.items.map(Components.Schemas.WebhookDelivery.init), nextCursor: page.next?.text))))
     }
 }

@@ -6,44 +6,23 @@ import OpenAPIRuntime
 import Prometheus
 
 /// The implementation of the generated `APIProtocol`; one extension file per area of the contract.
+@dynamicMemberLookup
 struct BrokerAPI: APIProtocol {
-    let accounts: AccountService
-    let samples: SampleService
-    let positions: PositionService
-    let singleRequests: SingleRequestService
-    let transparency: TransparencyService
-    let groupRequests: GroupRequestService
-    let auditTrail: AuditTrail
-    let auditCheckpoints: AuditCheckpoints
-    let imports: ImportJobs
-    let readiness: Readiness
+    /// The domain's services, as the composition root built them (the one list of them is `Services`).
+    let services: Services
     let metrics: PrometheusCollectorRegistry
-    /// Only a scraper with `METRICS_TOKEN` reads `metrics`.
-    let metricsAccess: MetricsAccess
-    let webhooks: WebhookService
-    let runs: RunService
-    let liveFeeds: RunLiveFeeds
     /// The rate-limited operations and downloads, shared with the console.
     let budgeted: BudgetedOperations
 
-    /// The parts of the server the API's handlers call.
     init(_ services: Services, metrics: PrometheusCollectorRegistry, budgeted: BudgetedOperations) {
-        accounts = services.accounts
-        samples = services.samples
-        positions = services.positions
-        singleRequests = services.singleRequests
-        transparency = services.transparency
-        groupRequests = services.groupRequests
-        auditTrail = services.auditTrail
-        auditCheckpoints = services.auditCheckpoints
-        imports = services.imports
-        readiness = services.readiness
+        self.services = services
         self.metrics = metrics
-        metricsAccess = services.metricsAccess
-        webhooks = services.webhooks
-        runs = services.runs
-        liveFeeds = services.liveFeeds
         self.budgeted = budgeted
+    }
+
+    /// `api.accounts` and the like, for the streaming endpoints: each service as `Services` holds it.
+    subscript<Service>(dynamicMember keyPath: KeyPath<Services, Service>) -> Service {
+        services[keyPath: keyPath]
     }
 
     var logger: Logger { RequestScope.current.logger }
@@ -53,7 +32,7 @@ struct BrokerAPI: APIProtocol {
     func caller() async throws -> Principal {
         if let principal = RequestScope.current.principal { return principal }
         guard let token = RequestScope.current.bearerToken,
-            let principal = try await accounts.principal(bearer: token, logger: logger)
+            let principal = try await services.accounts.principal(bearer: token, logger: logger)
         else { throw AccountError.unauthenticated }
         return principal
     }

@@ -390,15 +390,6 @@ package enum RunStore {
     }
 }
 
-/// A runner's positions not yet looked at, in time order, and where they stand on the path so far.
-struct RunnerProgress: Sendable {
-    var run: UUID
-    var user: UUID
-    var halfwayAt: Date?
-    var fixes: [(at: Date, point: GeoPoint)]
-    var lastArrival: Int64
-}
-
 extension RunStore {
     /// Each runner spectators may see now (R49–R51): checked in, not removed, their run request accepted and
     /// not ended, with their latest position taken during the run, and their privacy zone, which the caller
@@ -435,13 +426,4 @@ extension RunStore {
             return (runner, try zone(from: columns, at: 6))
         }
     }
-}
-
-/// A runner as spectators see them: bib, public name, where and when.
-package struct LiveRunner: Sendable, Equatable {
-    package var bib: Int
-    package var name: String
-    package var point: GeoPoint
-    package var at: Date
-    package var finished: Bool
 }
