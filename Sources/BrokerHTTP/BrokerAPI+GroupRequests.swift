@@ -14,8 +14,7 @@ extension BrokerAPI {
     func estimateGroupRequest(_ input: Operations.EstimateGroupRequest.Input) async throws -> Operations.EstimateGroupRequest.Output {
         let principal = try await caller()
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let creation = try services.groupRequests.creation(from: .init(body))
-        return .ok(.init(body: .json(.init(try await services.groupRequests.estimate(creation, by: principal, logger: logger)))))
+        return .ok(.init(body: .json(.init(try await services.groupRequests.estimate(.init(body), by: principal, logger: logger)))))
     }
 
     func getPrivacyBudget(_ input: Operations.GetPrivacyBudget.Input) async throws -> Operations.GetPrivacyBudget.Output {

@@ -24,6 +24,13 @@ extension GroupRequestService {
         package var types: [TypeAccuracy]
     }
 
+    /// `estimate` of a creation as an edge read it: the caller's role is checked before what they sent, so a
+    /// person or an auditor learns nothing about how the request would have been read.
+    package func estimate(_ read: CreationAsRead, by principal: Principal, logger: Logger) async throws -> Estimate {
+        guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
+        return try await estimate(try creation(from: read), by: principal, logger: logger)
+    }
+
     /// The cost and the accuracy of a request, from the request alone: no one's data is read.
     package func estimate(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> Estimate {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send group requests.") }
