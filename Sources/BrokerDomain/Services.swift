@@ -3,9 +3,9 @@ import Logging
 import PostgresNIO
 
 /// What the server is made of: the database and every capability's service, built once by the composition
-/// root (`BrokerServer`'s `Services.make(configuration:logger:noise:)`). Each consumer is handed the parts it
-/// uses: the API (`BrokerAPI(_:metrics:budgeted:)`), the console (`ConsoleServices(_:budgeted:)`) and the
-/// background work. A service that needs another is handed it when built (accounts get single requests, for
+/// root (`BrokerServer`'s `Services.make(configuration:logger:noise:)`). This is the one list of them: the
+/// API (`BrokerAPI`) and the console (`ConsoleServices`) hold it and read each service through it, and the
+/// background work (`Services.background`) is built from it. A service that needs another is handed it when built (accounts get single requests, for
 /// erasure; checkpoints get the audit trail); only a service's private parts, such as the accounts' login
 /// throttle, are built inside it.
 package struct Services: Sendable {
