@@ -135,6 +135,9 @@ let package = Package(
             name: "BrokerTooling",
             dependencies: [
                 "BrokerDomain",
+                // The seeds activate demo accounts with the token a capturing mailer keeps; synthetic data is
+                // drawn from a seeded generator.
+                "BrokerTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
