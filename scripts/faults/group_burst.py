@@ -16,7 +16,7 @@ import threading
 import time
 from collections import Counter
 
-from harness import REPO, Server, Verdict, call, create_accounts, log_in
+from harness import REPO, Server, Verdict, call, create_accounts, d4h_dev, log_in
 
 PEOPLE = 20_000  # as `make run`: about 1,400 people per sex and ten-year band, enough for the default k = 1000
 DAYS = 7
