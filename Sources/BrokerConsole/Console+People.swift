@@ -21,16 +21,21 @@ extension Console {
             let decided = page.items.filter { $0.status != .pending }
             let sharing = decided.filter { $0.subscription?.status == .active }
             let history = decided.filter { $0.subscription?.status != .active }
+            let unshared = try await request.services.singleRequests.unsharedTypes(of: principal, logger: request.logger)
             var values: [String: Any] = [
-                "pending": pending.map(Self.inboxItem), "hasPending": !pending.isEmpty,
+                "pending": pending.map { Self.pendingItem($0, unshared: unshared) }, "hasPending": !pending.isEmpty,
                 "subscriptions": sharing.map(Self.inboxItem), "hasSubscriptions": !sharing.isEmpty,
                 "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
             ]
             ConsoleRequest.addPageLink("/inbox", next: page.next, as: "olderLink", to: &values)
             return request.page("inbox", title: "Requests for your data", values: values)
         }
-        singleRequestAction("/requests/:id/accept", .user, on: router, then: "/inbox", notice: "accepted") {
-            try await $0.accept(id: $1, by: $2, logger: $3)
+        post("/requests/:id/accept", .role(.user), on: router) { request in
+            let narrowing = try Self.grantNarrowing(request.form)
+            _ = try await request.services.singleRequests.accept(
+                id: try request.id(orElse: SingleRequestError.notFound), granting: narrowing, by: try request.caller,
+                logger: request.logger)
+            return request.redirect("/inbox", notice: narrowing == .everything ? "accepted" : "accepted-part")
         }
         singleRequestAction("/requests/:id/refuse", .user, on: router, then: "/inbox", notice: "refused") {
             try await $0.refuse(id: $1, by: $2, logger: $3)
@@ -134,7 +139,54 @@ extension Console {
         }
     }
 
-    /// One request as the inbox shows it: who, what, why, for how long.
+    /// A pending request with its accept form: each requested type a checkbox (checked, unless the person
+    /// never shares it: then unchecked and disabled), the window's days and the subscription's length editable.
+    static func pendingItem(_ request: SingleRequest, unshared: Set<SampleType>) -> [String: Any] {
+        var item = inboxItem(request)
+        let id = request.id.uuidString.lowercased()
+        item["typeChoices"] = request.asked.types.map { type -> [String: Any] in
+            let withheld = type.sampleType.map(unshared.contains) ?? false
+            return [
+                "inputID": "grant-\(id)-\(type.rawValue)", "value": type.rawValue, "label": Wording.typeWithUnit(type),
+                "checked": !withheld, "disabled": withheld,
+            ]
+        }
+        item["askedFrom"] = Wording.day(request.asked.windowFrom)
+        item["askedTo"] = Wording.day(request.asked.windowTo)
+        item["askedDays"] = request.asked.subscriptionDays.map(String.init) ?? ""
+        item["hasSubscription"] = request.asked.subscriptionDays != nil
+        return item
+    }
+
+    /// What the accept form grants. "Accept all" sends `scope=all`: everything asked that the person shares.
+    /// Otherwise the checked types, and a window or subscription only where the person changed them; a
+    /// day the person picked is widened to the whole day, then kept inside what was asked (so an unchanged
+    /// field never counts as a change, and a changed one never reaches past the request).
+    static func grantNarrowing(_ form: FormFields) throws -> GrantNarrowing {
+        guard form["scope"] == "selected" else { return .everything }
+        var errors: [FieldError] = []
+        var narrowing = GrantNarrowing(types: form.values("types"))
+        if let from = form["from"], from != form["askedFrom"],
+            var start = FormValues.startOfDay(from, field: "window.from", into: &errors).flatMap(Timestamp.parse)
+        {
+            if let asked = form["askedFromTime"].flatMap(Timestamp.parse), start < asked { start = asked }
+            narrowing.windowFrom = Timestamp.rfc3339(start)
+        }
+        if let to = form["to"], to != form["askedTo"],
+            let dayAfter = FormValues.startOfDay(to, plusDays: 1, field: "window.to", into: &errors).flatMap(Timestamp.parse)
+        {
+            var end = dayAfter.addingTimeInterval(-0.001)
+            if let asked = form["askedToTime"].flatMap(Timestamp.parse), end > asked { end = asked }
+            narrowing.windowTo = Timestamp.rfc3339(end)
+        }
+        if let days = form["days"], days != form["askedDays"] {
+            narrowing.subscriptionDays = FormValues.integer(days, field: "subscription.days", into: &errors)
+        }
+        guard errors.isEmpty else { throw SingleRequestError.invalid(errors) }
+        return narrowing
+    }
+
+    /// One request as the inbox shows it: who, what, why, for how long. Once accepted, what was granted.
     static func inboxItem(_ request: SingleRequest) -> [String: Any] {
         [
             "id": request.id.uuidString.lowercased(),
@@ -142,9 +194,13 @@ extension Console {
             "companyID": request.thirdParty.id.uuidString.lowercased(),
             "vatNumber": request.thirdParty.vatNumber,
             "types": request.types.map(Wording.typeWithUnit),
+            "narrowed": request.grant?.narrowed == true,
+            "askedTypes": request.asked.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "purpose": request.purpose,
             "window": Wording.window(from: request.windowFrom, to: request.windowTo),
-            "duration": Wording.duration(subscriptionDays: request.subscription?.days),
+            "askedFromTime": request.asked.windowFrom.map(Timestamp.rfc3339) ?? "",
+            "askedToTime": request.asked.windowTo.map(Timestamp.rfc3339) ?? "",
+            "duration": Wording.duration(subscriptionDays: request.grant.map { $0.terms.subscriptionDays } ?? request.subscription?.days),
             "status": request.subscription.map { "\(request.status.rawValue), subscription \($0.status.rawValue)" } ?? request.status.rawValue,
             "createdAt": Wording.time(request.createdAt),
             "endsAt": Wording.time(request.subscription?.endsAt),

@@ -31,7 +31,13 @@ extension BrokerAPI {
 
     func acceptSingleRequest(_ input: Operations.AcceptSingleRequest.Input) async throws -> Operations.AcceptSingleRequest.Output {
         let principal = try await caller()
-        let request = try await services.singleRequests.accept(id: try requestID(input.path.id), by: principal, logger: logger)
+        var narrowing = GrantNarrowing.everything
+        if case .json(let body) = input.body {
+            narrowing = GrantNarrowing(
+                types: body.types, windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days)
+        }
+        let request = try await services.singleRequests.accept(
+            id: try requestID(input.path.id), granting: narrowing, by: principal, logger: logger)
         return .ok(.init(body: .json(.init(request))))
     }
 
@@ -82,9 +88,9 @@ extension Components.Schemas.SingleRequest {
             id: request.id.uuidString.lowercased(),
             thirdParty: .init(request.thirdParty),
             subject: .init(email: request.subject.email, fiscalCode: request.subject.fiscalCode),
-            types: request.types.map(Components.Schemas.RequestedType.init),
+            types: request.asked.types.map(Components.Schemas.RequestedType.init),
             purpose: request.purpose,
-            window: .init(from: request.windowFrom, to: request.windowTo),
+            window: .init(from: request.asked.windowFrom, to: request.asked.windowTo),
             status: .init(request.status),
             createdAt: request.createdAt,
             decidedAt: request.decidedAt,
@@ -92,12 +98,23 @@ extension Components.Schemas.SingleRequest {
                 .init(
                     days: $0.days, status: .init($0.status), endsAt: $0.endsAt,
                     endedAt: $0.endedAt, endedBy: $0.endedBy.map(Components.Schemas.Subscription.EndedByPayload.init))
-            })
+            },
+            grant: request.grant.map(Components.Schemas.Grant.init))
     }
 }
 
 extension Components.Schemas.ThirdPartyReference {
     init(_ thirdParty: SingleRequest.ThirdParty) {
         self.init(id: thirdParty.id.uuidString.lowercased(), companyName: thirdParty.companyName, vatNumber: thirdParty.vatNumber)
+    }
+}
+
+extension Components.Schemas.Grant {
+    init(_ grant: ConsentGrant) {
+        self.init(
+            id: grant.id.uuidString.lowercased(), grantedAt: grant.grantedAt,
+            types: grant.terms.types.map(Components.Schemas.RequestedType.init),
+            window: .init(from: grant.terms.windowFrom, to: grant.terms.windowTo), subscriptionDays: grant.terms.subscriptionDays,
+            narrowed: grant.narrowed)
     }
 }

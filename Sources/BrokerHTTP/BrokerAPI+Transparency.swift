@@ -40,7 +40,8 @@ extension Components.Schemas.AccessLogEntry {
             kind: .init(entry.kind),
             types: entry.types.map(Components.Schemas.RequestedType.init),
             samples: entry.samples.map(Int.init),
-            description: entry.description)
+            description: entry.description,
+            grantId: entry.grantID?.uuidString.lowercased())
     }
 }
 

@@ -31,7 +31,7 @@ final class RouteRecordingTransport: ServerTransport {
     }
 
     /// `METHOD path` of the operations whose request body `openapi.yaml` makes optional.
-    static let optionalBodyOperations: Set<String> = ["POST /v1/runs/{id}/participation"]
+    static let optionalBodyOperations: Set<String> = ["POST /v1/runs/{id}/participation", "POST /v1/single-requests/{id}/accept"]
 
     func register(
         _ generated: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
@@ -39,7 +39,7 @@ final class RouteRecordingTransport: ServerTransport {
         path: String
     ) throws {
         let chosen = replacements["\(method.rawValue) \(path)"] ?? generated
-        // An operation whose body is optional (joining a run) gets none when the request carries none: the
+        // An operation whose body is optional (joining a run, accepting a request) gets none when the request carries none: the
         // transport hands every request a body, and the generated code would try to decode "" as JSON. Only
         // there, and only without a Content-Type, is the (small) body read first to tell.
         let optionalBody = Self.optionalBodyOperations.contains("\(method.rawValue) \(path)")

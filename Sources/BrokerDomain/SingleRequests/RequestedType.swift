@@ -42,7 +42,7 @@ package enum RequestedType: Hashable, Sendable {
         }
     }
 
-    var sampleType: SampleType? {
+    package var sampleType: SampleType? {
         if case .sample(let type) = self { return type }
         return nil
     }

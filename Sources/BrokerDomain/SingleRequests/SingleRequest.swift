@@ -38,14 +38,21 @@ package struct SingleRequest: Sendable, Equatable {
     /// person had the subject's email or fiscal code, or the person had blocked the sender).
     package var userID: UUID?
     package var subject: Subject
-    /// Sample types and, for Track4Run, `position`.
+    /// The terms in force: as asked while the request is pending, as granted once it is accepted
+    /// (`grant`). Sample types and, for Track4Run, `position`. What a download releases.
     package var types: [RequestedType]
     package var purpose: String
     package var windowFrom: Date?
     package var windowTo: Date?
+    /// What the sender asked for, unchanged by the person's grant.
+    package var asked: ConsentTerms
+    /// What the person granted; nil until they accept.
+    package var grant: ConsentGrant?
     package var status: Status
     package var createdAt: Date
     package var decidedAt: Date?
+    /// The subscription asked for (`days`) and what became of it: `ended` by the user at acceptance when
+    /// they granted none, its `endsAt` from the days they granted otherwise. Nil when none was asked.
     package var subscription: Subscription?
     /// Set when the person refused and the sender may not learn it (`seenBySender`).
     package var unseenRefusal: UnseenRefusal?

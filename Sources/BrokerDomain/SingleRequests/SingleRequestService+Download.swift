@@ -149,11 +149,12 @@ extension SingleRequestService {
             details: [
                 "rows": .int(Int(rows)), "types": .string(types.map(\.rawValue).joined(separator: ",")),
                 "afterArrival": .int(Int(plan.cursor)), "upToArrival": .int(Int(plan.bound)), "complete": .bool(complete),
+                "grantId": .string(plan.request.grant?.id.uuidString.lowercased() ?? ""),
             ],
             on: connection, logger: logger)
         guard rows > 0 else { return }
         try await AccessLogStore.record(
-            userID: plan.userID, thirdPartyID: plan.request.thirdParty.id, requestID: plan.request.id, kind: .single,
-            types: types, samples: rows, on: connection, logger: logger)
+            userID: plan.userID, thirdPartyID: plan.request.thirdParty.id, requestID: plan.request.id, grantID: plan.request.grant?.id,
+            kind: .single, types: types, samples: rows, on: connection, logger: logger)
     }
 }

@@ -129,7 +129,8 @@ package struct SingleRequestService: Sendable {
             windowTo: to, subscriptionDays: creation.subscriptionDays)
     }
 
-    private static func time(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {
+    /// An RFC 3339 time the caller sent, or a field error naming it.
+    static func time(_ text: String?, field: String, into errors: inout [FieldError]) -> Date? {
         guard let text else { return nil }
         if let date = Timestamp.parse(text) { return date }
         errors.append(FieldError(field: field, message: "must be an RFC 3339 time such as 2026-03-01T08:00:00Z"))
@@ -168,10 +169,6 @@ package struct SingleRequestService: Sendable {
 
     // MARK: Decisions
 
-    package func accept(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
-        try await decide(.accept, id: id, by: principal, logger: logger)
-    }
-
     package func refuse(id: UUID, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         try await decide(.refuse, id: id, by: principal, logger: logger)
     }
@@ -185,9 +182,7 @@ package struct SingleRequestService: Sendable {
     {
         let expectedRole: Role = decision == .cancel ? .thirdParty : .user
         guard principal.role == expectedRole else {
-            throw WrongRole(
-                decision == .cancel
-                    ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
+            throw WrongRole(decision == .cancel ? "Only the sender cancels a request." : "Only the person asked accepts or refuses a request.")
         }
         return try await client.withTransaction(logger: logger) { connection in
             guard let request = try await SingleRequestStore.decide(decision, requestID: id, by: principal.accountID, on: connection, logger: logger)
@@ -205,10 +200,6 @@ package struct SingleRequestService: Sendable {
                 throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger)
             }
             switch decision {
-            case .accept:
-                try await audit(AuditAction.singleRequestAccepted, request, actor: .user, on: connection, logger: logger)
-                try await WebhookOutboxStore.enqueue(
-                    .singleRequestAccepted, to: request.thirdParty.id, requestID: id, data: [:], on: connection, logger: logger)
             case .refuse:
                 // No webhook: the sender may not learn of a refusal (`SingleRequest.seenBySender`).
                 try await audit(AuditAction.singleRequestRefused, request, actor: .user, on: connection, logger: logger)
@@ -220,7 +211,7 @@ package struct SingleRequestService: Sendable {
     }
 
     /// 404 when the request is not the caller's, else 409 with its current status.
-    private func whyUnchanged(id: UUID, principal: Principal, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequestError {
+    func whyUnchanged(id: UUID, principal: Principal, on connection: PostgresConnection, logger: Logger) async throws -> SingleRequestError {
         guard let current = try await SingleRequestStore.request(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
         else { return .notFound }
         return .notPending(Self.asSeen(current, by: principal).status)

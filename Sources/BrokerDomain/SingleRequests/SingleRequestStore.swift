@@ -13,7 +13,8 @@ package enum SingleRequestStore {
                coalesce(t.vat_number, '') AS vat_number, r.user_id, r.subject_email,
                r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, \(effectiveStatus) AS status, r.created_at,
                r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, r.expires_at,
-               r.refusal_unseen, r.withdrawn_at, now() AS now
+               r.refusal_unseen, r.withdrawn_at, now() AS now,
+               r.asked_types, r.asked_window_from, r.asked_window_to, r.asked_subscription_days, r.grant_id
         """
 
     static let erasedCompanyName = "Erased company"
@@ -48,8 +49,22 @@ package enum SingleRequestStore {
                 expiresAt: try columns["expires_at"].decode(Date.self), withdrawnAt: try columns["withdrawn_at"].decode(Date?.self), now: now)
             : nil
         let days = try columns["subscription_days"].decode(Int?.self)
+        let askedDays = try columns["asked_subscription_days"].decode(Int?.self)
         let endsAt = try columns["ends_at"].decode(Date?.self)
         let endedAt = try columns["ended_at"].decode(Date?.self)
+        let decidedAt = try columns["decided_at"].decode(Date?.self)
+        let types = try columns["types"].decode([Int16].self).compactMap(RequestedType.init(code:))
+        let windowFrom = try columns["window_from"].decode(Date?.self)
+        let windowTo = try columns["window_to"].decode(Date?.self)
+        let asked = ConsentTerms(
+            types: try columns["asked_types"].decode([Int16].self).compactMap(RequestedType.init(code:)),
+            windowFrom: try columns["asked_window_from"].decode(Date?.self), windowTo: try columns["asked_window_to"].decode(Date?.self),
+            subscriptionDays: askedDays)
+        let granted = ConsentTerms(types: types, windowFrom: windowFrom, windowTo: windowTo, subscriptionDays: days)
+        let grant = try columns["grant_id"].decode(UUID?.self).map { id in
+            ConsentGrant(id: id, terms: granted, grantedAt: decidedAt ?? now, narrowed: granted != asked)
+        }
+        let endedBy = try columns["ended_by"].decode(String?.self).flatMap(SingleRequest.Subscription.Party.init(rawValue:))
         return SingleRequest(
             id: try columns["id"].decode(UUID.self),
             thirdParty: .init(
@@ -60,19 +75,24 @@ package enum SingleRequestStore {
             subject: .init(
                 email: try columns["subject_email"].decode(String?.self),
                 fiscalCode: try columns["subject_fiscal_code"].decode(String?.self)),
-            types: try columns["types"].decode([Int16].self).compactMap(RequestedType.init(code:)),
+            types: types,
             purpose: try columns["purpose"].decode(String.self),
-            windowFrom: try columns["window_from"].decode(Date?.self),
-            windowTo: try columns["window_to"].decode(Date?.self),
+            windowFrom: windowFrom,
+            windowTo: windowTo,
+            asked: asked,
+            grant: grant,
             status: status,
             createdAt: try columns["created_at"].decode(Date.self),
-            decidedAt: try columns["decided_at"].decode(Date?.self),
-            subscription: days.map { days in
-                SingleRequest.Subscription(
-                    days: days,
+            decidedAt: decidedAt,
+            subscription: askedDays.map { askedDays in
+                // The person accepted without a subscription: it ended, by them, as they accepted.
+                if status == .accepted && days == nil {
+                    return SingleRequest.Subscription(days: askedDays, status: .ended, endsAt: nil, endedAt: decidedAt, endedBy: .user)
+                }
+                return SingleRequest.Subscription(
+                    days: askedDays,
                     status: SingleRequest.Subscription.status(requestStatus: status, endsAt: endsAt, endedAt: endedAt, now: now),
-                    endsAt: endsAt, endedAt: endedAt,
-                    endedBy: try? columns["ended_by"].decode(String?.self).flatMap(SingleRequest.Subscription.Party.init(rawValue:)))
+                    endsAt: endsAt, endedAt: endedAt, endedBy: endedBy)
             },
             unseenRefusal: unseenRefusal)
     }
@@ -134,13 +154,15 @@ package enum SingleRequestStore {
             """
             WITH inserted AS (
                 INSERT INTO single_requests (third_party_id, user_id, subject_email, subject_fiscal_code, types, purpose,
-                                             window_from, window_to, subscription_days, expires_at)
+                                             window_from, window_to, subscription_days, expires_at,
+                                             asked_types, asked_window_from, asked_window_to, asked_subscription_days)
                 SELECT \(thirdPartyID),
                        CASE WHEN NOT EXISTS (SELECT 1 FROM blocks WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID))
                             THEN \(userID)::uuid END,
                        \(subject.email), \(subject.fiscalCode), \(codes), \(purpose),
                        \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays),
-                       now() + make_interval(days => \(expiryDays)::int)
+                       now() + make_interval(days => \(expiryDays)::int),
+                       \(codes), \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays)
                 RETURNING *
             )
             \(unescaped: selection) FROM inserted r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
@@ -197,12 +219,11 @@ package enum SingleRequestStore {
     // MARK: Decisions
 
     package enum Decision: String, Sendable {
-        case accept = "accepted"
         case refuse = "refused"
         case cancel = "cancelled"
     }
 
-    /// Applies a decision to a pending request of the account (subject for accept/refuse, sender for cancel).
+    /// Applies a refusal (by the subject) or a cancellation (by the sender) to a pending request of the account.
     /// Nil when the request is not pending (or not theirs): the caller tells those apart.
     static func decide(
         _ decision: Decision, requestID: UUID, by accountID: UUID, on connection: PostgresConnection, logger: Logger
@@ -214,12 +235,52 @@ package enum SingleRequestStore {
                 UPDATE single_requests SET
                     status = \(decision.rawValue),
                     decided_at = now(),
-                    refusal_unseen = \(decision.rawValue) = 'refused',
-                    accepted_arrival = CASE WHEN \(decision.rawValue) = 'accepted' THEN
-                        \(unescaped: personsLastArrival) END,
-                    ends_at = CASE WHEN \(decision.rawValue) = 'accepted' AND subscription_days IS NOT NULL
-                        THEN now() + make_interval(days => subscription_days) END
+                    refusal_unseen = \(decision.rawValue) = 'refused'
                 WHERE id = \(requestID) AND \(unescaped: party) = \(accountID) AND status = 'pending' AND expires_at > now()
+                RETURNING *
+            )
+            \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    /// The person's pending request, locked until the transaction ends so the grant is checked against
+    /// what it asks and nothing (a cancellation, a block) changes it meanwhile. Nil when there is none such.
+    static func pendingForDecision(requestID: UUID, userID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> SingleRequest?
+    {
+        let rows = try await connection.query(
+            """
+            \(unescaped: selection) FROM single_requests r LEFT JOIN third_parties t ON t.account_id = r.third_party_id
+            WHERE r.id = \(requestID) AND r.user_id = \(userID) AND r.status = 'pending' AND r.expires_at > now()
+            FOR UPDATE OF r
+            """, logger: logger)
+        return try await collect(rows).first
+    }
+
+    /// Whether the request is one Track4Run sent for a run (its terms are the run's: not narrowed).
+    static func isRunRequest(_ requestID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await !connection.query("SELECT 1 FROM run_participants WHERE request_id = \(requestID)", logger: logger).collect().isEmpty
+    }
+
+    /// Accepts a pending request of the person with the terms they granted (checked by the caller to lie
+    /// within what was asked): from now on the request's terms are the grant's. A one-off grant releases
+    /// what had arrived by now; a subscription's clock starts now. Nil when it is no longer pending.
+    static func accept(
+        requestID: UUID, by userID: UUID, granting terms: ConsentTerms, on connection: PostgresConnection, logger: Logger
+    ) async throws -> SingleRequest? {
+        let from = terms.windowFrom.map(Timestamp.postgresText)
+        let to = terms.windowTo.map(Timestamp.postgresText)
+        let rows = try await connection.query(
+            """
+            WITH changed AS (
+                UPDATE single_requests SET
+                    status = 'accepted', decided_at = now(), refusal_unseen = false, grant_id = gen_random_uuid(),
+                    types = \(terms.types.map(\.code))::int2[], window_from = \(from)::timestamptz, window_to = \(to)::timestamptz,
+                    subscription_days = \(terms.subscriptionDays)::int,
+                    accepted_arrival = \(unescaped: personsLastArrival),
+                    ends_at = now() + make_interval(days => \(terms.subscriptionDays)::int)
+                WHERE id = \(requestID) AND user_id = \(userID) AND status = 'pending' AND expires_at > now()
                 RETURNING *
             )
             \(unescaped: selection) FROM changed r LEFT JOIN third_parties t ON t.account_id = r.third_party_id

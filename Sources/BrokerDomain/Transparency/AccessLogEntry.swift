@@ -15,6 +15,8 @@ package struct AccessLogEntry: Sendable, Equatable {
     package var types: [RequestedType]
     /// Samples (or positions) released; nil for a group release (the data only contributed to an anonymised aggregate).
     package var samples: Int64?
+    /// The grant a single request's release was made under (nil for releases made before grants existed).
+    package var grantID: UUID?
 
     /// The entry in plain words, for people reading their log.
     package var description: String {
@@ -22,7 +24,9 @@ package struct AccessLogEntry: Sendable, Equatable {
         case .single:
             let count = samples ?? 0
             let what = types == [.position] ? "position" : "sample"
-            return "\(companyName) received \(count) \(what)\(count == 1 ? "" : "s") of yours (\(types.map(\.rawValue).joined(separator: ", ")))."
+            let grant = grantID.map { " under your grant \($0.uuidString.lowercased().prefix(8))" } ?? ""
+            return
+                "\(companyName) received \(count) \(what)\(count == 1 ? "" : "s") of yours (\(types.map(\.rawValue).joined(separator: ", ")))\(grant)."
         case .group:
             return "Your data contributed to an anonymised aggregate released to \(companyName); no sample of yours was shared."
         }

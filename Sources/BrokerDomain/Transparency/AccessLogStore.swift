@@ -6,13 +6,14 @@ import PostgresNIO
 package enum AccessLogStore {
     /// Records a release, unless the person's account is gone (an erasure that committed meanwhile).
     static func record(
-        userID: UUID, thirdPartyID: UUID, requestID: UUID, kind: AccessLogEntry.Kind, types: [RequestedType], samples: Int64?,
-        on connection: PostgresConnection, logger: Logger
+        userID: UUID, thirdPartyID: UUID, requestID: UUID, grantID: UUID?, kind: AccessLogEntry.Kind, types: [RequestedType],
+        samples: Int64?, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """
-            INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples)
-            SELECT \(userID), t.account_id, t.company_name, \(requestID), \(kind.rawValue), \(types.map(\.code))::int2[], \(samples)
+            INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples, grant_id)
+            SELECT \(userID), t.account_id, t.company_name, \(requestID), \(kind.rawValue), \(types.map(\.code))::int2[], \(samples),
+                   \(grantID)
             FROM third_parties t
             WHERE t.account_id = \(thirdPartyID) AND EXISTS (SELECT 1 FROM accounts WHERE id = \(userID))
             """, logger: logger)
@@ -45,21 +46,21 @@ package enum AccessLogStore {
         let after = cursor.map { Timestamp.postgresText($0.time) }
         let rows = try await connection.query(
             """
-            SELECT id, at, third_party_id, company_name, request_id, kind, types, samples FROM access_log
+            SELECT id, at, third_party_id, company_name, request_id, kind, types, samples, grant_id FROM access_log
             WHERE user_id = \(userID)
               AND (\(after)::timestamptz IS NULL OR (at, id) < (\(after)::timestamptz, \(cursor?.id)))
             ORDER BY at DESC, id DESC
             LIMIT \(limit + 1)
             """, logger: logger)
         var entries: [AccessLogEntry] = []
-        for try await (id, at, thirdParty, company, request, kind, types, samples)
-            in rows.decode((UUID, Date, UUID, String, UUID, String, [Int16], Int64?).self)
+        for try await (id, at, thirdParty, company, request, kind, types, samples, grant)
+            in rows.decode((UUID, Date, UUID, String, UUID, String, [Int16], Int64?, UUID?).self)
         {
             entries.append(
                 AccessLogEntry(
                     id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
                     kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(RequestedType.init(code:)),
-                    samples: samples))
+                    samples: samples, grantID: grant))
         }
         return entries
     }

@@ -27,7 +27,21 @@ package enum WebhookOutboxStore {
     ) async throws {
         var payload = data
         payload["requestId"] = requestID.uuidString.lowercased()
-        let json = String(decoding: try JSONEncoder().encode(payload), as: UTF8.self)
+        try await enqueue(type, to: thirdPartyID, requestID: requestID, payload: payload, on: connection, logger: logger)
+    }
+
+    /// Queues one event whose data has structure (a grant's types and window); `payload` is the event's
+    /// `data` object as it will be delivered, `requestId` included.
+    static func enqueue(
+        _ type: EventType, to thirdPartyID: UUID, requestID: UUID, payload: some Encodable,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.rfc3339(date))
+        }
+        let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
         try await connection.query(
             "SELECT enqueue_webhook_event(\(thirdPartyID), \(type.rawValue), \(requestID), \(json)::jsonb)",
             logger: logger)
