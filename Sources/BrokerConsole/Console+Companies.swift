@@ -225,7 +225,10 @@ extension Console {
         [
             "id": request.id.uuidString.lowercased(),
             "subject": request.subject.email ?? request.subject.fiscalCode ?? "",
-            "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
+            "types": request.asked.types.map(Wording.typeWithUnit).joined(separator: ", "),
+            "granted": request.grant.map { grant in
+                grant.narrowed ? Wording.grant(grant.terms) : "all of it"
+            } ?? "",
             "purpose": request.purpose,
             "status": request.status.rawValue,
             "subscription": request.subscription.map { "\($0.days) days, \($0.status.rawValue)" } ?? "once",

@@ -32,10 +32,10 @@ extension Console {
         }
         post("/requests/:id/accept", .role(.user), on: router) { request in
             let narrowing = try Self.grantNarrowing(request.form)
-            _ = try await request.services.singleRequests.accept(
+            let accepted = try await request.services.singleRequests.accept(
                 id: try request.id(orElse: SingleRequestError.notFound), granting: narrowing, by: try request.caller,
                 logger: request.logger)
-            return request.redirect("/inbox", notice: narrowing == .everything ? "accepted" : "accepted-part")
+            return request.redirect("/inbox", notice: accepted.grant?.narrowed == true ? "accepted-part" : "accepted")
         }
         singleRequestAction("/requests/:id/refuse", .user, on: router, then: "/inbox", notice: "refused") {
             try await $0.refuse(id: $1, by: $2, logger: $3)

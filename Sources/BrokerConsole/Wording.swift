@@ -100,6 +100,12 @@ enum Wording {
         }
     }
 
+    /// What a person granted, in plain words: "Heart rate (beats/min); your data from 2026-03-02; once".
+    static func grant(_ terms: ConsentTerms) -> String {
+        let duration = terms.subscriptionDays.map { "new data for \($0) day\($0 == 1 ? "" : "s")" } ?? "once"
+        return "\(terms.types.map(typeWithUnit).joined(separator: ", ")); \(window(from: terms.windowFrom, to: terms.windowTo)); \(duration)"
+    }
+
     static func duration(subscriptionDays days: Int?) -> String {
         guard let days else { return "Once: a copy of the data you have now." }
         return "For \(days) day\(days == 1 ? "" : "s"): new data keeps being shared until you stop it or it ends."
@@ -137,7 +143,8 @@ enum Wording {
         "run-zone": "Your privacy zone is saved: spectators never see you inside it.",
         "signed-out": "You are signed out.",
         "accepted": "You accepted the request: the company can now download the data it asked for.",
-        "refused": "You refused the request. The company sees only that it was refused.",
+        "accepted-part": "You accepted part of the request: the company can download only what you granted.",
+        "refused": "You refused the request. The company is not told: to it, the request reads pending until it expires.",
         "stopped": "Sharing stopped. The company receives nothing that arrives from now on.",
         "blocked": "Company blocked: its pending requests were refused and it cannot send you new ones.",
         "unblocked": "Company unblocked.",

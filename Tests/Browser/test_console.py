@@ -317,6 +317,43 @@ class ConsoleTests(ConsoleTestCase):
         self.assertIn(c.DEMO_COMPANY_NAME, table.text)
         c.screenshot(browser, "access-log.png")
 
+    def test_02b_partial_grant(self):
+        """The person grants part of a request: one of two types, no subscription; the company sees both."""
+        person = self.fresh_person("granter")
+        company = self.signed_in(*c.DEMO_COMPANY)
+        purpose = f"Browser test {c.RUN}: heart and steps"
+        go(company, "/company/requests/new")
+        form = wait_css(company, "form#single-request-form")
+        c.fill(form, "subjectEmail", person.email)
+        c.fill(form, "types", ["heart_rate", "step_count"])
+        c.fill(form, "purpose", purpose)
+        c.fill(form, "subscriptionDays", "30")
+        c.submit_and_wait(company, form)
+        self.assertFalse(exists(company, "#error"), c.describe(company))
+
+        browser = self.signed_in(person.email, person.password)
+        article = self.pending_request(browser, purpose)
+        grant = find(article, "form.grant")
+        boxes = grant.find_elements(By.CSS_SELECTOR, "input[name=types]")
+        self.assertEqual(sorted(b.get_attribute("value") for b in boxes), ["heart_rate", "step_count"])
+        self.assertTrue(all(b.is_selected() for b in boxes), "every requested type starts checked")
+        c.fill(grant, "types", ["heart_rate"])
+        c.fill(grant, "days", "0")
+        c.screenshot(browser, "inbox-partial-grant.png")
+        request_id = article.get_attribute("data-request-id")
+        c.click_and_wait(browser, find(grant, "button.accept-selected"))
+        self.assertIn("part", wait_text(browser, "#notice"), c.describe(browser))
+
+        row = self.company_row(company, "single-requests", request_id)
+        self.assertIn("accepted", find(row, "td.status").text.lower())
+        granted = find(row, ".granted").text
+        self.assertIn("Heart rate", granted, row.text)
+        self.assertNotIn("Step", granted, row.text)
+        self.assertIn("once", granted, row.text)
+        self.assertIn("Step", row.text, "what was asked stays visible beside what was granted")
+        go(browser, "/inbox")
+        self.assertTrue(exists(wait_css(browser, "section#history"), ".narrowed"), c.describe(browser))
+
     def test_03_single_request_refused(self):
         person = self.fresh_person("refuser")
         company = self.signed_in(*c.DEMO_COMPANY)
