@@ -31,23 +31,26 @@ extension Console {
 
         get("/company/requests/new", .role(.thirdParty), on: router) { request in
             request.page(
-                "single-request-new", title: "Ask a person for their data", values: ["typeOptions": Wording.requestTypeOptions(selected: [])])
+                "single-request-new", title: "Ask a person for their data", values: Self.singleRequestFormValues(FormFields(), request))
         }
         post("/company/requests/new", .role(.thirdParty), on: router) { request in
             let form = request.form
             return try await request.submitting(
                 "single-request-new", title: "Ask a person for their data",
-                values: ["typeOptions": Wording.requestTypeOptions(selected: form.values("types"))], fieldNames: Self.requestFieldNames
+                values: Self.singleRequestFormValues(form, request), fieldNames: Self.requestFieldNames
             ) {
                 var errors: [FieldError] = []
                 let days = FormValues.integer(form["subscriptionDays"], field: "subscriptionDays", into: &errors)
                 let from = FormValues.startOfDay(form["windowFrom"], field: "windowFrom", into: &errors)
                 let to = FormValues.startOfDay(form["windowTo"], plusDays: 1, field: "windowTo", into: &errors)
+                // "Answer by" a day: the person may answer through that whole day (UTC).
+                let expiresAt = FormValues.startOfDay(form["expiresOn"], plusDays: 1, field: "expiresOn", into: &errors)
                 guard errors.isEmpty else { throw Problem.validationFailed(errors) }
                 _ = try await request.services.singleRequests.create(
                     .init(
                         email: form["subjectEmail"], fiscalCode: form["subjectFiscalCode"], types: form.values("types"),
-                        purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days),
+                        purpose: form["purpose"] ?? "", windowFrom: from, windowTo: to, subscriptionDays: days,
+                        purposeCode: form["purposeCode"], expiresAt: expiresAt),
                     by: try request.caller, logger: request.logger)
                 return request.redirect("/company", notice: "request-sent")
             }
@@ -171,10 +174,24 @@ extension Console {
             "subject": "subjectEmail", "subject.email": "subjectEmail", "subject.fiscalCode": "subjectFiscalCode",
             "types": "types", "purpose": "purpose", "window.from": "windowFrom", "window.to": "windowTo",
             "subscription.days": "subscriptionDays", "subscriptionDays": "subscriptionDays",
+            "purposeCode": "purposeCode", "expiresAt": "expiresOn", "expiresOn": "expiresOn",
         ]
         for index in 0..<SampleType.allCases.count { names["types[\(index)]"] = "types" }
         return names
     }()
+
+    /// The single request form's options and bounds, with what the company sent echoed back.
+    static func singleRequestFormValues(_ form: FormFields, _ request: ConsoleRequest) -> [String: Any] {
+        let today = CalendarDate.today
+        return [
+            "typeOptions": Wording.requestTypeOptions(selected: form.values("types")),
+            "purposeOptions": Wording.purposeOptions(selected: form["purposeCode"]),
+            // The last day whose end is still within the 90 days a request may wait.
+            "expiresOnMin": today.description,
+            "expiresOnMax": today.adding(days: SingleRequestService.maximumExpiryDays - 1).description,
+            "defaultExpiryDays": request.services.singleRequests.pendingExpiryDays,
+        ]
+    }
 
     static func groupFormValues(_ form: FormFields, _ request: ConsoleRequest) async throws -> [String: Any] {
         let budget = try await request.services.groupRequests.budget(for: try request.caller, logger: request.logger)
@@ -192,6 +209,7 @@ extension Console {
                     },
                 ] as [String: Any]
             },
+            "purposeOptions": Wording.purposeOptions(selected: form["purposeCode"]),
             "bucketOptions": Statistics.Bucket.allCases.map { ["value": $0.rawValue, "selected": (form["bucket"] ?? "day") == $0.rawValue] },
             "sexOptions": [("", "Anyone"), ("F", "Women"), ("M", "Men")].map {
                 ["value": $0.0, "label": $0.1, "selected": (Wording.sexCode(form["sex"]) ?? "") == $0.0]

@@ -13,6 +13,8 @@ extension Console {
         var item: [String: Any] = [
             "id": request.id.uuidString.lowercased(),
             "purpose": request.purpose,
+            "purposeCode": request.purposeCode.code,
+            "purposeDisplay": request.purposeCode.display,
             "companyName": request.thirdParty.companyName,
             "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "demographics": [

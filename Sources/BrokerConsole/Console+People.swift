@@ -197,6 +197,7 @@ extension Console {
             "narrowed": request.grant?.narrowed == true,
             "askedTypes": request.asked.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "purpose": request.purpose,
+            "purposeWords": request.purposeCode.plainWords,
             "window": Wording.window(from: request.windowFrom, to: request.windowTo),
             "askedFromTime": request.asked.windowFrom.map(Timestamp.rfc3339) ?? "",
             "askedToTime": request.asked.windowTo.map(Timestamp.rfc3339) ?? "",

@@ -11,7 +11,7 @@ struct GroupRequestForm {
     /// Every field the form has: an error on one of them is shown beside it.
     static let fieldNames: [String: String] = {
         let names =
-            ["types", "ageMin", "ageMax", "sex", "windowFrom", "windowTo", "bucket", "purpose", "subscriptionDays", "cellLoss"]
+            ["types", "ageMin", "ageMax", "sex", "windowFrom", "windowTo", "bucket", "purpose", "subscriptionDays", "cellLoss", "purposeCode"]
             + (1...3).flatMap { row in ["filterType\(row)", "filterMin\(row)", "filterMax\(row)"] }
         return Dictionary(uniqueKeysWithValues: names.map { ($0, $0) })
     }()
@@ -49,7 +49,8 @@ struct GroupRequestForm {
             windowFrom: GroupRequestService.CreationAsRead.date(form["windowFrom"] ?? ""),
             windowTo: GroupRequestService.CreationAsRead.date(form["windowTo"] ?? ""),
             bucket: bucket,
-            purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss)
+            purpose: form["purpose"] ?? "", subscriptionDays: days, cellLoss: cellLoss,
+            purposeCode: GroupRequestService.CreationAsRead.purposeCode(form["purposeCode"]))
     }
 
     /// The service's refusal with the form's field names, for `ConsoleRequest.submitting` to show beside them.
@@ -77,6 +78,7 @@ struct GroupRequestForm {
         case .purpose: "purpose"
         case .subscriptionDays: "subscriptionDays"
         case .cellLoss: "cellLoss"
+        case .purposeCode: "purposeCode"
         }
     }
 

@@ -42,6 +42,15 @@ enum Wording {
         typeOptions(selected: selected) + [["value": "position", "label": "Position (GPS track)", "checked": selected.contains("position")]]
     }
 
+    /// The purposes a company may code its request with, as a select's options: the plain words a person
+    /// reads, then HL7's code. A first, empty option makes the company choose (the code is required).
+    static func purposeOptions(selected: String?) -> [[String: Any]] {
+        [["value": "", "label": "Choose…", "selected": (selected ?? "").isEmpty]]
+            + PurposeOfUse.allCases.map {
+                ["value": $0.code, "label": "\($0.plainWords) (\($0.code))", "selected": selected == $0.code]
+            }
+    }
+
     /// The data types as checkbox options, `checked` for those in `selected`.
     static func typeOptions(selected: [String]) -> [[String: Any]] {
         SampleType.allCases.map {

@@ -88,7 +88,8 @@ extension Components.Schemas.GroupRequest {
             createdAt: request.createdAt,
             subscription: request.subscription.map {
                 .init(days: $0.days, status: .init($0.status), endsAt: $0.endsAt, endedAt: $0.endedAt)
-            })
+            },
+            purposeCode: .init(request.purposeCode))
     }
 }
 

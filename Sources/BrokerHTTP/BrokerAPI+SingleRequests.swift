@@ -10,7 +10,8 @@ extension BrokerAPI {
         let request = try await services.singleRequests.create(
             .init(
                 email: body.subject.email, fiscalCode: body.subject.fiscalCode, types: body.types, purpose: body.purpose,
-                windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days),
+                windowFrom: body.window?.from, windowTo: body.window?.to, subscriptionDays: body.subscription?.days,
+                purposeCode: body.purposeCode, expiresAt: body.expiresAt),
             by: principal, logger: logger)
         return .created(.init(body: .json(.init(request))))
     }
@@ -99,7 +100,9 @@ extension Components.Schemas.SingleRequest {
                     days: $0.days, status: .init($0.status), endsAt: $0.endsAt,
                     endedAt: $0.endedAt, endedBy: $0.endedBy.map(Components.Schemas.Subscription.EndedByPayload.init))
             },
-            grant: request.grant.map(Components.Schemas.Grant.init))
+            grant: request.grant.map(Components.Schemas.Grant.init),
+            expiresAt: request.expiresAt,
+            purposeCode: .init(request.purposeCode))
     }
 }
 

@@ -17,7 +17,8 @@ extension Services {
         let readiness = Readiness(client: client, migrations: try Migration.bundled(), availability: availability)
         let pseudonymizer = Pseudonymizer(client: client)
         let singleRequests = SingleRequestService(
-            client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays)
+            client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays,
+            clock: configuration.clock)
         let mailer = try makeMailer(configuration: configuration, logger: logger)
         let accounts = try await AccountService(
             client: client, hasher: PasswordHasher(), mailer: mailer,

@@ -53,7 +53,8 @@ extension Bench {
                 }
                 let created = try await api.sendJSON(
                     .POST, "/v1/single-requests", token: companyToken,
-                    json: ["subject": ["email": person.email], "types": Self.types, "purpose": "Download benchmark"], expecting: 201)
+                    json: ["subject": ["email": person.email], "types": Self.types, "purpose": "Download benchmark", "purposeCode": "HRESCH"],
+                    expecting: 201)
                 guard let id = created["id"] as? String, created["status"] as? String == "pending" else {
                     throw ValidationError("the request was created as \(created), not pending with an id")
                 }

@@ -70,7 +70,7 @@ extension Bench {
             let demographics = GroupRequest.Demographics(ageMin: 30, ageMax: 49, sex: .female)
             let creation = GroupRequestService.Creation(
                 types: [.heartRate], filters: filters, demographics: demographics, windowFrom: from, windowTo: to, bucket: .day,
-                purpose: "Population study", subscriptionDays: nil)
+                purpose: "Population study", subscriptionDays: nil, purposeCode: .healthcareResearch)
             let cohort = try await PrivacyBenchProbe.cohort(
                 filters: filters, demographics: demographics, from: from, to: to, client: client, logger: logger)
             let exact = try await PrivacyBenchProbe.exactCells(

@@ -51,7 +51,7 @@ extension Bench {
             let filters = [GroupRequest.Filter(type: .heartRate, min: 60, max: 85), GroupRequest.Filter(type: .systolicPressure, min: 100, max: 135)]
             let creation = GroupRequestService.Creation(
                 types: types, filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), windowFrom: first, windowTo: last,
-                bucket: .day, purpose: "Benchmark", subscriptionDays: nil)
+                bucket: .day, purpose: "Benchmark", subscriptionDays: nil, purposeCode: .healthcareResearch)
             let cohortOf = { @Sendable () async throws -> [Int32] in
                 try await PrivacyBenchProbe.cohort(
                     filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last, client: client,

@@ -54,7 +54,7 @@ struct LoadFixture: Sendable {
             }
             let request = try await api.sendJSON(
                 .POST, "/v1/single-requests", token: companyToken,
-                json: ["subject": ["email": holder.email], "types": ["heart_rate"], "purpose": "Load test"], expecting: 201)
+                json: ["subject": ["email": holder.email], "types": ["heart_rate"], "purpose": "Load test", "purposeCode": "HRESCH"], expecting: 201)
             guard let id = request["id"] as? String else { throw ValidationError("the request was created without an id") }
             try await api.sendRaw(.POST, "/v1/single-requests/\(id)/accept", token: holder.token, body: nil, expecting: 200)
             requestIDs.append(id)

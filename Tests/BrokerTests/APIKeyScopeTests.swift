@@ -78,15 +78,18 @@ struct APIKeyScopeTests {
             let estimate = try await harness.request(
                 .post, "/v1/group-requests/estimate",
                 json:
-                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#,
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#,
                 token: key.secret)
             #expect(estimate.status == .ok, "estimate: \(harness.text(estimate))")
 
             let changes: [(HTTPRequest.Method, String, String)] = [
-                (.post, "/v1/single-requests", #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"Study"}"#),
+                (
+                    .post, "/v1/single-requests",
+                    #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"Study"}"#
+                ),
                 (
                     .post, "/v1/group-requests",
-                    #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x"}"#
+                    #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#
                 ),
             ]
             for (method, path, body) in changes {

@@ -30,7 +30,7 @@ struct AuditorTests {
         let created = try await harness.request(
             .post, "/v1/group-requests",
             json:
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study"}"#,
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study"}"#,
             token: parties.company)
         try #require(created.status == .created)
         let group = try #require(try harness.object(created)["id"] as? String)
@@ -163,7 +163,7 @@ struct AuditorTests {
             let writes = try await harness.request(
                 .post, "/v1/group-requests",
                 json:
-                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#,
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#,
                 token: world.auditor)
             #expect(writes.status == .forbidden)
 

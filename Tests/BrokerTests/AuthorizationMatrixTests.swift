@@ -398,7 +398,7 @@ struct AuthorizationMatrixTests {
         let group = try await harness.request(
             .post, "/v1/group-requests",
             json:
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#,
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study","subscription":{"days":30}}"#,
             token: companyToken)
         try #require(group.status == .created, "the group request answered \(group.status): \(harness.text(group))")
         try #require(try harness.object(group)["status"] as? String == "accepted", "the group request was not accepted: \(harness.text(group))")

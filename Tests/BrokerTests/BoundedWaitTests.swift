@@ -142,7 +142,7 @@ struct BoundedWaitTests {
             _ = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try await harness.activeCompany()
             let body =
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study"}"#
             // Another instance, stalled in the middle of a release, holds the ledger's lock (every release's
             // budget check and debit run under it).
             try await TestDatabase.withClient(harness.databaseURL) { other in

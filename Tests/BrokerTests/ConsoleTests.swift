@@ -332,7 +332,10 @@ struct ConsoleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let company = try await ConsoleBrowser.company(harness, parties)
-            let common = [("purpose", "Study"), ("types", "heart_rate"), ("windowFrom", "2026-03-01"), ("windowTo", "2026-03-02"), ("bucket", "day")]
+            let common = [
+                ("purpose", "Study"), ("purposeCode", "HRESCH"), ("types", "heart_rate"), ("windowFrom", "2026-03-01"), ("windowTo", "2026-03-02"),
+                ("bucket", "day"),
+            ]
             try await company.get("/company/group-requests/new")
             let untyped = try await company.post("/company/group-requests/new", common + [("filterMin1", "60"), ("ageMin", "20")])
             #expect(untyped.status == .unprocessableContent)
@@ -348,7 +351,7 @@ struct ConsoleTests {
 
             // Stored (refused: nobody matches), then listed: a bound of 1e19 must print, not trap.
             let huge =
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":1e19}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Huge"}"#
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":1e19}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Huge"}"#
             #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: parties.company).status == .created)
             #expect(try await company.get("/company").status == .ok)
             #expect(company.lastPage.contains("10000000000000000000"))
@@ -363,7 +366,7 @@ struct ConsoleTests {
         try await TestHarness.run(configure: { $0.rateLimits = .unlimited }) { harness in
             let parties = try await harness.requestParties()
             let body =
-                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Paging"}"#
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Paging"}"#
             for _ in 0..<101 {
                 #expect(try await harness.request(.post, "/v1/group-requests", json: body, token: parties.company).status == .created)
             }

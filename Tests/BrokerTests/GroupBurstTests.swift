@@ -19,7 +19,7 @@ struct GroupBurstTests {
         let low = 60 + Double(index % 12)
         let ageMax = 40 + index % 30
         return
-            #"{"types":["heart_rate","step_count"],"filters":[{"type":"heart_rate","min":\#(low),"max":200}],"demographics":{"ageMax":\#(ageMax)},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Burst \#(index)"}"#
+            #"{"types":["heart_rate","step_count"],"filters":[{"type":"heart_rate","min":\#(low),"max":200}],"demographics":{"ageMax":\#(ageMax)},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Burst \#(index)"}"#
     }
 
     @Test("60 group requests at once from three companies on a pool of 4: every one is answered and GET /v1/me keeps answering")

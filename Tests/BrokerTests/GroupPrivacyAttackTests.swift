@@ -63,7 +63,7 @@ struct GroupPrivacyAttackTests {
         from: String = "2026-03-01", to: String = "2026-03-14", bucket: String = "day", subscription: Int? = nil
     ) async throws -> [String: Any] {
         let body =
-            #"{"types":["heart_rate"],"filters":\#(filters),"demographics":\#(demographics),"window":{"from":"\#(from)","to":"\#(to)"},"bucket":"\#(bucket)","purpose":"Attack","privacy":{"cellLoss":\#(cellLoss)}"#
+            #"{"types":["heart_rate"],"filters":\#(filters),"demographics":\#(demographics),"window":{"from":"\#(from)","to":"\#(to)"},"bucket":"\#(bucket)","purposeCode":"HRESCH","purpose":"Attack","privacy":{"cellLoss":\#(cellLoss)}"#
             + (subscription.map { #","subscription":{"days":\#($0)}"# } ?? "") + "}"
         let response = try await harness.request(.post, "/v1/group-requests", json: body, token: token)
         try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
@@ -493,7 +493,7 @@ struct GroupPrivacyAttackTests {
             var sizes: [Int?] = []
             for _ in 0..<8 {
                 let body =
-                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"x"}"#
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#
                 sizes.append(
                     try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["cohortSize"] as? Int)
             }

@@ -26,10 +26,10 @@ struct GroupPrivacyLedgerTests {
 
     /// Heart rate over March 1–2 for the women at 60–80 (seven of `GroupFixtures.standard`): 2 cells, ρ 0.03.
     static let twoCells =
-        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger"}"#
+        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Ledger"}"#
     /// The same over March 1 only: 1 cell, ρ 0.02.
     static let oneCell =
-        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purpose":"Ledger"}"#
+        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"Ledger"}"#
 
     static func number(_ value: Any?) -> Double? { GroupFixtures.number(value) }
 
@@ -82,7 +82,7 @@ struct GroupPrivacyLedgerTests {
             #expect(try await harness.request(.post, "/v1/group-requests", json: Self.twoCells, token: other).status == .created)
             // A request that costs more than a whole period's budget is a 422, not a wait.
             let tooBig =
-                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-05"},"bucket":"day","purpose":"x"}"#
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-05"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#
             let invalid = try await harness.request(.post, "/v1/group-requests", json: tooBig, token: other)
             #expect(invalid.status == .unprocessableContent)
             #expect(try harness.errorFields(invalid) == ["types"])
@@ -172,7 +172,7 @@ struct GroupPrivacyLedgerTests {
             let company = TestHarness.Company(vatNumber: TestHarness.uniqueVATNumber())
             let token = try await harness.activeCompany(company)
             let body =
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Ledger","subscription":{"days":365}}"#
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Ledger","subscription":{"days":365}}"#
             let created = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: token))
             let requestID = try #require(created["id"] as? String)
             #expect(try await harness.int("SELECT count(*) FROM group_requests WHERE id = '\(requestID)' AND ended_at IS NULL") == 1)
@@ -241,7 +241,7 @@ struct GroupPrivacyLedgerTests {
         ) { harness in
             let company = try await harness.activeCompany()
             let body =
-                #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.02}}"#
+                #"{"types":["heart_rate","step_count"],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-07"},"bucket":"day","purposeCode":"HRESCH","purpose":"x","privacy":{"cellLoss":0.02}}"#
             let empty = try await harness.request(.post, "/v1/group-requests/estimate", json: body, token: company)
             #expect(empty.status == .ok)
             let estimate = try harness.object(empty)
@@ -283,19 +283,19 @@ struct GroupPrivacyLedgerTests {
 
             // A subscription counts the buckets closed now: through the day before yesterday.
             let subscription =
-                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purpose":"x","subscription":{"days":30}}"#
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(6))","to":"\#(CalendarDate.today)"},"bucket":"day","purposeCode":"HRESCH","purpose":"x","subscription":{"days":30}}"#
             let subscribed = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: subscription, token: company))
             #expect(subscribed["cells"] as? Int == 5)
             // More than the whole budget: not affordable (and a 422 if sent).
             let huge =
-                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-04"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.1}}"#
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-04"},"bucket":"day","purposeCode":"HRESCH","purpose":"x","privacy":{"cellLoss":0.1}}"#
             let unaffordable = try harness.object(try await harness.request(.post, "/v1/group-requests/estimate", json: huge, token: company))
             #expect(unaffordable["cells"] as? Int == 400)
             #expect(unaffordable["affordable"] as? Bool == false)
             #expect(try await harness.request(.post, "/v1/group-requests", json: huge, token: company).status == .unprocessableContent)
             // Invalid bodies: the same field errors as creation.
             let invalid =
-                #"{"types":["mood","heart_rate"],"filters":[{"type":"heart_rate","min":90,"max":60}],"window":{"from":"2026-03-01","to":"2027-05-01"},"bucket":"day","purpose":"","privacy":{"cellLoss":0}}"#
+                #"{"types":["mood","heart_rate"],"filters":[{"type":"heart_rate","min":90,"max":60}],"window":{"from":"2026-03-01","to":"2027-05-01"},"bucket":"day","purposeCode":"HRESCH","purpose":"","privacy":{"cellLoss":0}}"#
             let refused = try await harness.request(.post, "/v1/group-requests/estimate", json: invalid, token: company)
             #expect(refused.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(refused)) == ["types[0]", "filters[0].min", "purpose", "privacy.cellLoss", "window"])

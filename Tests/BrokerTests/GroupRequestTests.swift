@@ -22,7 +22,7 @@ struct GroupRequestTests {
         subscription: String? = nil, window: String = #"{"from":"2026-03-01","to":"2026-03-02"}"#
     ) async throws -> [String: Any] {
         let body =
-            #"{"types":\#(types),"filters":\#(filters),"demographics":\#(demographics),"window":\#(window),"bucket":"day","purpose":"Study"\#(subscription.map { #","subscription":{"days":\#($0)}"# } ?? "")}"#
+            #"{"types":\#(types),"filters":\#(filters),"demographics":\#(demographics),"window":\#(window),"bucket":"day","purposeCode":"HRESCH","purpose":"Study"\#(subscription.map { #","subscription":{"days":\#($0)}"# } ?? "")}"#
         let response = try await harness.request(.post, "/v1/group-requests", json: body, token: token)
         try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
         return try harness.object(response)
@@ -180,7 +180,7 @@ struct GroupRequestTests {
             _ = try await GroupFixtures.populate(harness, members)
             let company = try await harness.activeCompany()
             let body =
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Weekly"}"#
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purposeCode":"HRESCH","purpose":"Weekly"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             let id = try #require(try harness.object(created)["id"] as? String)
             let results = try harness.object(try await harness.request(.get, "/v1/group-requests/\(id)/results", token: company))
@@ -204,7 +204,7 @@ struct GroupRequestTests {
             _ = try await GroupFixtures.populate(harness, (0..<5).map { _ in GroupFixtures.Member(heartRate: [2: [60], 4: [100]]) })
             let company = try await harness.activeCompany()
             let body =
-                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purpose":"Clipped"}"#
+                #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2026-03-02","to":"2026-03-03"},"bucket":"week","purposeCode":"HRESCH","purpose":"Clipped"}"#
             let id = try #require(
                 try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: company))["id"] as? String)
             let items = try #require(
@@ -514,7 +514,7 @@ struct GroupRequestTests {
             let response = try await harness.request(
                 .post, "/v1/group-requests",
                 json:
-                    #"{"types":["mood"],"filters":[{"type":"heart_rate","min":90,"max":60}],"demographics":{"ageMin":-1},"window":{"from":"2026-13-01","to":"2026-03-01"},"bucket":"day","purpose":""}"#,
+                    #"{"types":["mood"],"filters":[{"type":"heart_rate","min":90,"max":60}],"demographics":{"ageMin":-1},"window":{"from":"2026-13-01","to":"2026-03-01"},"bucket":"day","purposeCode":"HRESCH","purpose":""}"#,
                 token: company)
             #expect(response.status == .unprocessableContent)
             #expect(
@@ -524,18 +524,20 @@ struct GroupRequestTests {
             let badSex = try await harness.request(
                 .post, "/v1/group-requests",
                 json:
-                    #"{"types":["heart_rate"],"demographics":{"sex":"X"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"x"}"#,
+                    #"{"types":["heart_rate"],"demographics":{"sex":"X"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#,
                 token: company)
             #expect(badSex.status == .unprocessableContent)
             let nothing = try await harness.request(
                 .post, "/v1/group-requests",
-                json: #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"x"}"#, token: company)
+                json:
+                    #"{"types":["heart_rate"],"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"x"}"#,
+                token: company)
             #expect(try harness.errorFields(nothing) == ["filters"])
             // A cell may cost 0.001–0.1; one release holds at most 400 cells (401 days of one type is one too many).
             let costly = try await harness.request(
                 .post, "/v1/group-requests",
                 json:
-                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-05"},"bucket":"day","purpose":"x","privacy":{"cellLoss":0.5}}"#,
+                    #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"2025-01-01","to":"2026-02-05"},"bucket":"day","purposeCode":"HRESCH","purpose":"x","privacy":{"cellLoss":0.5}}"#,
                 token: company)
             #expect(costly.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(costly)) == ["privacy.cellLoss", "window"])

@@ -298,7 +298,7 @@ struct LocalDaysTests {
             let company = try await harness.activeCompany()
             let body =
                 #"{"types":["step_count","heart_rate"],"filters":[{"type":"step_count","min":4000},{"type":"heart_rate","min":69,"max":71}],"demographics":{},"#
-                + #""window":{"from":"2026-10-22","to":"2026-10-24"},"bucket":"day","purpose":"Study"}"#
+                + #""window":{"from":"2026-10-22","to":"2026-10-24"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study"}"#
             let created = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
             // Everyone's mean daily total is several thousand: a per-record mean (~200) would match no one.
             try #require(created.status == .created, "create answered \(created.status): \(harness.text(created))")

@@ -19,7 +19,7 @@ struct RateLimitTests {
 
     /// A valid group request (refused for its small cohort, but created: 201).
     static let groupRequestBody =
-        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purpose":"Study"}"#
+        #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"window":{"from":"2026-03-02","to":"2026-03-15"},"bucket":"week","purposeCode":"HRESCH","purpose":"Study"}"#
 
     /// Everything an upload can change, as one fingerprint.
     static func healthDataFingerprint(_ harness: TestHarness) async throws -> String {

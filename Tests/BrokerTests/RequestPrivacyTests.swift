@@ -21,15 +21,17 @@ struct RequestPrivacyTests {
         let subscription = subscriptionDays.map { #","subscription":{"days":\#($0)}"# } ?? ""
         return try await harness.request(
             .post, "/v1/single-requests",
-            json: #"{"subject":{"fiscalCode":"\#(fiscalCode)"},"types":["heart_rate"],"purpose":"Cardiology study"\#(subscription)}"#,
+            json:
+                #"{"subject":{"fiscalCode":"\#(fiscalCode)"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"Cardiology study"\#(subscription)}"#,
             token: token)
     }
 
     /// A request as the company sees it, without what differs between any two requests (id, times, the
-    /// subject as typed): what is left must not tell a registered person from nobody.
+    /// subject as typed): what is left must not tell a registered person from nobody. `expiresAt` follows
+    /// from the creation time (RequestExpiryAndPurposeTests compares requests given the same one).
     static func shape(_ object: [String: Any]) throws -> String {
         var object = object
-        for key in ["id", "createdAt", "subject"] { object.removeValue(forKey: key) }
+        for key in ["id", "createdAt", "subject", "expiresAt"] { object.removeValue(forKey: key) }
         return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
@@ -214,14 +216,14 @@ struct RequestPrivacyTests {
         }
     }
 
-    @Test("PENDING_REQUEST_EXPIRY_DAYS: 30 by default, 1–365, and the server gives new requests that long")
+    @Test("PENDING_REQUEST_EXPIRY_DAYS: 30 by default, 1–90, and the server gives new requests that long")
     func pendingExpirySetting() async throws {
         func days(_ environment: [String: String]) throws -> Int {
             try BrokerConfiguration(reader: ConfigReaderForTests.environment(environment)).pendingRequestExpiryDays
         }
         #expect(try days([:]) == 30)
         #expect(try days(["PENDING_REQUEST_EXPIRY_DAYS": "7"]) == 7)
-        for wrong in ["0", "-1", "366", "ten"] {
+        for wrong in ["0", "-1", "91", "366", "ten"] {
             #expect(throws: ConfigurationError.self) { try days(["PENDING_REQUEST_EXPIRY_DAYS": wrong]) }
         }
         try await TestHarness.run(configure: { $0.pendingRequestExpiryDays = 2 }) { harness in
@@ -279,7 +281,7 @@ struct RequestPrivacyTests {
             try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(people[0])', '\(blockedID)')")
 
             let body =
-                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#
+                #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":60,"max":80}],"demographics":{},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study"}"#
             let refused = try harness.object(try await harness.request(.post, "/v1/group-requests", json: body, token: blocked))
             #expect(refused["status"] as? String == "refused")
             #expect(refused["refusalReason"] as? String == "cohort_below_threshold")
@@ -299,7 +301,7 @@ struct RequestPrivacyTests {
                 for day in [3, 2] { try await GroupFixtures.upload(harness, ids, heartRate: 70, on: GroupFixtures.daysAgo(day), hour: 9) }
                 let company = try await harness.activeCompany()
                 let body =
-                    #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purpose":"Study","subscription":{"days":30}}"#
+                    #"{"types":["heart_rate"],"filters":[{"type":"heart_rate","min":0,"max":300}],"demographics":{},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purposeCode":"HRESCH","purpose":"Study","subscription":{"days":30}}"#
                 let response = try await harness.request(.post, "/v1/group-requests", json: body, token: company)
                 try #require(response.status == .created, "create answered \(response.status): \(harness.text(response))")
                 let created = try harness.object(response)

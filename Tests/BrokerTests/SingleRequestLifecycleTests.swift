@@ -43,7 +43,8 @@ struct SingleRequestLifecycleTests {
             let otherToken = try await harness.activeCompany(other)
             let byCode = try await harness.request(
                 .post, "/v1/single-requests",
-                json: #"{"subject":{"fiscalCode":"\#(parties.personFiscalCode.lowercased())"},"types":["step_count"],"purpose":"Activity"}"#,
+                json:
+                    #"{"subject":{"fiscalCode":"\#(parties.personFiscalCode.lowercased())"},"types":["step_count"],"purposeCode":"HRESCH","purpose":"Activity"}"#,
                 token: otherToken)
             #expect(byCode.status == .created)
             #expect((try harness.object(byCode)["subject"] as? [String: Any])?["fiscalCode"] as? String == parties.personFiscalCode)
@@ -56,12 +57,13 @@ struct SingleRequestLifecycleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let unknown = try await harness.request(
-                .post, "/v1/single-requests", json: #"{"subject":{"email":"nobody@example.com"},"types":["heart_rate"],"purpose":"x"}"#,
+                .post, "/v1/single-requests",
+                json: #"{"subject":{"email":"nobody@example.com"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"x"}"#,
                 token: parties.company)
             #expect(unknown.status == .created)
             let unknownCode = try await harness.request(
                 .post, "/v1/single-requests",
-                json: #"{"subject":{"fiscalCode":"\#(TestHarness.uniqueFiscalCode())"},"types":["heart_rate"],"purpose":"x"}"#,
+                json: #"{"subject":{"fiscalCode":"\#(TestHarness.uniqueFiscalCode())"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"x"}"#,
                 token: parties.company)
             #expect(unknownCode.status == .created)
 
@@ -86,7 +88,7 @@ struct SingleRequestLifecycleTests {
             let both = try await harness.request(
                 .post, "/v1/single-requests",
                 json:
-                    #"{"subject":{"email":"\#(parties.personEmail)","fiscalCode":"\#(parties.personFiscalCode)"},"types":[],"purpose":" ","window":{"from":"yesterday","to":"2026-01-01T00:00:00Z"},"subscription":{"days":0}}"#,
+                    #"{"subject":{"email":"\#(parties.personEmail)","fiscalCode":"\#(parties.personFiscalCode)"},"types":[],"purposeCode":"HRESCH","purpose":" ","window":{"from":"yesterday","to":"2026-01-01T00:00:00Z"},"subscription":{"days":0}}"#,
                 token: parties.company)
             #expect(both.status == .unprocessableContent)
             #expect(Set(try harness.errorFields(both)) == ["subject", "types", "purpose", "window.from", "subscription.days"])
@@ -104,14 +106,16 @@ struct SingleRequestLifecycleTests {
             #expect(try harness.errorFields(tooLong) == ["subscription.days"])
 
             let byPerson = try await harness.request(
-                .post, "/v1/single-requests", json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#,
+                .post, "/v1/single-requests",
+                json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"x"}"#,
                 token: parties.person)
             #expect(byPerson.status == .forbidden)
             let auditor = try await harness.activeAuditor()
             #expect(try await harness.request(.get, "/v1/single-requests", token: auditor).status == .forbidden)
             #expect(
                 try await harness.request(
-                    .post, "/v1/single-requests", json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
+                    .post, "/v1/single-requests",
+                    json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"x"}"#
                 ).status == .unauthorized)
             #expect(try await harness.int("SELECT count(*) FROM single_requests") == 0)
         }
@@ -272,7 +276,7 @@ struct SingleRequestLifecycleTests {
         try await TestHarness.run { harness in
             let parties = try await harness.requestParties()
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                let body = #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purpose":"x"}"#
+                let body = #"{"subject":{"email":"\#(parties.personEmail)"},"types":["heart_rate"],"purposeCode":"HRESCH","purpose":"x"}"#
                 for _ in 0..<8 {
                     group.addTask {
                         try await harness.requestOnNewConnection(.post, "/v1/single-requests", json: body, token: parties.company).status

@@ -64,7 +64,8 @@ struct TransparencyTests {
             other.vatNumber = TestHarness.uniqueVATNumber()
             let otherToken = try await harness.activeCompany(other)
             let pending = try await harness.request(
-                .post, "/v1/single-requests", json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["weight"],"purpose":"x"}"#,
+                .post, "/v1/single-requests",
+                json: #"{"subject":{"email":"\#(parties.personEmail)"},"types":["weight"],"purposeCode":"HRESCH","purpose":"x"}"#,
                 token: otherToken)
             let pendingID = try #require(try harness.object(pending)["id"] as? String)
             _ = try await harness.sql(

@@ -118,6 +118,7 @@ class ConsoleTestCase(unittest.TestCase):
         c.fill(form, "subjectEmail", person.email)
         c.fill(form, "types", types)
         c.fill(form, "purpose", purpose)
+        c.fill(form, "purposeCode", "HRESCH")
         if screenshot:
             c.screenshot(company, screenshot)
         c.submit_and_wait(company, form)
@@ -194,6 +195,7 @@ def fill_group_request(form, purpose, types, filters=(), window=None, bucket="da
     """`filters`: up to three (type, min, max); `window`: (from, to) dates, default the last seven days."""
     window_from, window_to = window or (today() - datetime.timedelta(days=7), today() - datetime.timedelta(days=1))
     c.fill(form, "purpose", purpose)
+    c.fill(form, "purposeCode", "HRESCH")
     c.fill(form, "types", types)
     for number, (kind, low, high) in enumerate(filters, start=1):
         c.fill(form, f"filterType{number}", kind)
@@ -289,6 +291,7 @@ class ConsoleTests(ConsoleTestCase):
         article = self.pending_request(browser, purpose)
         self.assertIn(c.DEMO_COMPANY_NAME, article.text)
         self.assertIn("beats/min", article.text, "the data asked for should be in plain words with units")
+        self.assertIn("For health research", article.text, "the purpose's code (HRESCH) should be in plain words")
         for button in ("accept", "refuse", "block"):
             self.assertTrue(exists(article, f"button.{button}"), f"no button.{button} in {article.text!r}")
         c.screenshot(browser, "inbox.png")

@@ -104,7 +104,8 @@ def group_request(index, window):
         filters.append({"type": "step_count", "min": 2000 + 500 * (index % 3)})
     return {"types": ["heart_rate", "step_count"], "filters": filters,
             "demographics": {"ageMin": age, "ageMax": age + 9, **({"sex": sex} if sex else {})},
-            "window": window, "bucket": "day", "purpose": f"Group burst study {index}"}
+            "window": window, "bucket": "day", "purpose": f"Group burst study {index}",
+            "purposeCode": "HRESCH"}
 
 
 class Burst:

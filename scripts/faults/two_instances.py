@@ -63,7 +63,7 @@ def run(d4h, cluster, ports):
     request_ids = []
     for i, person in enumerate(people):
         reply = call("POST", servers[i % 2].url("/v1/single-requests"), token=company,
-                     body={"subject": {"email": person["email"]}, "types": ["heart_rate"], "purpose": "Two instances",
+                     body={"subject": {"email": person["email"]}, "types": ["heart_rate"], "purpose": "Two instances", "purposeCode": "HRESCH",
                            "subscription": {"days": 30}})
         request_ids.append(reply.json()["id"])
         accept = call("POST", servers[(i + 1) % 2].url(f"/v1/single-requests/{request_ids[-1]}/accept"), token=tokens[i])

@@ -55,4 +55,6 @@ package struct GroupRequest: Sendable, Equatable {
     package var cellLoss: PrivacyLoss?
     /// A subscription's last released bucket start.
     var releasedThrough: CalendarDate?
+    /// The purpose's code; `purpose` is the sender's own words.
+    package var purposeCode: PurposeOfUse
 }

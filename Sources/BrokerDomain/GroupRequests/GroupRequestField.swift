@@ -21,4 +21,5 @@ package enum GroupRequestField: Hashable, Sendable {
     case purpose
     case subscriptionDays
     case cellLoss
+    case purposeCode
 }

@@ -10,7 +10,7 @@ extension GroupRequestService {
         return Creation(
             types: valid.types, filters: valid.filters, demographics: valid.demographics, windowFrom: valid.windowFrom,
             windowTo: valid.windowTo, bucket: valid.bucket, purpose: read.purpose, subscriptionDays: valid.subscriptionDays,
-            cellLoss: read.cellLoss)
+            cellLoss: read.cellLoss, purposeCode: valid.purposeCode)
     }
 
     static func validate(_ creation: Creation, privacy: PrivacySettings) throws -> ValidCreation {
@@ -64,6 +64,7 @@ extension GroupRequestService {
         let bucket = creation.bucket.read
         let purpose = creation.purpose.trimmingCharacters(in: .whitespacesAndNewlines)
         if !SingleRequestService.purposeLength.contains(purpose.count) { fail(.purpose, "must be 1–500 characters") }
+        if case .unreadable(let reason) = creation.purposeCode { fail(.purposeCode, reason) }
         if let days = creation.subscriptionDays, !SingleRequestService.subscriptionDays.contains(days) {
             fail(.subscriptionDays, "must be 1–3650")
         }
@@ -79,10 +80,12 @@ extension GroupRequestService {
                 "types × buckets may be at most \(privacy.maximumCellsPerRelease) cells: "
                     + "a longer window needs a coarser bucket or fewer types")
         }
-        guard errors.isEmpty, let from, let to, let bucket else { throw GroupRequestError.invalid(errors) }
+        guard errors.isEmpty, let from, let to, let bucket, let purposeCode = creation.purposeCode.read else {
+            throw GroupRequestError.invalid(errors)
+        }
         return ValidCreation(
             types: types, filters: filters, demographics: demographics, windowFrom: from, windowTo: to, bucket: bucket,
-            purpose: purpose, subscriptionDays: creation.subscriptionDays, cellLoss: PrivacyLoss(rho: cellLoss))
+            purpose: purpose, subscriptionDays: creation.subscriptionDays, cellLoss: PrivacyLoss(rho: cellLoss), purposeCode: purposeCode)
     }
 
     /// A release dearer than a person's yearly group cap would be answered from nobody (everyone would be

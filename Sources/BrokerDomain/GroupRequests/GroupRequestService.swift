@@ -48,16 +48,19 @@ package struct GroupRequestService: Sendable {
         /// ρ per released cell (`privacy.cellLoss`); nil takes `PRIVACY_CELL_RHO`. A number rather than a
         /// `PrivacyLoss`: the range is checked on the ρ as asked, before any rounding to a millionth.
         package var cellLoss: Double?
+        package var purposeCode: PurposeOfUse
 
         package init(
             types: [SampleType], filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, windowFrom: CalendarDate,
-            windowTo: CalendarDate, bucket: Statistics.Bucket, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil
+            windowTo: CalendarDate, bucket: Statistics.Bucket, purpose: String, subscriptionDays: Int?, cellLoss: Double? = nil,
+            purposeCode: PurposeOfUse
         ) {
             (self.types, self.filters, self.demographics) = (types, filters, demographics)
             (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (
                 windowFrom, windowTo, bucket, purpose, subscriptionDays
             )
             self.cellLoss = cellLoss
+            self.purposeCode = purposeCode
         }
     }
 
@@ -81,16 +84,19 @@ package struct GroupRequestService: Sendable {
         package var purpose: String
         package var subscriptionDays: Int?
         package var cellLoss: Double?
+        package var purposeCode: Parsed<PurposeOfUse>
 
         package init(
             types: [Parsed<SampleType>], filters: [Filter], ageMin: Int?, ageMax: Int?, sex: Parsed<Sex>?, windowFrom: Parsed<CalendarDate>,
-            windowTo: Parsed<CalendarDate>, bucket: Parsed<Statistics.Bucket>, purpose: String, subscriptionDays: Int?, cellLoss: Double?
+            windowTo: Parsed<CalendarDate>, bucket: Parsed<Statistics.Bucket>, purpose: String, subscriptionDays: Int?, cellLoss: Double?,
+            purposeCode: Parsed<PurposeOfUse>
         ) {
             (self.types, self.filters, self.ageMin, self.ageMax, self.sex) = (types, filters, ageMin, ageMax, sex)
             (self.windowFrom, self.windowTo, self.bucket, self.purpose, self.subscriptionDays) = (
                 windowFrom, windowTo, bucket, purpose, subscriptionDays
             )
             self.cellLoss = cellLoss
+            self.purposeCode = purposeCode
         }
 
         init(_ creation: Creation) {
@@ -98,7 +104,15 @@ package struct GroupRequestService: Sendable {
                 types: creation.types.map { .value($0) }, filters: creation.filters.map { .init(type: .value($0.type), min: $0.min, max: $0.max) },
                 ageMin: creation.demographics.ageMin, ageMax: creation.demographics.ageMax, sex: creation.demographics.sex.map { .value($0) },
                 windowFrom: .value(creation.windowFrom), windowTo: .value(creation.windowTo), bucket: .value(creation.bucket),
-                purpose: creation.purpose, subscriptionDays: creation.subscriptionDays, cellLoss: creation.cellLoss)
+                purpose: creation.purpose, subscriptionDays: creation.subscriptionDays, cellLoss: creation.cellLoss,
+                purposeCode: .value(creation.purposeCode))
+        }
+
+        /// A code as an edge read it (a JSON string, a form's select): one of the value set, or why not.
+        package static func purposeCode(_ text: String?) -> Parsed<PurposeOfUse> {
+            let codes = PurposeOfUse.allCases.map(\.code).joined(separator: ", ")
+            guard let text, !text.isEmpty else { return .unreadable("is required: one of \(codes)") }
+            return PurposeOfUse(code: text).map { .value($0) } ?? .unreadable("must be one of \(codes)")
         }
     }
 
@@ -112,6 +126,7 @@ package struct GroupRequestService: Sendable {
         var purpose: String
         var subscriptionDays: Int?
         var cellLoss: PrivacyLoss
+        var purposeCode: PurposeOfUse
     }
 
     // MARK: Creation
@@ -195,6 +210,7 @@ package struct GroupRequestService: Sendable {
                             "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
                             "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
                             "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho)),
+                            "purposeCode": .string(valid.purposeCode.code),
                         ]),
                     on: connection, logger: logger)
                 if accepted {

@@ -11,7 +11,7 @@ package enum GroupRequestStore {
                g.age_max, g.sex::text AS sex, to_char(g.window_from, 'YYYY-MM-DD') AS window_from,
                to_char(g.window_to, 'YYYY-MM-DD') AS window_to, g.bucket, g.purpose, g.status, g.refusal_reason,
                g.cohort_size, g.created_at, g.subscription_days, g.ends_at, g.ended_at, now() AS now, g.cell_loss_micro,
-               to_char(g.released_through, 'YYYY-MM-DD') AS released_through
+               to_char(g.released_through, 'YYYY-MM-DD') AS released_through, g.purpose_code
         """
 
     static func request(from row: PostgresRow) throws -> GroupRequest {
@@ -44,7 +44,9 @@ package enum GroupRequestStore {
                 return GroupRequest.Subscription(days: days, status: status, endsAt: endsAt, endedAt: endedAt)
             },
             cellLoss: try columns["cell_loss_micro"].decode(Int64?.self).map(PrivacyLoss.init(micro:)),
-            releasedThrough: try columns["released_through"].decode(String?.self).flatMap(CalendarDate.init(iso:)))
+            releasedThrough: try columns["released_through"].decode(String?.self).flatMap(CalendarDate.init(iso:)),
+            // The column's CHECK admits only the value set's codes.
+            purposeCode: PurposeOfUse(code: try columns["purpose_code"].decode(String.self)) ?? PurposeOfUse.storedBeforeCodes)
     }
 
     static func collect(_ rows: PostgresRowSequence) async throws -> [GroupRequest] {
@@ -64,7 +66,7 @@ package enum GroupRequestStore {
             WITH inserted AS (
                 INSERT INTO group_requests (third_party_id, types, filters, age_min, age_max, sex, window_from, window_to, bucket,
                                             purpose, status, refusal_reason, cohort, cohort_size, subscription_days, ends_at,
-                                            cell_loss_micro, released_through)
+                                            cell_loss_micro, released_through, purpose_code)
                 VALUES (\(thirdPartyID), \(request.types.map(\.code)), \(filters)::jsonb, \(request.demographics.ageMin),
                         \(request.demographics.ageMax), \(request.demographics.sex?.rawValue), \(request.windowFrom.description)::date,
                         \(request.windowTo.description)::date, \(request.bucket.rawValue), \(request.purpose), \(status.rawValue),
@@ -72,7 +74,7 @@ package enum GroupRequestStore {
                         \(status == .accepted ? request.subscriptionDays : nil),
                         CASE WHEN \(status.rawValue) = 'accepted' AND \(request.subscriptionDays)::int IS NOT NULL
                              THEN now() + make_interval(days => \(request.subscriptionDays)::int) END,
-                        \(request.cellLoss.micro), \(releasedThrough?.description)::date)
+                        \(request.cellLoss.micro), \(releasedThrough?.description)::date, \(request.purposeCode.code))
                 RETURNING *
             )
             \(unescaped: selection) FROM inserted g LEFT JOIN third_parties t ON t.account_id = g.third_party_id

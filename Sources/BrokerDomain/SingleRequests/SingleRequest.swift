@@ -2,7 +2,7 @@ import Foundation
 
 /// A third party's request for one person's data, as both sides see it.
 package struct SingleRequest: Sendable, Equatable {
-    /// `expired`: it was still pending when its time ran out (`PENDING_REQUEST_EXPIRY_DAYS`).
+    /// `expired`: it was still pending when its time ran out (`expiresAt`).
     package enum Status: String, Sendable { case pending, accepted, refused, cancelled, expired }
 
     /// The sender; once the company erased its account, its former id with the name "Erased company".
@@ -56,6 +56,11 @@ package struct SingleRequest: Sendable, Equatable {
     package var subscription: Subscription?
     /// Set when the person refused and the sender may not learn it (`seenBySender`).
     package var unseenRefusal: UnseenRefusal?
+    /// When a pending request expires unanswered: the sender's choice, or `PENDING_REQUEST_EXPIRY_DAYS`
+    /// after creation. A refusal the sender may not see reads pending to it until then.
+    package var expiresAt: Date
+    /// The purpose's code; `purpose` is the sender's own words.
+    package var purposeCode: PurposeOfUse
 
     /// What keeps a refusal from the sender: a request to nobody stays pending until it expires, so a refused
     /// one must look the same, or a refusal would tell the sender that the person exists.

@@ -8,6 +8,8 @@ extension SingleRequestService {
     /// organiser's safety desk). Accepting is all or nothing, so no runner accepts without sharing
     /// `position` (R47).
     static let runTypes: [RequestedType] = [.position, .sample(.heartRate)]
+    /// The runner asked for it: the request follows from their joining the run.
+    static let runPurpose = PurposeOfUse.patientRequested
 
     /// Sends the runner the run's request: their data over the run's time (`from`–`to`), pending until the
     /// run ends. It names no one to the organiser (no subject): the organiser knows a runner by bib, never by
@@ -22,10 +24,13 @@ extension SingleRequestService {
                 purpose:
                     "Track4Run: \(runName). Your live position, shown to spectators by your bib or display name (never in your privacy zone), and your finish time; the organiser receives your whole track in the run's window, inside your privacy zone too; sharing ends with the run.",
                 windowFrom: Timestamp.postgresText(from), windowTo: Timestamp.postgresText(to), subscriptionDays: 2, expiryDays: 2,
-                on: connection, logger: logger)
+                expiresAt: nil, purposeCode: Self.runPurpose, on: connection, logger: logger)
             try await audit(
                 AuditAction.singleRequestCreated, request, actor: .thirdParty,
-                details: ["types": .string(Self.runTypes.map(\.rawValue).joined(separator: ",")), "subscriptionDays": .int(2), "run": .bool(true)],
+                details: [
+                    "types": .string(Self.runTypes.map(\.rawValue).joined(separator: ",")), "subscriptionDays": .int(2), "run": .bool(true),
+                    "purposeCode": .string(Self.runPurpose.code),
+                ],
                 on: connection, logger: logger)
             return request
         } catch let error where PostgresErrors.uniqueViolation(in: error) == "single_requests_one_pending_subject" {

@@ -7,20 +7,29 @@ import PostgresNIO
 package struct SingleRequestService: Sendable {
     package let client: DatabasePool
     package let pseudonymizer: Pseudonymizer
-    /// Days a request stays pending before it expires unanswered (`PENDING_REQUEST_EXPIRY_DAYS`).
+    /// Days a request stays pending before it expires unanswered when its sender chose no `expiresAt`
+    /// (`PENDING_REQUEST_EXPIRY_DAYS`).
     package let pendingExpiryDays: Int
     /// What download cursors are sealed with (`DownloadCursor`).
     let cursorKey: ServerSecret
+    /// What a sender's `expiresAt` is checked against.
+    let clock: WallClock
 
-    package init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30) {
+    package init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30, clock: WallClock = .system) {
         self.client = client
         self.pseudonymizer = pseudonymizer
         self.pendingExpiryDays = pendingExpiryDays
         self.cursorKey = ServerSecret("download_cursor_key", client: client)
+        self.clock = clock
     }
 
     package static let purposeLength = 1...500
     package static let subscriptionDays = 1...3650
+    /// How far ahead a request may expire, whether its sender or `PENDING_REQUEST_EXPIRY_DAYS` chose it:
+    /// a refusal reads pending to the sender until then, so this bounds how long a person's "no" is hidden.
+    package static let maximumExpiryDays = 90
+    /// How soon a sender may make a request expire: the person gets at least this long to see it.
+    package static let minimumExpiryLead: TimeInterval = 3600
 
     package struct Creation: Sendable {
         package var email: String?
@@ -30,12 +39,18 @@ package struct SingleRequestService: Sendable {
         package var windowFrom: String?
         package var windowTo: String?
         package var subscriptionDays: Int?
+        /// An HL7 PurposeOfUse code (`PurposeOfUse`); required, nil when the sender gave none.
+        package var purposeCode: String?
+        /// RFC 3339; nil: `PENDING_REQUEST_EXPIRY_DAYS` from now.
+        package var expiresAt: String?
 
         package init(
-            email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?
+            email: String?, fiscalCode: String?, types: [String], purpose: String, windowFrom: String?, windowTo: String?, subscriptionDays: Int?,
+            purposeCode: String?, expiresAt: String? = nil
         ) {
             (self.email, self.fiscalCode, self.types, self.purpose) = (email, fiscalCode, types, purpose)
             (self.windowFrom, self.windowTo, self.subscriptionDays) = (windowFrom, windowTo, subscriptionDays)
+            (self.purposeCode, self.expiresAt) = (purposeCode, expiresAt)
         }
     }
 
@@ -49,7 +64,7 @@ package struct SingleRequestService: Sendable {
     /// learns only when they accept. Both paths run the same statements, so their times match too.
     package func create(_ creation: Creation, by principal: Principal, logger: Logger) async throws -> SingleRequest {
         guard principal.role == .thirdParty else { throw WrongRole("Only third parties send single requests.") }
-        let valid = try Self.validate(creation)
+        let valid = try Self.validate(creation, now: clock.now)
         let expiryDays = pendingExpiryDays
         return try await withMappedErrors {
             try await client.withTransaction(logger: logger) { connection in
@@ -60,12 +75,15 @@ package struct SingleRequestService: Sendable {
                     thirdPartyID: principal.accountID, userID: userID, subject: valid.subject, types: valid.types,
                     purpose: valid.purpose, windowFrom: valid.windowFrom.map(Timestamp.postgresText),
                     windowTo: valid.windowTo.map(Timestamp.postgresText), subscriptionDays: valid.subscriptionDays,
-                    expiryDays: expiryDays, on: connection, logger: logger)
+                    expiryDays: expiryDays, expiresAt: valid.expiresAt.map(Timestamp.postgresText), purposeCode: valid.purposeCode,
+                    on: connection, logger: logger)
                 try await audit(
                     AuditAction.singleRequestCreated, request, actor: .thirdParty,
                     details: [
                         "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
                         "subscriptionDays": .int(valid.subscriptionDays ?? 0),
+                        "purposeCode": .string(valid.purposeCode.code),
+                        "expiresAt": .string(Timestamp.rfc3339(request.expiresAt)),
                     ],
                     on: connection, logger: logger)
                 return request
@@ -80,10 +98,14 @@ package struct SingleRequestService: Sendable {
         var windowFrom: Date?
         var windowTo: Date?
         var subscriptionDays: Int?
+        var purposeCode: PurposeOfUse
+        /// Nil: the server's default (`pendingExpiryDays`), computed by the database as it stores the request.
+        var expiresAt: Date?
     }
 
-    /// Every problem of the body at once, as field errors.
-    static func validate(_ creation: Creation) throws -> ValidCreation {
+    /// Every problem of the body at once, as field errors. `now` is the service's clock, which a chosen
+    /// `expiresAt` must lie at least `minimumExpiryLead` and at most `maximumExpiryDays` ahead of.
+    static func validate(_ creation: Creation, now: Date) throws -> ValidCreation {
         var errors: [FieldError] = []
         var email: String?
         var fiscalCode: String?
@@ -123,10 +145,33 @@ package struct SingleRequestService: Sendable {
         if let days = creation.subscriptionDays, !subscriptionDays.contains(days) {
             errors.append(FieldError(field: "subscription.days", message: "must be \(subscriptionDays.lowerBound)–\(subscriptionDays.upperBound)"))
         }
-        guard errors.isEmpty else { throw SingleRequestError.invalid(errors) }
+        let purposeCode = Self.purposeCode(creation.purposeCode, field: "purposeCode", into: &errors)
+        let expiresAt = time(creation.expiresAt, field: "expiresAt", into: &errors)
+        if let expiresAt {
+            if expiresAt < now.addingTimeInterval(minimumExpiryLead) {
+                errors.append(FieldError(field: "expiresAt", message: "must be at least an hour from now"))
+            } else if expiresAt > now.addingTimeInterval(Double(maximumExpiryDays) * 86_400) {
+                errors.append(FieldError(field: "expiresAt", message: "must be at most \(maximumExpiryDays) days from now"))
+            }
+        }
+        guard errors.isEmpty, let purposeCode else { throw SingleRequestError.invalid(errors) }
         return ValidCreation(
             subject: .init(email: email, fiscalCode: fiscalCode), types: types, purpose: purpose, windowFrom: from,
-            windowTo: to, subscriptionDays: creation.subscriptionDays)
+            windowTo: to, subscriptionDays: creation.subscriptionDays, purposeCode: purposeCode, expiresAt: expiresAt)
+    }
+
+    /// The code a sender gave, or the field's error: missing, or none of the value set.
+    package static func purposeCode(_ text: String?, field: String, into errors: inout [FieldError]) -> PurposeOfUse? {
+        let codes = PurposeOfUse.allCases.map(\.code).joined(separator: ", ")
+        guard let text, !text.isEmpty else {
+            errors.append(FieldError(field: field, message: "is required: one of \(codes)"))
+            return nil
+        }
+        guard let code = PurposeOfUse(code: text) else {
+            errors.append(FieldError(field: field, message: "must be one of \(codes)"))
+            return nil
+        }
+        return code
     }
 
     /// An RFC 3339 time the caller sent, or a field error naming it.

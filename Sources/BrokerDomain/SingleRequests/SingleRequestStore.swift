@@ -13,7 +13,7 @@ package enum SingleRequestStore {
                coalesce(t.vat_number, '') AS vat_number, r.user_id, r.subject_email,
                r.subject_fiscal_code, r.types, r.purpose, r.window_from, r.window_to, \(effectiveStatus) AS status, r.created_at,
                r.decided_at, r.subscription_days, r.ends_at, r.ended_at, r.ended_by, r.expires_at,
-               r.refusal_unseen, r.withdrawn_at, now() AS now,
+               r.refusal_unseen, r.withdrawn_at, now() AS now, r.purpose_code,
                r.asked_types, r.asked_window_from, r.asked_window_to, r.asked_subscription_days, r.grant_id
         """
 
@@ -94,7 +94,10 @@ package enum SingleRequestStore {
                     status: SingleRequest.Subscription.status(requestStatus: status, endsAt: endsAt, endedAt: endedAt, now: now),
                     endsAt: endsAt, endedAt: endedAt, endedBy: endedBy)
             },
-            unseenRefusal: unseenRefusal)
+            unseenRefusal: unseenRefusal,
+            expiresAt: try columns["expires_at"].decode(Date.self),
+            // The column's CHECK admits only the value set's codes.
+            purposeCode: PurposeOfUse(code: try columns["purpose_code"].decode(String.self)) ?? PurposeOfUse.storedBeforeCodes)
     }
 
     static func collect(_ rows: PostgresRowSequence) async throws -> [SingleRequest] {
@@ -123,14 +126,15 @@ package enum SingleRequestStore {
         _ = try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR SHARE", logger: logger).collect()
     }
 
-    /// Inserts the request, pending until `expiryDays` from now. `userID` is the active person the subject
+    /// Inserts the request, pending until `expiresAt` (the sender's choice, already checked against the
+    /// service's clock) or else `expiryDays` from the database's now. `userID` is the active person the subject
     /// names, if any; a person who blocked the sender does not receive it either. Either way the request is
     /// stored alike, to nobody (`user_id` NULL) when it reaches no one, so the sender learns nothing from
     /// the answer. A second pending request of the same sender to the same subject (as typed) fails on the
     /// unique partial index (23505); one whose time ran out is marked expired first, so it no longer counts.
     static func insert(
         thirdPartyID: UUID, userID: UUID?, subject: SingleRequest.Subject, types: [RequestedType], purpose: String,
-        windowFrom: String?, windowTo: String?, subscriptionDays: Int?, expiryDays: Int,
+        windowFrom: String?, windowTo: String?, subscriptionDays: Int?, expiryDays: Int, expiresAt: String?, purposeCode: PurposeOfUse,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> SingleRequest {
         let codes = types.map(\.code)
@@ -154,14 +158,15 @@ package enum SingleRequestStore {
             """
             WITH inserted AS (
                 INSERT INTO single_requests (third_party_id, user_id, subject_email, subject_fiscal_code, types, purpose,
-                                             window_from, window_to, subscription_days, expires_at,
+                                             window_from, window_to, subscription_days, expires_at, purpose_code,
                                              asked_types, asked_window_from, asked_window_to, asked_subscription_days)
                 SELECT \(thirdPartyID),
                        CASE WHEN NOT EXISTS (SELECT 1 FROM blocks WHERE user_id = \(userID) AND third_party_id = \(thirdPartyID))
                             THEN \(userID)::uuid END,
                        \(subject.email), \(subject.fiscalCode), \(codes), \(purpose),
                        \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays),
-                       now() + make_interval(days => \(expiryDays)::int),
+                       coalesce(\(expiresAt)::timestamptz, now() + make_interval(days => \(expiryDays)::int)),
+                       \(purposeCode.code),
                        \(codes), \(windowFrom)::timestamptz, \(windowTo)::timestamptz, \(subscriptionDays)
                 RETURNING *
             )

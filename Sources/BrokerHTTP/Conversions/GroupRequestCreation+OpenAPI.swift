@@ -10,7 +10,8 @@ extension GroupRequestService.CreationAsRead {
             filters: (body.filters ?? []).map { .init(type: Self.sampleType($0._type), min: $0.min, max: $0.max) },
             ageMin: body.demographics?.ageMin, ageMax: body.demographics?.ageMax, sex: body.demographics?.sex.map { Parsed.value(Sex($0)) },
             windowFrom: Self.date(body.window.from), windowTo: Self.date(body.window.to), bucket: .value(Statistics.Bucket(body.bucket)),
-            purpose: body.purpose, subscriptionDays: body.subscription?.days, cellLoss: body.privacy?.cellLoss)
+            purpose: body.purpose, subscriptionDays: body.subscription?.days, cellLoss: body.privacy?.cellLoss,
+            purposeCode: Self.purposeCode(body.purposeCode))
     }
 
     /// Types are free strings in the contract (so a wrong one is a field error, not a decoding failure).

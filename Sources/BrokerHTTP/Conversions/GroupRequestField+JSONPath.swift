@@ -20,6 +20,7 @@ extension GroupRequestField {
         case .purpose: "purpose"
         case .subscriptionDays: "subscription.days"
         case .cellLoss: "privacy.cellLoss"
+        case .purposeCode: "purposeCode"
         }
     }
 }

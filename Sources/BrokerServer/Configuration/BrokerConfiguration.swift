@@ -67,8 +67,8 @@ package struct BrokerConfiguration: Sendable {
     package var accountHousekeepingInterval: Duration = .seconds(600)
     /// How often the runs' day passes (`RunDay`): requests, removal at the start, finish detection.
     package var runDayInterval: Duration = .seconds(5)
-    /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered
-    /// (a request to nobody among them: it must answer and end like any other).
+    /// `PENDING_REQUEST_EXPIRY_DAYS`: days a single request stays pending before it expires unanswered when
+    /// its sender chose no `expiresAt` (a request to nobody among them: it must answer and end like any other).
     package var pendingRequestExpiryDays = 30
     /// The key that signs audit checkpoints, read from `AUDIT_SIGNING_KEY_FILE` (a file outside the
     /// database, made by `d4h audit keygen`). Nil signs nothing: auditors then cannot detect a log that
@@ -168,7 +168,10 @@ package struct BrokerConfiguration: Sendable {
             self.loginThrottle.address.freeFailures = failures
         }
         if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
-        if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...365) { self.pendingRequestExpiryDays = days }
+        // At most what a company may choose itself (`expiresAt`): a refusal reads pending to it until then.
+        if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...SingleRequestService.maximumExpiryDays) {
+            self.pendingRequestExpiryDays = days
+        }
         if let bytes = try reader.wholeNumber("IMPORT_BACKGROUND_BYTES", in: 0...(1 << 40)) { self.importBackgroundBytes = Int64(bytes) }
         // At most 31 days: a subscription's figures change every day.
         if let seconds = try reader.wholeNumber("GROUP_RESULTS_REFRESH_INTERVAL", in: 0...2_678_400, zeroMeans: "off") {

@@ -32,11 +32,12 @@ extension TestHarness {
     /// `POST /v1/single-requests` to the person by email.
     func sendRequest(
         _ parties: RequestParties, types: [String] = ["heart_rate"], subscriptionDays: Int? = nil,
-        window: Components.Schemas.RequestWindowInput? = nil, purpose: String = "Cardiology study"
+        window: Components.Schemas.RequestWindowInput? = nil, purpose: String = "Cardiology study", purposeCode: String = "HRESCH",
+        expiresAt: String? = nil
     ) async throws -> TestResponse {
         let body = Components.Schemas.SingleRequestCreation(
             subject: .init(email: parties.personEmail), types: types, purpose: purpose, window: window,
-            subscription: subscriptionDays.map { .init(days: $0) })
+            subscription: subscriptionDays.map { .init(days: $0) }, purposeCode: purposeCode, expiresAt: expiresAt)
         return try await request(.post, "/v1/single-requests", json: body.contractJSON, token: parties.company)
     }
 
