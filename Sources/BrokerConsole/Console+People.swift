@@ -79,9 +79,8 @@ extension Console {
             var values: [String: Any] = [
                 "entries": entries.map {
                     [
-                        "at": Wording.time($0.at), "companyName": $0.companyName, "description": $0.description,
-                        "kind": $0.kind == .single ? "Your data" : "Anonymised aggregate",
-                        "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
+                        "at": Wording.time($0.at), "companyName": $0.companyName ?? "You", "description": $0.description,
+                        "kind": Wording.accessKind($0.kind), "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
                     ]
                 },
                 "hasEntries": !entries.isEmpty,

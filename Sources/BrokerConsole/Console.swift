@@ -62,6 +62,7 @@ package struct Console: Sendable {
         assets.register(on: router)
         registerAccountPages(on: router)
         registerPersonPages(on: router)
+        registerCorrectionPages(on: router)
         registerCompanyPages(on: router)
         registerAuditorPages(on: router)
         registerRunPages(on: router)

@@ -140,6 +140,15 @@ enum Wording {
         }
     }
 
+    /// An access-log entry's kind, in the log's "What" column.
+    static func accessKind(_ kind: AccessLogEntry.Kind) -> String {
+        switch kind {
+        case .single: "Your data"
+        case .group: "Anonymised aggregate"
+        case .correction: "Correction (deleted)"
+        }
+    }
+
     /// The messages `?notice=` may name: a fixed set, so a link can never put its own text on a page.
     static let notices: [String: String] = [
         "signed-in": "You are signed in.",
@@ -168,5 +177,7 @@ enum Wording {
         "webhook-removed": "Webhook removed.",
         "api-key-revoked": "API key revoked.",
         "subscription-ended": "Subscription ended.",
+        "samples-deleted":
+            "Deleted {count} samples. Your charts, statistics and export no longer include them; companies that already downloaded them keep their copy.",
     ]
 }

@@ -26,6 +26,17 @@ extension BrokerAPI {
         return .ok(.init(body: .json(.init(items: page.items.map(Components.Schemas.Sample.init), nextCursor: page.next?.text))))
     }
 
+    func deleteSamples(_ input: Operations.DeleteSamples.Input) async throws -> Operations.DeleteSamples.Output {
+        let principal = try await caller()
+        guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
+        let (correction, deleted) = try await services.samples.correct(
+            type: body._type, at: body.at, from: body.from, to: body.to, by: principal, logger: logger)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(_type: .init(correction.type), from: correction.from, to: correction.to, deleted: deleted))))
+    }
+
     func getStatistics(_ input: Operations.GetStatistics.Input) async throws -> Operations.GetStatistics.Output {
         let principal = try await caller()
         let type = SampleType(input.query._type)

@@ -33,13 +33,17 @@ extension BrokerAPI {
 
 extension Components.Schemas.AccessLogEntry {
     init(_ entry: AccessLogEntry) {
+        var thirdParty: ThirdPartyPayload?
+        if let id = entry.thirdPartyID, let name = entry.companyName { thirdParty = .init(id: id.uuidString.lowercased(), companyName: name) }
         self.init(
             at: entry.at,
-            thirdParty: .init(id: entry.thirdPartyID.uuidString.lowercased(), companyName: entry.companyName),
-            requestId: entry.requestID.uuidString.lowercased(),
+            thirdParty: thirdParty,
+            requestId: entry.requestID?.uuidString.lowercased(),
             kind: .init(entry.kind),
             types: entry.types.map(Components.Schemas.RequestedType.init),
             samples: entry.samples.map(Int.init),
+            from: entry.correctedFrom,
+            to: entry.correctedTo,
             description: entry.description,
             grantId: entry.grantID?.uuidString.lowercased())
     }

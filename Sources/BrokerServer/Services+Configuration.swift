@@ -27,7 +27,7 @@ extension Services {
             unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
         let peers = PeerStatistics(
             client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
-        let samples = SampleService(client: client, peers: peers, clock: configuration.clock)
+        let samples = SampleService(client: client, peers: peers, pseudonymizer: pseudonymizer, clock: configuration.clock)
         let positions = PositionService(client: client, clock: configuration.clock)
         let transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
         let groupRequests = GroupRequestService(

@@ -28,4 +28,7 @@ package enum AuditAction {
     package static let groupResultsReleased = "group_request.results_released"
     package static let thirdPartyBlocked = "block.added"
     package static let thirdPartyUnblocked = "block.removed"
+    /// A person deleted samples of theirs; `details` has the type, the range (`from`, `to`, absent when
+    /// open) and the count (`samples`), never a value.
+    package static let samplesCorrected = "samples.corrected"
 }

@@ -9,6 +9,8 @@ package struct SampleService: Sendable {
     let peers: PeerStatistics
     /// Today, and how far ahead of it a sample may be.
     let clock: WallClock
+    /// Names the person in the audit event of a correction.
+    let pseudonymizer: Pseudonymizer
 
     package init(client: DatabasePool, groupMinCohort: Int, clock: WallClock = .system) {
         self.init(
@@ -19,11 +21,12 @@ package struct SampleService: Sendable {
     }
 
     /// Peers' figures come through `peers`, whose mechanism holds k (`GROUP_MIN_COHORT`) and the noise.
-    package init(client: DatabasePool, peers: PeerStatistics, clock: WallClock = .system) {
+    package init(client: DatabasePool, peers: PeerStatistics, pseudonymizer: Pseudonymizer? = nil, clock: WallClock = .system) {
         self.clock = clock
         self.client = client
         self.groupMinCohort = peers.mechanism.minimumPeople
         self.peers = peers
+        self.pseudonymizer = pseudonymizer ?? Pseudonymizer(client: client)
     }
 
     /// Validates the whole batch, then stores it in one transaction. `timeZone` is the device's: adopted as

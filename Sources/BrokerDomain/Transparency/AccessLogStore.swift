@@ -19,6 +19,20 @@ package enum AccessLogStore {
             """, logger: logger)
     }
 
+    /// Records a correction: the person deleted `samples` samples of `type` from `from` to `to` (nil: open).
+    /// The type, the range and the count only: the log never holds a value.
+    static func recordCorrection(
+        userID: UUID, type: SampleType, from: Date?, to: Date?, samples: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let from = from.map(Timestamp.postgresText)
+        let to = to.map(Timestamp.postgresText)
+        try await connection.query(
+            """
+            INSERT INTO access_log (user_id, kind, types, samples, corrected_from, corrected_to)
+            VALUES (\(userID), 'correction', \([type.code])::int2[], \(samples), \(from)::timestamptz, \(to)::timestamptz)
+            """, logger: logger)
+    }
+
     /// Tells each member whose data went into a release that it contributed to an anonymised aggregate:
     /// once a UTC day per request, however many releases that day (releases are serialised by the ledger
     /// lock, so two cannot both find the day's entry missing).
@@ -46,21 +60,21 @@ package enum AccessLogStore {
         let after = cursor.map { Timestamp.postgresText($0.time) }
         let rows = try await connection.query(
             """
-            SELECT id, at, third_party_id, company_name, request_id, kind, types, samples, grant_id FROM access_log
+            SELECT id, at, third_party_id, company_name, request_id, kind, types, samples, corrected_from, corrected_to, grant_id FROM access_log
             WHERE user_id = \(userID)
               AND (\(after)::timestamptz IS NULL OR (at, id) < (\(after)::timestamptz, \(cursor?.id)))
             ORDER BY at DESC, id DESC
             LIMIT \(limit + 1)
             """, logger: logger)
         var entries: [AccessLogEntry] = []
-        for try await (id, at, thirdParty, company, request, kind, types, samples, grant)
-            in rows.decode((UUID, Date, UUID, String, UUID, String, [Int16], Int64?, UUID?).self)
+        for try await (id, at, thirdParty, company, request, kind, types, samples, correctedFrom, correctedTo, grant)
+            in rows.decode((UUID, Date, UUID?, String?, UUID?, String, [Int16], Int64?, Date?, Date?, UUID?).self)
         {
             entries.append(
                 AccessLogEntry(
                     id: id, at: at, thirdPartyID: thirdParty, companyName: company, requestID: request,
                     kind: AccessLogEntry.Kind(rawValue: kind) ?? .single, types: types.compactMap(RequestedType.init(code:)),
-                    samples: samples, grantID: grant))
+                    samples: samples, correctedFrom: correctedFrom, correctedTo: correctedTo, grantID: grant))
         }
         return entries
     }

@@ -7,6 +7,7 @@ extension Components.Schemas.AccessLogEntry.KindPayload {
         switch kind {
         case .single: self = .single
         case .group: self = .group
+        case .correction: self = .correction
         }
     }
 }
