@@ -137,7 +137,10 @@ struct SampleCorrectionTests {
             let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
             let personID = try await harness.accountID(token)
             try await harness.upload(
-                [(type: "heart_rate", value: 123.456, at: TestHarness.time(minutes: 0)), (type: "heart_rate", value: 98.765, at: TestHarness.time(minutes: 5))],
+                [
+                    (type: "heart_rate", value: 123.456, at: TestHarness.time(minutes: 0)),
+                    (type: "heart_rate", value: 98.765, at: TestHarness.time(minutes: 5)),
+                ],
                 token: token)
             _ = try await Self.deleted(harness, token, ["type": "heart_rate", "from": "2026-03-01T07:00:00Z", "to": "2026-03-01T09:00:00Z"])
 
@@ -213,46 +216,50 @@ struct SampleCorrectionTests {
     @Test("a cursor from before the correction, replayed after it, does not return deleted samples")
     func cursorReplay() async throws {
         try await WebhookReceiver.run { receiver in
-        try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
-            let parties = try await harness.requestParties()
-            let hook = try await harness.request(
-                .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("company"))","secret":"\#(WebhookFixtures.secret)"}"#, token: parties.company)
-            try #require(hook.status == .ok)
-            let first = (0..<3).map { TestHarness.time(minutes: $0) }
-            let later = (10..<14).map { TestHarness.time(minutes: $0) }
-            try await harness.uploadHeartRates(first, token: parties.person)
-            let subscription = try await harness.acceptedRequestID(parties, subscriptionDays: 30)
-            let before = try await harness.download(subscription, token: parties.company)
-            #expect(before.items.map(\.at) == first)
-            try await harness.uploadHeartRates(later, token: parties.person, firstValue: 80)
-            let oneOff = try await harness.acceptedRequestID(parties)
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
+                let parties = try await harness.requestParties()
+                let hook = try await harness.request(
+                    .put, "/v1/webhook", json: #"{"url":"\#(receiver.url("company"))","secret":"\#(WebhookFixtures.secret)"}"#, token: parties.company
+                )
+                try #require(hook.status == .ok)
+                let first = (0..<3).map { TestHarness.time(minutes: $0) }
+                let later = (10..<14).map { TestHarness.time(minutes: $0) }
+                try await harness.uploadHeartRates(first, token: parties.person)
+                let subscription = try await harness.acceptedRequestID(parties, subscriptionDays: 30)
+                let before = try await harness.download(subscription, token: parties.company)
+                #expect(before.items.map(\.at) == first)
+                try await harness.uploadHeartRates(later, token: parties.person, firstValue: 80)
+                let oneOff = try await harness.acceptedRequestID(parties)
 
-            _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "at": later[1]])
-            _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "from": later[3], "to": later[3]])
-            _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "at": first[0]])
+                _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "at": later[1]])
+                _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "from": later[3], "to": later[3]])
+                _ = try await Self.deleted(harness, parties.person, ["type": "heart_rate", "at": first[0]])
 
-            let replayed = try await harness.download(subscription, cursor: before.nextCursor, token: parties.company)
-            #expect(replayed.items.map(\.at) == [later[0], later[2]])
-            let replayedAgain = try await harness.download(subscription, cursor: before.nextCursor, token: parties.company)
-            #expect(replayedAgain.items.map(\.at) == [later[0], later[2]])
-            let fresh = try await harness.download(subscription, token: parties.company)
-            #expect(fresh.items.map(\.at) == [first[1], first[2], later[0], later[2]])
-            #expect(try await harness.download(oneOff, token: parties.company).items.map(\.at) == [first[1], first[2], later[0], later[2]])
-            // Uploads are announced with a cursor and the request, never a value or a count of what was deleted.
-            try await harness.uploadHeartRates([TestHarness.time(minutes: 30)], token: parties.person, firstValue: 99)
-            let announced = try await harness.sql("SELECT data::text FROM webhook_events WHERE type = 'subscription.data_available'")
-            #expect(announced.count >= 2)
-            for data in announced {
-                let fields = try JSONSerialization.jsonObject(with: Data(try data.decode(String.self).utf8)) as? [String: Any]
-                #expect(Set(fields?.keys.map { $0 } ?? []) == ["cursor", "requestId"])
+                let replayed = try await harness.download(subscription, cursor: before.nextCursor, token: parties.company)
+                #expect(replayed.items.map(\.at) == [later[0], later[2]])
+                let replayedAgain = try await harness.download(subscription, cursor: before.nextCursor, token: parties.company)
+                #expect(replayedAgain.items.map(\.at) == [later[0], later[2]])
+                let fresh = try await harness.download(subscription, token: parties.company)
+                #expect(fresh.items.map(\.at) == [first[1], first[2], later[0], later[2]])
+                #expect(try await harness.download(oneOff, token: parties.company).items.map(\.at) == [first[1], first[2], later[0], later[2]])
+                // Uploads are announced with a cursor and the request, never a value or a count of what was deleted.
+                try await harness.uploadHeartRates([TestHarness.time(minutes: 30)], token: parties.person, firstValue: 99)
+                let announced = try await harness.sql("SELECT data::text FROM webhook_events WHERE type = 'subscription.data_available'")
+                #expect(announced.count >= 2)
+                for data in announced {
+                    let fields = try JSONSerialization.jsonObject(with: Data(try data.decode(String.self).utf8)) as? [String: Any]
+                    #expect(Set(fields?.keys.map { $0 } ?? []) == ["cursor", "requestId"])
+                }
             }
-        }
         }
     }
 
     /// The attack on a streaming download: the company starts a large download, stops reading after the
     /// first bytes, the person deletes the later part meanwhile, and the company reads on. Chunks are read
     /// on leases of their own by arrival, so the chunks read after the deletion committed release none of it.
+    /// (The stream reads one chunk ahead, `SingleRequestService.streamRelease`: rows of that chunk, already
+    /// read when the deletion commits, are still sent. Deleting from arrival 15,001 instead of 30,001 shows
+    /// it: 5,000 deleted rows go out. So the deleted range here starts past the read-ahead chunk.)
     @Test("a deletion committed while a streaming download is between chunks is not released by later chunks")
     func streamingDownloadBetweenChunks() async throws {
         try await TestHarness.run(configure: { $0.downloadStallTimeout = 120 }) { harness in
@@ -275,7 +282,7 @@ struct SampleCorrectionTests {
             let items = document["items"] as? [[String: Any]] ?? []
             let cutDate = try #require(TestHarness.date(cut))
             let late = items.filter { (TestHarness.date($0["at"]) ?? .distantFuture) >= cutDate }
-            #expect(late.isEmpty, "\(late.count) deleted samples released after the deletion")
+            #expect(late.count == 0, "deleted samples released after the deletion")
             #expect(items.count == 30_000)
         }
     }
@@ -338,7 +345,9 @@ struct SampleCorrectionTests {
             let after = try await results()
             #expect(after.status == .ok)
             #expect(harness.text(after) == harness.text(before))
-            let storedAfter = try await harness.sql("SELECT id, cells::text FROM group_releases ORDER BY id").map { try $0.decode((Int64, String).self) }
+            let storedAfter = try await harness.sql("SELECT id, cells::text FROM group_releases ORDER BY id").map {
+                try $0.decode((Int64, String).self)
+            }
             #expect(storedAfter.map(\.0) == stored.map(\.0) && storedAfter.map(\.1) == stored.map(\.1))
         }
     }

@@ -63,7 +63,8 @@ package struct AccessLogEntry: Sendable, Equatable {
                 case (nil, let to?): " up to \(Timestamp.rfc3339(to))"
                 case (nil, nil): " (all of them)"
                 }
-            return "You corrected your data: \(count) sample\(plural) of \(type)\(range) deleted. Copies companies downloaded before stay as they were."
+            return
+                "You corrected your data: \(count) sample\(plural) of \(type)\(range) deleted. Copies companies downloaded before stay as they were."
         }
     }
 }
