@@ -132,7 +132,7 @@ struct ConsentGrantTests {
             // A second pending request to the same person, named by fiscal code: a one-off.
             let byCode = try await harness.request(
                 .post, "/v1/single-requests",
-                json: #"{"subject":{"fiscalCode":"\#(parties.personFiscalCode)"},"types":["heart_rate"],"purpose":"Check-up"}"#,
+                json: #"{"subject":{"fiscalCode":"\#(parties.personFiscalCode)"},"types":["heart_rate"],"purpose":"Check-up","purposeCode":"TREAT"}"#,
                 token: parties.company)
             let oneOff = try #require(try harness.object(byCode)["id"] as? String, "\(harness.text(byCode))")
             let cases: [(String, String, String)] = [

@@ -239,8 +239,8 @@ struct RequestExpiryAndPurposeTests {
                     "INSERT INTO accounts (id, role, email) VALUES (\(company), 'third_party', 'company@example.org')", logger: logger)
                 try await client.query(
                     """
-                    INSERT INTO single_requests (third_party_id, subject_email, types, purpose, expires_at)
-                    VALUES (\(company), 'someone@example.org', '{1}', 'Before', now() + interval '1 day')
+                    INSERT INTO single_requests (third_party_id, subject_email, types, asked_types, purpose, expires_at)
+                    VALUES (\(company), 'someone@example.org', '{1}', '{1}', 'Before', now() + interval '1 day')
                     """, logger: logger)
                 try await client.query(
                     """
@@ -256,15 +256,15 @@ struct RequestExpiryAndPurposeTests {
                 await #expect(throws: (any Error).self) {
                     try await client.query(
                         """
-                        INSERT INTO single_requests (third_party_id, subject_email, types, purpose, expires_at)
-                        VALUES (\(company), 'other@example.org', '{1}', 'After', now() + interval '1 day')
+                        INSERT INTO single_requests (third_party_id, subject_email, types, asked_types, purpose, expires_at)
+                        VALUES (\(company), 'other@example.org', '{1}', '{1}', 'After', now() + interval '1 day')
                         """, logger: logger)
                 }
                 await #expect(throws: (any Error).self) {
                     try await client.query(
                         """
-                        INSERT INTO single_requests (third_party_id, subject_email, types, purpose, expires_at, purpose_code)
-                        VALUES (\(company), 'other@example.org', '{1}', 'After', now() + interval '1 day', 'RESEARCH')
+                        INSERT INTO single_requests (third_party_id, subject_email, types, asked_types, purpose, expires_at, purpose_code)
+                        VALUES (\(company), 'other@example.org', '{1}', '{1}', 'After', now() + interval '1 day', 'RESEARCH')
                         """, logger: logger)
                 }
             }

@@ -331,7 +331,7 @@ struct SampleCorrectionTests {
             let created = try await harness.request(
                 .post, "/v1/group-requests",
                 json:
-                    #"{"types":["heart_rate"],"filters":[],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study"}"#,
+                    #"{"types":["heart_rate"],"filters":[],"demographics":{"sex":"F"},"window":{"from":"2026-03-01","to":"2026-03-02"},"bucket":"day","purpose":"Study","purposeCode":"HRESCH"}"#,
                 token: company)
             try #require(created.status == .created, "\(harness.text(created))")
             let id = try #require(try harness.object(created)["id"] as? String)

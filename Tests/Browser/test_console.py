@@ -330,6 +330,7 @@ class ConsoleTests(ConsoleTestCase):
         c.fill(form, "subjectEmail", person.email)
         c.fill(form, "types", ["heart_rate", "step_count"])
         c.fill(form, "purpose", purpose)
+        c.fill(form, "purposeCode", "HRESCH")
         c.fill(form, "subscriptionDays", "30")
         c.submit_and_wait(company, form)
         self.assertFalse(exists(company, "#error"), c.describe(company))
