@@ -1,8 +1,9 @@
 import Logging
 import ServiceLifecycle
 
-/// Announces expired subscriptions (audit event, `subscription.ended` webhook) shortly after `endsAt`.
-/// Expiry takes effect without it: every read computes it from time.
+/// Announces expired subscriptions (audit event, `subscription.ended` webhook) shortly after `endsAt`, and
+/// lapsed pending requests (`single_request.expired`) shortly after `expiresAt`. Both take effect without
+/// it: every read computes them from time.
 package struct SubscriptionExpiry: Service {
     package init(requests: SingleRequestService, logger: Logger, interval: Duration = .seconds(30)) {
         self.requests = requests
@@ -18,7 +19,9 @@ package struct SubscriptionExpiry: Service {
         let requests = requests
         let logger = logger
         await repeatUntilShutdown(every: interval, logger: logger, failure: "announcing expired subscriptions failed; will retry") {
-            try await requests.announceExpiries(logger: logger) > 0
+            let expired = try await requests.announceExpiries(logger: logger)
+            let lapsed = try await requests.announceLapses(logger: logger)
+            return expired + lapsed > 0
         }
     }
 }

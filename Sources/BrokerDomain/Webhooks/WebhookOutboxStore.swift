@@ -7,6 +7,8 @@ import PostgresNIO
 package enum WebhookOutboxStore {
     package enum EventType: String, Sendable {
         case singleRequestAccepted = "single_request.accepted"
+        /// A request the sender was shown as pending lapsed (sent alike whatever the person did or was).
+        case singleRequestExpired = "single_request.expired"
         // No `single_request.refused`: a sender may not learn of a refusal (`SingleRequest.seenBySender`).
         case subscriptionDataAvailable = "subscription.data_available"
         /// New positions for a subscription that asked for `position`; its cursor is for the positions' download.
