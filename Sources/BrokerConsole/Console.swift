@@ -63,6 +63,7 @@ package struct Console: Sendable {
         registerAccountPages(on: router)
         registerPersonPages(on: router)
         registerCorrectionPages(on: router)
+        registerSharingPages(on: router)
         registerCompanyPages(on: router)
         registerAuditorPages(on: router)
         registerRunPages(on: router)

@@ -21,6 +21,7 @@ package struct Services: Sendable {
     package let peers: PeerStatistics
     package let singleRequests: SingleRequestService
     package let transparency: TransparencyService
+    package let sharing: SharingService
     package let groupRequests: GroupRequestService
     package let auditTrail: AuditTrail
     package let auditCheckpoints: AuditCheckpoints
@@ -43,6 +44,7 @@ package struct Services: Sendable {
         peers: PeerStatistics,
         singleRequests: SingleRequestService,
         transparency: TransparencyService,
+        sharing: SharingService,
         groupRequests: GroupRequestService,
         auditTrail: AuditTrail,
         auditCheckpoints: AuditCheckpoints,
@@ -63,6 +65,7 @@ package struct Services: Sendable {
         self.peers = peers
         self.singleRequests = singleRequests
         self.transparency = transparency
+        self.sharing = sharing
         self.groupRequests = groupRequests
         self.auditTrail = auditTrail
         self.auditCheckpoints = auditCheckpoints

@@ -30,6 +30,7 @@ extension Services {
         let samples = SampleService(client: client, peers: peers, pseudonymizer: pseudonymizer, clock: configuration.clock)
         let positions = PositionService(client: client, clock: configuration.clock)
         let transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
+        let sharing = SharingService(client: client, pseudonymizer: pseudonymizer)
         let groupRequests = GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
             privacy: configuration.privacy, noise: noise, clock: configuration.clock)
@@ -56,6 +57,7 @@ extension Services {
             peers: peers,
             singleRequests: singleRequests,
             transparency: transparency,
+            sharing: sharing,
             groupRequests: groupRequests,
             auditTrail: auditTrail,
             auditCheckpoints: auditCheckpoints,

@@ -31,4 +31,6 @@ package enum AuditAction {
     /// A person deleted samples of theirs; `details` has the type, the range (`from`, `to`, absent when
     /// open) and the count (`samples`), never a value.
     package static let samplesCorrected = "samples.corrected"
+    /// A person stopped or resumed sharing sample types with companies; `details` names the types only.
+    package static let sharingChanged = "sharing.changed"
 }

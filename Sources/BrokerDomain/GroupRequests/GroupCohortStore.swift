@@ -8,7 +8,8 @@ package enum GroupCohortStore {
     /// The sorted person numbers of everyone who matches: active people of the demographics whose figure of
     /// each filter's type over the window (mean reading, or mean daily total for a cumulative type: see
     /// `RollupFigureSQL`) lies within its bounds (all filters must hold). People who blocked `company` are
-    /// not in its cohorts: a block keeps a person's data from the company, aggregated or not.
+    /// not in its cohorts: a block keeps a person's data from the company, aggregated or not. A type a
+    /// person does not share (`unshared_types`) counts as no data of it: a filter on it never selects them.
     package static func cohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
         excludingBlocksOf company: UUID?, on connection: PostgresConnection, logger: Logger
@@ -32,6 +33,7 @@ package enum GroupCohortStore {
                 SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r", types: filters.map(\.type))) AS mean
                 FROM daily_rollups r
                 WHERE r.type = ANY(\(filters.map(\.type.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
                 GROUP BY r.user_id, r.type
             ), matching AS (
                 SELECT p.person_number FROM people p

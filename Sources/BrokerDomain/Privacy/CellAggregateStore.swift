@@ -10,6 +10,8 @@ import PostgresNIO
 package enum CellAggregateStore {
     /// One type's cells for the group `cohort` (person numbers; people erased since are gone from `users`
     /// and so from the cells), one per bucket from the bucket of `from` to that of `to`, empty ones included.
+    /// A member who does not share `type` (`unshared_types`, read as of this statement) contributes to none
+    /// of its cells, as if they had no data of it.
     package static func groupCells(
         cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
         on connection: PostgresConnection, logger: Logger
@@ -28,6 +30,7 @@ package enum CellAggregateStore {
                 FROM daily_rollups r
                 WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
                   AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
+                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
                 \(unescaped: grouping)
             )
             \(unescaped: aggregates(by: "start", bounds: b))

@@ -31,7 +31,9 @@ enum PeerCellStore {
     /// The exact aggregates of `type` on `day` for every sex and band (`bands`), empty ones included: each
     /// person's figure for their local day (`RollupFigureSQL.day`), in the band of their age on that day,
     /// clamped, rounded and binned as group cells are (`CellAggregateStore.aggregates`). Reads the
-    /// `(type, day)` index: one day of one type, whatever the population's history.
+    /// `(type, day)` index: one day of one type, whatever the population's history. People who do not
+    /// share `type` (`unshared_types`) are left out: a figure they keep from every company is not
+    /// published to everyone else either, even as one of many.
     static func exactCells(day: CalendarDate, type: SampleType, on connection: PostgresConnection, logger: Logger) async throws
         -> [(sex: Sex, ageFrom: Int, aggregate: CellAggregate)]
     {
@@ -48,6 +50,7 @@ enum PeerCellStore {
                        \(unescaped: RollupFigureSQL.day("r", types: [type])) AS figure
                 FROM daily_rollups r JOIN users u ON u.account_id = r.user_id
                 WHERE r.type = \(type.code) AND r.day = \(date)::date
+                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
             )
             \(unescaped: CellAggregateStore.aggregates(by: "sex, age_from", bounds: .of(type)))
             """, logger: logger)

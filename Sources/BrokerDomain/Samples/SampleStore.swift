@@ -112,7 +112,8 @@ package enum SampleStore {
 
     /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
     /// subscribers that data is available, only those to whom this upload releases something (a sample of
-    /// a requested type inside the window). The cursor they are given is the one their last download of
+    /// a requested type the person shares, inside the window: an upload of unshared types alone is
+    /// announced to no one, as a download would release nothing of it). The cursor they are given is the one their last download of
     /// everything before this upload ended at: the last released sample's arrival, sealed (`DownloadCursor`),
     /// never the person's raw arrival count (which would tell them how much else they uploaded). Runs under the arrival
     /// row lock, so `clock_timestamp()` grows with the arrival numbers.
@@ -127,6 +128,7 @@ package enum SampleStore {
             SELECT r.id, r.third_party_id, coalesce((
                        SELECT max(s.arrival) FROM samples s
                        WHERE s.user_id = r.user_id AND s.arrival <= \(base) AND s.type = ANY(r.types)
+                         AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = \(userID)))
                          AND (r.window_from IS NULL OR s.at >= r.window_from)
                          AND (r.window_to IS NULL OR s.at <= r.window_to)), 0)
             FROM single_requests r
@@ -135,6 +137,7 @@ package enum SampleStore {
               AND EXISTS (
                   SELECT 1 FROM samples s
                   WHERE s.user_id = r.user_id AND s.arrival > \(base) AND s.arrival <= \(last) AND s.type = ANY(r.types)
+                    AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = \(userID)))
                     AND (r.window_from IS NULL OR s.at >= r.window_from)
                     AND (r.window_to IS NULL OR s.at <= r.window_to))
             """, logger: logger)
