@@ -166,6 +166,75 @@ struct ConsentGrantTests {
         }
     }
 
+    @Test("a type the person does not share is never granted: a grant naming it is a 422, no body grants the rest")
+    func unsharedTypesNeverGranted() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let saved = try await harness.request(
+                .put, "/v1/me/sharing", json: #"{"types":[{"type":"weight","shared":false},{"type":"step_count","shared":false}]}"#,
+                token: parties.person)
+            #expect(saved.status == .ok, "\(harness.text(saved))")
+            let mixed = try await harness.sentRequestID(parties, types: ["heart_rate", "weight"])
+            let naming = try await harness.request(
+                .post, "/v1/single-requests/\(mixed)/accept", json: #"{"types":["heart_rate","weight"]}"#, token: parties.person)
+            #expect(naming.status == .unprocessableContent)
+            let errors = try harness.object(naming)["errors"] as? [[String: Any]] ?? []
+            #expect(errors.map { $0["field"] as? String } == ["types[1]"], "\(harness.text(naming))")
+            let whole = try harness.object(try await harness.request(.post, "/v1/single-requests/\(mixed)/accept", token: parties.person))
+            let grant = try #require(whole["grant"] as? [String: Any])
+            #expect(grant["types"] as? [String] == ["heart_rate"])
+            #expect(grant["narrowed"] as? Bool == true)
+
+            // A request for unshared types only: no body grants nothing, so it is a 422 and stays pending.
+            let unsharedOnly = try await harness.request(
+                .post, "/v1/single-requests",
+                json: #"{"subject":{"fiscalCode":"\#(parties.personFiscalCode)"},"types":["weight"],"purpose":"Scale","purposeCode":"TREAT"}"#,
+                token: parties.company)
+            let unsharedID = try #require(try harness.object(unsharedOnly)["id"] as? String)
+            let nothing = try await harness.request(.post, "/v1/single-requests/\(unsharedID)/accept", token: parties.person)
+            #expect(nothing.status == .unprocessableContent)
+            let read = try harness.object(try await harness.request(.get, "/v1/single-requests/\(unsharedID)", token: parties.person))
+            #expect(read["status"] as? String == "pending")
+        }
+    }
+
+    @Test("a request for unshared types only, one to nobody and one to a person who shares all read alike to the company")
+    func preferencesAreNoOracle() async throws {
+        try await TestHarness.run { harness in
+            let sharesAll = try await harness.requestParties()
+            var withholder = TestHarness.Person()
+            withholder.fiscalCode = TestHarness.uniqueFiscalCode()
+            let withholderToken = try await harness.activeUser(withholder)
+            let saved = try await harness.request(
+                .put, "/v1/me/sharing", json: #"{"types":[{"type":"blood_glucose","shared":false}]}"#, token: withholderToken)
+            #expect(saved.status == .ok, "\(harness.text(saved))")
+            try await harness.sql(
+                "INSERT INTO webhooks (third_party_id, url, secret) VALUES ('\(sharesAll.companyID)', 'https://hooks.example.com/d4h', 'a-secret-of-16-chars')"
+            )
+            var answers: [TestResponse] = []
+            for fiscalCode in [withholder.fiscalCode, TestHarness.uniqueFiscalCode(), sharesAll.personFiscalCode] {
+                answers.append(
+                    try await harness.request(
+                        .post, "/v1/single-requests",
+                        json:
+                            #"{"subject":{"fiscalCode":"\#(fiscalCode)"},"types":["blood_glucose"],"purpose":"Diabetes study","purposeCode":"HRESCH"}"#,
+                        token: sharesAll.company))
+            }
+            #expect(answers.map(\.status) == [.created, .created, .created])
+            let shapes = try answers.map { try RequestPrivacyTests.shape(try harness.object($0)) }
+            #expect(Set(shapes).count == 1, "\(shapes)")
+            #expect(Set(answers.map(RequestPrivacyTests.headers)).count == 1)
+            var reads: [String] = []
+            for answer in answers {
+                let id = try #require(try harness.object(answer)["id"] as? String)
+                let read = try await harness.request(.get, "/v1/single-requests/\(id)", token: sharesAll.company)
+                reads.append(try RequestPrivacyTests.shape(try harness.object(read)))
+            }
+            #expect(Set(reads).count == 1, "\(reads)")
+            #expect(try await harness.int("SELECT count(*) FROM webhook_events WHERE third_party_id = '\(sharesAll.companyID)'") == 0)
+        }
+    }
+
     @Test("a run's request keeps its window and subscription, and is never granted without position")
     func runRequestsStayWhole() throws {
         let asked = ConsentTerms(

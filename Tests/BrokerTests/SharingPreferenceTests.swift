@@ -202,12 +202,12 @@ struct SharingPreferenceTests {
             let id = try await harness.acceptedRequestID(parties, types: ["heart_rate", "step_count"])
             let port = try #require(harness.client.port)
             let path = "/v1/single-requests/\(id)/data?format=csv"
-            let stream = try await StreamingRead.onOwnThread {
+            let stream = try await onOwnThread {
                 try StreamingRead(port: port, path: path, token: parties.company, firstBytes: 16 * 1024)
             }
             // The download has begun and waits for the reader: the person stops sharing steps now.
             try await Self.unshare(harness, ["step_count"], token: parties.person)
-            let body = try await StreamingRead.onOwnThread { try stream.readToEnd() }
+            let body = try await onOwnThread { try stream.readToEnd() }
             let types = body.split(separator: "\r\n").dropFirst().map { $0.prefix { $0 != "," } }
             let steps = types.filter { $0 == "step_count" }.count
             #expect(types.count - steps == rows / 2, "every shared row is released")
@@ -404,14 +404,6 @@ struct StreamingRead: Sendable {
         }
         self.socketFD = socketFD
         head = read
-    }
-
-    /// Runs blocking socket calls on a thread of their own: on Swift's cooperative pool (two threads on a
-    /// two-core machine) a blocked read would starve the in-process server it is waiting for.
-    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
     }
 
     /// Reads until the server closes the connection, closes the socket, and answers the body.

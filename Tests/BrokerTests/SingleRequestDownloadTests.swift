@@ -237,9 +237,9 @@ struct SingleRequestDisconnectTests {
             try await Self.largeRelease(harness, parties, rows: rows)
             let id = try await harness.acceptedRequestID(parties)
             let port = try #require(harness.client.port)
-            let received = try await Task.detached {
+            let received = try await onOwnThread {
                 try Self.readAndHangUp(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 64 * 1024)
-            }.value
+            }
             #expect(received >= 64 * 1024)
 
             let (complete, released) = try #require(try await Self.releaseRecord(harness))
@@ -282,7 +282,9 @@ struct SingleRequestDisconnectTests {
             try await Self.largeRelease(harness, parties, rows: rows)
             let id = try await harness.acceptedRequestID(parties)
             let port = try #require(harness.client.port)
-            let socket = try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024)
+            let socket = try await onOwnThread {
+                try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024)
+            }
             defer { close(socket) }
             let (complete, released) = try #require(try await Self.releaseRecord(harness))
             #expect(complete == "false")
@@ -310,7 +312,10 @@ struct SingleRequestDisconnectTests {
             var sockets: [Int32] = []
             defer { for socket in sockets { close(socket) } }
             for _ in 0..<3 {
-                sockets.append(try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024))
+                sockets.append(
+                    try await onOwnThread {
+                        try Self.openAndRead(port: port, path: "/v1/single-requests/\(id)/data", token: parties.company, bytes: 16 * 1024)
+                    })
             }
             let me = try await harness.requestOnNewConnection(.get, "/v1/me", token: parties.company)
             #expect(me.status == .ok)

@@ -28,6 +28,8 @@ extension SampleService {
             try await LongStatements.allow(on: connection, logger: logger)
             let deleted = try await SampleCorrectionStore.delete(correction, of: principal.accountID, on: connection, logger: logger)
             guard deleted > 0 else { return 0 }
+            // A download that read these samples ahead reads them again before sending (`streamRelease`).
+            try await SampleRevisionStore.advanceDataRevision(of: principal.accountID, on: connection, logger: logger)
             try await AccessLogStore.recordCorrection(
                 userID: principal.accountID, type: correction.type, from: correction.from, to: correction.to, samples: Int64(deleted),
                 on: connection, logger: logger)

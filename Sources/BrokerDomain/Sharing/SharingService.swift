@@ -48,6 +48,8 @@ package struct SharingService: Sendable {
             let resumed = Set(wanted.filter { $0.value && !before.isShared($0.key) }.keys)
             guard !stopped.isEmpty || !resumed.isEmpty else { return before }
             try await SharingPreferenceStore.set(unshared: stopped, shared: resumed, userID: userID, on: connection, logger: logger)
+            // A download that read the newly unshared types ahead reads its chunk again before sending it.
+            if !stopped.isEmpty { try await SampleRevisionStore.advanceDataRevision(of: userID, on: connection, logger: logger) }
             let subject = try await pseudonymizer.pseudonym(for: userID, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(

@@ -62,6 +62,9 @@ extension SingleRequestService {
             plan, of: plan.request.types.filter { $0 != .position }, encoder: ReleasedSampleEncoder(format: format), logger: logger,
             read: { plan, arrival, connection in
                 try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
+            },
+            revision: { plan, connection in
+                try await SampleRevisionStore.dataRevision(of: plan.userID, on: connection, logger: logger)
             }, send: send)
     }
 
@@ -72,24 +75,47 @@ extension SingleRequestService {
     /// (the next one while the current one is sent), so a slow or stalled client costs the pool nothing,
     /// and twenty of them cannot take all of it. Chunks are read by arrival up to the bound fixed when the
     /// download was planned, so they follow on from each other without one transaction around them all.
+    ///
+    /// A chunk read ahead may be sent long after it was read (a slow client). `revision` is the person's data
+    /// revision, which a correction or a change of sharing preferences moves: it is read before each chunk
+    /// (so a chunk is never older than its revision) and again just before a chunk read ahead is sent, and a
+    /// chunk whose person's data changed meanwhile is read again. So nothing a correction or a preference
+    /// removed is sent once it committed, but for the rows of the chunk already going out.
     func streamRelease<Encoder: ReleaseEncoder>(
         _ plan: DownloadPlan, of types: [RequestedType], encoder: Encoder, logger: Logger,
         read: @escaping @Sendable (DownloadPlan, Int64, PostgresConnection) async throws -> Encoder.Chunk?,
+        revision: (@Sendable (DownloadPlan, PostgresConnection) async throws -> Int64)? = nil,
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
         let client = client
-        @Sendable func chunk(after arrival: Int64) async throws -> Encoder.Chunk? {
-            try await client.withConnection { connection in try await read(plan, arrival, connection) }
+        @Sendable func chunk(after arrival: Int64) async throws -> (chunk: Encoder.Chunk?, revision: Int64?) {
+            try await client.withConnection { connection in
+                let revisionBefore = try await revision?(plan, connection)
+                return (try await read(plan, arrival, connection), revisionBefore)
+            }
+        }
+        @Sendable func unchanged(since readAt: Int64?) async throws -> Bool {
+            guard let revision, let readAt else { return true }
+            return try await client.withConnection { connection in try await revision(plan, connection) } == readAt
         }
         var encoder = encoder
         // Counted once the socket took them: what the audit event and the access log say was released.
         var released: Int64 = 0
         var inChunk: Int64 = 0
         var receiverGone = false
-        var next = Task { try await chunk(after: plan.cursor) }
+        var after = plan.cursor
+        let start = after
+        var next = Task { try await chunk(after: start) }
+        var readAhead = false
         do {
-            reading: while let current = try await next.value {
-                next = Task { try await chunk(after: current.lastArrival) }
+            reading: while true {
+                var (read, readAt) = try await next.value
+                if readAhead, try await !unchanged(since: readAt) { (read, readAt) = try await chunk(after: after) }
+                guard let current = read else { break reading }
+                after = current.lastArrival
+                let following = after
+                next = Task { try await chunk(after: following) }
+                readAhead = true
                 for row in 0..<current.count {
                     guard encoder.append(current, row: row) else { continue }
                     inChunk += 1

@@ -12,6 +12,9 @@ extension SingleRequestService {
     {
         guard principal.role == .user else { throw WrongRole("Only the person asked accepts or refuses a request.") }
         return try await client.withTransaction(logger: logger) { connection in
+            // The person's account row first, as a change of sharing preferences and a block take it: a
+            // preference saved meanwhile is either seen here or waits for this grant.
+            try await SharingPreferenceStore.lock(userID: principal.accountID, on: connection, logger: logger)
             guard
                 let pending = try await SingleRequestStore.pendingForDecision(
                     requestID: id, userID: principal.accountID, on: connection, logger: logger)
@@ -35,7 +38,7 @@ extension SingleRequestService {
 
     /// The person's unshared sample types, which no grant may name.
     func unsharedTypes(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Set<SampleType> {
-        []
+        try await SharingPreferenceStore.unsharedTypes(of: userID, on: connection, logger: logger)
     }
 
     /// The types the person never shares, for their accept form (shown unchecked and disabled).
