@@ -44,6 +44,8 @@ PUBLIC_URL := http://$(HTTP_HOST):$(HTTP_PORT)
 MAIL_DIR   := $(CURDIR)/var/mail
 # The dev server's audit signing key (`d4h audit keygen` makes it on first `make run`); outside the database.
 AUDIT_KEY  := $(CURDIR)/var/audit-signing.key
+# The dev server's consent receipt signing key (`d4h consent keygen` makes it on first `make run`).
+CONSENT_KEY := $(CURDIR)/var/consent-signing.key
 
 DEV_DATABASE_URL  := postgres://$(D4H_DB_ROLE):$(D4H_DB_PASSWORD)@127.0.0.1:$(DEV_DB_PORT)/$(D4H_DB_NAME)?sslmode=disable
 # The tests connect as the superuser: they create a migrated template database and one
@@ -56,7 +58,7 @@ TEST_FILTER ?=
 # Environment of `make run` (single quotes: the URL holds `?`).
 RUN_ENV := DATABASE_URL='$(DEV_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
            PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info \
-           AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)'
+           AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)' CONSENT_SIGNING_KEY_FILE='$(CONSENT_KEY)'
 
 # What the helper scripts read.
 export PG_BIN PG_SUPERUSER_PASSWORD D4H_DB_ROLE D4H_DB_PASSWORD D4H_DB_NAME
@@ -67,7 +69,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test privacy-noise-check browser-test readme-walk bench loadtest faults format lint fuzz psql \
+.PHONY: help deps build run test privacy-noise-check browser-test readme-walk fhir-consent-check bench loadtest faults format lint fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -107,6 +109,7 @@ psql: db-start ## open psql on the dev database as d4h
 run: deps build db-start ## migrate, seed demo accounts + a synthetic population, serve on http://127.0.0.1:8080
 	@mkdir -p '$(MAIL_DIR)'
 	@test -f '$(AUDIT_KEY)' || '$(D4H)' audit keygen '$(AUDIT_KEY)'
+	@test -f '$(CONSENT_KEY)' || '$(D4H)' consent keygen '$(CONSENT_KEY)'
 	$(RUN_ENV) '$(D4H)' migrate
 	@# 20,000 people put about 1,400 in each sex and ten-year age band: enough for peer statistics and
 	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.
@@ -141,7 +144,7 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
 RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
 
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
-# browser tests and the README's walk-through follow,
+# browser tests, the README's walk-through and the FHIR Consent check follow,
 # then every benchmark once at a tiny size (bench-smoke), so CI notices a benchmark that no longer runs.
 test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
@@ -153,6 +156,7 @@ else
 	@$(MAKE) --no-print-directory privacy-noise-check
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory readme-walk
+	@$(MAKE) --no-print-directory fhir-consent-check
 	@$(MAKE) --no-print-directory bench-smoke
 endif
 
@@ -166,6 +170,9 @@ browser-test: deps build test-db-start ## the web console in headless Chromium (
 
 readme-walk: deps build test-db-start ## the README's walk-through, run as written against a fresh seeded server
 	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/readme-walk.sh
+
+fhir-consent-check: deps build test-db-start ## the API's FHIR Consent resources against the FHIR R4 models of PyPI's fhir.resources
+	D4H='$(D4H)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/fhir-consent-check.sh
 
 bench: deps build test-db-start ## run bench/run (given D4H and D4H_TEST_DATABASE_URL)
 	@if [ -x bench/run ]; then \

@@ -20,6 +20,8 @@ package struct Services: Sendable {
     package let positions: PositionService
     package let peers: PeerStatistics
     package let singleRequests: SingleRequestService
+    /// The signed receipts of grants and their ends (issued by `singleRequests`, which holds the same one).
+    package let consentReceipts: ConsentReceipts
     package let transparency: TransparencyService
     package let sharing: SharingService
     package let groupRequests: GroupRequestService
@@ -43,6 +45,7 @@ package struct Services: Sendable {
         positions: PositionService,
         peers: PeerStatistics,
         singleRequests: SingleRequestService,
+        consentReceipts: ConsentReceipts,
         transparency: TransparencyService,
         sharing: SharingService,
         groupRequests: GroupRequestService,
@@ -64,6 +67,7 @@ package struct Services: Sendable {
         self.positions = positions
         self.peers = peers
         self.singleRequests = singleRequests
+        self.consentReceipts = consentReceipts
         self.transparency = transparency
         self.sharing = sharing
         self.groupRequests = groupRequests

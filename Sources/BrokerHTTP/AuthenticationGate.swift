@@ -17,6 +17,8 @@ struct AuthenticationGate: Sendable {
         "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
         // Track4Run's public side (R42, R49–R51): anyone lists runs and watches them without signing in.
         "GET /v1/runs", "GET /v1/runs/{id}", "GET /v1/runs/{id}/results", "GET /v1/runs/{id}/live", "GET /v1/runs/{id}/live/events",
+        // Consent receipts are checked by whoever holds one: the key set and the check need no account.
+        "GET /v1/consent-receipts/keys", "POST /v1/consent-receipts/verification",
     ]
 
     /// Operations only a signed-in session may call, whatever an API key's scope: managing keys (a key that

@@ -16,9 +16,16 @@ extension Services {
         let metricsAccess = MetricsAccess(token: configuration.metricsToken)
         let readiness = Readiness(client: client, migrations: try Migration.bundled(), availability: availability)
         let pseudonymizer = Pseudonymizer(client: client)
+        let consentReceipts = ConsentReceipts(
+            client: client, key: configuration.consentSigningKey, issuer: configuration.publicURL, clock: configuration.clock)
+        if configuration.consentSigningKey == nil {
+            logger.warning(
+                "consent receipts are off: set CONSENT_SIGNING_KEY_FILE (`d4h consent keygen FILE`) so that every grant and its end yield a signed receipt"
+            )
+        }
         let singleRequests = SingleRequestService(
             client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays,
-            clock: configuration.clock)
+            clock: configuration.clock, receipts: consentReceipts)
         let mailer = try makeMailer(configuration: configuration, logger: logger)
         let accounts = try await AccountService(
             client: client, hasher: PasswordHasher(), mailer: mailer,
@@ -56,6 +63,7 @@ extension Services {
             positions: positions,
             peers: peers,
             singleRequests: singleRequests,
+            consentReceipts: consentReceipts,
             transparency: transparency,
             sharing: sharing,
             groupRequests: groupRequests,

@@ -14,7 +14,7 @@ struct D4H: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "d4h",
         abstract: "Data4Help: a broker for sharing personal health data.",
-        subcommands: [Serve.self, Migrate.self, Auditors.self, Audit.self, Import.self, SOS.self])
+        subcommands: [Serve.self, Migrate.self, Auditors.self, Audit.self, Consent.self, Import.self, SOS.self])
 
     static func main() async { await runAsRoot(self) }
 }

@@ -43,6 +43,8 @@ struct AuthorizationMatrixTests {
         "DELETE /v1/single-requests/{id}/subscription": .owned { ["id": $0.subscribedRequestID] },
         "GET /v1/single-requests/{id}/data": .owned { ["id": $0.subscribedRequestID] },
         "GET /v1/single-requests/{id}/positions": .owned { ["id": $0.subscribedRequestID] },
+        "GET /v1/single-requests/{id}/receipts": .owned { ["id": $0.subscribedRequestID] },
+        "GET /v1/single-requests/{id}/consent": .owned { ["id": $0.subscribedRequestID] },
         "GET /v1/group-requests/{id}": .owned { ["id": $0.groupRequestID] },
         "GET /v1/group-requests/{id}/results": .owned { ["id": $0.groupRequestID] },
         "DELETE /v1/group-requests/{id}/subscription": .owned { ["id": $0.groupRequestID] },

@@ -48,7 +48,7 @@ struct TLSTests {
             let configuration = BrokerConfiguration(
                 databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, mailTransport: .log, logLevel: .warning, tls: files.files)
             let log = ServerLog()
-            defer { log.check(allowing: [ServerLog.noAuditCheckpoints]) }
+            defer { log.check(allowing: [ServerLog.noAuditCheckpoints, ServerLog.noConsentReceipts]) }
             let app = try await buildApplication(configuration: configuration, logger: log.logger(level: configuration.logLevel))
             // The checks use HTTPS clients of their own.
             try await LiveServer.run(app) { port in try await body(port) }

@@ -101,8 +101,14 @@ CREATE DATABASE $1 OWNER d4h;
 SQL
 }
 
-# Starts `d4h serve` (environment already exported) and waits up to 60 s for /health/ready.
+# Starts `d4h serve` (environment already exported) and waits up to 60 s for /health/ready. The server
+# signs consent receipts, as `make run`'s does, with a key made in $OUT unless the caller gave one.
 start_server() {
+    if [[ -z ${CONSENT_SIGNING_KEY_FILE:-} ]]; then
+        CONSENT_SIGNING_KEY_FILE=$OUT/consent-signing.key
+        [[ -f $CONSENT_SIGNING_KEY_FILE ]] || "$D4H" consent keygen "$CONSENT_SIGNING_KEY_FILE" >/dev/null
+        export CONSENT_SIGNING_KEY_FILE
+    fi
     log "starting d4h serve on $BASE_URL (log: ${SERVER_LOG#"$REPO_ROOT"/})"
     "$D4H" serve >"$SERVER_LOG" 2>&1 </dev/null &
     SERVER_PID=$!

@@ -20,9 +20,12 @@ struct GrantAnnouncement: Encodable, Sendable {
 
     var requestId: String
     var grant: Grant
+    /// The grant's signed consent receipt (a compact JWS); absent when the server signs none.
+    var receipt: String?
 
-    init(_ request: SingleRequest, grant: ConsentGrant) {
+    init(_ request: SingleRequest, grant: ConsentGrant, receipt: String? = nil) {
         requestId = request.id.uuidString.lowercased()
+        self.receipt = receipt
         self.grant = Grant(
             id: grant.id.uuidString.lowercased(), grantedAt: grant.grantedAt, types: grant.terms.types.map(\.rawValue),
             window: Window(from: grant.terms.windowFrom, to: grant.terms.windowTo), subscriptionDays: grant.terms.subscriptionDays,

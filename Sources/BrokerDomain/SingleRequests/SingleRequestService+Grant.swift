@@ -29,9 +29,10 @@ extension SingleRequestService {
             else { throw try await whyUnchanged(id: id, principal: principal, on: connection, logger: logger) }
             try await audit(
                 AuditAction.singleRequestAccepted, request, actor: .user, details: Self.auditDetails(of: grant), on: connection, logger: logger)
+            let receipt = try await receipts.issue(.granted, for: request, on: connection, logger: logger)
             try await WebhookOutboxStore.enqueue(
-                .singleRequestAccepted, to: request.thirdParty.id, requestID: id, payload: GrantAnnouncement(request, grant: grant),
-                on: connection, logger: logger)
+                .singleRequestAccepted, to: request.thirdParty.id, requestID: id,
+                payload: GrantAnnouncement(request, grant: grant, receipt: receipt?.jws), on: connection, logger: logger)
             return request
         }
     }

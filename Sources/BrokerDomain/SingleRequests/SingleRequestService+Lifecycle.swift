@@ -58,9 +58,10 @@ extension SingleRequestService {
             let expired = try await SingleRequestStore.claimUnannouncedExpiries(limit: limit, on: connection, logger: logger)
             for request in expired {
                 try await audit(AuditAction.subscriptionExpired, request, actor: .thirdParty, on: connection, logger: logger)
+                var data = ["endedBy": "third_party", "reason": "expired"]
+                data["receipt"] = try await receipts.issue(.expired, for: request, on: connection, logger: logger)?.jws
                 try await WebhookOutboxStore.enqueue(
-                    .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
-                    data: ["endedBy": "third_party", "reason": "expired"], on: connection, logger: logger)
+                    .subscriptionEnded, to: request.thirdParty.id, requestID: request.id, data: data, on: connection, logger: logger)
             }
             return expired.count
         }

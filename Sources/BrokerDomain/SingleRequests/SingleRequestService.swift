@@ -14,13 +14,19 @@ package struct SingleRequestService: Sendable {
     let cursorKey: ServerSecret
     /// What a sender's `expiresAt` is checked against.
     let clock: WallClock
+    /// Signs a receipt of every grant and of its end, on the change's transaction (none without a key).
+    package let receipts: ConsentReceipts
 
-    package init(client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30, clock: WallClock = .system) {
+    package init(
+        client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30, clock: WallClock = .system,
+        receipts: ConsentReceipts? = nil
+    ) {
         self.client = client
         self.pseudonymizer = pseudonymizer
         self.pendingExpiryDays = pendingExpiryDays
         self.cursorKey = ServerSecret("download_cursor_key", client: client)
         self.clock = clock
+        self.receipts = receipts ?? ConsentReceipts(client: client, key: nil, issuer: "")
     }
 
     package static let purposeLength = 1...500
@@ -294,7 +300,8 @@ package struct SingleRequestService: Sendable {
         }
     }
 
-    /// The audit event and the sender's webhook of a subscription's end.
+    /// The audit event, the consent receipt (`revoked`, as the sender is told) and the sender's webhook,
+    /// which carries the receipt, of a subscription's end.
     /// `auditReason` is what the audit log records when it must say more than the sender is told.
     func announceEnd(
         _ request: SingleRequest, by party: SingleRequest.Subscription.Party, reason: String, auditReason: String? = nil,
@@ -304,9 +311,10 @@ package struct SingleRequestService: Sendable {
         try await audit(
             AuditAction.subscriptionEnded, request, actor: actor,
             details: ["endedBy": .string(party.rawValue), "reason": .string(auditReason ?? reason)], on: connection, logger: logger)
+        var data = ["endedBy": party.rawValue, "reason": reason]
+        data["receipt"] = try await receipts.issue(.revoked, for: request, endedBy: party, on: connection, logger: logger)?.jws
         try await WebhookOutboxStore.enqueue(
-            .subscriptionEnded, to: request.thirdParty.id, requestID: request.id,
-            data: ["endedBy": party.rawValue, "reason": reason], on: connection, logger: logger)
+            .subscriptionEnded, to: request.thirdParty.id, requestID: request.id, data: data, on: connection, logger: logger)
     }
 
     // MARK: Audit

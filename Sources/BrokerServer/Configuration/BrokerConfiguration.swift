@@ -74,6 +74,10 @@ package struct BrokerConfiguration: Sendable {
     /// database, made by `d4h audit keygen`). Nil signs nothing: auditors then cannot detect a log that
     /// whoever holds the database truncated or rewrote.
     package var auditSigningKey: AuditSigningKey?
+    /// The key that signs consent receipts, read from `CONSENT_SIGNING_KEY_FILE` (a file outside the
+    /// database, made by `d4h consent keygen`). Nil issues none: grants and their ends then carry no proof
+    /// the person and the company can check without trusting the server's database.
+    package var consentSigningKey: ConsentSigningKey?
     /// `AUDIT_CHECKPOINT_INTERVAL`: seconds between signed checkpoints when the log has grown (default 300;
     /// one is also signed at start; 0 signs none in the background). Nil is off.
     package var auditCheckpointInterval: Duration? = .seconds(300)
@@ -180,6 +184,9 @@ package struct BrokerConfiguration: Sendable {
         // Read now, so a wrong path or a file that is not a key stops the start with a message naming the variable.
         if let file = reader.string(forKey: "audit.signing.key.file"), !file.isEmpty {
             self.auditSigningKey = try AuditSigningKey.read(file: file)
+        }
+        if let file = reader.string(forKey: "consent.signing.key.file"), !file.isEmpty {
+            self.consentSigningKey = try ConsentSigningKey.read(file: file)
         }
         if let seconds = try reader.wholeNumber("AUDIT_CHECKPOINT_INTERVAL", in: 0...86_400, zeroMeans: "off") {
             self.auditCheckpointInterval = seconds == 0 ? nil : .seconds(seconds)

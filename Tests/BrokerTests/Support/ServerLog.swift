@@ -22,6 +22,9 @@ final class ServerLog: Sendable {
     /// What a server without an audit signing key warns at start (the tests' servers, unless they set one).
     static let noAuditCheckpoints = ExpectedLog.warning("audit checkpoints are off")
 
+    /// What a server without a consent signing key warns at start (the tests' servers have one unless a test unsets it).
+    static let noConsentReceipts = ExpectedLog.warning("consent receipts are off")
+
     /// What the background work says at each pass on a database that was never migrated (no tables).
     static let unmigratedDatabase: [ExpectedLog] = [.warning("does not exist"), .error("does not exist")]
 

@@ -71,13 +71,17 @@ struct TestHarness: Sendable {
         // verifies the whole chain and signs when a server starts, work no other test needs. (This was first
         // suspected of the suite's stalls; the stall was the harness waiting for ever for a server that had
         // stopped before it listened, which `LiveServer` now reports instead.)
+        // Receipts are signed as a production server signs them: every grant and its end yield one.
+        configuration.consentSigningKey = ConsentSigningKey.generate()
         configure(&configuration)
         // The server's warnings and errors are kept and read when the test ends (`ServerLog`), whether it
         // passed or not: an error line is a bug even when the test's own checks did not notice it.
         let log = ServerLog()
         // A server without a signing key says at start that auditors cannot detect a truncated log: what the
         // harness chose above, so expected unless the test set a key.
-        let allowed = expectedLogs + (configuration.auditSigningKey == nil ? [ServerLog.noAuditCheckpoints] : [])
+        let allowed =
+            expectedLogs + (configuration.auditSigningKey == nil ? [ServerLog.noAuditCheckpoints] : [])
+            + (configuration.consentSigningKey == nil ? [ServerLog.noConsentReceipts] : [])
         defer { log.check(allowing: allowed, sourceLocation: sourceLocation) }
         let app = try await StallReport.step("building the application") {
             try await buildApplication(configuration: configuration, logger: log.logger(level: configuration.logLevel), noise: noise)
