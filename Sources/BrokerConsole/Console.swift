@@ -65,6 +65,7 @@ package struct Console: Sendable {
         registerCorrectionPages(on: router)
         registerSharingPages(on: router)
         registerCompanyPages(on: router)
+        registerReceiptPages(on: router)
         registerAuditorPages(on: router)
         registerRunPages(on: router)
         registerRunActions(on: router)

@@ -416,6 +416,47 @@ struct ConsentReceiptTests {
         }
     }
 
+    // MARK: Console
+
+    @Test("the console lists the person's receipts and a company's request's, each a download only its two parties get")
+    func console() async throws {
+        try await TestHarness.run(configure: Self.withKey) { harness in
+            let parties = try await harness.requestParties(companyName: "Console Receipts S.p.A.")
+            let id = try await harness.acceptedRequestID(parties, subscriptionDays: 3)
+            let receipt = try #require(try await Self.receipts(harness, request: id, token: parties.person).first)
+            let receiptID = try #require(receipt["id"] as? String)
+            let jws = try #require(receipt["receipt"] as? String)
+
+            let person = try await ConsoleBrowser.person(harness, parties)
+            let page = try await person.get("/receipts")
+            #expect(page.status == .ok)
+            let html = harness.text(page)
+            #expect(html.contains(#"data-receipt-id="\#(receiptID)""#) && html.contains("Console Receipts S.p.A.") && html.contains("Granted"))
+            #expect(html.contains(#"href="/receipts/\#(receiptID)/receipt.jwt""#))
+            let download = try await person.get("/receipts/\(receiptID)/receipt.jwt")
+            #expect(download.status == .ok && harness.text(download) == jws)
+            #expect(download.headers[.contentType] == "application/jose")
+            #expect(download.headers[.contentDisposition]?.contains("consent-receipt-\(receiptID).jwt") == true)
+
+            let company = try await ConsoleBrowser.company(harness, parties)
+            let requestPage = harness.text(try await company.get("/company/requests/\(id)"))
+            #expect(requestPage.contains(#"data-receipt-id="\#(receiptID)""#))
+            #expect(!requestPage.contains(parties.personFiscalCode))
+            #expect(harness.text(try await company.get("/company")).contains(#"href="/company/requests/\#(id)""#))
+            #expect(harness.text(try await company.get("/receipts/\(receiptID)/receipt.jwt")) == jws)
+
+            // Another company, another person: the same 404 as a receipt that does not exist.
+            let others = try await harness.requestParties()
+            for browser in [try await ConsoleBrowser.company(harness, others), try await ConsoleBrowser.person(harness, others)] {
+                let theirs = try await browser.get("/receipts/\(receiptID)/receipt.jwt")
+                let unknown = try await browser.get("/receipts/\(UUID().uuidString.lowercased())/receipt.jwt")
+                #expect(theirs.status == .notFound && unknown.status == .notFound)
+                #expect(harness.text(theirs) == harness.text(unknown) && !harness.text(theirs).contains(jws.prefix(20)))
+            }
+            #expect(try await ConsoleBrowser.company(harness, others).get("/company/requests/\(id)").status == .notFound)
+        }
+    }
+
     // MARK: Erasure and keys
 
     @Test("an erased person's receipts are no longer linked to them; the company keeps what it received")

@@ -105,4 +105,32 @@ struct RoleRuleTests {
             await #expect(throws: ImportJobError.notFound) { _ = try await services.imports.job(id: UUID(), for: Self.person, logger: logger) }
         }
     }
+
+    @Test("a person lists their own consent receipts; auditors read no request's receipts, Consent or receipt")
+    func consentReceipts() async throws {
+        try await Self.withServices { services in
+            let logger = TestDatabase.logger
+            await Self.expectOnly(Self.person, refusing: [Self.company, Self.auditor], "listing one's own consent receipts") {
+                _ = try await services.consentReceipts.list(for: $0, page: PageRequest(), logger: logger)
+            }
+            let receipts = services.consentReceipts
+            // Auditors are refused by role; a request's two parties get past it, to a request that does not exist.
+            for principal in [Self.auditor, Self.person, Self.company] {
+                let expected: any Error = principal.role == .auditor ? WrongRole("") : SingleRequestError.notFound
+                func isExpected(_ error: any Error) -> Bool { type(of: error) == type(of: expected) }
+                do {
+                    _ = try await receipts.receipts(ofRequest: UUID(), for: principal, logger: logger)
+                    Issue.record("a request's receipts as \(principal.role) did not throw")
+                } catch { #expect(isExpected(error), "a request's receipts as \(principal.role): \(error)") }
+                do {
+                    _ = try await receipts.record(ofRequest: UUID(), for: principal, logger: logger)
+                    Issue.record("a request's Consent as \(principal.role) did not throw")
+                } catch { #expect(isExpected(error), "a request's Consent as \(principal.role): \(error)") }
+                do {
+                    _ = try await receipts.receipt(id: UUID(), for: principal, logger: logger)
+                    Issue.record("one receipt as \(principal.role) did not throw")
+                } catch { #expect(isExpected(error), "one receipt as \(principal.role): \(error)") }
+            }
+        }
+    }
 }

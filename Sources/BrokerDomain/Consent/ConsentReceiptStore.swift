@@ -41,6 +41,19 @@ enum ConsentReceiptStore {
                 """, logger: logger))
     }
 
+    /// One receipt, if it is the account's: the person's own, or one of the company's requests.
+    static func receipt(id: UUID, visibleTo accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> ConsentReceipt?
+    {
+        try await collect(
+            connection.query(
+                """
+                SELECT id, request_id, grant_id, status, issued_at, jws FROM consent_receipts
+                WHERE id = \(id) AND (user_id = \(accountID) OR third_party_id = \(accountID))
+                """, logger: logger)
+        ).first
+    }
+
     private static func collect(_ rows: PostgresRowSequence) async throws -> [ConsentReceipt] {
         var receipts: [ConsentReceipt] = []
         for try await (id, request, grant, status, issuedAt, jws) in rows.decode((UUID, UUID, UUID, String, Date, String).self) {

@@ -79,6 +79,16 @@ package struct ConsentReceipts: Sendable {
         try await record(ofRequest: id, for: principal, logger: logger).receipts
     }
 
+    /// One receipt, for the person it names or the company that received it (anyone else: not found).
+    package func receipt(id: UUID, for principal: Principal, logger: Logger) async throws -> ConsentReceipt {
+        guard principal.role != .auditor else { throw WrongRole("Auditors see no single requests.") }
+        let receipt = try await client.withConnection { connection in
+            try await ConsentReceiptStore.receipt(id: id, visibleTo: principal.accountID, on: connection, logger: logger)
+        }
+        guard let receipt else { throw SingleRequestError.notFound }
+        return receipt
+    }
+
     /// What the request's FHIR `Consent` shows. The person is named by the company's pseudonym; the company
     /// is given it only once the person accepted (before, it would tell the company that a person is there).
     package func record(ofRequest id: UUID, for principal: Principal, logger: Logger) async throws -> ConsentRecord {
