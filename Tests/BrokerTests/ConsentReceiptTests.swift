@@ -109,6 +109,7 @@ struct ConsentReceiptTests {
                 #expect(claims["types"] as? [String] == ["heart_rate"])
                 #expect(claims["subscriptionDays"] as? Int == 10)
                 #expect(claims["purpose"] as? String == "Cardiology study")
+                #expect(claims["purposeCode"] as? String == "HRESCH")
                 #expect(claims["iss"] as? String == Self.issuer)
                 #expect(claims["endedBy"] == nil)
                 let window = try #require(claims["window"] as? [String: Any])
@@ -405,7 +406,10 @@ struct ConsentReceiptTests {
             let reference = try #require(actor["reference"] as? [String: Any])
             #expect(reference["display"] as? String == "Consent Analytics S.r.l.")
             #expect(((actor["role"] as? [String: Any])?["coding"] as? [[String: Any]])?.first?["code"] as? String == "IRCP")
-            #expect(((provision["purpose"] as? [[String: Any]])?.first)?["display"] as? String == "Cardiology study")
+            let purposes = provision["purpose"] as? [[String: Any]] ?? []
+            #expect(purposes.first?["system"] as? String == "http://terminology.hl7.org/CodeSystem/v3-ActReason")
+            #expect(purposes.first?["code"] as? String == "HRESCH")
+            #expect(purposes.last?["display"] as? String == "Cardiology study")
             // FHIR has no nulls: an absent value is an absent key.
             #expect(!text.contains("null"))
 
@@ -490,7 +494,7 @@ struct ConsentReceiptTests {
                 ConsentReceiptClaims(
                     iss: Self.issuer, iat: 1, jti: UUID().uuidString.lowercased(), requestId: id, grantId: UUID().uuidString.lowercased(),
                     company: .init(id: parties.companyID, name: "X", vatNumber: "1"), subject: "s_" + String(repeating: "0", count: 32),
-                    status: .granted, statusAt: "2026-03-01T00:00:00Z", types: ["heart_rate"], window: .init(), purpose: "p"),
+                    status: .granted, statusAt: "2026-03-01T00:00:00Z", types: ["heart_rate"], window: .init(), purpose: "p", purposeCode: "TREAT"),
                 with: ConsentSigningKey.generate())
             #expect(try await Self.check(harness, forged).valid == false)
         }

@@ -43,6 +43,8 @@ package struct ConsentReceiptClaims: Codable, Sendable, Equatable {
     package var subscriptionDays: Int?
     /// Why the company asked, in its own words.
     package var purpose: String
+    /// Why the company asked, as an HL7 v3 PurposeOfUse code (docs/purposes.md).
+    package var purposeCode: String
 
     /// The checks a receipt's claims pass beyond being JSON of this shape: ids are UUIDs, times RFC 3339,
     /// types known, and the rest inside the ranges the server issues.
@@ -71,5 +73,6 @@ package struct ConsentReceiptClaims: Codable, Sendable, Equatable {
         if let from = from ?? nil, let to = to ?? nil, from > to { throw bad("window.from is after window.to") }
         if let days = subscriptionDays, !SingleRequestService.subscriptionDays.contains(days) { throw bad("subscriptionDays is out of range") }
         guard SingleRequestService.purposeLength.contains(purpose.count) else { throw bad("purpose is empty or too long") }
+        guard PurposeOfUse(rawValue: purposeCode) != nil else { throw bad("purposeCode is not one of docs/purposes.md's codes") }
     }
 }

@@ -54,7 +54,8 @@ package struct ConsentReceipts: Sendable {
             subject: try await pseudonyms.pseudonym(of: userID, for: request.thirdParty.id, on: connection, logger: logger),
             status: status, statusAt: Timestamp.rfc3339(statusAt), endedBy: endedBy, types: grant.terms.types.map(\.rawValue),
             window: .init(from: grant.terms.windowFrom.map(Timestamp.rfc3339), to: grant.terms.windowTo.map(Timestamp.rfc3339)),
-            subscriptionDays: grant.terms.subscriptionDays, purpose: request.purpose)
+            subscriptionDays: grant.terms.subscriptionDays, purpose: request.purpose,
+            purposeCode: request.purposeCode.code)
         let receipt = ConsentReceipt(
             id: id, requestID: request.id, grantID: grant.id, status: status, issuedAt: issuedAt,
             jws: try ConsentReceiptJWS.sign(claims, with: key), claims: claims)

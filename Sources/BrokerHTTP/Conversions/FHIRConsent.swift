@@ -143,8 +143,11 @@ struct FHIRConsent: Encodable {
             action: [
                 CodeableConcept(coding: [Coding(system: "http://terminology.hl7.org/CodeSystem/consentaction", code: "access", display: "Access")])
             ],
-            // The company's purpose in its words; a coded purpose (HL7 v3 ActReason) joins it as system and code.
-            purpose: [Coding(display: request.purpose)],
+            // The coded purpose (HL7 v3 ActReason), then the company's purpose in its own words.
+            purpose: [
+                Coding(system: PurposeOfUse.system, code: request.purposeCode.code, display: request.purposeCode.display),
+                Coding(display: request.purpose),
+            ],
             dataPeriod: terms.windowFrom == nil && dataEnd == nil
                 ? nil : Period(start: terms.windowFrom.map(Timestamp.rfc3339), end: dataEnd.map(Timestamp.rfc3339)),
             code: terms.types.map { type in
