@@ -358,6 +358,60 @@ class ConsoleTests(ConsoleTestCase):
         go(browser, "/inbox")
         self.assertTrue(exists(wait_css(browser, "section#history"), ".narrowed"), c.describe(browser))
 
+    def test_02c_sharing_preferences(self):
+        """A type the person never shares: unticked on /sharing, then unchecked and disabled in their inbox."""
+        person = self.fresh_person("withholder")
+        browser = self.signed_in(person.email, person.password)
+        go(browser, "/sharing")
+        form = wait_css(browser, "form#sharing")
+        weight = find(form, "input#shared-weight")
+        self.assertTrue(weight.is_selected(), "every type starts shared")
+        weight.click()
+        c.screenshot(browser, "sharing.png")
+        c.click_and_wait(browser, find(form, "button#save-sharing"))
+        wait_css(browser, "#notice")
+        go(browser, "/sharing")
+        self.assertFalse(find(wait_css(browser, "form#sharing"), "input#shared-weight").is_selected(), c.describe(browser))
+
+        company = self.signed_in(*c.DEMO_COMPANY)
+        purpose = f"Browser test {c.RUN}: heart and weight"
+        self.send_single_request(company, person, ["heart_rate", "weight"], purpose)
+        article = self.pending_request(browser, purpose)
+        box = find(article, "form.grant input[name=types][value=weight]")
+        self.assertFalse(box.is_selected(), "an unshared type starts unchecked")
+        self.assertFalse(box.is_enabled(), "an unshared type cannot be granted")
+        request_id = self.answer(browser, purpose, "accept")
+        granted = find(self.company_row(company, "single-requests", request_id), ".granted").text
+        self.assertIn("Heart rate", granted)
+        self.assertNotIn("Weight", granted)
+
+    def test_02d_correction(self):
+        """The person deletes every heart rate they uploaded, after a review that says how many."""
+        person = self.fresh_person("corrector")
+        browser = self.signed_in(person.email, person.password)
+        go(browser, "/data")
+        upload = wait_css(browser, "form#upload-form")
+        Select(find(upload, "select#upload-kind")).select_by_value("csv")
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as file:
+            file.write(heart_rate_csv(3))
+        self.addCleanup(os.unlink, file.name)
+        find(upload, "input#upload-file").send_keys(file.name)
+        c.submit(upload)
+        c.wait_until(browser, lambda d: "3" in find(d, "#upload-result").text, "#upload-result to count 3", timeout=30)
+
+        go(browser, "/data/corrections")
+        form = wait_css(browser, "form#correction-form")
+        c.fill(form, "type", "heart_rate")
+        c.submit_and_wait(browser, form)
+        warning = wait_text(browser, "#correction-warning")
+        self.assertIn("3 samples", warning, c.describe(browser))
+        c.screenshot(browser, "correction-confirm.png")
+        c.click_and_wait(browser, find(browser, "button#correction-delete"))
+        wait_css(browser, "#notice")
+        self.assertFalse(exists(browser, "#error"), c.describe(browser))
+        go(browser, "/access-log")
+        self.assertIn("corrected", wait_css(browser, "table#access-log").text.lower(), c.describe(browser))
+
     def test_03_single_request_refused(self):
         person = self.fresh_person("refuser")
         company = self.signed_in(*c.DEMO_COMPANY)
