@@ -150,6 +150,9 @@ struct SharingPreferenceTests {
             let none = try await harness.request(.get, "/v1/single-requests/\(onlyWeight)/data", token: parties.company)
             #expect(none.status == .conflict)
             #expect(try harness.object(none)["type"] as? String == "https://data4help.example/problems/no-requested-data")
+            // The person's access log names what was released, not the unshared type that was granted.
+            let log = try harness.object(try await harness.request(.get, "/v1/me/access-log", token: parties.person))
+            #expect((log["items"] as? [[String: Any]])?.first?["types"] as? [String] == ["heart_rate"])
 
             // Shared again: released again (the preference stops releases, it does not delete data).
             #expect(try await Self.setSharing(harness, [("weight", true)], token: parties.person).status == .ok)

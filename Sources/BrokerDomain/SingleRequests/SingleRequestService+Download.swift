@@ -59,7 +59,8 @@ extension SingleRequestService {
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
         try await streamRelease(
-            plan, of: plan.request.types.filter { $0 != .position }, encoder: ReleasedSampleEncoder(format: format), logger: logger,
+            // Recorded as a release of the granted types that had data to release (none the person unshared).
+            plan, of: plan.availableTypes.map(RequestedType.sample), encoder: ReleasedSampleEncoder(format: format), logger: logger,
             read: { plan, arrival, connection in
                 try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
             },
