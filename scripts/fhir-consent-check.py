@@ -69,7 +69,7 @@ company = activate_and_log_in(company_email, password)
 
 
 def send(subject, **extra):
-    body = {"subject": subject, "types": ["heart_rate", "step_count"], "purpose": "Cardiology study",
+    body = {"subject": subject, "types": ["heart_rate", "step_count"], "purpose": "Cardiology study", "purposeCode": "HRESCH",
             "window": {"from": "2026-01-01T00:00:00Z", "to": "2026-06-30T00:00:00Z"}, **extra}
     return expect(201, call("POST", "/v1/single-requests", body, company), "a request")["id"]
 
