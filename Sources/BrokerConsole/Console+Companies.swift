@@ -187,7 +187,8 @@ extension Console {
             "typeOptions": Wording.requestTypeOptions(selected: form.values("types")),
             "purposeOptions": Wording.purposeOptions(selected: form["purposeCode"]),
             // The last day whose end is still within the 90 days a request may wait.
-            "expiresOnMin": today.description,
+            // Tomorrow: a day is answered by its end (00:00 UTC next), and today's end may be under the hour away.
+            "expiresOnMin": today.adding(days: 1).description,
             "expiresOnMax": today.adding(days: SingleRequestService.maximumExpiryDays - 1).description,
             "defaultExpiryDays": request.services.singleRequests.pendingExpiryDays,
         ]

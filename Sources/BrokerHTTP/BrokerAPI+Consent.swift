@@ -80,8 +80,17 @@ extension Components.Schemas.ConsentReceiptClaims {
                 return Components.Schemas.RequestedType(type)
             },
             window: .init(from: try claims.window.from.map(time), to: try claims.window.to.map(time)),
-            subscriptionDays: claims.subscriptionDays, purpose: claims.purpose)
+            subscriptionDays: claims.subscriptionDays, purpose: claims.purpose,
+            purposeCode: .init(try signedPurposeCode(claims.purposeCode)))
     }
+}
+
+/// A signed receipt's purpose code; verification checked it is one of ours, so another is our bug (a 500).
+private func signedPurposeCode(_ text: String) throws -> PurposeOfUse {
+    guard let code = PurposeOfUse(rawValue: text) else {
+        throw StoredValueMismatch(column: "consent_receipts.jws (purposeCode)", value: text)
+    }
+    return code
 }
 
 extension Components.Schemas.Jwk {

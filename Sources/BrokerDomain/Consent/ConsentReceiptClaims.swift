@@ -27,8 +27,8 @@ package struct ConsentReceiptClaims: Codable, Sendable, Equatable {
     package var grantId: String
     /// The company that asked, as it was named when the receipt was signed.
     package var company: Company
-    /// The person, by the pseudonym made for this company (`ConsentPseudonyms`): the same in every receipt
-    /// this company holds about them, and in no other company's.
+    /// The person, by the pseudonym made for this request (`ConsentPseudonyms`): the same in every receipt
+    /// of the request, and in no other request's.
     package var subject: String
     package var status: ConsentReceiptStatus
     /// When the status took effect: the acceptance, the stop, the subscription's last moment.

@@ -51,7 +51,7 @@ package struct ConsentReceipts: Sendable {
             requestId: request.id.uuidString.lowercased(), grantId: grant.id.uuidString.lowercased(),
             company: .init(
                 id: request.thirdParty.id.uuidString.lowercased(), name: request.thirdParty.companyName, vatNumber: request.thirdParty.vatNumber),
-            subject: try await pseudonyms.pseudonym(of: userID, for: request.thirdParty.id, on: connection, logger: logger),
+            subject: try await pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger),
             status: status, statusAt: Timestamp.rfc3339(statusAt), endedBy: endedBy, types: grant.terms.types.map(\.rawValue),
             window: .init(from: grant.terms.windowFrom.map(Timestamp.rfc3339), to: grant.terms.windowTo.map(Timestamp.rfc3339)),
             subscriptionDays: grant.terms.subscriptionDays, purpose: request.purpose,
@@ -102,7 +102,7 @@ package struct ConsentReceipts: Sendable {
             let receipts = request.grant == nil ? [] : try await ConsentReceiptStore.list(requestID: id, on: connection, logger: logger)
             var subject = receipts.first?.claims.subject
             if subject == nil, let userID = request.userID, principal.role == .user || request.grant != nil {
-                subject = try await pseudonyms.pseudonym(of: userID, for: request.thirdParty.id, on: connection, logger: logger)
+                subject = try await pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger)
             }
             return ConsentRecord(request: request, subject: subject, receipts: receipts, issuer: issuer)
         }

@@ -17,5 +17,10 @@ CREATE INDEX single_requests_unannounced_lapse ON single_requests (expires_at)
 
 -- A person's data revision: every correction and every change of sharing preferences adds one, in its
 -- own transaction. A download that read a chunk ahead while the previous one was being sent checks it
--- before sending, and reads the chunk again if the person's data changed meanwhile.
-ALTER TABLE sample_arrivals ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+-- before sending, and reads the chunk again if the person's data changed meanwhile. A table of its own,
+-- not a column of `sample_arrivals`: uploads hold that row for their whole transaction (an import for its
+-- whole length), and a change of preferences must not wait for them.
+CREATE TABLE data_revisions (
+    user_id  uuid PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+    revision bigint NOT NULL DEFAULT 0
+);

@@ -31,7 +31,8 @@ package enum SharingPreferenceStore {
     /// transaction ends: two changes of the same person's preferences (and a grant that takes the same
     /// lock) follow one another, so each reads what the other wrote and the audit log names real changes.
     static func lock(userID: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR NO KEY UPDATE", logger: logger)
+        // Read, so a lock time-out is thrown here (a 503), not met by the next statement as "transaction aborted".
+        _ = try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR NO KEY UPDATE", logger: logger).collect()
     }
 
     /// Stops sharing `types` (those already unshared keep their `since`) and shares `shared` again, in one

@@ -7,7 +7,7 @@ package enum BlockStore {
     /// Locks the person's account row first (FOR NO KEY UPDATE, which uploads never wait for): a request being created for this person waits for
     /// the block to commit (and then sees it), and a request created just before is refused by the block.
     static func block(userID: UUID, thirdPartyID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Block? {
-        try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR NO KEY UPDATE", logger: logger)
+        _ = try await connection.query("SELECT 1 FROM accounts WHERE id = \(userID) FOR NO KEY UPDATE", logger: logger).collect()
         try await connection.query(
             """
             INSERT INTO blocks (user_id, third_party_id)

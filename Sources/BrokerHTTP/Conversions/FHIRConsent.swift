@@ -13,7 +13,7 @@ struct FHIRConsent: Encodable {
     static let grantSystem = "https://data4help.example/fhir/NamingSystem/grant"
     static let vatSystem = "https://data4help.example/fhir/NamingSystem/vat-number"
     /// The pseudonyms are per company: the company's id is part of the system, so two companies' values never compare.
-    static let pseudonymSystemPrefix = "https://data4help.example/fhir/NamingSystem/company-pseudonym/"
+    static let pseudonymSystemPrefix = "https://data4help.example/fhir/NamingSystem/request-pseudonym/"
 
     struct Coding: Encodable {
         var system: String?
@@ -103,7 +103,7 @@ struct FHIRConsent: Encodable {
         category = [CodeableConcept(coding: [Coding(system: "http://loinc.org", code: "59284-0", display: "Consent Document")])]
         let person = record.subject.map { subject in
             Reference(
-                identifier: Identifier(system: Self.pseudonymSystemPrefix + request.thirdParty.id.uuidString.lowercased(), value: subject))
+                identifier: Identifier(system: Self.pseudonymSystemPrefix + request.id.uuidString.lowercased(), value: subject))
         }
         patient = person
         // The person performs the consent once they decided; before that nobody has.
