@@ -38,20 +38,8 @@ sys.exit(0 if all(version(name) == wanted for name, wanted in (spec.split("==") 
         "$FHIR_RESOURCES_SPEC" "$PYDANTIC_SPEC" 2>/dev/null
 }
 if ! installed; then
-    if [[ ! -x $FHIR_VENV/bin/python ]]; then
-        if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-            if [[ $(id -u) -eq 0 ]]; then
-                log "installing python3-venv"
-                apt_install python3-venv || die "could not install python3-venv"
-            else
-                die "python3 cannot create a venv: run 'sudo apt-get install -y python3-venv'"
-            fi
-        fi
-        log "creating ${FHIR_VENV#"$REPO_ROOT"/}"
-        python3 -m venv "$FHIR_VENV"
-    fi
-    log "installing $FHIR_RESOURCES_SPEC and $PYDANTIC_SPEC into ${FHIR_VENV#"$REPO_ROOT"/}"
-    "$FHIR_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$FHIR_RESOURCES_SPEC" "$PYDANTIC_SPEC" ||
+    # A venv of its own: pydantic 1 must not replace the pydantic 2 of var/venv's tools.
+    VENV=$FHIR_VENV venv_install "$FHIR_RESOURCES_SPEC" "$PYDANTIC_SPEC" ||
         die "could not install $FHIR_RESOURCES_SPEC: run '$FHIR_VENV/bin/python -m pip install $FHIR_RESOURCES_SPEC $PYDANTIC_SPEC'"
     installed || die "$FHIR_RESOURCES_SPEC or $PYDANTIC_SPEC did not install"
 fi

@@ -111,11 +111,8 @@ struct Audit: AsyncParsableCommand {
         @Argument(help: "Where to write the key (created readable by its owner only; never overwritten).") var file: String
 
         func run() async throws {
-            guard !FileManager.default.fileExists(atPath: file) else { fail("\(file) exists; refusing to overwrite a signing key") }
             let key = AuditSigningKey.generate()
-            guard FileManager.default.createFile(atPath: file, contents: Data(key.fileText.utf8), attributes: [.posixPermissions: 0o600]) else {
-                fail("cannot write \(file)")
-            }
+            writeNewKeyFile(file, key.fileText)
             print("public key: \(key.publicKeyText)")
             print("key id: \(key.keyID)")
         }

@@ -69,11 +69,8 @@ struct Consent: AsyncParsableCommand {
         @Argument(help: "Where to write the key (created readable by its owner only; never overwritten).") var file: String
 
         func run() async throws {
-            guard !FileManager.default.fileExists(atPath: file) else { fail("\(file) exists; refusing to overwrite a signing key") }
             let key = ConsentSigningKey.generate()
-            guard FileManager.default.createFile(atPath: file, contents: Data(key.fileText.utf8), attributes: [.posixPermissions: 0o600]) else {
-                fail("cannot write \(file)")
-            }
+            writeNewKeyFile(file, key.fileText)
             print("public key: \(key.publicKey.rawRepresentation.base64EncodedString())")
             print("key id: \(key.keyID)")
         }

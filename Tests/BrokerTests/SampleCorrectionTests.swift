@@ -430,67 +430,6 @@ struct SampleCorrectionTests {
         return String(page[range.upperBound...].prefix { $0 != "\"" })
             .replacingOccurrences(of: "&#x3D;", with: "=").replacingOccurrences(of: "&amp;", with: "&")
     }
-
-    // MARK: A download read in two halves
-
-    /// Sends the GET with a small receive buffer and reads at least `bytes`, then leaves the rest unread.
-    static func startDownload(port: Int, path: String, token: String, bytes: Int) throws -> (socket: Int32, read: [UInt8]) {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw POSIXError(.EIO) }
-        var small: Int32 = 4096
-        setsockopt(socketFD, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(socketFD)
-            throw POSIXError(.ECONNREFUSED)
-        }
-        let request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
-        _ = request.withCString { send(socketFD, $0, strlen($0), 0) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var read: [UInt8] = []
-        while read.count < bytes {
-            let count = recv(socketFD, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            read += buffer[..<count]
-        }
-        return (socketFD, read)
-    }
-
-    /// Reads the rest of the response (`read`: what `startDownload` read) until the server closes, then
-    /// answers its body, de-chunked.
-    static func readToEnd(_ socketFD: Int32, after read: [UInt8]) throws -> Data {
-        var bytes = read
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = recv(socketFD, &buffer, buffer.count, 0)
-            if count < 0 { throw POSIXError(.ETIMEDOUT) }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-        }
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let end = (0...(bytes.count - separator.count)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
-            throw POSIXError(.EBADMSG)
-        }
-        let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-        var rest = bytes[(end + 4)...]
-        guard head.contains("transfer-encoding: chunked") else { return Data(rest) }
-        var body = Data()
-        while let lineEnd = rest.firstIndex(of: UInt8(ascii: "\r")) {
-            guard let size = Int(String(decoding: rest[rest.startIndex..<lineEnd], as: UTF8.self), radix: 16), size > 0 else { break }
-            let start = lineEnd + 2
-            body.append(contentsOf: rest[start..<start + size])
-            rest = rest[(start + size + 2)...]
-        }
-        return body
-    }
 }
 
 /// What a download sent, and the count a correction made during its first send deleted.

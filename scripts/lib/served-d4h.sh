@@ -70,10 +70,10 @@ check_served_preconditions() {
     fi
 }
 
-# `pip install SPEC` into var/venv, creating the venv (and installing python3-venv as root) when needed.
-# One venv holds every test tool; a tool is added to it, never by recreating it.
+# `pip install SPEC…` into $VENV (var/venv), creating the venv (and installing python3-venv as root) when
+# needed. One venv holds every test tool; a tool is added to it, never by recreating it. A tool whose
+# dependencies clash with the others' gets a venv of its own: `VENV=… venv_install SPEC…`.
 venv_install() {
-    local spec=$1
     if [[ ! -x $VENV/bin/python ]]; then
         if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
             if [[ $(id -u) -eq 0 ]]; then
@@ -87,8 +87,8 @@ venv_install() {
         rm -rf "$VENV"
         python3 -m venv "$VENV"
     fi
-    log "installing $spec into ${VENV#"$REPO_ROOT"/}"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$spec"
+    log "installing $* into ${VENV#"$REPO_ROOT"/}"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
 }
 
 # Drops and creates database NAME on the test cluster, owned by the application's role.

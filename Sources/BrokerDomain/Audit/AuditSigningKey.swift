@@ -7,15 +7,11 @@ import Foundation
 package struct AuditSigningKey: Sendable {
     package typealias PublicKey = Curve25519.Signing.PublicKey
 
-    /// The private key's 32 raw bytes (CryptoKit's key type is not `Sendable`; its bytes are).
-    private let raw: Data
+    private let file: Ed25519KeyFile
 
-    var privateKey: Curve25519.Signing.PrivateKey {
-        // Only ever made from a valid key's own bytes (`init`), so this cannot fail.
-        try! Curve25519.Signing.PrivateKey(rawRepresentation: raw)
-    }
+    var privateKey: Curve25519.Signing.PrivateKey { file.privateKey }
 
-    package init(privateKey: Curve25519.Signing.PrivateKey) { self.raw = privateKey.rawRepresentation }
+    package init(privateKey: Curve25519.Signing.PrivateKey) { self.file = Ed25519KeyFile(privateKey: privateKey) }
 
     package static func generate() -> AuditSigningKey { AuditSigningKey(privateKey: .init()) }
 
@@ -28,7 +24,7 @@ package struct AuditSigningKey: Sendable {
     package var keyID: String { Self.keyID(of: publicKey) }
 
     /// What `d4h audit keygen` writes.
-    package var fileText: String { privateKey.rawRepresentation.base64EncodedString() + "\n" }
+    package var fileText: String { file.fileText }
 
     package func sign(_ bytes: [UInt8]) throws -> Data { try privateKey.signature(for: bytes) }
 
@@ -38,22 +34,9 @@ package struct AuditSigningKey: Sendable {
         Array(SHA256.hash(data: key.rawRepresentation).prefix(8)).hexText
     }
 
-    /// Reads the key file; a file that is missing, unreadable or not a key stops the server (or the
-    /// command) with a message naming the variable, rather than running without signed checkpoints.
+    /// Reads the key file (`Ed25519KeyFile`): one that is missing or not a key stops the server or the command.
     package static func read(file path: String) throws -> AuditSigningKey {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError.invalid("AUDIT_SIGNING_KEY_FILE", "cannot be read: \(path) (\(error.localizedDescription))")
-        }
-        guard let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
-            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
-        else {
-            throw ConfigurationError.invalid(
-                "AUDIT_SIGNING_KEY_FILE", "does not hold an Ed25519 private key (32 bytes in base64, as `d4h audit keygen` writes): \(path)")
-        }
-        return AuditSigningKey(privateKey: key)
+        AuditSigningKey(privateKey: try Ed25519KeyFile.read(file: path, variable: "AUDIT_SIGNING_KEY_FILE", keygen: "d4h audit keygen").privateKey)
     }
 
     /// An auditor's pinned public key: base64 of 32 bytes, given as is or as the path of a file holding it.

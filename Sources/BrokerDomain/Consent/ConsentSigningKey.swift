@@ -9,15 +9,11 @@ import Foundation
 package struct ConsentSigningKey: Sendable {
     package typealias PublicKey = Curve25519.Signing.PublicKey
 
-    /// The private key's 32 raw bytes (CryptoKit's key type is not `Sendable`; its bytes are).
-    private let raw: Data
+    private let file: Ed25519KeyFile
 
-    var privateKey: Curve25519.Signing.PrivateKey {
-        // Only ever made from a valid key's own bytes (`init`), so this cannot fail.
-        try! Curve25519.Signing.PrivateKey(rawRepresentation: raw)
-    }
+    var privateKey: Curve25519.Signing.PrivateKey { file.privateKey }
 
-    package init(privateKey: Curve25519.Signing.PrivateKey) { self.raw = privateKey.rawRepresentation }
+    package init(privateKey: Curve25519.Signing.PrivateKey) { self.file = Ed25519KeyFile(privateKey: privateKey) }
 
     package static func generate() -> ConsentSigningKey { ConsentSigningKey(privateKey: .init()) }
 
@@ -27,7 +23,7 @@ package struct ConsentSigningKey: Sendable {
     package var keyID: String { Self.keyID(of: publicKey) }
 
     /// What `d4h consent keygen` writes.
-    package var fileText: String { privateKey.rawRepresentation.base64EncodedString() + "\n" }
+    package var fileText: String { file.fileText }
 
     func sign(_ bytes: some DataProtocol) throws -> Data { try privateKey.signature(for: bytes) }
 
@@ -88,21 +84,9 @@ package struct ConsentSigningKey: Sendable {
         return key
     }
 
-    /// Reads the key file; a file that is missing, unreadable or not a key stops the server (or the
-    /// command) with a message naming the variable, rather than running without receipts.
+    /// Reads the key file (`Ed25519KeyFile`): one that is missing or not a key stops the server or the command.
     package static func read(file path: String) throws -> ConsentSigningKey {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError.invalid("CONSENT_SIGNING_KEY_FILE", "cannot be read: \(path) (\(error.localizedDescription))")
-        }
-        guard let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
-            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
-        else {
-            throw ConfigurationError.invalid(
-                "CONSENT_SIGNING_KEY_FILE", "does not hold an Ed25519 private key (32 bytes in base64, as `d4h consent keygen` writes): \(path)")
-        }
-        return ConsentSigningKey(privateKey: key)
+        ConsentSigningKey(
+            privateKey: try Ed25519KeyFile.read(file: path, variable: "CONSENT_SIGNING_KEY_FILE", keygen: "d4h consent keygen").privateKey)
     }
 }
