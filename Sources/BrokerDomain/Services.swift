@@ -16,6 +16,8 @@ package struct Services: Sendable {
     package let metricsAccess: MetricsAccess
     package let readiness: Readiness
     package let accounts: AccountService
+    /// Where every mail is written; the delivery loop (`Services.background`) sends them.
+    package let mailOutbox: MailOutbox
     package let samples: SampleService
     package let positions: PositionService
     package let peers: PeerStatistics
@@ -41,6 +43,7 @@ package struct Services: Sendable {
         metricsAccess: MetricsAccess,
         readiness: Readiness,
         accounts: AccountService,
+        mailOutbox: MailOutbox,
         samples: SampleService,
         positions: PositionService,
         peers: PeerStatistics,
@@ -63,6 +66,7 @@ package struct Services: Sendable {
         self.metricsAccess = metricsAccess
         self.readiness = readiness
         self.accounts = accounts
+        self.mailOutbox = mailOutbox
         self.samples = samples
         self.positions = positions
         self.peers = peers

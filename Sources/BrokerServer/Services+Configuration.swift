@@ -23,12 +23,12 @@ extension Services {
                 "consent receipts are off: set CONSENT_SIGNING_KEY_FILE (`d4h consent keygen FILE`) so that every grant and its end yield a signed receipt"
             )
         }
+        let mailOutbox = MailOutbox(client: client, publicURL: configuration.publicURL)
         let singleRequests = SingleRequestService(
             client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays,
-            clock: configuration.clock, receipts: consentReceipts)
-        let mailer = try makeMailer(configuration: configuration, logger: logger)
+            clock: configuration.clock, receipts: consentReceipts, outbox: mailOutbox)
         let accounts = try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: mailer,
+            client: client, hasher: PasswordHasher(), outbox: mailOutbox,
             publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
             singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
             unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
@@ -50,7 +50,7 @@ extension Services {
             failureOf: { error, logger in ImportJob.Failure(ProblemMiddleware.problem(for: error, logger: logger)) }, clock: configuration.clock)
         let webhookPolicy = WebhookURLPolicy(allowPrivate: configuration.webhookAllowPrivate)
         let webhooks = WebhookService(client: client, policy: webhookPolicy)
-        let runs = RunService(client: client, singleRequests: singleRequests, mailer: mailer, clock: configuration.clock)
+        let runs = RunService(client: client, singleRequests: singleRequests, outbox: mailOutbox, clock: configuration.clock)
         let liveFeeds = RunLiveFeeds(runs: runs, logger: logger)
         return Services(
             databaseURL: databaseURL,
@@ -59,6 +59,7 @@ extension Services {
             metricsAccess: metricsAccess,
             readiness: readiness,
             accounts: accounts,
+            mailOutbox: mailOutbox,
             samples: samples,
             positions: positions,
             peers: peers,
@@ -91,6 +92,12 @@ extension Services {
             WebhookDelivery(
                 client: client, policy: webhookPolicy, configuration: configuration.webhookDelivery, logger: logger, clock: configuration.clock),
             RunDay(runs: runs, logger: logger, interval: configuration.runDayInterval),
+            NotificationSweep(
+                requests: singleRequests, digest: WeeklyDigest(client: client, outbox: mailOutbox, clock: configuration.clock), logger: logger,
+                interval: configuration.notificationInterval),
+            MailDelivery(
+                client: client, mailer: try makeMailer(configuration: configuration, logger: logger), configuration: configuration.mailDelivery,
+                logger: logger),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             imports,
         ]

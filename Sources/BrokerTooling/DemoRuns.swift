@@ -30,7 +30,7 @@ package struct DemoRuns: Sendable {
     package func apply(organiserEmail: String) async throws -> [String] {
         let runs = RunService(
             client: client, singleRequests: SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client)),
-            mailer: CapturingMailer())
+            outbox: MailOutbox(client: client, publicURL: "http://127.0.0.1:8080"))
         guard let organiser = try await accountID(of: organiserEmail) else { return ["no demo company: no demo runs"] }
         let company = Principal(accountID: organiser, role: .thirdParty, credential: .session(tokenHash: Data()))
         _ = try await Self.runners.write(client: client, logger: logger)
@@ -88,7 +88,8 @@ package struct DemoRuns: Sendable {
         name: String, organiser: UUID, runners: [UUID], path: RunPath, startedAt start: Date, durationMinutes: Int, displayNames: [String] = []
     ) async throws -> UUID {
         let singleRequests = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
-        let runs = RunService(client: client, singleRequests: singleRequests, mailer: CapturingMailer())
+        let runs = RunService(
+            client: client, singleRequests: singleRequests, outbox: MailOutbox(client: client, publicURL: "http://127.0.0.1:8080"))
         let positions = PositionService(client: client)
         let company = Principal(accountID: organiser, role: .thirdParty, credential: .session(tokenHash: Data()))
         let run = try await runs.create(

@@ -24,8 +24,7 @@ enum BenchCompany {
     }
 
     static func create(name: String = "Bench S.r.l.", prefix: String = "company", client: DatabasePool, logger: Logger) async throws -> Company {
-        let mailer = CapturingMailer()
-        let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1")
+        let service = try await AccountService.standalone(client: client, publicURL: "http://127.0.0.1")
         let email = "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@bench.data4help.example"
         let password = "bench-company-password"
         let first10 = "1" + String((0..<9).map { _ in "0123456789".randomElement()! })
@@ -33,7 +32,7 @@ enum BenchCompany {
             AccountService.ThirdPartyRegistration(
                 email: email, password: password, vatNumber: first10 + String(VATNumber.checkDigit(for: first10)!),
                 companyName: name, description: nil), logger: logger)
-        let account = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
+        let account = try await service.activate(token: service.takeActivationToken(for: email, logger: logger) ?? "", password: nil, logger: logger)
         return Company(id: account.id, email: email, password: password)
     }
 }

@@ -21,8 +21,7 @@ enum BenchPeople {
     }
 
     static func create(count: Int, client: DatabasePool, logger: Logger, prefix: String = "bench") async throws -> [Person] {
-        let mailer = CapturingMailer()
-        let service = try await AccountService.standalone(client: client, mailer: mailer, publicURL: "http://127.0.0.1")
+        let service = try await AccountService.standalone(client: client, publicURL: "http://127.0.0.1")
         var people: [Person] = []
         let run = UUID().uuidString.prefix(8).lowercased()
         for index in 0..<count {
@@ -36,7 +35,8 @@ enum BenchPeople {
                         serial: Int.random(in: 200_000_000..<SyntheticFiscalCode.serialCount),
                         birthDate: CalendarDate(year: 1980, month: 1, day: 1)!, sex: .male, place: "H501"),
                     fullName: "Bench Person", birthDate: "1980-01-01", sex: "M"), logger: logger)
-            let account = try await service.activate(token: mailer.activationToken(for: email) ?? "", password: nil, logger: logger)
+            let account = try await service.activate(
+                token: service.takeActivationToken(for: email, logger: logger) ?? "", password: nil, logger: logger)
             people.append(Person(id: account.id, email: email, password: password))
         }
         return people

@@ -30,8 +30,12 @@ struct Auditors: AsyncParsableCommand {
             do {
                 let account = try await withDatabase(url: configuration.databaseURL, logger: logger) { client in
                     let service = try await AccountService.standalone(
-                        client: client, mailer: mailer, publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL)
-                    return try await service.addAuditor(email: email, logger: logger)
+                        client: client, publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL)
+                    let account = try await service.addAuditor(email: email, logger: logger)
+                    // The activation mail is in the outbox; send it now rather than wait for a server to.
+                    let delivery = MailDelivery(client: client, mailer: mailer, configuration: configuration.mailDelivery, logger: logger)
+                    for _ in 0..<100 where try await delivery.deliverBatch() {}
+                    return account
                 }
                 print("Auditor \(account.email) added (pending); the activation mail was sent via \(configuration.mailTransport.rawValue).")
             } catch let error as AccountError {

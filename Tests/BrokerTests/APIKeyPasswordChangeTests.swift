@@ -183,7 +183,7 @@ struct APIKeyPasswordChangeTests {
             let key = try harness.object(response)
             let secret = try #require(key["secret"] as? String)
             let prefix = try #require(key["prefix"] as? String)
-            let mail = try #require(try harness.mails().last { $0.contains("To: <\(company.email)>") })
+            let mail = try #require(try await harness.mails().last { $0.contains("To: <\(company.email)>") })
             #expect(mail.contains("Subject: A new API key"), "\(mail)")
             #expect(mail.contains("nightly export"))
             #expect(!mail.contains(secret))

@@ -238,12 +238,12 @@ struct APIKeyTests {
     func nameWithLineBreaks(name: String) async throws {
         try await TestHarness.run { harness in
             let token = try await harness.activeCompany()
-            let mailsBefore = try harness.mails().count
+            let mailsBefore = try await harness.mails().count
             let response = try await harness.request(.post, "/v1/api-keys", json: #"{"name":"\#(name)"}"#, token: token)
             #expect(response.status == .unprocessableContent, "\(harness.text(response))")
             #expect(try harness.errorFields(response) == ["name"])
             #expect(try await harness.int("SELECT count(*) FROM api_keys") == 0)
-            #expect(try harness.mails().count == mailsBefore)
+            #expect(try await harness.mails().count == mailsBefore)
         }
     }
 
@@ -252,7 +252,7 @@ struct APIKeyTests {
         try await TestHarness.run { harness in
             let token = try await harness.activeCompany()
             _ = try await createKey(harness, token, name: "Scope: read only")
-            let mail = try #require(try harness.mails().last)
+            let mail = try #require(try await harness.mails().last)
             #expect(mail.contains("Name: “Scope: read only”"), "\(mail)")
         }
     }

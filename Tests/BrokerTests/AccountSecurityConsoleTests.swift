@@ -92,7 +92,7 @@ struct AccountSecurityConsoleTests {
             #expect(
                 knownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
                     == unknownPage.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression))
-            #expect(try harness.mails().filter { $0.contains("To: <\(person.email)>") }.count == 2)
+            #expect(try await harness.mails().filter { $0.contains("To: <\(person.email)>") }.count == 2)
             try await harness.activate(email: person.email)
         }
     }

@@ -9,7 +9,7 @@ struct ActivationTests {
     private func register(_ person: TestHarness.Person, on harness: TestHarness) async throws -> String {
         let response = try await harness.request(.post, "/v1/users", json: person.registrationJSON)
         try #require(response.status == .accepted)
-        return try #require(try harness.activationToken(for: person.email))
+        return try #require(try await harness.activationToken(for: person.email))
     }
 
     @Test("the mailed token activates the account, which can then log in")
@@ -35,7 +35,7 @@ struct ActivationTests {
         try await TestHarness.run { harness in
             let company = TestHarness.Company()
             #expect(try await harness.request(.post, "/v1/third-parties", json: company.registrationJSON).status == .accepted)
-            let token = try #require(try harness.activationToken(for: company.email))
+            let token = try #require(try await harness.activationToken(for: company.email))
             let response = try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)
             #expect(response.status == .ok)
             #expect(try harness.object(response)["role"] as? String == "third_party")

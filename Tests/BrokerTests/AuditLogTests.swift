@@ -159,7 +159,7 @@ struct AuditLogTests {
             #expect(try await harness.int("SELECT count(DISTINCT subject) FROM audit_events") == 8)
             #expect(try await harness.bool(ConsistencyChecks.chainIsValid))
             try await expectConsecutive(harness, count: 8)
-            #expect(try harness.mails().count == 8)
+            #expect(try await harness.mails().count == 8)
         }
     }
 }

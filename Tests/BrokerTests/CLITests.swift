@@ -77,8 +77,8 @@ struct CLITests {
                     "MAIL_DIRECTORY": harness.mailDirectory.path, "PUBLIC_URL": "http://127.0.0.1:8080",
                 ])
             #expect(run.status == 0, "\(run.output)")
-            let token = try #require(try harness.activationToken(for: email))
-            #expect(try harness.mails().last?.contains("/activate?token=\(token)") == true)
+            let token = try #require(try await harness.activationToken(for: email))
+            #expect(try await harness.mails().last?.contains("/activate?token=\(token)") == true)
 
             let withoutPassword = try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)
             #expect(withoutPassword.status == .unprocessableContent)

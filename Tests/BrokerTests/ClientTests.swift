@@ -26,7 +26,7 @@ struct ClientTests {
                         fullName: person.fullName, birthDate: person.birthDate, sex: .f)))
             #expect(try registered.accepted.body.json.email == person.email)
 
-            let activationToken = try #require(try harness.activationToken(for: person.email))
+            let activationToken = try #require(try await harness.activationToken(for: person.email))
             let activated = try await client.activateAccount(body: .json(.init(token: activationToken)))
             #expect(try activated.ok.body.json.status == .active)
 

@@ -228,7 +228,7 @@ struct ConsoleTests {
             #expect(browser.lastPage.contains(#"id="fiscalCode-error""#))
             #expect(browser.lastPage.contains(#"value="laura@example.com""#))
             #expect(!browser.lastPage.contains("correct-horse-battery"))
-            #expect(try harness.mails().isEmpty, "nothing registered")
+            #expect(try await harness.mails().isEmpty, "nothing registered")
         }
     }
 

@@ -128,7 +128,7 @@ struct HTTPErrorTests {
             let person = TestHarness.Person()
             var responses: [(String, TestResponse)] = []
             responses.append(("202 registration", try await harness.request(.post, "/v1/users", json: person.registrationJSON)))
-            let token = try #require(try harness.activationToken(for: person.email))
+            let token = try #require(try await harness.activationToken(for: person.email))
             responses.append(("200 activation", try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)))
             responses.append(
                 (

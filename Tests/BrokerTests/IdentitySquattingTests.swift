@@ -13,8 +13,8 @@ struct IdentitySquattingTests {
             "UPDATE accounts SET created_at = now() - interval '\(hours) hours' WHERE email = '\(email.lowercased())'")
     }
 
-    private func mailsTo(_ harness: TestHarness, _ email: String) throws -> Int {
-        try harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }.count
+    private func mailsTo(_ harness: TestHarness, _ email: String) async throws -> Int {
+        try await harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }.count
     }
 
     @Test("an unactivated squatter of an email and a fiscal code gives way to the owner after 48 hours")
@@ -65,7 +65,7 @@ struct IdentitySquattingTests {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
             _ = try await harness.request(.post, "/v1/users", json: person.registrationJSON)
-            let token = try #require(try harness.activationToken(for: person.email))
+            let token = try #require(try await harness.activationToken(for: person.email))
             try await age(harness, person.email)
             let response = try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#)
             #expect(response.status == .gone)
@@ -79,14 +79,14 @@ struct IdentitySquattingTests {
         try await TestHarness.run { harness in
             let first = TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode())
             _ = try await harness.request(.post, "/v1/users", json: first.registrationJSON)
-            let link = try #require(try harness.activationToken(for: first.email))
+            let link = try #require(try await harness.activationToken(for: first.email))
             try await age(harness, first.email, hours: 47)
             let second = TestHarness.Person(password: "another-password-1", fiscalCode: first.fiscalCode)
             #expect(try await harness.request(.post, "/v1/users", json: second.registrationJSON).status == .accepted)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
             // Only a registration of the same email replaces a pending one (PreHijackingTests); the first
             // was told someone tried, and its link still activates it.
-            #expect(try mailsTo(harness, first.email) == 2)
+            #expect(try await mailsTo(harness, first.email) == 2)
             #expect(try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(link)"}"#).status == .ok)
             _ = try await harness.logIn(email: first.email, password: first.password)
         }
@@ -97,15 +97,15 @@ struct IdentitySquattingTests {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
             _ = try await harness.request(.post, "/v1/users", json: person.registrationJSON)
-            let oldToken = try #require(try harness.activationToken(for: person.email))
+            let oldToken = try #require(try await harness.activationToken(for: person.email))
             let known = try await harness.request(.post, "/v1/accounts/activation-mail", json: #"{"email":"\#(person.email.uppercased())"}"#)
             let unknown = try await harness.request(.post, "/v1/accounts/activation-mail", json: #"{"email":"nobody@example.com"}"#)
             #expect(known.status == .accepted)
             #expect(unknown.status == .accepted)
             #expect(String(buffer: known.body) == String(buffer: unknown.body))
-            #expect(try mailsTo(harness, person.email) == 2)
-            #expect(try mailsTo(harness, "nobody@example.com") == 0)
-            let newToken = try #require(try harness.activationToken(for: person.email))
+            #expect(try await mailsTo(harness, person.email) == 2)
+            #expect(try await mailsTo(harness, "nobody@example.com") == 0)
+            let newToken = try #require(try await harness.activationToken(for: person.email))
             #expect(newToken != oldToken)
             let old = try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(oldToken)"}"#)
             #expect(old.status == .notFound)
@@ -113,7 +113,7 @@ struct IdentitySquattingTests {
             // Once active, asking again sends nothing (and still answers 202).
             let after = try await harness.request(.post, "/v1/accounts/activation-mail", json: #"{"email":"\#(person.email)"}"#)
             #expect(after.status == .accepted)
-            #expect(try mailsTo(harness, person.email) == 2)
+            #expect(try await mailsTo(harness, person.email) == 2)
         }
     }
 
@@ -126,7 +126,7 @@ struct IdentitySquattingTests {
                 let response = try await harness.request(.post, "/v1/accounts/activation-mail", json: #"{"email":"\#(person.email)"}"#)
                 #expect(response.status == .accepted)
             }
-            #expect(try mailsTo(harness, person.email) == 2, "the registration's mail and one more")
+            #expect(try await mailsTo(harness, person.email) == 2, "the registration's mail and one more")
             let malformed = try await harness.request(.post, "/v1/accounts/activation-mail", json: #"{"email":"not-an-email"}"#)
             #expect(malformed.status == .unprocessableContent)
         }

@@ -18,8 +18,8 @@ import Testing
 /// pending account keeps its fiscal code or VAT number against other emails (the fiscal-code detour).
 @Suite("Account pre-hijacking")
 struct PreHijackingTests {
-    private func mailsTo(_ harness: TestHarness, _ email: String) throws -> [String] {
-        try harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }
+    private func mailsTo(_ harness: TestHarness, _ email: String) async throws -> [String] {
+        try await harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }
     }
 
     private func activation(_ harness: TestHarness, token: String, password: String? = nil) async throws -> TestResponse {
@@ -43,7 +43,7 @@ struct PreHijackingTests {
             let second = try await harness.request(.post, "/v1/users", json: victim.registrationJSON)
             #expect(second.status == .accepted)
             #expect(String(buffer: second.body) == String(buffer: first.body), "the replacing registration answers like a new one")
-            let mail = try #require(try mailsTo(harness, victim.email).last)
+            let mail = try #require(try await mailsTo(harness, victim.email).last)
             #expect(mail.contains("asks for the password"), "\(mail)")
             try await harness.activate(email: victim.email, password: victim.password)
             let session = try await harness.logIn(email: victim.email, password: victim.password)
@@ -64,14 +64,14 @@ struct PreHijackingTests {
             let squatter = TestHarness.Person(
                 email: victim.email, password: "squatter-password-1", fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Mallory Squatter")
             _ = try await harness.request(.post, "/v1/users", json: squatter.registrationJSON)
-            let firstLink = try #require(try harness.activationToken(for: victim.email))
+            let firstLink = try #require(try await harness.activationToken(for: victim.email))
             _ = try await harness.request(.post, "/v1/users", json: squatter.registrationJSON)
-            let secondLink = try #require(try harness.activationToken(for: victim.email))
+            let secondLink = try #require(try await harness.activationToken(for: victim.email))
             #expect(secondLink != firstLink)
             // The second registration's mail started the cooldown: the victim's registration sends none.
-            let mailsBefore = try mailsTo(harness, victim.email).count
+            let mailsBefore = try await mailsTo(harness, victim.email).count
             #expect(try await harness.request(.post, "/v1/users", json: victim.registrationJSON).status == .accepted)
-            #expect(try mailsTo(harness, victim.email).count == mailsBefore)
+            #expect(try await mailsTo(harness, victim.email).count == mailsBefore)
             for link in [firstLink, secondLink] {
                 for password in [nil, squatter.password, victim.password] {
                     let response = try await activation(harness, token: link, password: password)
@@ -95,9 +95,9 @@ struct PreHijackingTests {
             let squatter = TestHarness.Person(
                 email: victim.email, password: "squatter-password-1", fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Mallory Squatter")
             _ = try await harness.request(.post, "/v1/users", json: victim.registrationJSON)
-            let victimsLink = try #require(try harness.activationToken(for: victim.email))
+            let victimsLink = try #require(try await harness.activationToken(for: victim.email))
             _ = try await harness.request(.post, "/v1/users", json: squatter.registrationJSON)
-            let squattersLink = try #require(try harness.activationToken(for: victim.email))
+            let squattersLink = try #require(try await harness.activationToken(for: victim.email))
             #expect(squattersLink != victimsLink)
             #expect(try await activation(harness, token: victimsLink).status == .notFound)
             // The owner of the mailbox follows the newest mail, which activates the squatter's registration:
@@ -125,13 +125,13 @@ struct PreHijackingTests {
             let victim = TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode())
             let squatter = TestHarness.Person(password: "squatter-password-1", fiscalCode: victim.fiscalCode, fullName: "Mallory Squatter")
             _ = try await harness.request(.post, "/v1/users", json: squatter.registrationJSON)
-            let squattersLink = try #require(try harness.activationToken(for: squatter.email))
+            let squattersLink = try #require(try await harness.activationToken(for: squatter.email))
             #expect(try await harness.request(.post, "/v1/users", json: victim.registrationJSON).status == .accepted)
             // Only the same email replaces a pending registration; the owner waits out its 48 hours
             // (IdentitySquattingTests.squatterOfFiscalCodeExpires).
             #expect(try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(victim.email)'") == 0)
-            #expect(try harness.activationToken(for: victim.email) == nil)
-            #expect(try mailsTo(harness, squatter.email).last?.contains("Someone tried to register") == true)
+            #expect(try await harness.activationToken(for: victim.email) == nil)
+            #expect(try await mailsTo(harness, squatter.email).last?.contains("Someone tried to register") == true)
             #expect(try await activation(harness, token: squattersLink).status == .ok)
         }
     }
@@ -168,7 +168,7 @@ struct PreHijackingTests {
             hijack.password = "attacker-password-1"
             #expect(try await harness.request(.post, "/v1/users", json: hijack.registrationJSON).status == .accepted)
             // Whatever link the victim's mailbox holds, following it without that password activates nothing.
-            let links = try mailsTo(harness, victim.email).compactMap {
+            let links = try await mailsTo(harness, victim.email).compactMap {
                 CapturingMailer.activationToken(in: $0.replacingOccurrences(of: "\r\n", with: "\n"))
             }
             for link in links {
@@ -195,8 +195,8 @@ struct PreHijackingTests {
                 }
             }
             // The first registration's activation mail, then at most one unsolicited mail per 5 minutes.
-            let toVictim = try mailsTo(harness, victim.email).count
-            let toEvil = try mailsTo(harness, evil.email).count
+            let toVictim = try await mailsTo(harness, victim.email).count
+            let toEvil = try await mailsTo(harness, evil.email).count
             #expect(toVictim <= 2)
             #expect(toEvil == 0)
         }
@@ -219,7 +219,7 @@ struct PreHijackingTests {
                 #expect(statuses == [.accepted, .accepted])
                 #expect(try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(first.email)'") == 1)
                 #expect(try await harness.bool("SELECT registration_replaced FROM accounts WHERE email = '\(first.email)'"))
-                let link = try #require(try harness.activationToken(for: first.email))
+                let link = try #require(try await harness.activationToken(for: first.email))
                 let response = try await activation(harness, token: link)
                 #expect(response.status == .unprocessableContent, "round \(round): the newest link activated without a password")
                 #expect(try harness.errorFields(response) == ["password"])

@@ -30,8 +30,8 @@ struct RegistrationOracleTests {
         return (answer(fresh, replacing: owner.email == prober.email ? nil : (owner.email, prober.email)), answer(taken))
     }
 
-    private func mailTo(_ harness: TestHarness, _ email: String) throws -> [String] {
-        try harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }
+    private func mailTo(_ harness: TestHarness, _ email: String) async throws -> [String] {
+        try await harness.mails().filter { $0.contains("To: <\(email.lowercased())>") }
     }
 
     @Test("a taken email answers byte for byte like a new registration; the owner is told, nothing is created")
@@ -46,7 +46,7 @@ struct RegistrationOracleTests {
             #expect(answers.taken.hasPrefix("202\n"))
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
             #expect(try await harness.int("SELECT count(*) FROM users WHERE fiscal_code = '\(attacker.fiscalCode)'") == 0)
-            let notice = try #require(try mailTo(harness, owner.email).last)
+            let notice = try #require(try await mailTo(harness, owner.email).last)
             #expect(notice.contains("Someone tried to register"), "\(notice)")
             #expect(!notice.contains("Activation token:"))
             // The owner's account is untouched: the attacker's password does not log in.
@@ -63,8 +63,8 @@ struct RegistrationOracleTests {
                 harness, at: "/v1/users", owner: (owner.registrationJSON, owner.email), prober: (prober.registrationJSON, prober.email))
             #expect(answers.taken == answers.fresh)
             #expect(try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(prober.email)'") == 0)
-            #expect(try mailTo(harness, prober.email).isEmpty, "no activation mail for an account that was not created")
-            #expect(try mailTo(harness, owner.email).last?.contains("with your fiscal code") == true)
+            #expect(try await mailTo(harness, prober.email).isEmpty, "no activation mail for an account that was not created")
+            #expect(try await mailTo(harness, owner.email).last?.contains("with your fiscal code") == true)
         }
     }
 
@@ -78,7 +78,7 @@ struct RegistrationOracleTests {
                 prober: (prober.registrationJSON, prober.email))
             #expect(answers.taken == answers.fresh)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
-            #expect(try mailTo(harness, owner.email).last?.contains("VAT number") == true)
+            #expect(try await mailTo(harness, owner.email).last?.contains("VAT number") == true)
         }
     }
 
@@ -87,10 +87,10 @@ struct RegistrationOracleTests {
         try await TestHarness.run { harness in
             let owner = TestHarness.Person()
             let fresh = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
-            let firstToken = try #require(try harness.activationToken(for: owner.email))
+            let firstToken = try #require(try await harness.activationToken(for: owner.email))
             let again = try await harness.request(.post, "/v1/users", json: owner.registrationJSON)
             #expect(answer(again) == answer(fresh))
-            let secondToken = try #require(try harness.activationToken(for: owner.email))
+            let secondToken = try #require(try await harness.activationToken(for: owner.email))
             #expect(secondToken != firstToken)
             // A registration that replaced another asks for its password at activation (PreHijackingTests).
             try await harness.activate(email: owner.email, password: owner.password)
@@ -103,13 +103,13 @@ struct RegistrationOracleTests {
         try await TestHarness.run { harness in
             let owner = TestHarness.Person()
             try await harness.activeUser(owner)
-            let before = try mailTo(harness, owner.email).count
+            let before = try await mailTo(harness, owner.email).count
             for attempt in 1...4 {  // one notice, then the 5-minute cooldown
                 let attacker = TestHarness.Person(
                     email: owner.email, fiscalCode: TestHarness.uniqueFiscalCode(), fullName: "Someone Else \(attempt)")
                 #expect(try await harness.request(.post, "/v1/users", json: attacker.registrationJSON).status == .accepted)
             }
-            #expect(try mailTo(harness, owner.email).count <= before + 1)
+            #expect(try await mailTo(harness, owner.email).count <= before + 1)
         }
     }
 }

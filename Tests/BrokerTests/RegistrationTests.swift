@@ -54,7 +54,7 @@ struct RegistrationTests {
             #expect(account["fullName"] == person.fullName)
             #expect((account["passwordHash"] ?? nil)?.hasPrefix("$argon2id$") == true)
 
-            let mails = try harness.mails()
+            let mails = try await harness.mails()
             try #require(mails.count == 1)
             let mail = mails[0].replacingOccurrences(of: "\r\n", with: "\n")
             #expect(mail.contains("To: <\(person.email)>"))
@@ -98,8 +98,8 @@ struct RegistrationTests {
             #expect(account["companyName"] == company.companyName)
             #expect(account["description"] == "Cardiology studies")
             #expect(account["fiscalCode"] == .some(nil))
-            #expect(try harness.mails().count == 1)
-            #expect(try harness.activationToken(for: company.email)?.hasPrefix("d4ha_") == true)
+            #expect(try await harness.mails().count == 1)
+            #expect(try await harness.activationToken(for: company.email)?.hasPrefix("d4ha_") == true)
         }
     }
 
@@ -125,7 +125,7 @@ struct RegistrationTests {
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
             #expect(try await harness.int("SELECT count(*) FROM users") == 1)
             #expect(try await harness.int("SELECT count(*) FROM activation_tokens") == 1)
-            let mails = try harness.mails()
+            let mails = try await harness.mails()
             #expect(mails.count == 2)
             #expect(mails.last?.contains("Someone tried to register a Data4Help account with your email address") == true)
         }
@@ -155,7 +155,7 @@ struct RegistrationTests {
             #expect(response.status == .accepted)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
             #expect(try await harness.int("SELECT count(*) FROM accounts WHERE email = '\(second.email)'") == 0)
-            #expect(try harness.activationToken(for: second.email) == nil)
+            #expect(try await harness.activationToken(for: second.email) == nil)
         }
     }
 
@@ -169,7 +169,7 @@ struct RegistrationTests {
             #expect(response.status == .accepted)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 1)
             #expect(try await harness.int("SELECT count(*) FROM third_parties") == 1)
-            #expect(try harness.activationToken(for: second.email) == nil)
+            #expect(try await harness.activationToken(for: second.email) == nil)
         }
     }
 
@@ -263,7 +263,7 @@ struct RegistrationTests {
             #expect(Set(try harness.errorFields(response)) == registration.fields)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 0)
             #expect(try await harness.int("SELECT count(*) FROM audit_events") == 0)
-            #expect(try harness.mails().isEmpty)
+            #expect(try await harness.mails().isEmpty)
         }
     }
 
@@ -292,7 +292,7 @@ struct RegistrationTests {
             #expect(response.status == .unprocessableContent)
             #expect(try harness.errorFields(response) == [field])
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 0)
-            #expect(try harness.mails().isEmpty)
+            #expect(try await harness.mails().isEmpty)
         }
     }
 
@@ -306,7 +306,7 @@ struct RegistrationTests {
             #expect(response.headers[.contentType] == "application/problem+json")
             #expect(try harness.object(response)["status"] as? Int == 400)
             #expect(try await harness.int("SELECT count(*) FROM accounts") == 0)
-            #expect(try harness.mails().isEmpty)
+            #expect(try await harness.mails().isEmpty)
         }
     }
 

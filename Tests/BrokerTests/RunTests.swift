@@ -406,7 +406,7 @@ struct RunTests {
             let cancelled = try await harness.request(.post, "/v1/runs/\(run)/cancel", token: organiser)
             #expect(cancelled.status == .ok)
             #expect(try harness.object(cancelled)["state"] as? String == "cancelled")
-            #expect(await eventually { try harness.mails().filter { $0.contains("Subject: Run cancelled: Sempione 1.3K") }.count == 2 })
+            #expect(await eventually { try await harness.mails().filter { $0.contains("Subject: Run cancelled: Sempione 1.3K") }.count == 2 })
             #expect(try await harness.request(.post, "/v1/runs/\(run)/cancel", token: organiser).status == .conflict)
             #expect(try await harness.request(.patch, "/v1/runs/\(run)", json: #"{"name":"Again"}"#, token: organiser).status == .conflict)
         }

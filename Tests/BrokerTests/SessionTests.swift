@@ -129,7 +129,7 @@ struct SessionTests {
         try await TestHarness.run { harness in
             let person = TestHarness.Person()
             #expect(try await harness.request(.post, "/v1/users", json: person.registrationJSON).status == .accepted)
-            let activation = try #require(try harness.activationToken(for: person.email))
+            let activation = try #require(try await harness.activationToken(for: person.email))
             try await harness.activate(email: person.email)
             #expect(try await harness.request(.get, "/v1/me", token: activation).status == .unauthorized)
         }

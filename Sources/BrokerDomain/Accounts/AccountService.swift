@@ -7,7 +7,8 @@ package struct AccountService: Sendable {
     package let client: DatabasePool
     package let throttle: LoginThrottle
     package let hasher: PasswordHasher
-    package let mailer: any Mailer
+    /// Where the accounts' mails are written, in the transaction of what causes them.
+    package let outbox: MailOutbox
     package let pseudonymizer: Pseudonymizer
     /// Erasure refuses and ends the person's requests through the single-request rules.
     /// Settable so the server can give it the configured pending-request expiry.
@@ -28,7 +29,7 @@ package struct AccountService: Sendable {
 
     /// `singleRequests` is what an erasure releases through; `pseudonymizer` names people in the audit log.
     package init(
-        client: DatabasePool, hasher: PasswordHasher, mailer: any Mailer, publicURL: String, sessionTTL: Int,
+        client: DatabasePool, hasher: PasswordHasher, outbox: MailOutbox, publicURL: String, sessionTTL: Int,
         pseudonymizer: Pseudonymizer, singleRequests: SingleRequestService,
         loginThrottle: LoginThrottle.Settings = .init(), unactivatedLifetime: Int = 48 * 60 * 60,
         clock: WallClock = .system
@@ -38,7 +39,7 @@ package struct AccountService: Sendable {
         self.client = client
         self.throttle = LoginThrottle(client: client, settings: loginThrottle)
         self.hasher = hasher
-        self.mailer = mailer
+        self.outbox = outbox
         self.pseudonymizer = pseudonymizer
         self.singleRequests = singleRequests
         self.publicURL = publicURL
@@ -48,12 +49,13 @@ package struct AccountService: Sendable {
 
     /// For one-off commands (seeds, `d4h auditors add`, benchmarks), which register accounts and nothing
     /// more: it builds its collaborators itself. The server's are built once, in `buildApplication`.
-    package static func standalone(client: DatabasePool, mailer: any Mailer, publicURL: String, sessionTTL: Int = 3600) async throws
+    package static func standalone(client: DatabasePool, publicURL: String, sessionTTL: Int = 3600) async throws
         -> AccountService
     {
         let pseudonymizer = Pseudonymizer(client: client)
         return try await AccountService(
-            client: client, hasher: PasswordHasher(), mailer: mailer, publicURL: publicURL, sessionTTL: sessionTTL,
+            client: client, hasher: PasswordHasher(), outbox: MailOutbox(client: client, publicURL: publicURL), publicURL: publicURL,
+            sessionTTL: sessionTTL,
             pseudonymizer: pseudonymizer, singleRequests: SingleRequestService(client: client, pseudonymizer: pseudonymizer))
     }
 
@@ -214,8 +216,11 @@ package struct AccountService: Sendable {
                     on: connection, logger: logger)
                 guard let account = try await AccountStore.account(id: id, on: connection, logger: logger) else { throw AccountStoreError.noRow }
                 if mailNow {
-                    try await mailer.send(
-                        ActivationMail.make(to: email, role: role, token: token, asksForPassword: replaced != nil, publicURL: publicURL))
+                    let language = try await outbox.language(of: id, on: connection, logger: logger)
+                    try await outbox.enqueue(
+                        ActivationMail.make(
+                            to: email, role: role, token: token, asksForPassword: replaced != nil, language: language, publicURL: publicURL),
+                        kind: .activation, accountID: id, on: connection, logger: logger)
                 }
                 return account
             }
@@ -262,7 +267,10 @@ package struct AccountService: Sendable {
         guard try await AccountStore.claimNoticeMail(accountID: holder.id, cooldown: Self.activationMailCooldown, on: connection, logger: logger)
         else { return }
         let held: RegistrationAttemptMail.Held = holder.byEmail ? .email : (holder.role == .thirdParty ? .vatNumber : .fiscalCode)
-        try await mailer.send(RegistrationAttemptMail.make(to: holder.email, held: held, publicURL: publicURL))
+        let language = try await outbox.language(of: holder.id, on: connection, logger: logger)
+        try await outbox.enqueue(
+            RegistrationAttemptMail.make(to: holder.email, held: held, language: language, publicURL: publicURL),
+            kind: .registrationAttempt, accountID: holder.id, on: connection, logger: logger)
     }
 
     package func activate(token text: String, password: String?, logger: Logger) async throws -> Account {
@@ -375,8 +383,11 @@ package struct AccountService: Sendable {
         try await AccountStore.retireActivationTokens(accountID: claimed.id, on: connection, logger: logger)
         try await AccountStore.insertActivationToken(
             token, accountID: claimed.id, validFor: Self.activationValidity, on: connection, logger: logger)
-        try await mailer.send(
-            ActivationMail.make(to: email, role: claimed.role, token: token, asksForPassword: claimed.replaced, publicURL: publicURL))
+        let language = try await outbox.language(of: claimed.id, on: connection, logger: logger)
+        try await outbox.enqueue(
+            ActivationMail.make(
+                to: email, role: claimed.role, token: token, asksForPassword: claimed.replaced, language: language, publicURL: publicURL),
+            kind: .activation, accountID: claimed.id, on: connection, logger: logger)
         return true
     }
 

@@ -8,15 +8,15 @@ import PostgresNIO
 package struct RunService: Sendable {
     let client: DatabasePool
     let singleRequests: SingleRequestService
-    let mailer: any Mailer
+    let outbox: MailOutbox
     /// Whether a run is upcoming, live or over, and how soon one may start.
     package let clock: WallClock
 
-    package init(client: DatabasePool, singleRequests: SingleRequestService, mailer: any Mailer, clock: WallClock = .system) {
+    package init(client: DatabasePool, singleRequests: SingleRequestService, outbox: MailOutbox, clock: WallClock = .system) {
         self.clock = clock
         self.client = client
         self.singleRequests = singleRequests
-        self.mailer = mailer
+        self.outbox = outbox
     }
 
     /// A run as the organiser types it, in domain terms; every field optional for an edit. A value the edge
@@ -96,7 +96,7 @@ package struct RunService: Sendable {
     /// Cancels a run that has not finished: every runner's request is withdrawn and every runner is mailed.
     package func cancel(id: UUID, by principal: Principal, logger: Logger) async throws -> Run {
         guard principal.role == .thirdParty else { throw WrongRole("Only the organiser cancels a run.") }
-        let (run, emails) = try await client.withTransaction(logger: logger) { connection in
+        return try await client.withTransaction(logger: logger) { connection in
             let run = try await organisersRun(id, principal, on: connection, logger: logger)
             switch run.state(at: clock.now) {
             case .cancelled: throw RunError.closed("The run is already cancelled.")
@@ -109,22 +109,16 @@ package struct RunService: Sendable {
                 try await singleRequests.withdrawForRun(
                     requestID: requestID, organiserID: run.organiserID, reason: "run cancelled", on: connection, logger: logger)
             }
-            let emails = try await RunStore.runnerEmails(run: id, on: connection, logger: logger)
-            return (try await RunStore.run(id: id, on: connection, logger: logger) ?? run, emails)
-        }
-        // After the commit and beside the answer: the organiser does not wait for thousands of mails, and a
-        // mail that cannot go out does not undo the cancellation (it is logged; the runner's request shows it).
-        let mailer = mailer
-        Task {
-            for email in emails {
-                do {
-                    try await mailer.send(RunMail.cancelled(run, to: email))
-                } catch {
-                    logger.warning("a run's cancellation could not be mailed", metadata: ["run.id": "\(id)", "error": "\(error)"])
+            let cancelled = try await RunStore.run(id: id, on: connection, logger: logger) ?? run
+            // Written to the outbox with the cancellation: one row per runner, sent by the delivery loop, so
+            // the organiser waits for no mail and every runner who wants it is told.
+            for runner in try await RunStore.runnerIDs(run: id, on: connection, logger: logger) {
+                try await outbox.notify(accountID: runner, kind: .runCancelled, on: connection, logger: logger) {
+                    RunMail.cancelled(cancelled, to: $0, settingsURL: outbox.settingsURL)
                 }
             }
+            return cancelled
         }
-        return run
     }
 
     /// The run if the caller organises it; another organiser's run is the 404 of an unknown one.

@@ -191,11 +191,10 @@ package enum RunStore {
     }
 
     /// Where to tell the run's runners of a change.
-    static func runnerEmails(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    static func runnerIDs(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         let rows = try await connection.query(
-            "SELECT a.email FROM run_participants p JOIN accounts a ON a.id = p.user_id WHERE p.run_id = \(runID) ORDER BY p.bib",
-            logger: logger)
-        return try await rows.collect().map { try $0.decode(String.self) }
+            "SELECT p.user_id FROM run_participants p WHERE p.run_id = \(runID) ORDER BY p.bib", logger: logger)
+        return try await rows.collect().map { try $0.decode(UUID.self) }
     }
 
     static func setRequest(_ requestID: UUID, run runID: UUID, user userID: UUID, on connection: PostgresConnection, logger: Logger)

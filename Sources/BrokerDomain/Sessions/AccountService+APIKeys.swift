@@ -52,11 +52,14 @@ extension AccountService {
                     action: AuditAction.apiKeyCreated, details: details),
                 on: connection, logger: logger)
             // The owner hears of every new key, so one made by someone who knew the password does not go
-            // unnoticed. Sent in the transaction, like the activation mail: a key nobody was told of is not made.
+            // unnoticed. Written in the transaction, like the activation mail: a key nobody is told of is not made.
             guard let owner = try await AccountStore.account(id: principal.accountID, on: connection, logger: logger) else {
                 throw AccountError.unauthenticated
             }
-            try await mailer.send(APIKeyCreatedMail.make(to: owner.email, key: key, publicURL: publicURL))
+            let language = try await outbox.language(of: owner.id, on: connection, logger: logger)
+            try await outbox.enqueue(
+                APIKeyCreatedMail.make(to: owner.email, key: key, language: language, publicURL: publicURL), kind: .apiKeyCreated,
+                accountID: owner.id, on: connection, logger: logger)
             return key
         }
         return (key, secret)

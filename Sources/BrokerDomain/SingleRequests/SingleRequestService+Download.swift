@@ -183,5 +183,6 @@ extension SingleRequestService {
         try await AccessLogStore.record(
             userID: plan.userID, thirdPartyID: plan.request.thirdParty.id, requestID: plan.request.id, grantID: plan.request.grant?.id,
             kind: .single, types: types, samples: rows, on: connection, logger: logger)
+        try await mailFirstDownload(plan, on: connection, logger: logger)
     }
 }

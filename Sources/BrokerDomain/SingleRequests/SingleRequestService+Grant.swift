@@ -33,6 +33,7 @@ extension SingleRequestService {
             try await WebhookOutboxStore.enqueue(
                 .singleRequestAccepted, to: request.thirdParty.id, requestID: id,
                 payload: GrantAnnouncement(request, grant: grant, receipt: receipt?.jws), on: connection, logger: logger)
+            try await mailGrant(request, grant: grant, on: connection, logger: logger)
             return request
         }
     }

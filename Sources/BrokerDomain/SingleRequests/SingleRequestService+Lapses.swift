@@ -13,6 +13,7 @@ extension SingleRequestService {
             for request in lapsed {
                 try await WebhookOutboxStore.enqueue(
                     .singleRequestExpired, to: request.thirdParty.id, requestID: request.id, data: [:], on: connection, logger: logger)
+                try await mailLapse(request, on: connection, logger: logger)
             }
             return lapsed.count
         }

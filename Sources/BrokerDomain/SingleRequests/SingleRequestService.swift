@@ -16,11 +16,15 @@ package struct SingleRequestService: Sendable {
     let clock: WallClock
     /// Signs a receipt of every grant and of its end, on the change's transaction (none without a key).
     package let receipts: ConsentReceipts
+    /// Where the mails of requests are written (to the person: a new request, a first download, a
+    /// subscription ending; to the company: granted, expired). Nil in tools, which mail nobody.
+    package let outbox: MailOutbox?
 
     package init(
         client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30, clock: WallClock = .system,
-        receipts: ConsentReceipts? = nil
+        receipts: ConsentReceipts? = nil, outbox: MailOutbox? = nil
     ) {
+        self.outbox = outbox
         self.client = client
         self.pseudonymizer = pseudonymizer
         self.pendingExpiryDays = pendingExpiryDays

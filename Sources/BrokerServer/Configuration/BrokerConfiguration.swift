@@ -25,6 +25,10 @@ package struct BrokerConfiguration: Sendable {
     package var webhookAllowPrivate: Bool
     /// Delivery loop tuning; production defaults (tests shorten the intervals).
     package var webhookDelivery = WebhookDeliveryConfiguration()
+    /// The mail delivery loop's tuning (`MAIL_POLL_MS`, `MAIL_SEND_TIMEOUT_SECONDS`, `MAIL_MAX_ATTEMPTS`).
+    package var mailDelivery = MailDeliveryConfiguration()
+    /// How often new requests, ending subscriptions and the weekly digest are turned into mails.
+    package var notificationInterval: Duration = .seconds(10)
     package var logLevel: Logger.Level
     /// Seconds a connection may stay silent (no request, or a stalled one) before the server closes it:
     /// idle keep-alive connections cost a file descriptor each, and thousands of them are an attack.

@@ -53,6 +53,9 @@ struct TestHarness: Sendable {
         var configuration = BrokerConfiguration(
             databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, publicURL: "http://127.0.0.1:8080",
             mailTransport: .file, mailDirectory: mail.path, logLevel: .warning)
+        // Mails are sent by the delivery loop: soon after their event, so tests wait little for them.
+        configuration.mailDelivery.pollInterval = .milliseconds(50)
+        configuration.notificationInterval = .milliseconds(200)
         // A small pool, so a path that needs more connections than it should (or leases one while holding
         // another) shows up in every run rather than only under a production burst.
         configuration.database.poolSize = testPoolSize
@@ -180,7 +183,7 @@ struct TestHarness: Sendable {
     }
 
     func activate(email: String, password: String? = nil) async throws {
-        let token = try #require(try activationToken(for: email))
+        let token = try #require(try await activationToken(for: email))
         let response = try await request(.post, "/v1/activations", json: Components.Schemas.Activation(token: token, password: password).contractJSON)
         #expect(response.status == .ok)
     }
@@ -191,8 +194,21 @@ struct TestHarness: Sendable {
         return try #require(try object(response)["token"] as? String)
     }
 
-    /// Every mail the server wrote, oldest first.
-    func mails() throws -> [String] {
+    /// Every mail the server wrote, oldest first, once the outbox has sent what it holds: mails are written
+    /// to the outbox with their event and sent by the delivery loop a moment later. Mails whose sending
+    /// failed (retried later) are not waited for; nor is anything past 15 s, so a test of "no mail" ends.
+    func mails() async throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            let rows = try await sql("SELECT count(*) FROM mail_outbox WHERE status = 'pending' AND last_error IS NULL")
+            if try rows.first?.decode(Int64.self) == 0 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try mailFiles()
+    }
+
+    /// The mail files as they are now.
+    func mailFiles() throws -> [String] {
         guard FileManager.default.fileExists(atPath: mailDirectory.path) else { return [] }
         return try FileManager.default.contentsOfDirectory(at: mailDirectory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "eml" }
@@ -201,8 +217,8 @@ struct TestHarness: Sendable {
     }
 
     /// The activation token of the newest mail to `email`, read as a person would read it.
-    func activationToken(for email: String) throws -> String? {
-        try mails().last { $0.contains("To: <\(email.lowercased())>") }
+    func activationToken(for email: String) async throws -> String? {
+        try await mails().last { $0.contains("To: <\(email.lowercased())>") }
             .flatMap { CapturingMailer.activationToken(in: $0.replacingOccurrences(of: "\r\n", with: "\n")) }
     }
 

@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The mail delivery loop, run by every server instance: claims due mails from the outbox (a short
+/// transaction of its own), sends them with no database connection held, and records each outcome.
+/// Every wait is bounded (`sendTimeout`); a failed attempt is retried with backoff until `maxAttempts`,
+/// then the mail is dead: logged, and counted in `/metrics`. State lives only in the database, so any
+/// instance picks up what a stopped or crashed one left (at least once: with the same Message-ID).
+package struct MailDelivery: Service {
+    let client: DatabasePool
+    let mailer: any Mailer
+    let configuration: MailDeliveryConfiguration
+    let logger: Logger
+
+    package init(client: DatabasePool, mailer: any Mailer, configuration: MailDeliveryConfiguration, logger: Logger) {
+        self.client = client
+        self.mailer = mailer
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        await repeatUntilShutdown(every: configuration.pollInterval, logger: logger, failure: "delivering mail failed") {
+            try await deliverBatch()
+        }
+    }
+
+    /// Sends one batch; true when the batch was full (more may be due at once).
+    @discardableResult
+    package func deliverBatch() async throws -> Bool {
+        let limit = configuration.maxInFlight
+        let claimed = try await client.withConnection { connection in
+            try await MailOutboxStore.claim(limit: limit, lease: configuration.lease, on: connection, logger: logger)
+        }
+        guard !claimed.isEmpty else { return false }
+        let outcomes = await withTaskGroup(of: (MailOutboxStore.Claimed, String?).self) { group in
+            for mail in claimed {
+                group.addTask { (mail, await send(mail)) }
+            }
+            var outcomes: [(MailOutboxStore.Claimed, String?)] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        for (mail, failure) in outcomes {
+            try await record(mail, failure: failure)
+        }
+        return claimed.count == limit
+    }
+
+    /// Nil when sent, or why not. The wait is bounded here whatever the transport does: a send that
+    /// outlives `sendTimeout` is left to finish on its own (the transports bound their own waits too).
+    private func send(_ claimed: MailOutboxStore.Claimed) async -> String? {
+        let outcome = FirstOutcome<String?>()
+        let mailer = self.mailer
+        let mail = claimed.mail
+        let timeout = configuration.sendTimeout
+        let sending = Task {
+            do {
+                try await mailer.send(mail)
+                outcome.resume(with: .success(nil))
+            } catch {
+                outcome.resume(with: .success(Self.describe(error)))
+            }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            outcome.resume(with: .success("no answer from the mail transport within \(timeout.inSeconds) s"))
+        }
+        let result = (try? await withCheckedThrowingContinuation { outcome.install($0) }) ?? "cancelled"
+        timer.cancel()
+        if result != nil { sending.cancel() }
+        return result
+    }
+
+    private func record(_ claimed: MailOutboxStore.Claimed, failure: String?) async throws {
+        let metadata: Logger.Metadata = ["mail.id": "\(claimed.id)", "mail.kind": "\(claimed.kind)", "mail.attempt": "\(claimed.attempt)"]
+        try await client.withConnection { connection in
+            guard let failure else {
+                logger.debug("mail sent", metadata: metadata)
+                return try await MailOutboxStore.markSent(id: claimed.id, on: connection, logger: logger)
+            }
+            let dead = claimed.attempt >= configuration.maxAttempts || Self.isPermanent(failure)
+            if dead {
+                // An operator's matter: the mail will not be sent without them (`/metrics` counts these).
+                logger.warning("mail dead-lettered", metadata: metadata.merging(["error": "\(failure)"]) { $1 })
+            } else {
+                logger.info("mail attempt failed; retried later", metadata: metadata.merging(["error": "\(failure)"]) { $1 })
+            }
+            try await MailOutboxStore.markFailed(
+                id: claimed.id, error: failure, retryDelay: configuration.retryDelay(afterAttempt: claimed.attempt), dead: dead,
+                on: connection, logger: logger)
+        }
+    }
+
+    /// A short reason for the record; never the recipient or the body.
+    static func describe(_ error: any Error) -> String {
+        if let delivery = error as? MailDeliveryError { return (delivery.permanent ? "permanent: " : "") + delivery.description }
+        return String(describing: type(of: error))
+    }
+
+    private static func isPermanent(_ failure: String) -> Bool { failure.hasPrefix("permanent: ") }
+}
