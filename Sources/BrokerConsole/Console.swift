@@ -64,6 +64,7 @@ package struct Console: Sendable {
         registerPersonPages(on: router)
         registerCorrectionPages(on: router)
         registerSharingPages(on: router)
+        registerNotificationPages(on: router)
         registerCompanyPages(on: router)
         registerReceiptPages(on: router)
         registerAuditorPages(on: router)
@@ -86,6 +87,10 @@ package struct Console: Sendable {
         case form
         /// A raw upload (script): the token is the `X-CSRF-Token` header and the handler reads the body.
         case upload
+        /// A one-click unsubscribe (RFC 8058): a mail client posts `List-Unsubscribe=One-Click` from no page
+        /// of ours, so there is no CSRF token; the secret token in the path is the credential, and what it
+        /// can do is only to turn one kind of mail off for one account.
+        case oneClick
     }
 
     typealias Handler = @Sendable (ConsoleRequest) async throws -> Response
@@ -167,7 +172,10 @@ package struct Console: Sendable {
                         detail: "This page is for \(Wording.roleNamePlural(role)); you are signed in as \(Wording.roleName(principal.role))."))
             }
         }
-        if let post {
+        if case .oneClick = post {
+            let body = try await Self.collect(request.request.body, upTo: Self.formBodyLimit)
+            request.form = FormFields(urlEncoded: String(buffer: body))
+        } else if let post {
             let submitted: String?
             switch post {
             case .form:
@@ -176,6 +184,8 @@ package struct Console: Sendable {
                 submitted = request.form.raw(Self.csrfField)
             case .upload:
                 submitted = request.request.headers[Self.csrfHeader]
+            case .oneClick:
+                submitted = nil
             }
             // A visitor who arrives without the cookie cannot have been shown a form bound to it; and a browser
             // that says the request comes from another site (Fetch Metadata) is not posting one of our forms.

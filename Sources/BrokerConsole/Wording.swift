@@ -166,6 +166,7 @@ enum Wording {
         "stopped": "Sharing stopped. The company receives nothing that arrives from now on.",
         "blocked": "Company blocked: its pending requests were refused and it cannot send you new ones.",
         "unblocked": "Company unblocked.",
+        "notifications-saved": "Saved. You receive the mails ticked here, from now on.",
         "sharing-saved": "Saved. Companies receive none of the types you do not share, from now on.",
         "password-changed": "Password changed. Your other sessions were signed out.",
         "password-changed-keys-kept": "Password changed. Your other sessions were signed out; your API keys were kept.",

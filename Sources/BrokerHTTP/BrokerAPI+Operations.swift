@@ -23,6 +23,13 @@ extension BrokerAPI {
 
     func getMetrics(_ input: Operations.GetMetrics.Input) async throws -> Operations.GetMetrics.Output {
         try services.metricsAccess.admit(bearer: RequestScope.current.bearerToken)
+        // The outbox is shared by every instance: its counts are read from the database at each scrape, so
+        // any instance reports the same pending and dead mails (an operator alerts on `dead` > 0).
+        if let counts = try? await services.mailOutbox.counts(logger: logger) {
+            for (status, count) in counts {
+                metrics.makeGauge(name: "d4h_mail_outbox_mails", labels: [("status", status)]).set(Double(count))
+            }
+        }
         return .ok(.init(body: .plainText(HTTPBody(metrics.emitToString()))))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The mail delivery loop, run by every server instance: claims due mails from the outbox (a short
 /// transaction of its own), sends them with no database connection held, and records each outcome.
@@ -53,25 +54,52 @@ package struct MailDelivery: Service {
     /// outlives `sendTimeout` is left to finish on its own (the transports bound their own waits too).
     private func send(_ claimed: MailOutboxStore.Claimed) async -> String? {
         let outcome = FirstOutcome<String?>()
-        let mailer = self.mailer
-        let mail = claimed.mail
-        let timeout = configuration.sendTimeout
-        let sending = Task {
-            do {
-                try await mailer.send(mail)
-                outcome.resume(with: .success(nil))
-            } catch {
-                outcome.resume(with: .success(Self.describe(error)))
+        let timer = TimerSlot()
+        let (mailer, mail, timeout) = (self.mailer, claimed.mail, configuration.sendTimeout)
+        do {
+            // The continuation is installed before either task starts, so a send that finishes at once is
+            // not lost; whichever of the send and the timer ends first answers, and the send stops the timer.
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
+                outcome.install(continuation)
+                let sending = Task {
+                    do {
+                        try await mailer.send(mail)
+                        outcome.resume(with: .success(nil))
+                    } catch {
+                        outcome.resume(with: .success(Self.describe(error)))
+                    }
+                    timer.cancel()
+                }
+                timer.start {
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled else { return }
+                    outcome.resume(with: .success("no answer from the mail transport within \(Int(timeout.inSeconds)) s"))
+                    sending.cancel()
+                }
             }
+        } catch {
+            return "the attempt was cancelled"
         }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            outcome.resume(with: .success("no answer from the mail transport within \(timeout.inSeconds) s"))
+    }
+
+    /// The timer of one send, which the send cancels when it ends first.
+    private final class TimerSlot: Sendable {
+        private let task = Mutex<Task<Void, Never>?>(nil)
+        private let cancelled = Mutex(false)
+
+        func start(_ body: @escaping @Sendable () async -> Void) {
+            let task = Task { await body() }
+            let alreadyDone = self.task.withLock { slot in
+                slot = task
+                return cancelled.withLock { $0 }
+            }
+            if alreadyDone { task.cancel() }
         }
-        let result = (try? await withCheckedThrowingContinuation { outcome.install($0) }) ?? "cancelled"
-        timer.cancel()
-        if result != nil { sending.cancel() }
-        return result
+
+        func cancel() {
+            cancelled.withLock { $0 = true }
+            task.withLock { $0 }?.cancel()
+        }
     }
 
     private func record(_ claimed: MailOutboxStore.Claimed, failure: String?) async throws {

@@ -25,7 +25,7 @@ package struct BrokerConfiguration: Sendable {
     package var webhookAllowPrivate: Bool
     /// Delivery loop tuning; production defaults (tests shorten the intervals).
     package var webhookDelivery = WebhookDeliveryConfiguration()
-    /// The mail delivery loop's tuning (`MAIL_POLL_MS`, `MAIL_SEND_TIMEOUT_SECONDS`, `MAIL_MAX_ATTEMPTS`).
+    /// The mail delivery loop's tuning (`MAIL_SEND_TIMEOUT`, `MAIL_MAX_ATTEMPTS`, `MAIL_CONCURRENCY`).
     package var mailDelivery = MailDeliveryConfiguration()
     /// How often new requests, ending subscriptions and the weekly digest are turned into mails.
     package var notificationInterval: Duration = .seconds(10)
@@ -176,6 +176,13 @@ package struct BrokerConfiguration: Sendable {
             self.loginThrottle.address.freeFailures = failures
         }
         if let hours = try reader.wholeNumber("ACTIVATION_EXPIRY_HOURS", in: 1...8760) { self.activationExpiryHours = hours }
+        if let seconds = try reader.wholeNumber("MAIL_SEND_TIMEOUT", in: 1...600) {
+            self.mailDelivery.sendTimeout = .seconds(seconds)
+            // The lease must outlast the wait, or another instance could send the same mail meanwhile.
+            self.mailDelivery.lease = .seconds(seconds * 3)
+        }
+        if let attempts = try reader.wholeNumber("MAIL_MAX_ATTEMPTS", in: 1...100) { self.mailDelivery.maxAttempts = attempts }
+        if let inFlight = try reader.wholeNumber("MAIL_CONCURRENCY", in: 1...256) { self.mailDelivery.maxInFlight = inFlight }
         // At most what a company may choose itself (`expiresAt`): a refusal reads pending to it until then.
         if let days = try reader.wholeNumber("PENDING_REQUEST_EXPIRY_DAYS", in: 1...SingleRequestService.maximumExpiryDays) {
             self.pendingRequestExpiryDays = days
