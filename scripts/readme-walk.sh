@@ -79,6 +79,7 @@ checks = [
     ("the example error is a 422 naming its fields", '"status":422' in text and '"errors":[' in text),
     ("the registration was received", '"message":' in text.split("==== block 2")[0]),
     ("logging out ended the session (204, then 401)", "204\n401\n" in text),
+    ("the password reset set a new password and ended the earlier session (202, 204, 401, 200)", "202\n204\n401\n200\n" in text),
     ("the company downloaded CSV", "text/csv" in text),
     ("the person granted part of the request", "'narrowed': True" in text),
     ("the consent receipt verified offline and through the API", "valid" in text and "\nTrue\n" in text),

@@ -61,6 +61,7 @@ package struct Console: Sendable {
     package func register(on router: Router<BrokerRequestContext>) {
         assets.register(on: router)
         registerAccountPages(on: router)
+        registerPasswordResetPages(on: router)
         registerPersonPages(on: router)
         registerCorrectionPages(on: router)
         registerSharingPages(on: router)

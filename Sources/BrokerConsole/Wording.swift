@@ -172,6 +172,7 @@ enum Wording {
         "password-changed-keys-kept": "Password changed. Your other sessions were signed out; your API keys were kept.",
         "password-changed-keys-revoked":
             "Password changed. Your other sessions were signed out, and API keys revoked: {count}. Create new ones for your integrations.",
+        "password-reset": "Your password is changed, and every session of your account was signed out. Sign in with the new password.",
         "time-zone-changed": "Time zone saved. Your days, charts and statistics now follow it.",
         "request-sent": "Request sent. You will see here when the person decides.",
         "cancelled": "Request cancelled.",

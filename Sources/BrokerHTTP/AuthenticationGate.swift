@@ -14,6 +14,7 @@ struct AuthenticationGate: Sendable {
     /// operation is closed until it is listed here; `AuthorizationMatrixTests` checks this list against the spec.
     static let publicOperations: Set<String> = [
         "POST /v1/users", "POST /v1/third-parties", "POST /v1/activations", "POST /v1/accounts/activation-mail", "POST /v1/sessions",
+        "POST /v1/password-resets", "POST /v1/password-resets/{token}",
         "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
         // Track4Run's public side (R42, R49–R51): anyone lists runs and watches them without signing in.
         "GET /v1/runs", "GET /v1/runs/{id}", "GET /v1/runs/{id}/results", "GET /v1/runs/{id}/live", "GET /v1/runs/{id}/live/events",

@@ -64,6 +64,8 @@ struct AuthorizationMatrixTests {
         "POST /v1/runs/{id}/participation/check-in": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
         "PUT /v1/runs/{id}/participation/privacy-zone": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
         "DELETE /v1/runs/{id}/participation/privacy-zone": .visibleToEveryoneOfTheRole(why: "the caller's own place in any run"),
+        // Anonymous: the token is the credential itself and names no one else's resource (PasswordResetTests attack it).
+        "POST /v1/password-resets/{token}": .visibleToEveryoneOfTheRole(why: "a reset token is its own credential"),
     ]
 
     /// Another company and another person, with one resource of every kind an id in a path can name.

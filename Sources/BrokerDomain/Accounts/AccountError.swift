@@ -8,6 +8,9 @@ package enum AccountError: Error, Equatable {
     case vatNumberTaken
     case activationTokenUnknown
     case activationTokenExpired
+    /// A password reset token that does not exist, was used, was replaced by a newer one, or is no such token.
+    case passwordResetTokenUnknown
+    case passwordResetTokenExpired
     /// The account was not activated within `ACTIVATION_EXPIRY_HOURS` and is gone (or going).
     case registrationExpired(hours: Int)
     case wrongCredentials

@@ -11,6 +11,8 @@ package enum AuditAction {
     /// (pre-hijacking, issue 27).
     package static let accountReplaced = "account.replaced"
     package static let passwordChanged = "account.password_changed"
+    /// A password set with a mailed reset token; every session and API key of the account ended with it.
+    package static let passwordReset = "account.password_reset"
     package static let auditorAdded = "auditor.added"
     package static let apiKeyCreated = "api_key.created"
     package static let apiKeyRevoked = "api_key.revoked"

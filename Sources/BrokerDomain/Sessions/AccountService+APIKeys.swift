@@ -68,11 +68,12 @@ extension AccountService {
     /// Why an account's keys were all revoked (the audit log's `reason`).
     package enum APIKeyRevocationReason: String, Sendable {
         case passwordChanged = "password_changed"
+        case passwordReset = "password_reset"
     }
 
     /// Revokes every live API key of the account, each with its audit event; returns how many. The one place
     /// that ends an account's keys together: a password change calls it unless the owner keeps the keys, and
-    /// a password reset (a later issue) must call it always, with a reason of its own.
+    /// a password reset always, with a reason of its own.
     func revokeAllAPIKeys(
         of accountID: UUID, reason: APIKeyRevocationReason, actor: (id: String?, role: String), on connection: PostgresConnection,
         logger: Logger

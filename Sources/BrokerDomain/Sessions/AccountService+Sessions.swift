@@ -52,7 +52,8 @@ extension AccountService {
         case .apiKey:
             let now = clock.now
             return try await client.withConnection { try await APIKeyStore.principal(for: token, now: now, on: $0, logger: logger) }
-        case .activation, nil: return nil
+        // Tokens mailed for one step (activation, password reset) prove a mailbox, never a caller.
+        case .activation, .passwordReset, nil: return nil
         }
     }
 

@@ -10,6 +10,8 @@ package struct SecretToken: Sendable, Hashable {
         case session = "d4hs_"
         case apiKey = "d4hk_"
         case activation = "d4ha_"
+        /// A password reset's: never a bearer (`AccountService.principal(bearer:)` resolves no caller for it).
+        case passwordReset = "d4hr_"
     }
 
     package init(text: String) { self.text = text }

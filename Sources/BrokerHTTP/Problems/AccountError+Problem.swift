@@ -28,6 +28,14 @@ extension AccountError: ProblemConvertible {
             Problem(
                 status: .gone, slug: "activation-token-expired", title: "Activation token expired",
                 detail: "Activation tokens are valid for 24 hours; ask for a new activation mail.")
+        case .passwordResetTokenUnknown:
+            Problem(
+                status: .notFound, slug: "password-reset-token-unknown", title: "Unknown password reset token",
+                detail: "This password reset token does not exist, was already used, or a newer one was mailed since.")
+        case .passwordResetTokenExpired:
+            Problem(
+                status: .gone, slug: "password-reset-token-expired", title: "Password reset token expired",
+                detail: "Password reset tokens are valid for one hour; ask for a new password reset mail.")
         case .registrationExpired(let hours):
             Problem(
                 status: .gone, slug: "registration-expired", title: "Registration expired",

@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Password reset (issue 30): a token mailed to the owner of an activated account sets a new password once,
+/// within an hour, and ends every session and API key of the account.
+extension AccountService {
+    /// How long a reset token works.
+    package static let passwordResetValidity = 60 * 60
+
+    /// `POST /v1/password-resets`: mails the owner of the activated account with `email` a reset token (the
+    /// earlier ones stop working). Says nothing either way, and does the same work either way: the throttle's
+    /// reservation, then one transaction of the same two statements (`PasswordResetStore.issue`), and no
+    /// Argon2 on any path. The mail is not sent while the caller waits (only a known address has one).
+    /// Goes through the login throttle, keyed on the email whether or not it names an account: each request
+    /// counts as an attempt, and a completed reset forgives the account's.
+    package func requestPasswordReset(email rawEmail: String, clientAddress: String, logger: Logger) async throws {
+        var errors: [FieldError] = []
+        guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
+        _ = try await throttle.reserve(email: email, clientAddress: clientAddress, logger: logger)
+        let token = SecretToken.generate(.passwordReset)
+        let now = clock.now
+        let issued: UUID?
+        do {
+            issued = try await client.withTransaction(logger: logger) { connection in
+                try await PasswordResetStore.issue(
+                    token, email: email, now: now, validFor: Self.passwordResetValidity, on: connection, logger: logger)
+            }
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+        guard issued != nil else { return }
+        sendWithoutWaiting(PasswordResetMail.make(to: email, token: token, publicURL: publicURL), logger: logger)
+    }
+
+    /// `POST /v1/password-resets/{token}`: sets `password` (the registration's policy) on the token's account,
+    /// uses the token up, ends every session and API key of the account, and mails the owner. An unknown,
+    /// used or replaced token is `passwordResetTokenUnknown`; one older than an hour `passwordResetTokenExpired`.
+    /// Through the login throttle too: the attempt is reserved (on the token's account, or on the bucket of
+    /// no account for a token that names none) before the token is judged, and forgiven when it is good.
+    package func resetPassword(token text: String, password: String, clientAddress: String, logger: Logger) async throws {
+        let token = SecretToken(text: text.trimmingCharacters(in: .whitespaces))
+        // Only a reset token is looked up: a session token or an API key names no reset, whatever its hash.
+        let found: PasswordResetStore.TokenRecord? =
+            token.kind == .passwordReset
+            ? try await client.withConnection {
+                try await PasswordResetStore.token(hash: token.hash, now: clock.now, on: $0, logger: logger)
+            } : nil
+        let attempt = try await throttle.reserve(email: found?.email ?? "", clientAddress: clientAddress, logger: logger)
+        guard let found, !found.used else { throw AccountError.passwordResetTokenUnknown }
+        guard !found.expired else { throw AccountError.passwordResetTokenExpired }
+        // The token proves the mailbox, as a right password proves the account: its failures are forgiven,
+        // so that the new password signs in at once even if someone had been guessing the old one.
+        try await throttle.forgive(attempt, logger: logger)
+        var errors: [FieldError] = []
+        validatePassword(password, email: found.email, field: "password", into: &errors)
+        guard errors.isEmpty else { throw AccountError.invalid(errors) }
+        let hash = try await hasher.hash(password)
+        let pseudonym = try await pseudonymizer.pseudonym(for: found.accountID, logger: logger)
+        let email: String
+        do {
+            email = try await client.withTransaction(logger: logger) { connection -> String in
+                // Judged again under the row's lock: of two resets with one token, the second finds it used.
+                let now = clock.now
+                guard let record = try await PasswordResetStore.token(hash: token.hash, now: now, lock: true, on: connection, logger: logger),
+                    !record.used
+                else { throw AccountError.passwordResetTokenUnknown }
+                guard !record.expired else { throw AccountError.passwordResetTokenExpired }
+                // The password hash is on the account's row: a login that checked the old password and is
+                // making its session now waits for this, then finds the hash changed (`logIn`).
+                try await AccountStore.updatePasswordHash(accountID: record.accountID, hash: hash, on: connection, logger: logger)
+                try await PasswordResetStore.useAll(accountID: record.accountID, now: now, on: connection, logger: logger)
+                try await SessionStore.revokeAll(accountID: record.accountID, keeping: nil, on: connection, logger: logger)
+                let role = try await AccountStore.account(id: record.accountID, on: connection, logger: logger)?.role ?? .user
+                let actor = role == .user ? pseudonym : record.accountID.uuidString.lowercased()
+                try await AuditLog.append(
+                    AuditEvent(actorID: actor, actorRole: role.rawValue, action: AuditAction.passwordReset, subject: pseudonym),
+                    on: connection, logger: logger)
+                // Whoever knew the old password may have made a key; unlike a change, a reset keeps none.
+                _ = try await revokeAllAPIKeys(
+                    of: record.accountID, reason: .passwordReset, actor: (actor, role.rawValue), on: connection, logger: logger)
+                return record.email
+            }
+        } catch {
+            throw PostgresErrors.unwrapTransaction(error)
+        }
+        logger.info("password reset", metadata: ["account.id": "\(found.accountID)"])
+        sendWithoutWaiting(PasswordChangedMail.make(to: email, publicURL: publicURL), logger: logger)
+    }
+
+    /// Forgets reset tokens a day past their expiry (the background housekeeping).
+    @discardableResult
+    package func forgetExpiredPasswordResets(logger: Logger) async throws -> Int {
+        let cutoff = clock.now.addingTimeInterval(-24 * 60 * 60)
+        return try await client.withConnection { try await PasswordResetStore.forgetExpired(before: cutoff, on: $0, logger: logger) }
+    }
+
+    /// Hands a mail to the transport without the request waiting for it: only a known address has a reset
+    /// mail, so waiting for it would make a known address answer later than an unknown one.
+    private func sendWithoutWaiting(_ mail: OutgoingMail, logger: Logger) {
+        let mailer = mailer
+        Task {
+            do {
+                try await mailer.send(mail)
+            } catch {
+                logger.error("password reset mail not sent", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+}
