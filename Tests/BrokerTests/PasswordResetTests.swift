@@ -244,6 +244,23 @@ struct PasswordResetTests {
         }
     }
 
+    @Test("the token of an erased account does not reset the account that took its email afterwards")
+    func erasedAccountsTokenDoesNotPassToTheNextHolder() async throws {
+        try await TestHarness.run { harness in
+            let first = TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode())
+            let firstSession = try await harness.activeUser(first)
+            _ = try await ask(harness, first.email)
+            let token = try await harness.resetToken(for: first.email)
+            let erased = try await harness.request(.delete, "/v1/me", json: #"{"password":"\#(first.password)"}"#, token: firstSession)
+            #expect(erased.status == .noContent)
+            // Someone else registers the same address and activates it.
+            let next = TestHarness.Person(email: first.email, password: "the-next-holders-password", fiscalCode: TestHarness.uniqueFiscalCode())
+            try await harness.activeUser(next)
+            #expect(try await reset(harness, token: token, password: "the-old-tokens-password").status == .notFound)
+            _ = try await harness.logIn(email: next.email, password: next.password)
+        }
+    }
+
     @Test("a reset token signs nobody in: not as a bearer, not as the console's cookie, not as an activation")
     func resetTokenCannotSignIn() async throws {
         try await TestHarness.run { harness in
@@ -252,11 +269,12 @@ struct PasswordResetTests {
             _ = try await ask(harness, person.email)
             let token = try await harness.resetToken(for: person.email)
             #expect(SecretToken(text: token).kind == .passwordReset)
-            #expect(try await harness.request(.get, "/v1/me", token: token).status == .unauthorized)
-            #expect(try await harness.request(.delete, "/v1/sessions/current", token: token).status == .unauthorized)
             let cookie = try await harness.client.execute(
                 uri: "/account", method: .get, headers: [.cookie: "d4h_session=\(token)"], body: nil)
             #expect(cookie.status == .seeOther && cookie.headers[.location] == "/login")
+            #expect(try await harness.request(.get, "/v1/me", token: token).status == .unauthorized)
+            // Last: were it a session, this would end it, and the checks above must see it alive.
+            #expect(try await harness.request(.delete, "/v1/sessions/current", token: token).status == .unauthorized)
             #expect(try await harness.request(.post, "/v1/activations", json: #"{"token":"\#(token)"}"#).status == .notFound)
             #expect(try await harness.tryLogIn(person.email, token).status == .unauthorized)
             // Still a reset token afterwards: none of that used it up.
