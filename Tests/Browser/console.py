@@ -363,6 +363,20 @@ def activation_link(address):
     return match.group(0)
 
 
+
+def password_reset_link(address, timeout=WAIT):
+    """The link of the newest password reset mail to `address`, waiting for it (the outbox sends it a moment
+    after the answer, so the newest mail may still be an earlier one)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body = mail_to(address, timeout=max(1, deadline - time.monotonic()))
+        match = re.search(r"https?://\S+/password-reset\?token=[^\s<>\"]+", body)
+        if match:
+            return match.group(0)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no password reset mail to {address}; the newest is:\n{body}")
+        time.sleep(0.25)
+
 # ---- HTTP with a session cookie (downloads, CSRF, headers) ---------------------------------
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -784,5 +784,48 @@ class ConsoleTests(ConsoleTestCase):
         find(driver, "button#logout")
 
 
+    def test_12_password_reset(self):
+        """Forgot your password? → the mail file → its link → a new password → signed in with it; the
+        session opened with the old password is over."""
+        person = self.fresh_person("forgetful")
+        old = self.signed_in(person.email, person.password)
+        driver = self.browser()
+        go(driver, "/login")
+        c.click_and_wait(driver, find(driver, "a#forgot-password-link"))
+        c.wait_path(driver, lambda p: p == "/password-reset", "/password-reset")
+        form = wait_css(driver, "form#password-reset-request-form")
+        c.fill(form, "email", person.email)
+        c.submit_and_wait(driver, form)
+        wait_css(driver, "#password-reset-sent")
+
+        link = c.password_reset_link(person.email)
+        self.assertTrue(link.startswith(c.BASE_URL + "/password-reset?token="), link)
+        driver.get(link)
+        form = wait_css(driver, "form#password-reset-form")
+        self.assertTrue(c.csrf_of(form))
+        new_password = person.password + "-new"
+        c.fill(form, "password", new_password)
+        c.submit_and_wait(driver, form)
+        c.wait_path(driver, lambda p: p == "/login", "/login after the reset")
+        self.assertIn("Sign in with the new password", wait_text(driver, "#notice"))
+
+        c.login(driver, person.email, person.password, expect_success=False)
+        self.assertEqual(path_of(driver), "/login", c.describe(driver))
+        self.assertTrue(wait_text(driver, "#error"))
+        c.login(driver, person.email, new_password)
+        go(driver, "/account")
+        self.assertIn(person.email, find(driver, "main, body").text)
+
+        # The session opened before the reset is over: its next page is the sign-in page.
+        go(old, "/account")
+        c.wait_path(old, lambda p: p == "/login", "/login for the session opened before the reset")
+
+        # The link worked once.
+        driver.get(link)
+        form = wait_css(driver, "form#password-reset-form")
+        c.fill(form, "password", new_password + "-again")
+        c.submit_and_wait(driver, form)
+        self.assertIn("does not exist", wait_text(driver, "#error"))
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,8 +10,9 @@ extension AccountService {
 
     /// `POST /v1/password-resets`: mails the owner of the activated account with `email` a reset token (the
     /// earlier ones stop working). Says nothing either way, and does the same work either way: the throttle's
-    /// reservation, then one transaction of the same two statements (`PasswordResetStore.issue`), and no
-    /// Argon2 on any path. The mail is not sent while the caller waits (only a known address has one).
+    /// reservation, then one transaction of the same two statements (`PasswordResetStore.issue`), no Argon2 on
+    /// any path, and for an activated account one more insert, of its mail into the outbox: no path waits
+    /// for a mail program.
     /// Goes through the login throttle, keyed on the email whether or not it names an account: each request
     /// counts as an attempt, and a completed reset forgives the account's.
     package func requestPasswordReset(email rawEmail: String, clientAddress: String, logger: Logger) async throws {
@@ -20,17 +21,19 @@ extension AccountService {
         _ = try await throttle.reserve(email: email, clientAddress: clientAddress, logger: logger)
         let token = SecretToken.generate(.passwordReset)
         let now = clock.now
-        let issued: UUID?
         do {
-            issued = try await client.withTransaction(logger: logger) { connection in
-                try await PasswordResetStore.issue(
-                    token, email: email, now: now, validFor: Self.passwordResetValidity, on: connection, logger: logger)
+            try await client.withTransaction(logger: logger) { connection in
+                guard
+                    let owner = try await PasswordResetStore.issue(
+                        token, email: email, now: now, validFor: Self.passwordResetValidity, on: connection, logger: logger)
+                else { return }
+                try await outbox.enqueue(
+                    PasswordResetMail.make(to: email, token: token, language: owner.language, publicURL: publicURL), kind: .passwordReset,
+                    accountID: owner.accountID, on: connection, logger: logger)
             }
         } catch {
             throw PostgresErrors.unwrapTransaction(error)
         }
-        guard issued != nil else { return }
-        sendWithoutWaiting(PasswordResetMail.make(to: email, token: token, publicURL: publicURL), logger: logger)
     }
 
     /// `POST /v1/password-resets/{token}`: sets `password` (the registration's policy) on the token's account,
@@ -57,9 +60,8 @@ extension AccountService {
         guard errors.isEmpty else { throw AccountError.invalid(errors) }
         let hash = try await hasher.hash(password)
         let pseudonym = try await pseudonymizer.pseudonym(for: found.accountID, logger: logger)
-        let email: String
         do {
-            email = try await client.withTransaction(logger: logger) { connection -> String in
+            try await client.withTransaction(logger: logger) { connection in
                 // Judged again under the row's lock: of two resets with one token, the second finds it used.
                 let now = clock.now
                 guard let record = try await PasswordResetStore.token(hash: token.hash, now: now, lock: true, on: connection, logger: logger),
@@ -79,13 +81,16 @@ extension AccountService {
                 // Whoever knew the old password may have made a key; unlike a change, a reset keeps none.
                 _ = try await revokeAllAPIKeys(
                     of: record.accountID, reason: .passwordReset, actor: (actor, role.rawValue), on: connection, logger: logger)
-                return record.email
+                // The owner hears of it at once, from the same transaction: a reset nobody is told of is not made.
+                let language = try await outbox.language(of: record.accountID, on: connection, logger: logger)
+                try await outbox.enqueue(
+                    PasswordChangedMail.make(to: record.email, language: language, publicURL: publicURL), kind: .passwordChanged,
+                    accountID: record.accountID, on: connection, logger: logger)
             }
         } catch {
             throw PostgresErrors.unwrapTransaction(error)
         }
         logger.info("password reset", metadata: ["account.id": "\(found.accountID)"])
-        sendWithoutWaiting(PasswordChangedMail.make(to: email, publicURL: publicURL), logger: logger)
     }
 
     /// Forgets reset tokens a day past their expiry (the background housekeeping).
@@ -93,18 +98,5 @@ extension AccountService {
     package func forgetExpiredPasswordResets(logger: Logger) async throws -> Int {
         let cutoff = clock.now.addingTimeInterval(-24 * 60 * 60)
         return try await client.withConnection { try await PasswordResetStore.forgetExpired(before: cutoff, on: $0, logger: logger) }
-    }
-
-    /// Hands a mail to the transport without the request waiting for it: only a known address has a reset
-    /// mail, so waiting for it would make a known address answer later than an unknown one.
-    private func sendWithoutWaiting(_ mail: OutgoingMail, logger: Logger) {
-        let mailer = mailer
-        Task {
-            do {
-                try await mailer.send(mail)
-            } catch {
-                logger.error("password reset mail not sent", metadata: ["error": "\(String(reflecting: error))"])
-            }
-        }
     }
 }

@@ -5,12 +5,12 @@ import PostgresNIO
 /// The SQL of password reset tokens. Times come from the caller (the server's `WallClock`).
 enum PasswordResetStore {
     /// Retires the live tokens of the activated account with `email`, then issues `token` to it; returns
-    /// the account's id, or nil when `email` names no activated account. The same two statements run
-    /// whether or not it does (they then change no row): the request's work does not depend on what the
-    /// email names, so neither does its time.
+    /// the account's id and language, or nil when `email` names no activated account. The same two
+    /// statements run whether or not it does (they then change no row): the request's work does not depend
+    /// on what the email names, so neither does its time.
     static func issue(
         _ token: SecretToken, email: String, now: Date, validFor seconds: Int, on connection: PostgresConnection, logger: Logger
-    ) async throws -> UUID? {
+    ) async throws -> (accountID: UUID, language: Language)? {
         try await connection.query(
             """
             UPDATE password_reset_tokens SET used_at = \(now)
@@ -19,12 +19,17 @@ enum PasswordResetStore {
         let expiresAt = now.addingTimeInterval(Double(seconds))
         let rows = try await connection.query(
             """
-            INSERT INTO password_reset_tokens (token_hash, account_id, created_at, expires_at)
-            SELECT \(token.hash), id, \(now), \(expiresAt) FROM accounts
-            WHERE email = \(email) AND status = 'active' AND password_hash IS NOT NULL
-            RETURNING account_id
+            WITH owner AS (
+                SELECT id, language FROM accounts WHERE email = \(email) AND status = 'active' AND password_hash IS NOT NULL
+            ), issued AS (
+                INSERT INTO password_reset_tokens (token_hash, account_id, created_at, expires_at)
+                SELECT \(token.hash), id, \(now), \(expiresAt) FROM owner
+                RETURNING account_id
+            )
+            SELECT owner.id, owner.language FROM owner JOIN issued ON issued.account_id = owner.id
             """, logger: logger)
-        return try await rows.collect().first?.decode(UUID.self)
+        for try await (id, language) in rows.decode((UUID, String).self) { return (id, Language(rawValue: language) ?? .en) }
+        return nil
     }
 
     /// A token's state, as its holder may learn it.
