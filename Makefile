@@ -77,7 +77,7 @@ help: ## list the targets
 	@echo
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-deps: ## check/install system packages (swift, pkg-config, libargon2-dev, PostgreSQL 15)
+deps: ## check/install system packages (swift, pkg-config, libargon2-dev, libqrencode-dev, zbar-tools, PostgreSQL 15)
 	@bash scripts/deps.sh
 
 build: deps ## swift build (CONFIG=release for -c release)

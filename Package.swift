@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "libargon2",
             providers: [.apt(["libargon2-dev"])]
         ),
+        // The enrolment page's QR code (SVG drawn by the server, sent to no outside service).
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -62,6 +68,7 @@ let package = Package(
             name: "BrokerDomain",
             dependencies: [
                 "CArgon2",
+                "CQRencode",
                 "CZlib",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

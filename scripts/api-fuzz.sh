@@ -98,9 +98,24 @@ sign_in() { # email password → prints the session token
     printf '%s' "$session" | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])' 2>/dev/null ||
         die "could not log in as $1; POST /v1/sessions answered: $session"
 }
+# Auditors must enrol a second factor before anything else (docs/accounts.md): the demo auditor's session
+# enrols one, its first code computed by oathtool as an authenticator app would.
+enrol_second_factor() { # token
+    local started secret confirmed
+    started=$(curl -sS --max-time 10 -X POST "$BASE_URL/v1/me/second-factor" -H "authorization: Bearer $1") ||
+        die "POST /v1/me/second-factor failed"
+    secret=$(printf '%s' "$started" | python3 -c 'import json, sys; print(json.load(sys.stdin)["secret"])' 2>/dev/null) ||
+        die "could not start enrolling a second factor; the answer was: $started"
+    confirmed=$(curl -sS --max-time 10 -X POST "$BASE_URL/v1/me/second-factor/confirmation" -H "authorization: Bearer $1" \
+        -H 'content-type: application/json' -d "{\"code\":\"$(oathtool --totp -b "$secret")\"}") ||
+        die "POST /v1/me/second-factor/confirmation failed"
+    [[ $confirmed == *recoveryCodes* ]] || die "could not confirm the second factor; the answer was: $confirmed"
+}
+command -v oathtool >/dev/null || die "oathtool is missing: run 'make deps'"
 for account in "${DEMO_ACCOUNTS[@]}"; do
     read -r role email password <<<"$account"
     token=$(sign_in "$email" "$password")
+    if [[ $role == auditor ]]; then enrol_second_factor "$token"; fi
     export "D4H_FUZZ_TOKEN_${role^^}=$token"
     log "logged in as $email ($role)"
 done

@@ -23,6 +23,8 @@ WALK_TIMEOUT=${WALK_TIMEOUT:-300}
 # shellcheck source=lib/served-d4h.sh
 source "$REPO_ROOT/scripts/lib/served-d4h.sh"
 check_served_preconditions
+# The walk's auditor enrols a second factor and computes its codes with oathtool (`make deps`).
+command -v oathtool >/dev/null || die "oathtool is missing: run 'make deps'"
 
 rm -rf "$OUT"
 # The walk runs in $OUT/walk, whose var/mail/ is the server's mail directory, as var/mail/ is under `make run`.

@@ -19,12 +19,13 @@ extension Console {
         }
         post("/login", .anyone, on: router) { request in
             try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {
-                let session = try await request.services.accounts.logIn(
+                switch try await request.services.accounts.logIn(
                     email: request.form["email"] ?? "", password: request.form.raw("password"),
                     clientAddress: request.clientAddress, logger: request.logger)
-                var response = request.redirect(Self.home(of: session.role), notice: "signed-in")
-                response.setCookie(cookie(Self.sessionCookie, session.token.text, maxAge: sessionTTL))
-                return response
+                {
+                case .session(let session): return signedIn(request, session)
+                case .secondFactorRequired(let challenge): return askForSecondFactor(request, challenge)
+                }
             }
         }
         post("/logout", .signedIn, on: router) { request in

@@ -62,6 +62,7 @@ package struct Console: Sendable {
         assets.register(on: router)
         registerAccountPages(on: router)
         registerPasswordResetPages(on: router)
+        registerSecondFactorPages(on: router)
         registerPersonPages(on: router)
         registerCorrectionPages(on: router)
         registerSharingPages(on: router)
@@ -165,6 +166,11 @@ package struct Console: Sendable {
                 // The upload script cannot follow a redirect to a sign-in page; it shows the 401's detail.
                 if case .upload = post { throw AccountError.unauthenticated }
                 return .redirect(to: "/login", type: .normal)
+            }
+            // An auditor without a second factor is led to enrolling it, whatever page they open.
+            if principal.mustEnrolSecondFactor, !Self.enrolmentPaths.contains(request.request.uri.path) {
+                if case .upload = post { throw SecondFactorError.enrolmentRequired }
+                return request.redirect(Self.secondFactorPage, notice: "second-factor-required")
             }
             if case .role(let role) = access, principal.role != role {
                 return request.errorPage(

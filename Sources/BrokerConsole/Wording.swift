@@ -152,6 +152,8 @@ enum Wording {
     /// The messages `?notice=` may name: a fixed set, so a link can never put its own text on a page.
     static let notices: [String: String] = [
         "signed-in": "You are signed in.",
+        "second-factor-required": "Auditors must set up a second factor before anything else.",
+        "second-factor-disabled": "Your second factor is off: signing in takes only your password.",
         "run-created": "The run is listed. Runners can join it now.",
         "run-changed": "The run is changed.",
         "run-cancelled": "The run is cancelled; its runners were told.",

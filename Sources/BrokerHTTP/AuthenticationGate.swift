@@ -15,6 +15,7 @@ struct AuthenticationGate: Sendable {
     static let publicOperations: Set<String> = [
         "POST /v1/users", "POST /v1/third-parties", "POST /v1/activations", "POST /v1/accounts/activation-mail", "POST /v1/sessions",
         "POST /v1/password-resets", "POST /v1/password-resets/{token}",
+        "POST /v1/sessions/second-factor",
         "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
         // Track4Run's public side (R42, R49–R51): anyone lists runs and watches them without signing in.
         "GET /v1/runs", "GET /v1/runs/{id}", "GET /v1/runs/{id}/results", "GET /v1/runs/{id}/live", "GET /v1/runs/{id}/live/events",
@@ -26,6 +27,7 @@ struct AuthenticationGate: Sendable {
     /// could mint keys would outlive its own revocation), changing the account's credentials and deleting it.
     static let sessionOnlyOperations: Set<String> = [
         "POST /v1/api-keys", "DELETE /v1/api-keys/{id}", "PATCH /v1/me", "DELETE /v1/me",
+        "POST /v1/me/second-factor", "POST /v1/me/second-factor/confirmation", "DELETE /v1/me/second-factor",
         // Where the company's events go, and the secret that signs them: a leaked key must not be able to
         // redirect them to itself, a setting that would outlive the key's revocation.
         "PUT /v1/webhook", "DELETE /v1/webhook",
@@ -34,6 +36,14 @@ struct AuthenticationGate: Sendable {
     /// Operations other than GET that a `read_only` key may call: they change nothing the company does not
     /// own (the estimate reads no data and spends no budget; logging out revokes the key itself).
     static let readOnlyExceptions: Set<String> = ["POST /v1/group-requests/estimate", "DELETE /v1/sessions/current"]
+
+    /// What an auditor without a confirmed second factor may still call: enrol, read their account, sign
+    /// out. Everything else answers 403 `second-factor-required`, decided here, where every operation's
+    /// caller is resolved, rather than in each auditor's capability.
+    static let enrolmentOperations: Set<String> = [
+        "GET /v1/me", "GET /v1/me/second-factor", "POST /v1/me/second-factor", "POST /v1/me/second-factor/confirmation",
+        "DELETE /v1/sessions/current",
+    ]
 
     let accounts: AccountService
 
@@ -58,6 +68,9 @@ struct AuthenticationGate: Sendable {
             guard let token = scope.bearerToken, let principal = try await accounts.principal(bearer: token, logger: scope.logger)
             else { throw AccountError.unauthenticated }
             try Self.checkScope(of: principal, method: method, path: path)
+            if principal.mustEnrolSecondFactor, !Self.enrolmentOperations.contains("\(method.rawValue) \(path)") {
+                throw SecondFactorError.enrolmentRequired
+            }
             scope.principal = principal
             return try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
         }

@@ -6,16 +6,13 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func createSession(_ input: Operations.CreateSession.Input) async throws -> Operations.CreateSession.Output {
         guard case .json(let body) = input.body else { throw Problem.status(.unsupportedMediaType) }
-        let session = try await services.accounts.logIn(
+        switch try await services.accounts.logIn(
             email: body.email, password: body.password, clientAddress: RequestScope.current.clientAddress, logger: logger)
-        return .created(
-            .init(
-                body: .json(
-                    .init(
-                        token: session.token.text,
-                        role: .init(session.role),
-                        accountId: session.accountID.uuidString.lowercased(),
-                        expiresAt: session.expiresAt))))
+        {
+        case .session(let session): return .created(.init(body: .json(.init(session))))
+        case .secondFactorRequired(let challenge):
+            return .ok(.init(body: .json(.init(secondFactorChallenge: challenge.token.text, expiresAt: challenge.expiresAt))))
+        }
     }
 
     func deleteCurrentSession(_ input: Operations.DeleteCurrentSession.Input) async throws
@@ -58,5 +55,13 @@ extension BrokerAPI {
         guard let id = UUID(uuidString: input.path.id) else { throw AccountError.apiKeyNotFound }
         try await services.accounts.revokeAPIKey(principal, id: id, logger: logger)
         return .noContent(.init())
+    }
+}
+
+extension Components.Schemas.Session {
+    init(_ session: AccountService.NewSession) {
+        self.init(
+            token: session.token.text, role: .init(session.role), accountId: session.accountID.uuidString.lowercased(),
+            expiresAt: session.expiresAt)
     }
 }

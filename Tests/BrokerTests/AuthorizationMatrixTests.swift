@@ -314,6 +314,8 @@ struct AuthorizationMatrixTests {
         _ = try await harness.sql(
             "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(auditorEmail)', '\(hash)', 'active', now())"
         )
+        // Auditors must have a second factor (else every auditor operation is 403 second-factor-required).
+        try await harness.enrolDirectly(email: auditorEmail)
         callers.valid["user"] = try await harness.activeUser(person)
         callers.valid["third_party"] = try await harness.activeCompany(company)
         let logins = [

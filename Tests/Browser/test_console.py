@@ -493,7 +493,65 @@ class ConsoleTests(ConsoleTestCase):
         self.assertTrue(exists(self.company_row(company, "group-requests", request_id), "a.results"))
         self.assertIn("privacy budget", wait_text(company, "#privacy-budget").lower())
 
+    def ensure_auditor_enrolled(self, screenshots=False):
+        """The demo auditor enrols a second factor, as auditors must before anything else (docs/accounts.md)."""
+        email_address, password = c.DEMO_AUDITOR
+        if email_address in c.SECOND_FACTOR_KEYS:
+            return
+        auditor = self.browser()
+        c.login(auditor, email_address, password)
+        # Whatever page they open, an auditor without a second factor is led to enrolling one.
+        go(auditor, "/audit")
+        c.wait_path(auditor, lambda p: p == "/account/second-factor", "the second-factor page instead of /audit")
+        self.assertIn("second factor", wait_text(auditor, "p.notice, [role=status], #second-factor-required").lower(),
+                      c.describe(auditor))
+        wait_css(auditor, "#second-factor-required")
+        if screenshots:
+            c.screenshot(auditor, "second-factor-required.png")
+        c.click_and_wait(auditor, find(auditor, "button#second-factor-enrol"))
+        c.wait_path(auditor, lambda p: p == "/account/second-factor/confirm", "the enrolment page")
+        wait_css(auditor, "#second-factor-qr svg")
+        secret = wait_text(auditor, "#second-factor-secret")
+        self.assertIn(f"secret={secret}", find(auditor, "a#second-factor-uri").get_attribute("href"))
+        if screenshots:
+            c.screenshot(auditor, "second-factor-enrol.png")
+        c.SECOND_FACTOR_KEYS[email_address] = secret
+        form = find(auditor, "form#second-factor-confirm-form")
+        c.fill(form, "code", c.next_code(email_address))
+        c.submit_and_wait(auditor, form)
+        codes = wait_css(auditor, "ol#recovery-codes").find_elements(By.CSS_SELECTOR, "li")
+        self.assertEqual(len(codes), 10, c.describe(auditor))
+        go(auditor, "/audit")
+        wait_css(auditor, "table#group-requests")
+
+    def test_04z_auditor_must_enrol(self):
+        # An auditor with a password but no second factor can do nothing but enrol; the console leads them to it.
+        self.ensure_auditor_enrolled(screenshots=True)
+        # Signing in again takes the password, then a code the test computes as an authenticator app would.
+        auditor = self.browser()
+        go(auditor, "/login")
+        form = wait_css(auditor, "form#login-form")
+        c.fill(form, "email", c.DEMO_AUDITOR[0])
+        c.fill(form, "password", c.DEMO_AUDITOR[1])
+        c.submit_and_wait(auditor, form)
+        c.wait_path(auditor, lambda p: p == "/login/second-factor", "the second step of signing in")
+        self.assertIsNone(auditor.get_cookie(c.SESSION_COOKIE), "a session before the code")
+        form = wait_css(auditor, "form#second-factor-form")
+        step = int(datetime.datetime.now(datetime.timezone.utc).timestamp()) // 30
+        window = {c.totp(c.SECOND_FACTOR_KEYS[c.DEMO_AUDITOR[0]], s) for s in range(step - 1, step + 3)}
+        c.fill(form, "code", next(code for code in ("000000", "111111", "222222", "333333", "444444") if code not in window))
+        c.submit_and_wait(auditor, form)
+        wait_css(auditor, "form#second-factor-form")
+        self.assertIsNone(auditor.get_cookie(c.SESSION_COOKIE), "a session for a wrong code")
+        form = wait_css(auditor, "form#second-factor-form")
+        c.screenshot(auditor, "second-factor-login.png")
+        c.fill(form, "code", c.next_code(c.DEMO_AUDITOR[0]))
+        c.submit_and_wait(auditor, form)
+        c.wait_path(auditor, lambda p: p == "/audit", "/audit after the code")
+        find(auditor, "button#logout")
+
     def test_05_auditor(self):
+        self.ensure_auditor_enrolled()
         group = self.ensure_group_request()
         auditor = self.signed_in(*c.DEMO_AUDITOR)
         private = [text for person in PEOPLE for text in (person.email, person.fiscal_code)]
@@ -748,6 +806,7 @@ class ConsoleTests(ConsoleTestCase):
     def test_10_pages_fit_a_phone(self):
         # docs/console.md: every page works at phone width, so none is wider than the screen.
         self.ensure_group_request()  # so that the company's and the auditor's tables have rows
+        self.ensure_auditor_enrolled()
         overflowing = []
         for account, pages in ((c.DEMO_USER, ["/inbox", "/data", "/access-log", "/blocks", "/account"]),
                                (c.DEMO_COMPANY, ["/company", "/company/requests/new", "/company/group-requests/new",

@@ -14,6 +14,9 @@ package enum AuditAction {
     /// A password set with a mailed reset token; every session and API key of the account ended with it.
     package static let passwordReset = "account.password_reset"
     package static let auditorAdded = "auditor.added"
+    /// A second factor confirmed (`replaced`: it took the place of a confirmed one), or turned off.
+    package static let secondFactorEnabled = "second_factor.enabled"
+    package static let secondFactorDisabled = "second_factor.disabled"
     package static let apiKeyCreated = "api_key.created"
     package static let apiKeyRevoked = "api_key.revoked"
     package static let singleRequestCreated = "single_request.created"

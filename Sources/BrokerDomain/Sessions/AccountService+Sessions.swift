@@ -11,8 +11,15 @@ extension AccountService {
         package var expiresAt: Date
     }
 
+    /// What a right password gives: a session, or, when the account has a confirmed second factor, the
+    /// challenge its code completes (`completeLogIn`).
+    package enum LogInOutcome: Sendable {
+        case session(NewSession)
+        case secondFactorRequired(SecondFactorChallenge)
+    }
+
     package func logIn(email rawEmail: String, password: String, clientAddress: String, logger: Logger) async throws
-        -> NewSession
+        -> LogInOutcome
     {
         // An email that is not an address cannot name an account, but it is still a failed attempt from
         // this client: it shares one throttle bucket ("") and costs the same decoy verification.
@@ -34,14 +41,23 @@ extension AccountService {
         // since, or committing now, revokes the account's sessions before this one exists, so it would
         // outlive the change; the account's row lock (the change updates that row) orders the two, and the
         // session is made only if the hash is still the one the password matched.
-        let created = try await client.withTransaction(logger: logger) { connection -> (SecretToken, Date)? in
+        // An account with a confirmed second factor gets a challenge instead, tied to the same hash; a pending
+        // enrolment changes nothing. Read under the same row lock, so a factor confirmed meanwhile counts.
+        let created = try await client.withTransaction(logger: logger) { connection -> LogInOutcome? in
             guard let current = try await AccountStore.lockCredentials(accountID: record.accountID, on: connection, logger: logger),
-                current.active, current.passwordHash == record.passwordHash
+                current.active, let hash = current.passwordHash, hash == record.passwordHash
             else { return nil }
-            return try await SessionStore.create(accountID: record.accountID, ttlSeconds: sessionTTL, on: connection, logger: logger)
+            if try await SecondFactorStore.factor(accountID: record.accountID, on: connection, logger: logger)?.secret != nil {
+                let (token, expiresAt) = try await SecondFactorStore.createChallenge(
+                    accountID: record.accountID, passwordHash: hash, ttlSeconds: Self.secondFactorChallengeTTL, on: connection, logger: logger)
+                return .secondFactorRequired(SecondFactorChallenge(token: token, expiresAt: expiresAt))
+            }
+            let (token, expiresAt) = try await SessionStore.create(
+                accountID: record.accountID, ttlSeconds: sessionTTL, on: connection, logger: logger)
+            return .session(NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt))
         }
-        guard let (token, expiresAt) = created else { throw AccountError.wrongCredentials }
-        return NewSession(token: token, accountID: record.accountID, role: record.role, expiresAt: expiresAt)
+        guard let created else { throw AccountError.wrongCredentials }
+        return created
     }
 
     /// The caller behind a bearer token (session or API key), or nil.
@@ -52,8 +68,8 @@ extension AccountService {
         case .apiKey:
             let now = clock.now
             return try await client.withConnection { try await APIKeyStore.principal(for: token, now: now, on: $0, logger: logger) }
-        // Tokens mailed for one step (activation, password reset) prove a mailbox, never a caller.
-        case .activation, .passwordReset, nil: return nil
+        // Tokens for one step (activation, password reset, a sign-in's second factor) name no caller.
+        case .activation, .passwordReset, .secondFactorChallenge, nil: return nil
         }
     }
 

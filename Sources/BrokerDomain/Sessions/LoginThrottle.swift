@@ -57,8 +57,20 @@ package struct LoginThrottle: Sendable {
     /// Counts one attempt for `email` from `clientAddress`, or throws `AccountError.tooManyAttempts` (and
     /// counts nothing) when either bucket is blocked: a refused attempt does not extend the block.
     package func reserve(email: String, clientAddress: String, logger: Logger) async throws -> Reservation {
+        try await reserve(accountBucket: "account:" + email, clientAddress: clientAddress, logger: logger)
+    }
+
+    /// Counts one second-factor code (or recovery code) for the account, as `reserve(email:)` counts a
+    /// password: under the account's policy, in a bucket of its own (a right password, which forgives the
+    /// password's bucket, must not forgive wrong codes), and in the client address's bucket that passwords
+    /// share.
+    package func reserve(secondFactorOf accountID: UUID, clientAddress: String, logger: Logger) async throws -> Reservation {
+        try await reserve(accountBucket: "second-factor:" + accountID.uuidString.lowercased(), clientAddress: clientAddress, logger: logger)
+    }
+
+    private func reserve(accountBucket: String, clientAddress: String, logger: Logger) async throws -> Reservation {
         let addressBlock = IPAddress(clientAddress)?.clientBlock ?? clientAddress
-        let reservation = Reservation(accountBucket: "account:" + email, addressBucket: "address:" + addressBlock)
+        let reservation = Reservation(accountBucket: accountBucket, addressBucket: "address:" + addressBlock)
         do {
             try await client.withTransaction(logger: logger) { connection in
                 // Always the address first, then the account: every attempt locks in the same order, so

@@ -5,6 +5,9 @@ package struct Principal: Sendable, Equatable {
     package var accountID: UUID
     package var role: Role
     package var credential: Credential
+    /// An auditor without a confirmed second factor: until they enrol, they may do nothing but enrol (and
+    /// read their account, and sign out). Only sessions carry it: API keys are companies'.
+    package var mustEnrolSecondFactor = false
 
     package init(accountID: UUID, role: Role, credential: Credential) {
         (self.accountID, self.role, self.credential) = (accountID, role, credential)

@@ -12,6 +12,8 @@ package struct SecretToken: Sendable, Hashable {
         case activation = "d4ha_"
         /// A password reset's: never a bearer (`AccountService.principal(bearer:)` resolves no caller for it).
         case passwordReset = "d4hr_"
+        /// Between a sign-in's password and its second factor (`second_factor_challenges`).
+        case secondFactorChallenge = "d4hc_"
     }
 
     package init(text: String) { self.text = text }

@@ -23,12 +23,17 @@ package enum SessionStore {
         let hash = token.hash
         let rows = try await connection.query(
             """
-            SELECT a.id, a.role FROM sessions s JOIN accounts a ON a.id = s.account_id
+            SELECT a.id, a.role,
+                   a.role = 'auditor' AND NOT EXISTS (
+                       SELECT 1 FROM second_factors f WHERE f.account_id = a.id AND f.secret IS NOT NULL)
+            FROM sessions s JOIN accounts a ON a.id = s.account_id
             WHERE s.token_hash = \(hash) AND s.revoked_at IS NULL AND s.expires_at > now() AND a.status = 'active'
             """, logger: logger)
-        for try await (id, role) in rows.decode((UUID, String).self) {
+        for try await (id, role, mustEnrol) in rows.decode((UUID, String, Bool).self) {
             guard let role = Role(rawValue: role) else { return nil }
-            return Principal(accountID: id, role: role, credential: .session(tokenHash: hash))
+            var principal = Principal(accountID: id, role: role, credential: .session(tokenHash: hash))
+            principal.mustEnrolSecondFactor = mustEnrol
+            return principal
         }
         return nil
     }

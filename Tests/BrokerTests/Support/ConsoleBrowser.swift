@@ -65,9 +65,14 @@ final class ConsoleBrowser: @unchecked Sendable {
         return response
     }
 
+    /// Signs in; an account with a second factor is asked for its code, which this computes from the key in
+    /// the database (`TestHarness.currentCode`), as the holder's app would.
     func logIn(_ email: String, _ password: String) async throws -> TestResponse {
         try await get("/login")
-        return try await post("/login", [("email", email), ("password", password)])
+        let response = try await post("/login", [("email", email), ("password", password)])
+        guard response.headers[.location] == "/login/second-factor" else { return response }
+        try await get("/login/second-factor")
+        return try await post("/login/second-factor", [("code", try await harness.currentCode(email: email))])
     }
 
     /// The person of `parties`, signed in, on their inbox.

@@ -188,8 +188,12 @@ struct TestHarness: Sendable {
         #expect(response.status == .ok)
     }
 
+    /// Both steps when the account has a second factor (its code computed from the key in the database).
     func logIn(email: String, password: String) async throws -> String {
-        let response = try await request(.post, "/v1/sessions", json: Components.Schemas.Credentials(email: email, password: password).contractJSON)
+        var response = try await request(.post, "/v1/sessions", json: Components.Schemas.Credentials(email: email, password: password).contractJSON)
+        if response.status == .ok, let challenge = try object(response)["secondFactorChallenge"] as? String {
+            response = try await secondStep(challenge, code: try await currentCode(email: email))
+        }
         try #require(response.status == .created, "login answered \(response.status)")
         return try #require(try object(response)["token"] as? String)
     }
@@ -329,14 +333,22 @@ struct TestHarness: Sendable {
         return try row.decode(String.self)
     }
 
-    /// An active auditor inserted directly (as `d4h auditors add` plus activation would leave it), logged in.
+    /// An active auditor inserted directly (as `d4h auditors add` plus activation and enrolling a second
+    /// factor would leave it), logged in with both steps.
     func activeAuditor() async throws -> String {
+        let (email, password) = try await unenrolledAuditor()
+        try await enrolDirectly(email: email)
+        return try await logIn(email: email, password: password)
+    }
+
+    /// An active auditor inserted directly, without a second factor (they can do nothing but enrol).
+    func unenrolledAuditor() async throws -> (email: String, password: String) {
         let email = "auditor.\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let password = "auditor-password-1"
         let hash = try await PasswordHasher().hash(password)
         _ = try await sql(
             "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(email)', '\(hash)', 'active', now())")
-        return try await logIn(email: email, password: password)
+        return (email, password)
     }
 
     // MARK: Database
