@@ -218,7 +218,8 @@ struct SecondFactorTests {
             let code = enrolled.recoveryCodes[3]
             #expect(try await harness.secondStep(try await harness.challenge(person.email, person.password), recoveryCode: code).status == .created)
             let typed = code.lowercased().replacingOccurrences(of: "-", with: " ")
-            #expect(try await harness.secondStep(try await harness.challenge(person.email, person.password), recoveryCode: typed).status == .unauthorized)
+            #expect(
+                try await harness.secondStep(try await harness.challenge(person.email, person.password), recoveryCode: typed).status == .unauthorized)
             #expect(try harness.object(try await harness.request(.get, "/v1/me/second-factor", token: token))["unusedRecoveryCodes"] as? Int == 9)
             let other = enrolled.recoveryCodes[4].lowercased().replacingOccurrences(of: "-", with: "")
             #expect(try await harness.secondStep(try await harness.challenge(person.email, person.password), recoveryCode: other).status == .created)
@@ -278,7 +279,8 @@ struct SecondFactorTests {
         try await TestHarness.run(configure: Self.clocked(clock)) { harness in
             let company = TestHarness.Company()
             let token = try await harness.activeCompany(company)
-            let key = try #require(try harness.object(try await harness.request(.post, "/v1/api-keys", json: "{}", token: token))["secret"] as? String)
+            let key = try #require(
+                try harness.object(try await harness.request(.post, "/v1/api-keys", json: "{}", token: token))["secret"] as? String)
             let enrolled = try await harness.enrol(token, at: clock.wall.now)
             // The key goes on working, without a code; but it cannot manage the factor.
             #expect(try await harness.request(.get, "/v1/me", token: key).status == .ok)

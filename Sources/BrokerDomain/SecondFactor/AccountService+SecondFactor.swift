@@ -53,7 +53,8 @@ extension AccountService {
     package func confirmSecondFactor(
         _ principal: Principal, code: String, current: SecondFactorCode?, clientAddress: String, logger: Logger
     ) async throws -> [RecoveryCode] {
-        guard let row = try await client.withConnection({ try await SecondFactorStore.factor(accountID: principal.accountID, on: $0, logger: logger) }),
+        guard
+            let row = try await client.withConnection({ try await SecondFactorStore.factor(accountID: principal.accountID, on: $0, logger: logger) }),
             let pending = row.pendingSecret
         else { throw SecondFactorError.noPendingEnrolment }
         let replacing = row.secret != nil
@@ -70,9 +71,12 @@ extension AccountService {
         let codes = (0..<RecoveryCode.count).map { _ in RecoveryCode.generate() }
         let pseudonym = try await pseudonymizer.pseudonym(for: principal.accountID, logger: logger)
         let confirmed = try await client.withTransaction(logger: logger) { connection -> Bool in
-            guard try await SecondFactorStore.confirm(accountID: principal.accountID, pendingSecret: pending, step: step, on: connection, logger: logger)
+            guard
+                try await SecondFactorStore.confirm(
+                    accountID: principal.accountID, pendingSecret: pending, step: step, on: connection, logger: logger)
             else { return false }
-            try await SecondFactorStore.replaceRecoveryCodes(accountID: principal.accountID, hashes: codes.map(\.hash), on: connection, logger: logger)
+            try await SecondFactorStore.replaceRecoveryCodes(
+                accountID: principal.accountID, hashes: codes.map(\.hash), on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(
                     actorID: secondFactorActor(principal, pseudonym: pseudonym), actorRole: principal.role.rawValue,
@@ -88,7 +92,9 @@ extension AccountService {
 
     /// Turns the caller's factor off, with a current code or a recovery code.
     package func disableSecondFactor(_ principal: Principal, _ current: SecondFactorCode, clientAddress: String, logger: Logger) async throws {
-        guard try await client.withConnection({ try await SecondFactorStore.factor(accountID: principal.accountID, on: $0, logger: logger) })?.secret != nil
+        guard
+            try await client.withConnection({ try await SecondFactorStore.factor(accountID: principal.accountID, on: $0, logger: logger) })?.secret
+                != nil
         else { throw SecondFactorError.notEnrolled }
         guard try await checkCurrentFactor(of: principal.accountID, current, clientAddress: clientAddress, logger: logger) else {
             throw SecondFactorError.wrongCode(field: current.isRecovery ? "recoveryCode" : "code")
