@@ -521,8 +521,10 @@ class ConsoleTests(ConsoleTestCase):
         c.submit_and_wait(auditor, form)
         codes = wait_css(auditor, "ol#recovery-codes").find_elements(By.CSS_SELECTOR, "li")
         self.assertEqual(len(codes), 10, c.describe(auditor))
+        # Enrolled, the auditor's pages open (no group request may exist yet: then the page says so).
         go(auditor, "/audit")
-        wait_css(auditor, "table#group-requests")
+        wait_css(auditor, "main")
+        self.assertEqual(path_of(auditor), "/audit", c.describe(auditor))
 
     def test_04z_auditor_must_enrol(self):
         # An auditor with a password but no second factor can do nothing but enrol; the console leads them to it.
