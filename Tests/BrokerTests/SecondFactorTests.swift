@@ -354,6 +354,30 @@ struct SecondFactorTests {
         }
     }
 
+    @Test("a challenge ends with a password change and at its expiry; a right code does not revive it")
+    func challengeLifetime() async throws {
+        let clock = ManualClock()
+        try await TestHarness.run(configure: Self.clocked(clock)) { harness in
+            let person = TestHarness.Person()
+            let token = try await harness.activeUser(person)
+            let enrolled = try await harness.enrol(token, at: clock.wall.now)
+            let stale = try await harness.challenge(person.email, person.password)
+            let expired = try await harness.challenge(person.email, person.password)
+            _ = try await harness.sql(
+                "UPDATE second_factor_challenges SET expires_at = now() - interval '1 second' WHERE token_hash = sha256(convert_to('\(expired)', 'UTF8'))"
+            )
+            clock.advance(by: .seconds(30))
+            #expect(try await harness.secondStep(expired, code: enrolled.totp.code(at: clock.wall.now)).status == .unauthorized)
+            let changed = try await harness.request(
+                .patch, "/v1/me", json: #"{"currentPassword":"\#(person.password)","newPassword":"another-password-42"}"#, token: token)
+            #expect(changed.status == .ok)
+            #expect(try await harness.secondStep(stale, code: enrolled.totp.code(at: clock.wall.now)).status == .unauthorized)
+            // Neither refusal used the step up: the new password's sign-in takes the same code.
+            let fresh = try await harness.challenge(person.email, "another-password-42")
+            #expect(try await harness.secondStep(fresh, code: enrolled.totp.code(at: clock.wall.now)).status == .created)
+        }
+    }
+
     /// Six digits that are no code of the window around the server's now.
     static func wrongCode(_ totp: TOTP, _ clock: ManualClock) -> String {
         let now = clock.wall.now
