@@ -9,6 +9,8 @@ package struct Account: Sendable, Equatable {
     package var createdAt: Date
     package var activatedAt: Date?
     package var profile: Profile
+    /// What its pages and mails are written in (profile setting; at registration, the client's `Accept-Language`).
+    package var language: Language = .fallback
 
     /// Role-specific fields.
     package enum Profile: Sendable, Equatable {

@@ -63,18 +63,29 @@ package struct AccountService: Sendable {
 
     package struct UserRegistration: Sendable {
         package var email, password, fiscalCode, fullName, birthDate, sex: String
-        package init(email: String, password: String, fiscalCode: String, fullName: String, birthDate: String, sex: String) {
+        /// The account's language; nil when the client named none we speak (then `Language.fallback`). The
+        /// edges fill it from the body, else from `Accept-Language`.
+        package var language: Language?
+        package init(
+            email: String, password: String, fiscalCode: String, fullName: String, birthDate: String, sex: String, language: Language? = nil
+        ) {
             (self.email, self.password, self.fiscalCode, self.fullName, self.birthDate, self.sex) =
                 (email, password, fiscalCode, fullName, birthDate, sex)
+            self.language = language
         }
     }
 
     package struct ThirdPartyRegistration: Sendable {
         package var email, password, vatNumber, companyName: String
         package var description: String?
-        package init(email: String, password: String, vatNumber: String, companyName: String, description: String?) {
+        /// As a person's (`UserRegistration.language`).
+        package var language: Language?
+        package init(
+            email: String, password: String, vatNumber: String, companyName: String, description: String?, language: Language? = nil
+        ) {
             (self.email, self.password, self.vatNumber, self.companyName, self.description) =
                 (email, password, vatNumber, companyName, description)
+            self.language = language
         }
     }
 
@@ -109,7 +120,8 @@ package struct AccountService: Sendable {
         }
         let hash = try await hasher.hash(registration.password)
         return try await createAccount(
-            role: .user, email: email, identity: (fiscalCode.value, nil), passwordHash: hash, ifTaken: .tellTheHolder, logger: logger
+            role: .user, email: email, identity: (fiscalCode.value, nil), passwordHash: hash,
+            language: registration.language ?? .fallback, ifTaken: .tellTheHolder, logger: logger
         ) { id, connection in
             try await AccountStore.insertUserProfile(
                 accountID: id, fiscalCode: fiscalCode.value, fullName: fullName, birthDate: birthDate.description,
@@ -134,7 +146,8 @@ package struct AccountService: Sendable {
         guard errors.isEmpty, let email, let companyName, let vatNumber else { throw AccountError.invalid(errors) }
         let hash = try await hasher.hash(registration.password)
         return try await createAccount(
-            role: .thirdParty, email: email, identity: (nil, vatNumber.value), passwordHash: hash, ifTaken: .tellTheHolder, logger: logger
+            role: .thirdParty, email: email, identity: (nil, vatNumber.value), passwordHash: hash,
+            language: registration.language ?? .fallback, ifTaken: .tellTheHolder, logger: logger
         ) { id, connection in
             try await AccountStore.insertThirdPartyProfile(
                 accountID: id, vatNumber: vatNumber.value, companyName: companyName, description: description,
@@ -149,7 +162,8 @@ package struct AccountService: Sendable {
         // The operator is told plainly (409): the CLI is no oracle for anyone who does not already hold the database.
         guard
             let account = try await createAccount(
-                role: .auditor, email: email, identity: (nil, nil), passwordHash: nil, ifTaken: .refuse, logger: logger, insertProfile: { _, _ in })
+                role: .auditor, email: email, identity: (nil, nil), passwordHash: nil, language: .fallback, ifTaken: .refuse, logger: logger,
+                insertProfile: { _, _ in })
         else { throw AccountError.emailTaken }
         return account
     }
@@ -162,7 +176,7 @@ package struct AccountService: Sendable {
     /// all in one transaction: a failed mail leaves no account behind, so registering again works.
 
     private func createAccount(
-        role: Role, email: String, identity: (fiscalCode: String?, vatNumber: String?), passwordHash: String?,
+        role: Role, email: String, identity: (fiscalCode: String?, vatNumber: String?), passwordHash: String?, language: Language,
         ifTaken: WhenTaken, logger: Logger, insertProfile: @Sendable (UUID, PostgresConnection) async throws -> Void
     ) async throws -> Account? {
         let token = SecretToken.generate(.activation)
@@ -190,7 +204,7 @@ package struct AccountService: Sendable {
                     replaced = try await replacePendingRegistration(of: email, on: connection, logger: logger)
                 }
                 let id = try await AccountStore.insertAccount(
-                    role: role, email: email, passwordHash: passwordHash, replacing: replaced, on: connection, logger: logger)
+                    role: role, email: email, passwordHash: passwordHash, language: language, replacing: replaced, on: connection, logger: logger)
                 try await insertProfile(id, connection)
                 // A registration that replaced another of its email is mailed within that address's mail
                 // cooldown, so that registering again and again floods no one's mailbox. Without a mail it
@@ -397,6 +411,8 @@ package struct AccountService: Sendable {
         package var fullName, companyName, description, currentPassword, newPassword: String?
         /// A person's IANA time zone; changing it moves the days of all their data.
         package var timeZone: String?
+        /// The language of the account's pages and mails (any role).
+        package var language: Language?
         /// With `newPassword`: true keeps the account's API keys working; by default (nil, false) the change
         /// revokes them, since whoever knew the old password may have made one.
         package var keepAPIKeys: Bool?
@@ -404,8 +420,10 @@ package struct AccountService: Sendable {
         package var immutableFieldsPresent: [String]
         package init(
             fullName: String? = nil, timeZone: String? = nil, companyName: String? = nil, description: String? = nil,
-            currentPassword: String? = nil, newPassword: String? = nil, keepAPIKeys: Bool? = nil, immutableFieldsPresent: [String] = []
+            currentPassword: String? = nil, newPassword: String? = nil, keepAPIKeys: Bool? = nil, immutableFieldsPresent: [String] = [],
+            language: Language? = nil
         ) {
+            self.language = language
             (self.fullName, self.companyName, self.description, self.currentPassword, self.newPassword) =
                 (fullName, companyName, description, currentPassword, newPassword)
             self.timeZone = timeZone
@@ -426,6 +444,12 @@ package struct AccountService: Sendable {
             throw AccountError.unauthenticated
         }
         return account
+    }
+
+    /// The language the caller's pages and mails are written in: one column, for the console's every page.
+    package func language(of principal: Principal, logger: Logger) async throws -> Language {
+        try await client.withConnection { try await AccountStore.language(accountID: principal.accountID, on: $0, logger: logger) }
+            ?? .fallback
     }
 
     package func update(_ principal: Principal, with update: ProfileUpdate, clientAddress: String, logger: Logger) async throws
@@ -486,6 +510,9 @@ package struct AccountService: Sendable {
             revokedAPIKeys = try await client.withTransaction(logger: logger) { connection -> Int? in
                 if let fullName {
                     try await AccountStore.updateUserProfile(accountID: current.id, fullName: fullName, on: connection, logger: logger)
+                }
+                if let language = update.language {
+                    try await AccountStore.updateLanguage(accountID: current.id, language: language, on: connection, logger: logger)
                 }
                 if let timeZone = update.timeZone {
                     _ = try await TimeZoneStore.setTimeZone(timeZone, for: current.id, onlyIfUnknown: false, on: connection, logger: logger)

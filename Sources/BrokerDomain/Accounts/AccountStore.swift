@@ -16,13 +16,13 @@ package enum AccountStore {
     /// account is marked as a replacement and keeps the time of that one's last unsolicited mail, so that
     /// registering again and again cannot get round the mail cooldown.
     static func insertAccount(
-        role: Role, email: String, passwordHash: String?, replacing: ReplacedRegistration? = nil, on connection: PostgresConnection,
-        logger: Logger
+        role: Role, email: String, passwordHash: String?, language: Language, replacing: ReplacedRegistration? = nil,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> UUID {
         let rows = try await connection.query(
             """
-            INSERT INTO accounts (role, email, password_hash, registration_replaced, account_mail_sent_at)
-            VALUES (\(role.rawValue), \(email), \(passwordHash), \(replacing != nil), \(replacing?.mailSentAt))
+            INSERT INTO accounts (role, email, password_hash, language, registration_replaced, account_mail_sent_at)
+            VALUES (\(role.rawValue), \(email), \(passwordHash), \(language.rawValue), \(replacing != nil), \(replacing?.mailSentAt))
             RETURNING id
             """, logger: logger)
         guard let id = try await rows.collect().first?.decode(UUID.self) else { throw AccountStoreError.noRow }
@@ -64,7 +64,7 @@ package enum AccountStore {
     package static func account(id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Account? {
         let rows = try await connection.query(
             """
-            SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at,
+            SELECT a.id, a.role, a.email, a.status, a.created_at, a.activated_at, a.language,
                    u.full_name, u.fiscal_code, to_char(u.birth_date, 'YYYY-MM-DD'), u.sex::text, u.time_zone,
                    t.company_name, t.vat_number, t.description
             FROM accounts a
@@ -73,22 +73,22 @@ package enum AccountStore {
             WHERE a.id = \(id)
             """, logger: logger)
         for try await row in rows.decode(
-            (UUID, String, String, String, Date, Date?, String?, String?, String?, String?, String?, String?, String?, String?).self)
+            (UUID, String, String, String, Date, Date?, String, String?, String?, String?, String?, String?, String?, String?, String?).self)
         {
             let role = Role(rawValue: row.1) ?? .user
             let profile: Account.Profile
             switch role {
             case .user:
                 profile = .user(
-                    fullName: row.6 ?? "", fiscalCode: row.7 ?? "", birthDate: row.8 ?? "", sex: row.9 ?? "", timeZone: row.10)
+                    fullName: row.7 ?? "", fiscalCode: row.8 ?? "", birthDate: row.9 ?? "", sex: row.10 ?? "", timeZone: row.11)
             case .thirdParty:
-                profile = .thirdParty(companyName: row.11 ?? "", vatNumber: row.12 ?? "", description: row.13)
+                profile = .thirdParty(companyName: row.12 ?? "", vatNumber: row.13 ?? "", description: row.14)
             case .auditor:
                 profile = .auditor
             }
             return Account(
                 id: row.0, role: role, email: row.2, status: AccountStatus(rawValue: row.3) ?? .pending,
-                createdAt: row.4, activatedAt: row.5, profile: profile)
+                createdAt: row.4, activatedAt: row.5, profile: profile, language: Language(rawValue: row.6) ?? .fallback)
         }
         return nil
     }
@@ -168,6 +168,17 @@ package enum AccountStore {
             SET company_name = coalesce(\(companyName), company_name), description = coalesce(\(description), description)
             WHERE account_id = \(accountID)
             """, logger: logger)
+    }
+
+    static func updateLanguage(accountID: UUID, language: Language, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "UPDATE accounts SET language = \(language.rawValue) WHERE id = \(accountID)", logger: logger)
+    }
+
+    /// The language an account's mails and pages are written in; nil when there is no such account.
+    package static func language(accountID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Language? {
+        let rows = try await connection.query("SELECT language FROM accounts WHERE id = \(accountID)", logger: logger)
+        return try await rows.collect().first.map { Language(rawValue: try $0.decode(String.self)) ?? .fallback }
     }
 
     static func updatePasswordHash(accountID: UUID, hash: String, on connection: PostgresConnection, logger: Logger)

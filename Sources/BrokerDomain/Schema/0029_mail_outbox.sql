@@ -61,11 +61,7 @@ CREATE TABLE mail_digest_weeks (
 INSERT INTO server_secrets (name, value)
 -- gen_random_uuid() draws from pg_strong_random(): two of them give 244 random bits.
 VALUES ('mail_unsubscribe_key', decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
--- split
 
--- The language an account is written to in (mails, the console, problems): its owner's choice, at
--- registration the browser's or client's `Accept-Language`.
-ALTER TABLE accounts ADD COLUMN language text NOT NULL DEFAULT 'en' CHECK (language IN ('en', 'it'));
 -- split
 
 -- A new request is announced to its person by a sweep, not by its own transaction: creating a request
