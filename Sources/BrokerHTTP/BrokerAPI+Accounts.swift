@@ -10,7 +10,7 @@ extension BrokerAPI {
         _ = try await services.accounts.register(
             AccountService.UserRegistration(
                 email: body.email, password: body.password, fiscalCode: body.fiscalCode, fullName: body.fullName,
-                birthDate: body.birthDate, sex: body.sex.rawValue),
+                birthDate: body.birthDate, sex: body.sex.rawValue, language: body.language.map(Language.init) ?? RequestScope.current.language),
             logger: logger)
         return .accepted(.init(body: .json(Self.registrationReceipt(email: body.email))))
     }
@@ -22,7 +22,7 @@ extension BrokerAPI {
         _ = try await services.accounts.register(
             AccountService.ThirdPartyRegistration(
                 email: body.email, password: body.password, vatNumber: body.vatNumber, companyName: body.companyName,
-                description: body.description),
+                description: body.description, language: body.language.map(Language.init) ?? RequestScope.current.language),
             logger: logger)
         return .accepted(.init(body: .json(Self.registrationReceipt(email: body.email))))
     }
@@ -63,7 +63,7 @@ extension BrokerAPI {
         let update = AccountService.ProfileUpdate(
             fullName: body.fullName, timeZone: body.timeZone, companyName: body.companyName, description: body.description,
             currentPassword: body.currentPassword, newPassword: body.newPassword, keepAPIKeys: body.keepApiKeys,
-            immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0))
+            immutableFieldsPresent: immutable.filter { $0.1 != nil }.map(\.0), language: body.language.map(Language.init))
         let updated = try await services.accounts.update(principal, with: update, clientAddress: RequestScope.current.clientAddress, logger: logger)
         var account = try Components.Schemas.Account(updated.account)
         account.revokedApiKeys = updated.revokedAPIKeys

@@ -47,7 +47,8 @@ extension Components.Schemas.Account {
             email: account.email,
             status: .init(account.status),
             createdAt: account.createdAt,
-            activatedAt: account.activatedAt)
+            activatedAt: account.activatedAt,
+            language: .init(account.language))
         switch account.profile {
         case .user(let fullName, let fiscalCode, let birthDate, let sex, let timeZone):
             self.timeZone = timeZone

@@ -25,7 +25,9 @@ package struct ProblemMiddleware: RouterMiddleware {
             if problem.status == .unsupportedMediaType, let accepted = Self.acceptedBodies(path: request.uri.path) {
                 problem.detail = "This endpoint accepts \(accepted) bodies."
             }
-            return Self.response(for: problem)
+            // In the language the client asks for (`Accept-Language`, English by default): the document's
+            // words only; its type, status and field names are the same in every language.
+            return Self.response(for: problem.localized(to: Language(acceptLanguage: request.headers[.acceptLanguage])))
         }
     }
 
@@ -54,6 +56,7 @@ package struct ProblemMiddleware: RouterMiddleware {
         var headers = problem.headers
         headers[.contentType] = "application/problem+json"
         headers[.cacheControl] = "no-store"
+        headers[.vary] = "Accept-Language"
         return Response(status: problem.status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: problem.body)))
     }
 

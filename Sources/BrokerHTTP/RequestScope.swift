@@ -10,6 +10,9 @@ package struct RequestScope: Sendable {
     package var logger: Logger
     /// The caller, once `AuthenticationGate` has authenticated the bearer token.
     package var principal: Principal? = nil
+    /// The language the client's `Accept-Language` prefers among ours; nil when it names none (a
+    /// registration then takes `Language.fallback`).
+    package var language: Language? = nil
 
     @TaskLocal package static var current = RequestScope(
         bearerToken: nil, clientAddress: "unknown", logger: Logger(label: "data4help.unscoped"))

@@ -17,7 +17,7 @@ package struct RequestScopeMiddleware: RouterMiddleware {
         let scope = RequestScope(
             bearerToken: Self.bearerToken(request.headers[.authorization]),
             clientAddress: trustedProxies.clientAddress(peer: context.remoteAddress?.ipAddress, headers: request.headers),
-            logger: context.logger)
+            logger: context.logger, language: Language.preferred(acceptLanguage: request.headers[.acceptLanguage]))
         return try await RequestScope.$current.withValue(scope) { try await next(request, context) }
     }
 

@@ -9,8 +9,10 @@ extension PrivacyError: ProblemConvertible {
         case .budgetExhausted(let renewsAt, let cost):
             var problem = Problem(
                 status: .tooManyRequests, slug: "privacy-budget-exhausted", title: "Privacy budget exhausted",
-                detail: "This release would cost ρ = \(PrivacyFormat.rho(cost)), more than what remains of your privacy budget"
-                    + (renewsAt.map { " until \(Timestamp.rfc3339($0)), when earlier releases stop counting" } ?? "") + ".")
+                // Each variant one literal, so that its translation is found (`ProblemTranslation`).
+                detail: renewsAt.map {
+                    "This release would cost ρ = \(PrivacyFormat.rho(cost)), more than what remains of your privacy budget until \(Timestamp.rfc3339($0)), when earlier releases stop counting."
+                } ?? "This release would cost ρ = \(PrivacyFormat.rho(cost)), more than what remains of your privacy budget.")
             if let renewsAt {
                 problem.members["renewsAt"] = Timestamp.rfc3339(renewsAt)
                 problem.headers[.retryAfter] = String(max(1, Int(renewsAt.timeIntervalSinceNow.rounded(.up))))
