@@ -105,7 +105,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("Templates"), .copy("Assets")]
+            resources: [.copy("Templates"), .copy("Assets"), .copy("Strings")]
         ),
         // The composition root: configuration, the services built once from it, the router and the
         // background work. The only target that sees every other server target.

@@ -15,10 +15,10 @@ extension Console {
 
         get("/login", .anyone, on: router) { request in
             if let principal = request.principal { return .redirect(to: Self.home(of: principal.role), type: .normal) }
-            return request.page("login", title: "Sign in", values: try await Self.runLists(request))
+            return request.page("login", title: request.t("title.sign-in"), values: try await Self.runLists(request))
         }
         post("/login", .anyone, on: router) { request in
-            try await request.submitting("login", title: "Sign in", fieldNames: ConsoleRequest.sameNames("email", "password")) {
+            try await request.submitting("login", title: request.t("title.sign-in"), fieldNames: ConsoleRequest.sameNames("email", "password")) {
                 switch try await request.services.accounts.logIn(
                     email: request.form["email"] ?? "", password: request.form.raw("password"),
                     clientAddress: request.clientAddress, logger: request.logger)
@@ -35,13 +35,13 @@ extension Console {
             return response
         }
 
-        get("/register", .anyone, on: router) { request in request.page("register", title: "Create an account") }
+        get("/register", .anyone, on: router) { request in request.page("register", title: request.t("title.create-an-account")) }
         get("/register/person", .anyone, on: router) { request in
-            request.page("register-person", title: "Create an account to share your data")
+            request.page("register-person", title: request.t("title.create-an-account-to-share-your-data"))
         }
         post("/register/person", .anyone, on: router) { request in
             try await request.submitting(
-                "register-person", title: "Create an account to share your data",
+                "register-person", title: request.t("title.create-an-account-to-share-your-data"),
                 fieldNames: ConsoleRequest.sameNames("email", "password", "fiscalCode", "fullName", "birthDate", "sex")
             ) {
                 let form = request.form
@@ -49,69 +49,72 @@ extension Console {
                 _ = try await request.services.accounts.register(
                     AccountService.UserRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), fiscalCode: form["fiscalCode"] ?? "",
-                        fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? ""),
+                        fullName: form["fullName"] ?? "", birthDate: form["birthDate"] ?? "", sex: Wording.sexCode(form["sex"]) ?? "",
+                        language: request.language),
                     logger: request.logger)
                 return request.page(
-                    "registered", title: "Check your mail", values: ["email": EmailAddress.asStored(form["email"] ?? "")])
+                    "registered", title: request.t("title.check-your-mail"), values: ["email": EmailAddress.asStored(form["email"] ?? "")])
             }
         }
         get("/register/company", .anyone, on: router) { request in
-            request.page("register-company", title: "Create a company account")
+            request.page("register-company", title: request.t("title.create-a-company-account"))
         }
         post("/register/company", .anyone, on: router) { request in
             try await request.submitting(
-                "register-company", title: "Create a company account",
+                "register-company", title: request.t("title.create-a-company-account"),
                 fieldNames: ConsoleRequest.sameNames("email", "password", "vatNumber", "companyName", "description")
             ) {
                 let form = request.form
                 _ = try await request.services.accounts.register(
                     AccountService.ThirdPartyRegistration(
                         email: form["email"] ?? "", password: form.raw("password"), vatNumber: form["vatNumber"] ?? "",
-                        companyName: form["companyName"] ?? "", description: form["description"]),
+                        companyName: form["companyName"] ?? "", description: form["description"], language: request.language),
                     logger: request.logger)
                 return request.page(
-                    "registered", title: "Check your mail", values: ["email": EmailAddress.asStored(form["email"] ?? "")])
+                    "registered", title: request.t("title.check-your-mail"), values: ["email": EmailAddress.asStored(form["email"] ?? "")])
             }
         }
 
         // The same answer whatever the email: the page tells nobody which emails have pending accounts.
         get("/activation-mail", .anyone, on: router) { request in
-            request.page("activation-mail", title: "Send the activation mail again")
+            request.page("activation-mail", title: request.t("title.send-the-activation-mail-again"))
         }
         post("/activation-mail", .anyone, on: router) { request in
             try await request.submitting(
-                "activation-mail", title: "Send the activation mail again", fieldNames: ConsoleRequest.sameNames("email")
+                "activation-mail", title: request.t("title.send-the-activation-mail-again"), fieldNames: ConsoleRequest.sameNames("email")
             ) {
                 try await request.services.accounts.resendActivation(email: request.form["email"] ?? "", logger: request.logger)
                 let email = EmailAddress.asStored(request.form["email"] ?? "")
-                return request.page("activation-mail", title: "Send the activation mail again", values: ["sent": true, "email": email])
+                return request.page(
+                    "activation-mail", title: request.t("title.send-the-activation-mail-again"), values: ["sent": true, "email": email])
             }
         }
 
         // The mail's link opens a form rather than activating at once: a GET must not change anything (mail
         // scanners follow links), and an account created without a password sets one here.
         get("/activate", .anyone, on: router) { request in
-            request.page("activate", title: "Activate your account", values: ["token": request.query["token"] ?? ""])
+            request.page("activate", title: request.t("title.activate-your-account"), values: ["token": request.query["token"] ?? ""])
         }
         post("/activate", .anyone, on: router) { request in
             let token = request.form["token"] ?? ""
             return try await request.submitting(
-                "activate", title: "Activate your account", values: ["token": token], fieldNames: ConsoleRequest.sameNames("password")
+                "activate", title: request.t("title.activate-your-account"), values: ["token": token],
+                fieldNames: ConsoleRequest.sameNames("password")
             ) {
                 let password = request.form.raw("password")
                 _ = try await request.services.accounts.activate(token: token, password: password.isEmpty ? nil : password, logger: request.logger)
-                return request.page("activated", title: "Your account is active")
+                return request.page("activated", title: request.t("title.your-account-is-active"))
             }
         }
 
         get("/account", .signedIn, on: router) { request in
             let account = try await request.services.accounts.account(of: try request.caller, logger: request.logger)
-            return request.page("account", title: "Your account", values: Self.accountValues(account))
+            return request.page("account", title: request.t("title.your-account"), values: Self.accountValues(account))
         }
-        get("/account/password", .signedIn, on: router) { request in request.page("password", title: "Change your password") }
+        get("/account/password", .signedIn, on: router) { request in request.page("password", title: request.t("title.change-your-password")) }
         post("/account/password", .signedIn, on: router) { request in
             try await request.submitting(
-                "password", title: "Change your password",
+                "password", title: request.t("title.change-your-password"),
                 fieldNames: ConsoleRequest.sameNames("currentPassword", "newPassword", "keepApiKeys")
             ) {
                 let caller = try request.caller
@@ -136,7 +139,7 @@ extension Console {
             let caller = try request.caller
             let account = try await request.services.accounts.account(of: caller, logger: request.logger)
             return try await request.submitting(
-                "account", title: "Your account", values: Self.accountValues(account),
+                "account", title: request.t("title.your-account"), values: Self.accountValues(account),
                 fieldNames: ConsoleRequest.sameNames("timeZone")
             ) {
                 _ = try await request.services.accounts.update(
@@ -145,10 +148,28 @@ extension Console {
             }
         }
 
-        get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: "Delete your account") }
+        // The account's language: its pages from the next one on, and its mails.
+        post("/account/language", .signedIn, on: router) { request in
+            let caller = try request.caller
+            let account = try await request.services.accounts.account(of: caller, logger: request.logger)
+            return try await request.submitting(
+                "account", title: request.t("title.your-account"), values: Self.accountValues(account),
+                fieldNames: ConsoleRequest.sameNames("language")
+            ) {
+                guard let language = request.form["language"].flatMap(Language.init(tag:)) else {
+                    throw Problem.validationFailed([FieldError(field: "language", message: "must be one of en, it")])
+                }
+                _ = try await request.services.accounts.update(
+                    caller, with: .init(language: language), clientAddress: request.clientAddress, logger: request.logger)
+                return request.redirect("/account", notice: "language-changed")
+            }
+        }
+
+        get("/account/delete", .role(.user), on: router) { request in request.page("delete-account", title: request.t("title.delete-your-account")) }
         post("/account/delete", .role(.user), on: router) { request in
-            try await request.submitting("delete-account", title: "Delete your account", fieldNames: ConsoleRequest.sameNames("password", "confirm"))
-            {
+            try await request.submitting(
+                "delete-account", title: request.t("title.delete-your-account"), fieldNames: ConsoleRequest.sameNames("password", "confirm")
+            ) {
                 guard request.form["confirm"] == "yes" else {
                     throw Problem.validationFailed([FieldError(field: "confirm", message: "Tick the box to confirm that everything is deleted.")])
                 }
@@ -156,7 +177,7 @@ extension Console {
                     try request.caller, password: request.form.raw("password"), clientAddress: request.clientAddress, logger: request.logger)
                 var signedOut = request
                 signedOut.principal = nil
-                var response = signedOut.page("deleted", title: "Your account is deleted")
+                var response = signedOut.page("deleted", title: request.t("title.your-account-is-deleted"))
                 response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
                 return response
             }
@@ -184,7 +205,8 @@ extension Console {
         switch account.profile {
         case .user(let fullName, let fiscalCode, let birthDate, let sex, let timeZone):
             values["person"] = [
-                "fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate, "sex": sex == "F" ? "Female" : "Male",
+                "fullName": fullName, "fiscalCode": fiscalCode, "birthDate": birthDate,
+                "sex": Wording.strings[sex == "F" ? "form.female" : "form.male"],
                 "timeZone": timeZone ?? "", "timeZoneUnknown": timeZone == nil,
             ]
         case .thirdParty(let companyName, let vatNumber, let description):

@@ -15,7 +15,7 @@ extension Console {
             }
             var values: [String: Any] = ["groupRequests": page.items.map(Self.groupItem), "hasGroupRequests": !page.items.isEmpty]
             ConsoleRequest.addPageLink("/audit", next: page.next, as: "olderLink", to: &values)
-            return request.page("audit-group-requests", title: "Group requests", values: values)
+            return request.page("audit-group-requests", title: request.t("title.group-requests"), values: values)
         }
         get("/audit/privacy-ledger", .role(.auditor), on: router) { request in
             let page = try await request.listPage("after") { cursor in
@@ -34,13 +34,13 @@ extension Console {
                 "hasEntries": !entries.isEmpty,
             ]
             ConsoleRequest.addPageLink("/audit/privacy-ledger", parameter: "after", next: page.next, as: "olderLink", to: &values)
-            return request.page("audit-privacy-ledger", title: "Privacy ledger", values: values)
+            return request.page("audit-privacy-ledger", title: request.t("title.privacy-ledger"), values: values)
         }
         get("/audit/group-requests/:id", .role(.auditor), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
             let release = try await request.services.groupRequests.releasedResults(id: id, for: try request.caller, logger: request.logger)
             return request.page(
-                "audit-group-request", title: "Released results",
+                "audit-group-request", title: request.t("title.released-results"),
                 values: [
                     "id": id.uuidString.lowercased(), "releasedAt": Wording.time(release.releasedAt), "results": Self.resultRows(release),
                     "csvLink": "/audit/group-requests/\(id.uuidString.lowercased())/results.csv",
@@ -75,7 +75,7 @@ extension Console {
             if let next = page.next {
                 values["nextLink"] = "/audit/events" + filter.queryString + (filter.queryString.isEmpty ? "?" : "&") + "after=\(next.text)"
             }
-            return request.page("audit-events", title: "Audit log", values: values)
+            return request.page("audit-events", title: request.t("title.audit-log"), values: values)
         }
         // The API's own CSV export of the log (streamed, charged to the download budget).
         get("/audit/events.csv", .role(.auditor), on: router) { request in
@@ -100,7 +100,7 @@ extension Console {
             if let checkpoint = try await request.services.auditCheckpoints.latest(for: principal, logger: request.logger) {
                 values["checkpoint"] = ["logSize": String(checkpoint.logSize), "signedAt": checkpoint.signedAt, "link": "/audit/checkpoint.json"]
             }
-            return request.page("audit-verification", title: "Audit chain verification", values: values)
+            return request.page("audit-verification", title: request.t("title.audit-chain-verification"), values: values)
         }
 
         get("/audit/checkpoint.json", .role(.auditor), on: router) { request in

@@ -26,17 +26,18 @@ extension Console {
             ]
             ConsoleRequest.addPageLink("/company", parameter: "requests", next: single.next, as: "olderRequestsLink", to: &values)
             ConsoleRequest.addPageLink("/company", parameter: "groups", next: group.next, as: "olderGroupsLink", to: &values)
-            return request.page("company", title: "Your requests", values: values)
+            return request.page("company", title: request.t("title.your-requests"), values: values)
         }
 
         get("/company/requests/new", .role(.thirdParty), on: router) { request in
             request.page(
-                "single-request-new", title: "Ask a person for their data", values: Self.singleRequestFormValues(FormFields(), request))
+                "single-request-new", title: request.t("title.ask-a-person-for-their-data"),
+                values: Self.singleRequestFormValues(FormFields(), request))
         }
         post("/company/requests/new", .role(.thirdParty), on: router) { request in
             let form = request.form
             return try await request.submitting(
-                "single-request-new", title: "Ask a person for their data",
+                "single-request-new", title: request.t("title.ask-a-person-for-their-data"),
                 values: Self.singleRequestFormValues(form, request), fieldNames: Self.requestFieldNames
             ) {
                 var errors: [FieldError] = []
@@ -70,12 +71,15 @@ extension Console {
         }
 
         get("/company/group-requests/new", .role(.thirdParty), on: router) { request in
-            request.page("group-request-new", title: "Ask for anonymised statistics", values: try await Self.groupFormValues(FormFields(), request))
+            request.page(
+                "group-request-new", title: request.t("title.ask-for-anonymised-statistics"),
+                values: try await Self.groupFormValues(FormFields(), request))
         }
         post("/company/group-requests/new", .role(.thirdParty), on: router) { request in
             let formValues = try await Self.groupFormValues(request.form, request)
             return try await request.submitting(
-                "group-request-new", title: "Ask for anonymised statistics", values: formValues, fieldNames: GroupRequestForm.fieldNames
+                "group-request-new", title: request.t("title.ask-for-anonymised-statistics"), values: formValues,
+                fieldNames: GroupRequestForm.fieldNames
             ) {
                 let form = try GroupRequestForm(request.form)
                 let created: GroupRequest
@@ -103,7 +107,7 @@ extension Console {
                     values["nothingReleased"] = true
                 }
             }
-            return request.page("group-request", title: "Group request", values: values)
+            return request.page("group-request", title: request.t("title.group-request"), values: values)
         }
         post("/company/group-requests/:id/stop", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: GroupRequestError.notFound)
@@ -118,12 +122,12 @@ extension Console {
         }
 
         get("/company/settings", .role(.thirdParty), on: router) { request in
-            try await request.page("company-settings", title: "Webhook and API keys", values: Self.settingsValues(request))
+            try await request.page("company-settings", title: request.t("title.webhook-and-api-keys"), values: Self.settingsValues(request))
         }
         post("/company/webhook", .role(.thirdParty), on: router) { request in
             let current = try await Self.settingsValues(request)
             return try await request.submitting(
-                "company-settings", title: "Webhook and API keys", values: current,
+                "company-settings", title: request.t("title.webhook-and-api-keys"), values: current,
                 fieldNames: ConsoleRequest.sameNames("url", "secret")
             ) {
                 _ = try await request.services.webhooks.register(
@@ -139,7 +143,7 @@ extension Console {
             let current = try await Self.settingsValues(request)
             // A refused field (a name with a line break, a lifetime not offered) is shown beside it.
             return try await request.submitting(
-                "company-settings", title: "Webhook and API keys", values: current,
+                "company-settings", title: request.t("title.webhook-and-api-keys"), values: current,
                 fieldNames: ConsoleRequest.sameNames("name", "expiresInDays")
             ) {
                 // The form offers a few lifetimes; anything else is named as the field's error.
@@ -156,7 +160,7 @@ extension Console {
                 var values = try await Self.settingsValues(request)
                 // Shown once, on this response only: it is stored as a hash.
                 values["newKey"] = ["name": key.name, "secret": secret.text]
-                return request.page("company-settings", title: "Webhook and API keys", values: values)
+                return request.page("company-settings", title: request.t("title.webhook-and-api-keys"), values: values)
             }
         }
         post("/company/api-keys/:id/delete", .role(.thirdParty), on: router) { request in
@@ -212,7 +216,9 @@ extension Console {
             },
             "purposeOptions": Wording.purposeOptions(selected: form["purposeCode"]),
             "bucketOptions": Statistics.Bucket.allCases.map { ["value": $0.rawValue, "selected": (form["bucket"] ?? "day") == $0.rawValue] },
-            "sexOptions": [("", "Anyone"), ("F", "Women"), ("M", "Men")].map {
+            "sexOptions": [
+                ("", Wording.strings["group.anyone"]), ("F", Wording.strings["group.womenOption"]), ("M", Wording.strings["group.menOption"]),
+            ].map {
                 ["value": $0.0, "label": $0.1, "selected": (Wording.sexCode(form["sex"]) ?? "") == $0.0]
             },
             "form": echoed,
@@ -232,8 +238,9 @@ extension Console {
         values["apiKeys"] = keys.map {
             [
                 "id": $0.id.uuidString.lowercased(), "name": $0.name, "prefix": $0.prefix,
-                "scope": $0.scope == .readOnly ? "read only" : "full", "createdAt": Wording.time($0.createdAt),
-                "expiresAt": $0.expiresAt.map(Wording.time) ?? "never", "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? "never",
+                "scope": Wording.strings[$0.scope == .readOnly ? "apiKey.readOnly" : "apiKey.full"], "createdAt": Wording.time($0.createdAt),
+                "expiresAt": $0.expiresAt.map(Wording.time) ?? Wording.strings["apiKey.never"],
+                "lastUsedAt": $0.lastUsedAt.map(Wording.time) ?? Wording.strings["apiKey.never"],
             ]
         }
         values["hasAPIKeys"] = !keys.isEmpty
@@ -246,11 +253,13 @@ extension Console {
             "subject": request.subject.email ?? request.subject.fiscalCode ?? "",
             "types": request.asked.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "granted": request.grant.map { grant in
-                grant.narrowed ? Wording.grant(grant.terms) : "all of it"
+                grant.narrowed ? Wording.grant(grant.terms) : Wording.strings["sent.allOfIt"]
             } ?? "",
             "purpose": request.purpose,
-            "status": request.status.rawValue,
-            "subscription": request.subscription.map { "\($0.days) days, \($0.status.rawValue)" } ?? "once",
+            "status": Wording.strings["status." + request.status.rawValue],
+            "subscription": request.subscription.map {
+                Wording.strings.plural("sent.subscription", count: $0.days, ["status": Wording.strings["subscription." + $0.status.rawValue]])
+            } ?? Wording.strings["grant.once"],
             "createdAt": Wording.time(request.createdAt),
             "isPending": request.status == .pending,
             "isAccepted": request.status == .accepted,

@@ -16,7 +16,8 @@ extension Console {
             let principal = try request.caller
             let type = request.query["type"].flatMap(SampleType.init(rawValue:)) ?? .heartRate
             let samples = try await request.services.samples.latest(type, limit: Self.correctableSamples, by: principal, logger: request.logger)
-            return request.page("corrections", title: "Correct your data", values: Self.correctionValues(type: type, samples: samples))
+            return request.page(
+                "corrections", title: request.t("title.correct-your-data"), values: Self.correctionValues(type: type, samples: samples))
         }
 
         // Without `confirm`: what would be deleted, counted, and the form that deletes it. With `confirm=yes`
@@ -29,7 +30,7 @@ extension Console {
             let type = request.form["type"]
             let selected = type.flatMap(SampleType.init(rawValue:)) ?? .heartRate
             return try await request.submitting(
-                "corrections", title: "Correct your data",
+                "corrections", title: request.t("title.correct-your-data"),
                 values: Self.correctionValues(type: selected, samples: []),
                 fieldNames: ConsoleRequest.sameNames("type", "at", "from", "to")
             ) {
@@ -41,11 +42,12 @@ extension Console {
                 let correction = try SampleCorrection.parse(type: type, at: request.form["at"], from: from, to: to)
                 let count = try await request.services.samples.count(of: correction, by: principal, logger: request.logger)
                 return request.page(
-                    "correction-confirm", title: "Delete \(count) sample\(count == 1 ? "" : "s")?",
+                    "correction-confirm", title: request.strings.plural("title.delete-samples", count: count),
                     values: [
                         "type": correction.type.rawValue, "typeName": Wording.typeWithUnit(correction.type),
                         "from": correction.from.map(Timestamp.rfc3339) ?? "", "to": correction.to.map(Timestamp.rfc3339) ?? "",
-                        "range": Self.rangeWords(correction), "count": count, "plural": count != 1, "nothing": count == 0,
+                        "range": Self.rangeWords(correction), "count": count, "plural": count != 1,
+                        "deleteWhat": request.strings.plural("corrections.samples", count: count), "nothing": count == 0,
                     ])
             }
         }
@@ -74,11 +76,11 @@ extension Console {
 
     private static func rangeWords(_ correction: SampleCorrection) -> String {
         switch correction.extent {
-        case .one(let at): "taken at \(Wording.time(at))"
-        case .range(nil, nil): "all of them, whenever they were taken"
-        case .range(let from?, nil): "from \(Wording.time(from)) on"
-        case .range(nil, let to?): "up to \(Wording.time(to))"
-        case .range(let from?, let to?): "from \(Wording.time(from)) to \(Wording.time(to))"
+        case .one(let at): Wording.strings.format("corrections.range.one", ["at": Wording.time(at)])
+        case .range(nil, nil): Wording.strings["corrections.range.all"]
+        case .range(let from?, nil): Wording.strings.format("corrections.range.from", ["from": Wording.time(from)])
+        case .range(nil, let to?): Wording.strings.format("corrections.range.to", ["to": Wording.time(to)])
+        case .range(let from?, let to?): Wording.strings.format("corrections.range.between", ["from": Wording.time(from), "to": Wording.time(to)])
         }
     }
 
@@ -87,7 +89,7 @@ extension Console {
             "types": SampleType.allCases.map { ["value": $0.rawValue, "label": Wording.typeWithUnit($0), "selected": $0 == type] },
             "typeName": Wording.typeWithUnit(type), "type": type.rawValue,
             "samples": samples.map {
-                ["at": Timestamp.rfc3339($0.at), "when": Wording.time($0.at), "value": HealthChart.number($0.value), "unit": type.unit]
+                ["at": Timestamp.rfc3339($0.at), "when": Wording.time($0.at), "value": Wording.strings.decimal($0.value), "unit": Wording.unit(type)]
             },
             "hasSamples": !samples.isEmpty,
         ]

@@ -9,6 +9,7 @@ import OpenAPIRuntime
 /// show them alike.
 extension Console {
     static func groupItem(_ request: GroupRequest) -> [String: Any] {
+        let strings = Wording.strings
         // Mustache treats an empty string as true: absent keys, not empty values, hide a section.
         var item: [String: Any] = [
             "id": request.id.uuidString.lowercased(),
@@ -18,14 +19,21 @@ extension Console {
             "companyName": request.thirdParty.companyName,
             "types": request.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "demographics": [
-                request.demographics.sex.map { $0 == .female ? "women" : "men" } ?? "everyone",
-                request.demographics.ageMin.map { "from \($0)" }, request.demographics.ageMax.map { "to \($0) years" },
+                strings[request.demographics.sex.map { $0 == .female ? "group.women" : "group.men" } ?? "group.everyone"],
+                request.demographics.ageMin.map { strings.format("group.ageFrom", ["age": String($0)]) },
+                request.demographics.ageMax.map { strings.format("group.ageTo", ["age": String($0)]) },
             ].compactMap { $0 }.joined(separator: " "),
-            "window": "\(request.windowFrom) to \(request.windowTo), by \(request.bucket.rawValue)",
+            "window": strings.format(
+                "group.window",
+                [
+                    "from": strings.day(request.windowFrom), "to": strings.day(request.windowTo),
+                    "bucket": strings["bucket." + request.bucket.rawValue],
+                ]),
             "status": request.status.rawValue,
+            "statusWords": strings["groupStatus." + request.status.rawValue],
             "isAccepted": request.status == .accepted,
             "refusalReason": Wording.refusalReason(request.refusalReason),
-            "cohortSize": request.cohortSize.map { "about \($0) (a noisy count)" } ?? "",
+            "cohortSize": request.cohortSize.map { strings.format("group.cohortSize", ["count": strings.number($0)]) } ?? "",
             "createdAt": Wording.time(request.createdAt),
             "canStop": request.subscription?.status == .active,
         ]
@@ -36,20 +44,25 @@ extension Console {
     }
 
     static func resultRows(_ release: GroupRelease) -> [[String: Any]] {
-        release.cells.map { cell in
+        let strings = Wording.strings
+        return release.cells.map { cell in
             [
                 "bucketStart": cell.bucketStart, "type": Wording.typeWithUnit(cell.type), "suppressed": cell.suppressed,
-                "people": cell.people.map(String.init) ?? "", "mean": cell.mean.map(HealthChart.number) ?? "",
-                "p10": cell.p10.map(HealthChart.number) ?? "", "p50": cell.p50.map(HealthChart.number) ?? "",
-                "p90": cell.p90.map(HealthChart.number) ?? "", "margin": cell.accuracy?.meanMargin95.map(HealthChart.number) ?? "",
+                "people": cell.people.map(strings.number) ?? "", "mean": cell.mean.map(strings.decimal) ?? "",
+                "p10": cell.p10.map(strings.decimal) ?? "", "p50": cell.p50.map(strings.decimal) ?? "",
+                "p90": cell.p90.map(strings.decimal) ?? "", "margin": cell.accuracy?.meanMargin95.map(strings.decimal) ?? "",
             ]
         }
     }
 
     /// The company's budget in a sentence.
     static func budgetSentence(_ budget: CompanyBudget) -> String {
-        "Your privacy budget: ρ \(HealthChart.number(budget.remainingRho)) of \(HealthChart.number(budget.limitRho)) left for the last "
-            + "\(budget.periodDays) days" + (budget.renewsAt.map { "; the oldest spending stops counting on \(Wording.time($0))." } ?? ".")
+        let strings = Wording.strings
+        let values = [
+            "remaining": strings.decimal(budget.remainingRho), "limit": strings.decimal(budget.limitRho), "days": strings.number(budget.periodDays),
+            "renewsAt": Wording.time(budget.renewsAt),
+        ]
+        return strings.format(budget.renewsAt == nil ? "budget.sentence" : "budget.sentenceRenews", values)
     }
 
     static func csvDownload(_ body: HTTPBody, filename: String) -> Response {

@@ -28,7 +28,7 @@ extension Console {
                 "history": history.map(Self.inboxItem), "hasHistory": !history.isEmpty,
             ]
             ConsoleRequest.addPageLink("/inbox", next: page.next, as: "olderLink", to: &values)
-            return request.page("inbox", title: "Requests for your data", values: values)
+            return request.page("inbox", title: request.t("title.requests-for-your-data"), values: values)
         }
         post("/requests/:id/accept", .role(.user), on: router) { request in
             let narrowing = try Self.grantNarrowing(request.form)
@@ -47,7 +47,7 @@ extension Console {
         get("/blocks", .role(.user), on: router) { request in
             let blocks = try await request.services.transparency.blocks(of: try request.caller, logger: request.logger)
             return request.page(
-                "blocks", title: "Blocked companies",
+                "blocks", title: request.t("title.blocked-companies"),
                 values: [
                     "blocks": blocks.map {
                         [
@@ -79,14 +79,14 @@ extension Console {
             var values: [String: Any] = [
                 "entries": entries.map {
                     [
-                        "at": Wording.time($0.at), "companyName": $0.companyName ?? "You", "description": $0.description,
+                        "at": Wording.time($0.at), "companyName": $0.companyName ?? Wording.strings["access.you"], "description": $0.description,
                         "kind": Wording.accessKind($0.kind), "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
                     ]
                 },
                 "hasEntries": !entries.isEmpty,
             ]
             ConsoleRequest.addPageLink("/access-log", next: page.next, as: "olderLink", to: &values)
-            return request.page("access-log", title: "Who saw your data", values: values)
+            return request.page("access-log", title: request.t("title.who-saw-your-data"), values: values)
         }
 
         get("/data", .role(.user), on: router) { request in
@@ -96,7 +96,7 @@ extension Console {
                 guard !statistics.own.isEmpty else { continue }
                 charts.append(HealthChart(statistics: statistics).values)
             }
-            return request.page("my-data", title: "Your data", values: ["charts": charts, "hasCharts": !charts.isEmpty])
+            return request.page("my-data", title: request.t("title.your-data"), values: ["charts": charts, "hasCharts": !charts.isEmpty])
         }
         // Called by /console.js with the file as the body; answers JSON for the script (problem+json on failure):
         // a CSV's counts; an Apple Health import's result (as the API's), or, for a file large enough to run in
@@ -134,7 +134,7 @@ extension Console {
         get("/data/imports/:id", .role(.user), on: router) { request in
             let job = try await request.services.imports.job(
                 id: try request.id(orElse: ImportJobError.notFound), for: try request.caller, logger: request.logger)
-            return request.page("import", title: "Apple Health import", values: ImportPage(job: job).values)
+            return request.page("import", title: request.t("title.apple-health-import"), values: ImportPage(job: job).values)
         }
     }
 
@@ -196,12 +196,19 @@ extension Console {
             "narrowed": request.grant?.narrowed == true,
             "askedTypes": request.asked.types.map(Wording.typeWithUnit).joined(separator: ", "),
             "purpose": request.purpose,
-            "purposeWords": request.purposeCode.plainWords,
+            "purposeWords": Wording.purpose(request.purposeCode),
             "window": Wording.window(from: request.windowFrom, to: request.windowTo),
             "askedFromTime": request.asked.windowFrom.map(Timestamp.rfc3339) ?? "",
             "askedToTime": request.asked.windowTo.map(Timestamp.rfc3339) ?? "",
             "duration": Wording.duration(subscriptionDays: request.grant.map { $0.terms.subscriptionDays } ?? request.subscription?.days),
-            "status": request.subscription.map { "\(request.status.rawValue), subscription \($0.status.rawValue)" } ?? request.status.rawValue,
+            "status": request.subscription.map {
+                Wording.strings.format(
+                    "status.withSubscription",
+                    [
+                        "status": Wording.strings["status." + request.status.rawValue],
+                        "subscription": Wording.strings["subscription." + $0.status.rawValue],
+                    ])
+            } ?? Wording.strings["status." + request.status.rawValue],
             "createdAt": Wording.time(request.createdAt),
             "endsAt": Wording.time(request.subscription?.endsAt),
         ]

@@ -15,7 +15,7 @@ extension Console {
             }
             var values: [String: Any] = ["receipts": page.items.map(Self.receiptItem), "hasReceipts": !page.items.isEmpty]
             ConsoleRequest.addPageLink("/receipts", next: page.next, as: "olderLink", to: &values)
-            return request.page("receipts", title: "Your consent receipts", values: values)
+            return request.page("receipts", title: request.t("title.your-consent-receipts"), values: values)
         }
         get("/company/requests/:id", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: SingleRequestError.notFound)
@@ -25,7 +25,8 @@ extension Console {
             let values: [String: Any] = [
                 "request": Self.sentItem(sent), "receipts": receipts.map(Self.receiptItem), "hasReceipts": !receipts.isEmpty,
             ]
-            return request.page("company-request", title: "Request to \(Self.sentItem(sent)["subject"] as? String ?? "")", values: values)
+            return request.page(
+                "company-request", title: request.t("title.request-to", ["subject": Self.sentItem(sent)["subject"] as? String ?? ""]), values: values)
         }
         // One receipt, for the person it names or the company that holds it; the same 404 for anyone else.
         get("/receipts/:id/receipt.jwt", .signedIn, on: router) { request in
@@ -44,10 +45,10 @@ extension Console {
         let types = claims.types.compactMap(RequestedType.init(rawValue:)).map(Wording.typeWithUnit)
         let what: String
         switch (claims.status, claims.endedBy) {
-        case (.granted, _): what = "Granted"
-        case (.revoked, "third_party"?): what = "Ended by the company"
-        case (.revoked, _): what = "Ended by the person"
-        case (.expired, _): what = "Expired"
+        case (.granted, _): what = Wording.strings["receipt.granted"]
+        case (.revoked, "third_party"?): what = Wording.strings["receipt.endedByCompany"]
+        case (.revoked, _): what = Wording.strings["receipt.endedByPerson"]
+        case (.expired, _): what = Wording.strings["receipt.expired"]
         }
         return [
             "id": receipt.id.uuidString.lowercased(),

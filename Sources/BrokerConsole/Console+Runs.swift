@@ -8,7 +8,7 @@ import Hummingbird
 extension Console {
     func registerRunPages(on router: Router<BrokerRequestContext>) {
         get("/runs", .anyone, on: router) { request in
-            request.page("runs", title: "Runs", values: try await Self.runLists(request))
+            request.page("runs", title: request.t("title.runs"), values: try await Self.runLists(request))
         }
         get("/runs/:id", .anyone, on: router) { request in
             let id = try request.id(orElse: RunError.notFound)
@@ -22,8 +22,9 @@ extension Console {
                 values: actions.merging([
                     "id": run.id.uuidString.lowercased(), "organiser": run.organiserName, "startsAt": Wording.time(run.startsAt),
                     "endsAt": Wording.time(run.endsAt), "state": snapshot.state.rawValue, "live": live,
+                    "stateWords": request.t("runState." + snapshot.state.rawValue),
                     "upcoming": snapshot.state == .upcoming,
-                    "kilometres": String(format: "%.1f", run.pathMetres / 1000), "participants": run.participants,
+                    "kilometres": request.strings.decimal(run.pathMetres / 1000), "participants": run.participants,
                     "places": run.maxParticipants,
                     "feed": live ? "/v1/runs/\(run.id.uuidString.lowercased())/live/events" : "",
                     "map": RunMap(path: run.path, runners: snapshot.runners).svg,
@@ -31,7 +32,7 @@ extension Console {
                     "results": results.map {
                         [
                             "rank": $0.rank.map(String.init) ?? "–", "bib": $0.bib, "name": $0.name,
-                            "time": $0.seconds.map(Wording.raceTime) ?? "did not finish",
+                            "time": $0.seconds.map(Wording.raceTime) ?? request.t("run.didNotFinish"),
                         ] as [String: Any]
                     },
                     "hasResults": !results.isEmpty,
@@ -67,16 +68,17 @@ extension Console {
     func registerRunActions(on router: Router<BrokerRequestContext>) {
         get("/company/runs/new", .role(.thirdParty), on: router) { request in
             request.page(
-                "run-form", title: "Organise a run",
+                "run-form", title: request.t("title.organise-a-run"),
                 values: [
-                    "action": "/company/runs/new", "submitLabel": "Create the run",
+                    "action": "/company/runs/new", "submitLabel": request.t("runForm.create"),
                     "form": ["durationMinutes": "60", "maxParticipants": "100", "pathFormat": "gpx"],
                     "selected": ["pathFormat_gpx": true],
                 ])
         }
         post("/company/runs/new", .role(.thirdParty), on: router) { request in
             try await request.submitting(
-                "run-form", title: "Organise a run", values: ["action": "/company/runs/new", "submitLabel": "Create the run"],
+                "run-form", title: request.t("title.organise-a-run"),
+                values: ["action": "/company/runs/new", "submitLabel": request.t("runForm.create")],
                 fieldNames: Self.runFieldNames
             ) {
                 let draft = try Self.runDraft(request.form)
@@ -89,9 +91,9 @@ extension Console {
             guard run.organiserID == (try request.caller).accountID else { throw RunError.notFound }
             let id = run.id.uuidString.lowercased()
             return request.page(
-                "run-form", title: "Change \(run.name)",
+                "run-form", title: request.t("title.change-run", ["name": run.name]),
                 values: [
-                    "action": "/company/runs/\(id)/edit", "submitLabel": "Save the changes", "editing": true,
+                    "action": "/company/runs/\(id)/edit", "submitLabel": request.t("runForm.save"), "editing": true,
                     "form": [
                         "name": run.name, "startsAt": Timestamp.rfc3339(run.startsAt), "durationMinutes": String(run.durationMinutes),
                         "maxParticipants": String(run.maxParticipants), "pathFormat": "gpx",
@@ -102,8 +104,8 @@ extension Console {
         post("/company/runs/:id/edit", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: RunError.notFound)
             return try await request.submitting(
-                "run-form", title: "Change the run",
-                values: ["action": "/company/runs/\(id.uuidString.lowercased())/edit", "submitLabel": "Save the changes", "editing": true],
+                "run-form", title: request.t("title.change-the-run"),
+                values: ["action": "/company/runs/\(id.uuidString.lowercased())/edit", "submitLabel": request.t("runForm.save"), "editing": true],
                 fieldNames: Self.runFieldNames
             ) {
                 // An empty path keeps the run's own (`runDraft` leaves it out).
@@ -195,10 +197,11 @@ extension Console {
             var values: [String: Any] = [
                 "bib": place.bib, "displayName": place.displayName ?? "", "publicName": place.publicName,
                 "requestID": place.requestID?.uuidString.lowercased() ?? "",
-                "requestStatus": place.requestStatus?.rawValue ?? "not sent yet",
+                "requestStatus": place.requestStatus.map { request.t("status." + $0.rawValue) } ?? request.t("run.notSentYet"),
                 "status": place.removedAt != nil
-                    ? "removed: not checked in by the start"
-                    : place.finishedAt != nil ? "finished" : place.checkedInAt != nil ? "checked in" : "joined",
+                    ? request.t("run.status.removed")
+                    : request.t(
+                        place.finishedAt != nil ? "run.status.finished" : place.checkedInAt != nil ? "run.status.checkedIn" : "run.status.joined"),
             ]
             if let zone = place.privacyZone {
                 values["zone"] = ["latitude": String(zone.centre.latitude), "longitude": String(zone.centre.longitude), "metres": zone.metres]
@@ -215,7 +218,7 @@ extension Console {
             try await request.services.runs.list(state: state, page: PageRequest(limit: limit), logger: request.logger).items.map {
                 [
                     "id": $0.id.uuidString.lowercased(), "name": $0.name, "organiser": $0.organiserName, "startsAt": Wording.time($0.startsAt),
-                    "kilometres": String(format: "%.1f", $0.pathMetres / 1000), "participants": $0.participants,
+                    "kilometres": request.strings.decimal($0.pathMetres / 1000), "participants": $0.participants,
                 ]
             }
         }

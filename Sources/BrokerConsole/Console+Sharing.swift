@@ -8,7 +8,7 @@ extension Console {
     func registerSharingPages(on router: Router<BrokerRequestContext>) {
         get("/sharing", .role(.user), on: router) { request in
             let preferences = try await request.services.sharing.preferences(of: try request.caller, logger: request.logger)
-            return request.page("sharing", title: "What you share", values: Self.sharingValues(preferences))
+            return request.page("sharing", title: request.t("title.what-you-share"), values: Self.sharingValues(preferences))
         }
         // The page lists every type it shows in `types` and checks the shared ones in `shared`: a type the
         // page did not show (added to the server while it was open) keeps its setting.

@@ -24,6 +24,8 @@ package struct Console: Sendable {
 
     static let sessionCookie = "d4h_session"
     static let visitorCookie = "d4h_csrf"
+    /// A visitor's chosen language (`?lang=`), kept for a year; a signed-in account's is its profile's.
+    static let languageCookie = "d4h_lang"
     static let csrfField = "_csrf"
     static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
     /// Inline styles and scripts are refused: everything comes from /console.css and /console.js.
@@ -52,6 +54,8 @@ package struct Console: Sendable {
         guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
             let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
         else { throw ConsoleResourcesMissing() }
+        // The catalogs are read once per process; a build without them would render every key as its marker.
+        guard ConsoleCatalog.shared.texts.count == Language.allCases.count else { throw ConsoleResourcesMissing() }
         return Console(
             services: services, templates: try await MustacheLibrary(directory: templates.path), assets: try ConsoleAssets(directory: assets),
             servesTLS: servesTLS || publicURL.lowercased().hasPrefix("https:"),
@@ -133,15 +137,21 @@ package struct Console: Sendable {
         let logger = context.logger
         let visitor = try await Visitor.resolve(request.cookies, accounts: services.accounts, logger: logger)
         let csrfToken = try await services.csrf.token(for: visitor.binding, logger: logger)
+        let chosen = FormFields(urlEncoded: request.uri.query ?? "")["lang"].flatMap(Language.init(tag:))
+        let language = try await pageLanguage(request, principal: visitor.principal, chosen: chosen, logger: logger)
+        let strings = ConsoleCatalog.shared.strings(for: language)
         var consoleRequest = ConsoleRequest(
             console: self, request: request, context: context, principal: visitor.principal,
-            csrfToken: csrfToken)
+            csrfToken: csrfToken, strings: strings)
         var response: Response
         do {
-            response = try await authorised(&consoleRequest, access: access, post: post, visitor: visitor, handler: handler)
+            response = try await ConsoleStrings.$current.withValue(strings) {
+                try await authorised(&consoleRequest, access: access, post: post, visitor: visitor, handler: handler)
+            }
         } catch {
             // The upload script reads problem+json, which ProblemMiddleware writes; a person reads a page.
-            if case .upload = post { throw error }
+            // In the page's language (the account's), which the browser's `Accept-Language` may not be.
+            if case .upload = post { throw ProblemMiddleware.problem(for: error, logger: logger).localized(to: language) }
             // Domain errors (also when wrapped by a transaction), a database outage, bad input PostgreSQL
             // refused: the API's own mapping, so a page says what the API would.
             let problem = ProblemMiddleware.problem(for: error, logger: logger)
@@ -153,7 +163,28 @@ package struct Console: Sendable {
         if let fresh = visitor.newVisitorCookie {
             response.setCookie(cookie(Self.visitorCookie, fresh, maxAge: nil))
         }
+        if let chosen, visitor.principal == nil {
+            response.setCookie(cookie(Self.languageCookie, chosen.rawValue, maxAge: 365 * 24 * 3600))
+        }
+        // The same URL answers in another language for another visitor: no shared cache may mix them.
+        response.headers[.vary] = "Accept-Language, Cookie"
+        response.headers[.contentLanguage] = language.rawValue
         return response
+    }
+
+    /// The language of the page: a signed-in account's own (its profile); a visitor's `?lang=`, else the one
+    /// they chose before (`d4h_lang`), else their browser's `Accept-Language`, else English.
+    private func pageLanguage(_ request: Request, principal: Principal?, chosen: Language?, logger: Logger) async throws -> Language {
+        if let principal { return try await services.accounts.language(of: principal, logger: logger) }
+        if let chosen { return chosen }
+        if let kept = request.cookies[Self.languageCookie].flatMap({ Language(rawValue: $0.value) }) { return kept }
+        return Language(acceptLanguage: request.headers[.acceptLanguage])
+    }
+
+    /// This page in `language`: its path and query with `lang` set (a visitor's language switch).
+    static func languageLink(path: String, query: String?, _ language: Language) -> String {
+        let others = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("lang=") && !$0.hasPrefix("notice=") }
+        return path + "?" + (others + ["lang=\(language.rawValue)"]).joined(separator: "&")
     }
 
     private func authorised(

@@ -13,7 +13,16 @@ struct ConsoleRequest: Sendable {
     let context: BrokerRequestContext
     var principal: Principal?
     let csrfToken: String
+    /// The page's words: the account's language, or the visitor's (`Console.language(for:…)`).
+    let strings: ConsoleStrings
     var form = FormFields()
+
+    var language: Language { strings.language }
+
+    /// The text of `key` in the page's language, with `{name}` filled from `values`.
+    func t(_ key: String, _ values: [String: String] = [:]) -> String {
+        strings.format(key, values)
+    }
 
     var services: ConsoleServices { console.services }
     var logger: Logger { context.logger }
@@ -70,11 +79,22 @@ struct ConsoleRequest: Sendable {
         context["isPerson"] = principal?.role == .user
         context["isCompany"] = principal?.role == .thirdParty
         context["isAuditor"] = principal?.role == .auditor
-        if let key = query["notice"], let notice = Wording.notices[key] {
-            // A notice with a number (`{count}`) takes it from `?count=`; anything but a whole number shows none.
-            let count = query["count"].flatMap { Int($0) }.map { "\($0)" } ?? "—"
-            context["notice"] = notice.replacingOccurrences(of: "{count}", with: count)
+        context["t"] = strings.mustache
+        context["lang"] = language.rawValue
+        // The language switch: each language named in itself, linking to this page in it (`?lang=`).
+        context["languages"] = Language.allCases.map {
+            [
+                "code": $0.rawValue, "name": $0.nativeName, "current": $0 == language,
+                "link": Console.languageLink(path: request.uri.path, query: request.uri.query, $0),
+            ] as [String: Any]
         }
+        // Only a notice the catalog has (`notice.<key>`): a link can never put its own text on a page.
+        if let key = query["notice"], Wording.noticeKeys.contains(key) {
+            // A notice with a number (`{count}`) takes it from `?count=`; anything but a whole number shows none.
+            let count = query["count"].flatMap { Int($0) }.map { strings.number($0) } ?? "—"
+            context["notice"] = t("notice." + key, ["count": count])
+        }
+        let problem = problem?.localized(to: language)
         if let problem {
             // Field errors next to their field when the form has it, in the banner otherwise.
             var fieldErrors: [String: String] = [:]
@@ -107,7 +127,7 @@ struct ConsoleRequest: Sendable {
 
     /// An error page for a problem that no form can show next to a field.
     func errorPage(_ problem: Problem) -> Response {
-        page("error", title: problem.title, status: problem.status, problem: problem)
+        page("error", title: problem.localized(to: language).title, status: problem.status, problem: problem)
     }
 
     /// Runs a form's action; when the services refuse it, the same form again, with the problem's status, the

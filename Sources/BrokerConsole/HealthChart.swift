@@ -13,6 +13,9 @@ struct HealthChart {
     static let width = 640.0, height = 240.0
     static let left = 52.0, right = 12.0, top = 12.0, bottom = 28.0
 
+    /// The page's language: its days and decimal separator in the table, the axes and the description.
+    private var strings: ConsoleStrings { ConsoleStrings.current }
+
     private var isTotal: Bool { statistics.type.aggregation == .dailyTotal }
 
     var values: [String: Any] {
@@ -22,13 +25,14 @@ struct HealthChart {
             "title": Wording.typeWithUnit(type),
             "isTotal": isTotal,
             "svg": svg,
-            "peerGroup": statistics.group.name,
+            "peerGroup": Wording.peerGroup(statistics.group),
             "peersAvailable": statistics.peersAvailable && !statistics.peerBuckets.isEmpty,
             "rows": statistics.own.map { bucket -> [String: String] in
                 let peer = statistics.peerBuckets.first { $0.start == bucket.start }
                 return [
-                    "day": bucket.start.description, "mean": Self.number(bucket.mean), "min": Self.number(bucket.min),
-                    "max": Self.number(bucket.max), "count": String(bucket.count), "peerMedian": peer.map { Self.number($0.p50) } ?? "–",
+                    "day": strings.day(bucket.start), "mean": strings.decimal(bucket.mean), "min": strings.decimal(bucket.min),
+                    "max": strings.decimal(bucket.max), "count": strings.number(bucket.count),
+                    "peerMedian": peer.map { strings.decimal($0.p50) } ?? "–",
                 ]
             },
         ]
@@ -67,10 +71,12 @@ struct HealthChart {
         let meanLine = own.map { point($0.start.dayNumber, $0.mean) }.joined(separator: " ")
         let peerLine = peers.map { point($0.start.dayNumber, $0.p50) }.joined(separator: " ")
         let lowest = isTotal ? low : low + padding
-        let description =
-            "Daily \(isTotal ? "total" : "mean") of \(Wording.typeName(statistics.type).lowercased())"
-            + " from \(own.first!.start) to \(own.last!.start), between \(Self.number(lowest)) and \(Self.number(high - padding))"
-            + " \(statistics.type.unit)."
+        let description = strings.format(
+            isTotal ? "chart.description.total" : "chart.description.mean",
+            [
+                "type": Wording.typeName(statistics.type).lowercased(), "from": strings.day(own.first!.start), "to": strings.day(own.last!.start),
+                "low": strings.decimal(lowest), "high": strings.decimal(high - padding), "unit": Wording.unit(statistics.type),
+            ])
 
         var svg =
             #"<svg class="chart-svg" viewBox="0 0 \#(Int(Self.width)) \#(Int(Self.height))" role="img" aria-label="\#(description)" xmlns="http://www.w3.org/2000/svg">"#
@@ -79,12 +85,14 @@ struct HealthChart {
         svg +=
             #"<line class="axis" x1="\#(Self.left)" y1="\#(Self.height - Self.bottom)" x2="\#(Self.width - Self.right)" y2="\#(Self.height - Self.bottom)"/>"#
         for value in [high - padding, (high - padding + lowest) / 2, lowest] {
-            svg += #"<text class="label" x="\#(Self.left - 6)" y="\#(Self.coordinate(y(value) + 4))" text-anchor="end">\#(Self.number(value))</text>"#
+            svg +=
+                #"<text class="label" x="\#(Self.left - 6)" y="\#(Self.coordinate(y(value) + 4))" text-anchor="end">\#(strings.decimal(value))</text>"#
             svg +=
                 #"<line class="grid" x1="\#(Self.left)" y1="\#(Self.coordinate(y(value)))" x2="\#(Self.width - Self.right)" y2="\#(Self.coordinate(y(value)))"/>"#
         }
-        svg += #"<text class="label" x="\#(Self.left)" y="\#(Self.height - 8)">\#(own.first!.start)</text>"#
-        svg += #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(own.last!.start)</text>"#
+        svg += #"<text class="label" x="\#(Self.left)" y="\#(Self.height - 8)">\#(strings.day(own.first!.start))</text>"#
+        svg +=
+            #"<text class="label" x="\#(Self.width - Self.right)" y="\#(Self.height - 8)" text-anchor="end">\#(strings.day(own.last!.start))</text>"#
         if isTotal {
             // One bar per day with data, centred on its day; at most 30 days, so a bar is several pixels wide.
             let barWidth = Self.barWidth(plotWidth: Self.width - Self.left - Self.right, span: span)
@@ -93,7 +101,7 @@ struct HealthChart {
                 let bottom = y(0)
                 svg +=
                     #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
-                    + #" width="\#(Self.coordinate(barWidth))" height="\#(Self.coordinate(max(0, bottom - top)))"><title>\#(bucket.start): \#(Self.number(bucket.mean))</title></rect>"#
+                    + #" width="\#(Self.coordinate(barWidth))" height="\#(Self.coordinate(max(0, bottom - top)))"><title>\#(strings.day(bucket.start)): \#(strings.decimal(bucket.mean))</title></rect>"#
             }
             if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
             return svg + "</svg>"

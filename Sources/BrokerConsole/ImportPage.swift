@@ -20,7 +20,8 @@ struct ImportPage {
         if let result = job.result {
             values["result"] = Self.values(result)
         }
-        if let failure = job.failure { values["detail"] = failure.detail }
+        // Stored as the API answered it (English); shown in the page's language.
+        if let failure = job.failure { values["detail"] = ProblemTranslation.text(failure.detail, in: ConsoleStrings.current.language) }
         return values
     }
 
@@ -33,12 +34,15 @@ struct ImportPage {
             "invalidCount": result.invalid.count, "hasInvalid": result.invalid.count > 0,
             "invalid": result.invalid.examples.map { ["line": $0.line, "identifier": $0.identifier, "reason": $0.reason] },
             "moreInvalid": result.invalid.count > result.invalid.examples.count
-                ? "\(result.invalid.count - result.invalid.examples.count) more not shown" : false,
+                ? ConsoleStrings.current.format(
+                    "import.moreInvalid", ["count": ConsoleStrings.current.number(result.invalid.count - result.invalid.examples.count)]) : false,
             "timeZone": result.timeZone ?? false,
         ]
     }
 
     static func bytes(_ count: Int64) -> String {
-        count < 1 << 20 ? String(format: "%.0f kB", Double(count) / 1000) : String(format: "%.1f MB", Double(count) / 1_000_000)
+        let strings = ConsoleStrings.current
+        return count < 1 << 20
+            ? strings.number(Int((Double(count) / 1000).rounded())) + " kB" : strings.decimal(Double(count) / 1_000_000) + " MB"
     }
 }

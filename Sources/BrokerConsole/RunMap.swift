@@ -33,6 +33,7 @@ struct RunMap {
     }
 
     var svg: String {
+        let strings = ConsoleStrings.current
         let p = projection
         let line = path.points.map {
             let xy = point($0)
@@ -43,10 +44,10 @@ struct RunMap {
         var svg = """
             <svg id="run-map" class="run-map" viewBox="0 0 \(Self.n(Self.width)) \(Self.n(p.height))" role="img" aria-labelledby="run-map-title" \
             data-north="\(p.north)" data-west="\(p.west)" data-kx="\(p.kx)" data-ky="\(p.ky)" data-padding="\(Self.padding)">
-            <title id="run-map-title">The run's path, with its start, its finish and the runners</title>
+            <title id="run-map-title">\(strings["runMap.title"])</title>
             <polyline class="run-path" points="\(line)"/>
-            <rect class="run-finish" x="\(Self.n(finish.x - 9))" y="\(Self.n(finish.y - 9))" width="18" height="18"><title>Finish</title></rect>
-            <circle class="run-start" cx="\(Self.n(start.x))" cy="\(Self.n(start.y))" r="6"><title>Start</title></circle>
+            <rect class="run-finish" x="\(Self.n(finish.x - 9))" y="\(Self.n(finish.y - 9))" width="18" height="18"><title>\(strings["runMap.finish"])</title></rect>
+            <circle class="run-start" cx="\(Self.n(start.x))" cy="\(Self.n(start.y))" r="6"><title>\(strings["runMap.start"])</title></circle>
             <g id="runners">
             """
         for runner in runners {

@@ -4,50 +4,45 @@ import Foundation
 
 /// How the console says things to people: data types in plain words with units, dates, durations, roles.
 enum Wording {
-    static func typeName(_ type: SampleType) -> String {
-        switch type {
-        case .heartRate: "Heart rate"
-        case .systolicPressure: "Blood pressure, systolic"
-        case .diastolicPressure: "Blood pressure, diastolic"
-        case .oxygenSaturation: "Oxygen saturation"
-        case .stepCount: "Steps"
-        case .distanceWalkingRunning: "Distance walked or run"
-        case .activeEnergyBurned: "Active energy burned"
-        case .standingHours: "Hours standing"
-        case .sleepingHours: "Hours of sleep"
-        case .weight: "Weight"
-        case .height: "Height"
-        case .bodyTemperature: "Body temperature"
-        case .respiratoryRate: "Respiratory rate"
-        case .restingHeartRate: "Resting heart rate"
-        case .heartRateVariability: "Heart rate variability (SDNN)"
-        case .bloodGlucose: "Blood glucose"
-        case .vo2Max: "VO₂ max"
-        }
-    }
+    /// The page's words (`ConsoleStrings.current`, set per request in `Console.serve`).
+    static var strings: ConsoleStrings { ConsoleStrings.current }
+
+    static func typeName(_ type: SampleType) -> String { strings["type." + type.rawValue] }
 
     /// "Heart rate (beats/min)".
-    static func typeWithUnit(_ type: SampleType) -> String { "\(typeName(type)) (\(type.unit))" }
+    static func typeWithUnit(_ type: SampleType) -> String { "\(typeName(type)) (\(unit(type)))" }
+
+    /// A type's unit as the language writes it ("beats/min", "battiti/min"); `SampleType.unit` is the API's.
+    static func unit(_ type: SampleType) -> String { strings["unit." + type.rawValue] }
+
+    /// The people a person is compared with: "women aged 30–39", "donne tra 30 e 39 anni".
+    static func peerGroup(_ group: Statistics.PeerGroup) -> String {
+        strings.format(
+            group.sex == .female ? "peers.women" : "peers.men", ["from": strings.number(group.ageFrom), "to": strings.number(group.ageTo)])
+    }
 
     /// "Heart rate (beats/min)", or "Position (GPS track)".
     static func typeWithUnit(_ type: RequestedType) -> String {
         switch type {
         case .sample(let sample): typeWithUnit(sample)
-        case .position: "Position (GPS track)"
+        case .position: strings["type.position"]
         }
     }
 
     /// What a single request may ask for: the sample types, then positions.
     static func requestTypeOptions(selected: [String]) -> [[String: Any]] {
-        typeOptions(selected: selected) + [["value": "position", "label": "Position (GPS track)", "checked": selected.contains("position")]]
+        typeOptions(selected: selected) + [["value": "position", "label": strings["type.position"], "checked": selected.contains("position")]]
     }
+
+    /// A request's coded purpose in the reader's words (`PurposeOfUse.plainWords` is the English).
+    static func purpose(_ purpose: PurposeOfUse) -> String { strings["purpose." + purpose.code] }
 
     /// The purposes a company may code its request with, as a select's options: the plain words a person
     /// reads, then HL7's code. A first, empty option makes the company choose (the code is required).
     static func purposeOptions(selected: String?) -> [[String: Any]] {
-        [["value": "", "label": "Choose…", "selected": (selected ?? "").isEmpty]]
+        [["value": "", "label": strings["form.choose"], "selected": (selected ?? "").isEmpty]]
             + PurposeOfUse.allCases.map {
-                ["value": $0.code, "label": "\($0.plainWords) (\($0.code))", "selected": selected == $0.code]
+                ["value": $0.code, "label": "\(purpose($0)) (\($0.code))", "selected": selected == $0.code]
             }
     }
 
@@ -67,23 +62,10 @@ enum Wording {
         }
     }
 
-    static func roleName(_ role: Role) -> String {
-        switch role {
-        case .user: "a person"
-        case .thirdParty: "a company"
-        case .auditor: "an auditor"
-        }
-    }
+    static func roleName(_ role: Role) -> String { strings["role." + role.rawValue] }
 
-    static func roleNamePlural(_ role: Role) -> String {
-        switch role {
-        case .user: "people sharing their data"
-        case .thirdParty: "companies"
-        case .auditor: "auditors"
-        }
-    }
+    static func roleNamePlural(_ role: Role) -> String { strings["role.plural." + role.rawValue] }
 
-    /// "2026-11-21 14:05 UTC": unambiguous in every locale, and the server's clock zone.
     /// A finish time: "1:02:05" or "42:17".
     static func raceTime(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
@@ -91,51 +73,51 @@ enum Wording {
         return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
     }
 
-    static func time(_ date: Date?) -> String {
-        guard let date else { return "" }
-        let text = Timestamp.rfc3339(date)
-        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(5)) + " UTC"
-    }
+    /// "27 Nov 2026, 14:05 UTC" / "27 nov 2026, 14:05 UTC", in the page's language.
+    static func time(_ date: Date?) -> String { strings.time(date) }
 
+    /// `YYYY-MM-DD`, for a date field's value (an `<input type="date">` reads nothing else).
     static func day(_ date: Date?) -> String { date.map { String(Timestamp.rfc3339($0).prefix(10)) } ?? "" }
 
     /// What a single request covers, in time.
     static func window(from: Date?, to: Date?) -> String {
         switch (from, to) {
-        case (nil, nil): "all your data"
-        case (let from?, nil): "your data from \(day(from))"
-        case (nil, let to?): "your data until \(day(to))"
-        case (let from?, let to?): "your data from \(day(from)) to \(day(to))"
+        case (nil, nil): strings["window.all"]
+        case (let from?, nil): strings.format("window.from", ["from": strings.day(from)])
+        case (nil, let to?): strings.format("window.to", ["to": strings.day(to)])
+        case (let from?, let to?): strings.format("window.between", ["from": strings.day(from), "to": strings.day(to)])
         }
     }
 
-    /// What a person granted, in plain words: "Heart rate (beats/min); your data from 2026-03-02; once".
+    /// What a person granted, in plain words: "Heart rate (beats/min); your data from 2 Mar 2026; once".
     static func grant(_ terms: ConsentTerms) -> String {
-        let duration = terms.subscriptionDays.map { "new data for \($0) day\($0 == 1 ? "" : "s")" } ?? "once"
+        let duration = terms.subscriptionDays.map { strings.plural("grant.days", count: $0) } ?? strings["grant.once"]
         return "\(terms.types.map(typeWithUnit).joined(separator: ", ")); \(window(from: terms.windowFrom, to: terms.windowTo)); \(duration)"
     }
 
     static func duration(subscriptionDays days: Int?) -> String {
-        guard let days else { return "Once: a copy of the data you have now." }
-        return "For \(days) day\(days == 1 ? "" : "s"): new data keeps being shared until you stop it or it ends."
+        guard let days else { return strings["duration.once"] }
+        return strings.plural("duration.days", count: days)
     }
 
     /// "heart rate 60–100 beats/min on average"; a filter without bounds only asks for data of that type.
     static func filter(_ filter: GroupRequest.Filter) -> String {
-        let name = typeName(filter.type).lowercased()
-        let unit = filter.type.unit
+        let values = [
+            "name": typeName(filter.type).lowercased(), "unit": unit(filter.type),
+            "min": filter.min.map(strings.decimal) ?? "", "max": filter.max.map(strings.decimal) ?? "",
+        ]
         switch (filter.min, filter.max) {
-        case (nil, nil): return "with \(name) data"
-        case (let min?, nil): return "\(name) at least \(HealthChart.number(min)) \(unit) on average"
-        case (nil, let max?): return "\(name) at most \(HealthChart.number(max)) \(unit) on average"
-        case (let min?, let max?): return "\(name) \(HealthChart.number(min))–\(HealthChart.number(max)) \(unit) on average"
+        case (nil, nil): return strings.format("filter.any", values)
+        case (.some, nil): return strings.format("filter.min", values)
+        case (nil, .some): return strings.format("filter.max", values)
+        case (.some, .some): return strings.format("filter.between", values)
         }
     }
 
     static func refusalReason(_ reason: GroupRequest.RefusalReason?) -> String {
         switch reason {
-        case .cohortBelowThreshold?: "Too few people match these criteria for an anonymous answer (the threshold is not disclosed per request)."
-        case .cohortTooSimilar?: "The people matched differ from an earlier request's by too few: the answer could single someone out."
+        case .cohortBelowThreshold?: strings["refusal.cohortBelowThreshold"]
+        case .cohortTooSimilar?: strings["refusal.cohortTooSimilar"]
         case nil: ""
         }
     }
@@ -143,46 +125,19 @@ enum Wording {
     /// An access-log entry's kind, in the log's "What" column.
     static func accessKind(_ kind: AccessLogEntry.Kind) -> String {
         switch kind {
-        case .single: "Your data"
-        case .group: "Anonymised aggregate"
-        case .correction: "Correction (deleted)"
+        case .single: strings["access.single"]
+        case .group: strings["access.group"]
+        case .correction: strings["access.correction"]
         }
     }
 
-    /// The messages `?notice=` may name: a fixed set, so a link can never put its own text on a page.
-    static let notices: [String: String] = [
-        "signed-in": "You are signed in.",
-        "second-factor-required": "Auditors must set up a second factor before anything else.",
-        "second-factor-disabled": "Your second factor is off: signing in takes only your password.",
-        "run-created": "The run is listed. Runners can join it now.",
-        "run-changed": "The run is changed.",
-        "run-cancelled": "The run is cancelled; its runners were told.",
-        "run-joined": "You joined the run.",
-        "run-left": "You left the run.",
-        "run-checked-in": "You are checked in.",
-        "run-zone": "Your privacy zone is saved: spectators never see you inside it.",
-        "signed-out": "You are signed out.",
-        "accepted": "You accepted the request: the company can now download the data it asked for.",
-        "accepted-part": "You accepted part of the request: the company can download only what you granted.",
-        "refused": "You refused the request. The company is not told: to it, the request reads pending until it expires.",
-        "stopped": "Sharing stopped. The company receives nothing that arrives from now on.",
-        "blocked": "Company blocked: its pending requests were refused and it cannot send you new ones.",
-        "unblocked": "Company unblocked.",
-        "notifications-saved": "Saved. You receive the mails ticked here, from now on.",
-        "sharing-saved": "Saved. Companies receive none of the types you do not share, from now on.",
-        "password-changed": "Password changed. Your other sessions were signed out.",
-        "password-changed-keys-kept": "Password changed. Your other sessions were signed out; your API keys were kept.",
-        "password-changed-keys-revoked":
-            "Password changed. Your other sessions were signed out, and API keys revoked: {count}. Create new ones for your integrations.",
-        "password-reset": "Your password is changed, and every session of your account was signed out. Sign in with the new password.",
-        "time-zone-changed": "Time zone saved. Your days, charts and statistics now follow it.",
-        "request-sent": "Request sent. You will see here when the person decides.",
-        "cancelled": "Request cancelled.",
-        "webhook-saved": "Webhook saved.",
-        "webhook-removed": "Webhook removed.",
-        "api-key-revoked": "API key revoked.",
-        "subscription-ended": "Subscription ended.",
-        "samples-deleted":
-            "Deleted {count} samples. Your charts, statistics and export no longer include them; companies that already downloaded them keep their copy.",
+    /// The notices `?notice=` may name (`notice.<key>` in the catalogs): a fixed set, so a link can never put
+    /// its own text on a page.
+    static let noticeKeys: Set<String> = [
+        "signed-in", "run-created", "run-changed", "run-cancelled", "run-joined", "run-left", "run-checked-in", "run-zone", "signed-out",
+        "accepted", "accepted-part", "refused", "stopped", "blocked", "unblocked", "sharing-saved", "password-changed",
+        "password-changed-keys-kept", "password-changed-keys-revoked", "time-zone-changed", "request-sent", "cancelled", "webhook-saved",
+        "webhook-removed", "api-key-revoked", "subscription-ended", "samples-deleted", "language-changed",
+        "notifications-saved", "second-factor-required", "second-factor-disabled", "password-reset",
     ]
 }

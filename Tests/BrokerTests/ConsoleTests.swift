@@ -421,7 +421,7 @@ struct ConsoleTests {
         #expect(!svg.contains("band") && !svg.contains(#"class="mean""#))
         #expect(svg.contains("Daily total of steps"))
         #expect(svg.contains(">0</text>"), "the axis starts at zero")
-        #expect(svg.contains("<title>2026-03-03: 12500</title>"))
+        #expect(svg.contains("<title>3 Mar 2026: 12500</title>"), "an English page's day")
         #expect(chart.values["isTotal"] as? Bool == true)
         // Every bar lies inside the axes, the first one too.
         let xs = svg.components(separatedBy: #"<rect class="bar" x=""#).dropFirst().compactMap { Double($0.prefix { $0 != "\"" }) }

@@ -844,6 +844,61 @@ class ConsoleTests(ConsoleTestCase):
         self.assertNotEqual(path_of(driver), "/login", c.describe(driver))
         find(driver, "button#logout")
 
+    def set_language(self, driver, code):
+        """Chooses the account's language on the account page (issue 30: a profile setting)."""
+        go(driver, "/account")
+        form = wait_css(driver, "form#language-form")
+        Select(find(form, "select#language")).select_by_value(code)
+        c.submit_and_wait(driver, form)
+        wait_css(driver, "#notice")
+        self.assertEqual(find(driver, "html").get_attribute("lang"), code, c.describe(driver))
+
+    def test_12_italian(self):
+        # A visitor chooses Italian with ?lang=it; the choice is remembered, and ?lang=en takes it back.
+        visitor = self.browser()
+        go(visitor, "/login?lang=it")
+        self.assertEqual(wait_text(visitor, "h1"), "Accedi", c.describe(visitor))
+        self.assertEqual(find(visitor, "html").get_attribute("lang"), "it")
+        self.assertEqual(find(visitor, "button#login-submit").text, "Accedi")
+        go(visitor, "/register")
+        self.assertEqual(wait_text(visitor, "h1"), "Crea un account", "the visitor's choice should be remembered")
+        go(visitor, "/login?lang=en")
+        self.assertEqual(wait_text(visitor, "h1"), "Sign in")
+
+        # A person whose account is Italian reads the inbox in Italian, whatever the browser says.
+        person = self.ensure_person()
+        company = self.signed_in(*c.DEMO_COMPANY)
+        purpose = f"Browser test {c.RUN}: studio sulla frequenza cardiaca"
+        self.send_single_request(company, person, ["heart_rate", "step_count"], purpose)
+        browser = self.signed_in(person.email, person.password)
+        self.set_language(browser, "it")
+        try:
+            article = self.pending_request(browser, purpose)
+            self.assertEqual(find(browser, "h1").text, "Richieste dei tuoi dati")
+            self.assertIn("Frequenza cardiaca", article.text)
+            self.assertIn("Per la ricerca sanitaria", article.text, "the purpose's code in Italian words")
+            self.assertEqual(find(article, "button.accept").text, "Accetta tutto")
+            self.assertRegex(article.text, r"\d{1,2} [a-z]{3} \d{4}, \d{2}:\d{2} UTC", "dates written the Italian way")
+            c.screenshot(browser, "inbox-it.png")
+        finally:
+            self.set_language(browser, "en")
+
+        # The demo person's data, in Italian: headings, the charts' tables, decimal commas.
+        driver = self.signed_in(*c.DEMO_USER)
+        self.set_language(driver, "it")
+        try:
+            go(driver, "/data")
+            wait_css(driver, "form#upload-form")
+            self.assertEqual(find(driver, "h1").text, "I miei dati")
+            self.assertEqual(find(driver, "#upload-submit").text, "Carica")
+            self.assertIn("Aggiungi dati", find(driver, "main").text)
+            c.screenshot(driver, "my-data-it.png")
+            cells = [cell.get_attribute("textContent") for cell in driver.find_elements(By.CSS_SELECTOR, "figure.chart td")]
+            self.assertFalse([cell for cell in cells if re.fullmatch(r"\d+\.\d", cell.strip())],
+                             "an Italian page should write decimals with a comma")
+        finally:
+            self.set_language(driver, "en")
+
 
     def test_12_password_reset(self):
         """Forgot your password? → the mail file → its link → a new password → signed in with it; the

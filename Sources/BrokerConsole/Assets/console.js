@@ -8,11 +8,19 @@ document.addEventListener("DOMContentLoaded", function () {
   var progress = document.getElementById("upload-progress");
   var result = document.getElementById("upload-result");
   var button = document.getElementById("upload-submit");
+  // The page's words, in its language: the form's `data-say-*` attributes (from the catalog), each `{name}`
+  // filled from `values`.
+  function say(name, values) {
+    var text = form.getAttribute("data-say-" + name) || "";
+    Object.keys(values || {}).forEach(function (key) { text = text.split("{" + key + "}").join(String(values[key])); });
+    return text;
+  }
+  function samples(count) { return say(count === 1 ? "stored-one" : "stored-other", { count: count }); }
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var file = document.getElementById("upload-file").files[0];
-    if (!file) { result.textContent = "Choose a file first."; return; }
+    if (!file) { result.textContent = say("choose"); return; }
     var kind = document.getElementById("upload-kind").value;
     var request = new XMLHttpRequest();
     request.open("POST", "/data/upload?kind=" + encodeURIComponent(kind));
@@ -21,7 +29,7 @@ document.addEventListener("DOMContentLoaded", function () {
     progress.hidden = false;
     progress.value = 0;
     button.disabled = true;
-    result.textContent = "Uploading " + file.name + "…";
+    result.textContent = say("uploading", { name: file.name });
     request.upload.addEventListener("progress", function (e) {
       if (e.lengthComputable) {
         progress.value = Math.round((e.loaded / e.total) * 100);
@@ -30,7 +38,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     request.upload.addEventListener("load", function () {
       progress.value = 100;
-      result.textContent = "Uploaded; storing your data…";
+      result.textContent = say("storing");
     });
     request.addEventListener("load", function () {
       button.disabled = false;
@@ -41,32 +49,32 @@ document.addEventListener("DOMContentLoaded", function () {
       }
       if (request.status === 202 && body.location) {
         // A large Apple Health export is imported in the background: its page shows the progress.
-        result.textContent = "Uploaded; importing in the background…";
+        result.textContent = say("background");
         window.location.assign(body.location);
         return;
       }
       if (request.status === 200 && typeof body.stored === "number") {
         var skipped = (body.skipped || []).reduce(function (sum, s) { return sum + s.count; }, 0);
         var invalid = body.invalid || { count: 0, examples: [] };
-        var text = "Stored " + body.stored + " new sample" + (body.stored === 1 ? "" : "s") +
-          (body.alreadyThere ? "; " + body.alreadyThere + " were already in Data4Help" : "") +
-          (body.repeatedInFile ? "; " + body.repeatedInFile + " appeared twice in the file (stored once)" : "") +
-          (skipped ? "; " + skipped + " records are of kinds Data4Help does not keep" : "") +
-          (invalid.count ? "; " + invalid.count + " records could not be used (" + invalid.examples.map(function (e) {
-            return "line " + e.line + ": " + e.reason;
+        var text = samples(body.stored) +
+          (body.alreadyThere ? "; " + say("already", { count: body.alreadyThere }) : "") +
+          (body.repeatedInFile ? "; " + say("repeated", { count: body.repeatedInFile }) : "") +
+          (skipped ? "; " + say("skipped-kinds", { count: skipped }) : "") +
+          (invalid.count ? "; " + say("invalid", { count: invalid.count }) + " (" + invalid.examples.map(function (e) {
+            return say("line", { line: e.line }) + ": " + e.reason;
           }).join("; ") + ")" : "") +
-          ". Reload the page to see them in the charts.";
+          ". " + say("reload");
         result.textContent = text;
         result.className = "ok";
       } else if (request.status === 200 && typeof body.accepted === "number") {
-        result.textContent = "Stored " + body.accepted + " new sample" + (body.accepted === 1 ? "" : "s") +
-          (body.duplicates ? " (" + body.duplicates + " you had already uploaded)" : "") +
-          (body.skipped ? "; " + body.skipped + " records were skipped (kinds Data4Help does not keep, or values out of range)" : "") +
-          ". Reload the page to see them in the charts.";
+        result.textContent = samples(body.accepted) +
+          (body.duplicates ? " (" + say("duplicates", { count: body.duplicates }) + ")" : "") +
+          (body.skipped ? "; " + say("skipped", { count: body.skipped }) : "") +
+          ". " + say("reload");
         result.className = "ok";
       } else {
-        var detail = request.status === 401 ? "Your session has ended: sign in again, then upload the file once more."
-          : body.detail || ("The upload failed (HTTP " + request.status + ").");
+        var detail = request.status === 401 ? say("session-ended")
+          : body.detail || say("failed", { status: request.status });
         if (body.errors && body.errors.length) {
           detail += " " + body.errors.slice(0, 5).map(function (e) { return e.field + ": " + e.message; }).join("; ");
         }
@@ -76,7 +84,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     request.addEventListener("error", function () {
       button.disabled = false;
-      result.textContent = "The connection failed; nothing was stored. Try again.";
+      result.textContent = say("connection");
       result.className = "field-error";
     });
     request.send(file);
@@ -131,7 +139,8 @@ document.addEventListener("DOMContentLoaded", function () {
       if (!seen[group.dataset.bib]) layer.removeChild(group);
     });
     if (count) count.textContent = String(live.runners.length);
-    document.getElementById("run-state").textContent = live.state;
+    var state = document.getElementById("run-state");
+    state.textContent = state.getAttribute("data-say-" + live.state) || live.state;
     if (live.state !== "live") source.close();
   });
 });
