@@ -385,7 +385,7 @@ struct SampleCorrectionTests {
             #expect(data.status == .ok && browser.lastPage.contains("/data/corrections"))
             let page = try await browser.get("/data/corrections?type=heart_rate")
             #expect(page.status == .ok)
-            #expect(browser.lastPage.contains("2026-03-03 08:00 UTC"))
+            #expect(browser.lastPage.contains("3 Mar 2026, 08:00 UTC"), "an English page's time")
 
             // Review: counted, nothing deleted yet.
             let review = try await browser.post("/data/corrections", [("type", "heart_rate"), ("from", "2026-03-01"), ("to", "2026-03-01")])
