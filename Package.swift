@@ -77,6 +77,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Webhook deliveries are outbound HTTP requests.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // MAIL_TRANSPORT=smtp speaks SMTP over NIO, with STARTTLS or implicit TLS.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("Schema")]
         ),

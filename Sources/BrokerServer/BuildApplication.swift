@@ -73,13 +73,20 @@ func buildRouter(
 
 /// The mail transport `MAIL_TRANSPORT` names.
 package func makeMailer(configuration: BrokerConfiguration, logger: Logger) throws -> any Mailer {
-    let sender = "no-reply@" + (URL(string: configuration.publicURL)?.host ?? "data4help.example")
+    let sender = configuration.mailFrom ?? "no-reply@" + (URL(string: configuration.publicURL)?.host ?? "data4help.example")
     switch configuration.mailTransport {
     case .file:
         guard let directory = configuration.mailDirectory else { throw ConfigurationError.missing("MAIL_DIRECTORY") }
         return FileMailer(directory: URL(fileURLWithPath: directory), sender: sender)
     case .sendmail:
-        return SendmailMailer(sender: sender)
+        return SendmailMailer(sender: sender, executable: configuration.mailProgram, timeout: configuration.mailProgramTimeout)
+    case .smtp:
+        guard let settings = configuration.smtp else { throw ConfigurationError.missing("SMTP_HOST") }
+        do {
+            return try SMTPMailer(settings: settings, sender: sender)
+        } catch {
+            throw ConfigurationError.invalid("SMTP_CA_FILE", "cannot be used as TLS trust roots (\(error))")
+        }
     case .log:
         return LogMailer(logger: logger)
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where mails go: `MAIL_TRANSPORT` = `file`, `sendmail` or `log`.
+/// Where mails go: `MAIL_TRANSPORT` = `file`, `sendmail`, `smtp` or `log`.
 package enum MailTransportKind: String, Sendable {
-    case file, sendmail, log
+    case file, sendmail, smtp, log
 }

@@ -13,6 +13,15 @@ package struct BrokerConfiguration: Sendable {
     package var publicURL: String
     package var mailTransport: MailTransportKind
     package var mailDirectory: String?
+    /// `MAIL_FROM`: the sender of every mail; nil is `no-reply@` the host of `PUBLIC_URL`. A relay usually takes
+    /// only senders of domains verified with it.
+    package var mailFrom: String?
+    /// `MAIL_PROGRAM` (MAIL_TRANSPORT=sendmail): the program mails are piped to, `sendmail -t -i` style.
+    package var mailProgram = "/usr/sbin/sendmail"
+    /// `MAIL_PROGRAM_TIMEOUT`: how long the mail program may take before it is stopped and the send fails.
+    package var mailProgramTimeout: Duration = .seconds(10)
+    /// `SMTP_*` (MAIL_TRANSPORT=smtp): the mail server, its TLS and the account mail is submitted with.
+    package var smtp: SMTPSettings?
     package var groupMinCohort: Int
     /// How often a live group subscription's results are recomputed to announce new figures
     /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
@@ -124,7 +133,7 @@ package struct BrokerConfiguration: Sendable {
         let port = reader.int(forKey: "http.port", default: 8080)
         let transportName = reader.string(forKey: "mail.transport", default: MailTransportKind.log.rawValue)
         guard let transport = MailTransportKind(rawValue: transportName) else {
-            throw ConfigurationError.invalid("MAIL_TRANSPORT", "must be file, sendmail or log")
+            throw ConfigurationError.invalid("MAIL_TRANSPORT", "must be file, sendmail, smtp or log")
         }
         let mailDirectory = reader.string(forKey: "mail.directory")
         if transport == .file, mailDirectory == nil {
@@ -152,6 +161,7 @@ package struct BrokerConfiguration: Sendable {
             logLevel: level,
             tls: try TLSFiles.read(from: reader)
         )
+        try readMailSettings(reader)
         let idle = reader.int(forKey: "http.idle.timeout", default: 60)
         guard idle >= 1 else { throw ConfigurationError.invalid("HTTP_IDLE_TIMEOUT", "must be at least 1 second") }
         self.httpIdleTimeout = idle
