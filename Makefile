@@ -69,7 +69,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test privacy-noise-check browser-test readme-walk fhir-consent-check bench loadtest faults format lint fuzz psql \
+.PHONY: help deps build run test test-tools privacy-noise-check browser-test readme-walk fhir-consent-check bench loadtest faults format lint fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -146,7 +146,7 @@ RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
 # browser tests, the README's walk-through and the FHIR Consent check follow,
 # then every benchmark once at a tiny size (bench-smoke), so CI notices a benchmark that no longer runs.
-test: deps test-db-start ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
+test: deps test-db-start test-tools ## swift test against the test PostgreSQL, then the noise cross-check and the browser tests (TEST_FILTER=regex: swift tests only)
 ifneq ($(TEST_FILTER),)
 	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
 else
@@ -159,6 +159,10 @@ else
 	@$(MAKE) --no-print-directory fhir-consent-check
 	@$(MAKE) --no-print-directory bench-smoke
 endif
+
+# The Python tools the Swift tests start themselves (aiosmtpd for the SMTP transport's tests), in var/venv.
+test-tools: ## install the Python tools the Swift tests run (aiosmtpd) into var/venv
+	@bash scripts/test-tools.sh
 
 # The Swift tests check the sampler against its exact pmf from inside; this checks `d4h-dev privacy noise` from outside,
 # with scipy and against OpenDP's own sampler (both from PyPI, in var/venv). No database; about 20 s.

@@ -1,5 +1,6 @@
 # Shared by scripts/api-fuzz.sh and scripts/browser-tests.sh: a `d4h serve` on a fresh database of the
-# test cluster, stopped whatever happens, and the project's Python venv (var/venv) for the test tools.
+# test cluster, stopped whatever happens, and the project's Python venv (var/venv, scripts/lib/venv.sh) for
+# the test tools.
 #
 # The including script sets, before sourcing: TOOL (the log prefix), REPO_ROOT, PORT (where its server
 # listens), SERVED_DB (the database it recreates) and OUT (its output directory). Sourcing sets the
@@ -17,13 +18,11 @@ HOST=127.0.0.1
 BASE_URL=http://$HOST:$PORT
 DATABASE_URL="postgres://d4h:d4h@127.0.0.1:$PG_PORT/$SERVED_DB?sslmode=disable"
 SERVER_LOG=$OUT/server.log
-# One venv holds every test tool (see venv_install).
-VENV=$REPO_ROOT/var/venv
+# log, die, apt_install, venv_install and VENV (var/venv, one venv for every test tool).
+# shellcheck source=venv.sh
+source "$REPO_ROOT/scripts/lib/venv.sh"
 
 SERVER_PID=
-
-log() { echo "$TOOL: $*"; }
-die() { echo "$TOOL: $*" >&2; exit 1; }
 
 show_server_log() {
     if [[ -s $SERVER_LOG ]]; then
@@ -51,13 +50,6 @@ stop_server_on_exit() {
 trap stop_server_on_exit EXIT
 trap 'exit 130' INT TERM
 
-# Debian packages, running `apt-get update` only when the install fails without it.
-apt_install() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null ||
-        { apt-get update >/dev/null &&
-            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null; }
-}
-
 # The preconditions every served run has: the binary, curl, psql, and a free port.
 check_served_preconditions() {
     [[ -x $D4H ]] || die "$D4H is not built (run 'make build')"
@@ -68,27 +60,6 @@ check_served_preconditions() {
     if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
         die "port $PORT is already in use (a server left over from an earlier run?)"
     fi
-}
-
-# `pip install SPEC…` into $VENV (var/venv), creating the venv (and installing python3-venv as root) when
-# needed. One venv holds every test tool; a tool is added to it, never by recreating it. A tool whose
-# dependencies clash with the others' gets a venv of its own: `VENV=… venv_install SPEC…`.
-venv_install() {
-    if [[ ! -x $VENV/bin/python ]]; then
-        if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-            if [[ $(id -u) -eq 0 ]]; then
-                log "installing python3-venv"
-                apt_install python3-venv || die "could not install python3-venv"
-            else
-                die "python3 cannot create a venv: run 'sudo apt-get install -y python3-venv'"
-            fi
-        fi
-        log "creating ${VENV#"$REPO_ROOT"/}"
-        rm -rf "$VENV"
-        python3 -m venv "$VENV"
-    fi
-    log "installing $* into ${VENV#"$REPO_ROOT"/}"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
 }
 
 # Drops and creates database NAME on the test cluster, owned by the application's role.

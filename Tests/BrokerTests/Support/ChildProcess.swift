@@ -33,3 +33,39 @@ enum ChildProcess {
         return Run(status: process.terminationStatus, output: text)
     }
 }
+
+extension ChildProcess {
+    /// A program left running for the length of a test (a server it talks to), its output going to a file
+    /// (a pipe nobody reads would fill and stall it). `stop()` ends it; used within one test's task.
+    struct Running {
+        let process: Process
+        let output: URL
+
+        /// What the program printed so far.
+        var printed: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+
+        /// SIGTERM, then SIGKILL if it is still there after five seconds; waits without blocking a thread.
+        func stop() async {
+            guard process.isRunning else { return }
+            process.terminate()
+            let deadline = ContinuousClock.now + .seconds(5)
+            while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// Starts `executable` with `arguments`; stdout and stderr together into `output`.
+    static func start(_ executable: URL, _ arguments: [String], output: URL) throws -> Running {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+        try handle.close()
+        return Running(process: process, output: output)
+    }
+}
