@@ -48,10 +48,35 @@ struct MailTransportTests {
         return try SMTPMailer(settings: settings, sender: sender)
     }
 
-    /// The failure `body` throws, which must be a `MailDeliveryError`.
-    static func deliveryError(_ body: () async throws -> Void) async throws -> MailDeliveryError {
+    /// `body`'s result within `limit`. A send that never returns (an unbounded wait is what several of these
+    /// tests look for) fails the test at `limit` rather than hanging the run: it is left running, as no
+    /// cancellation would reach a wait that has no bound.
+    static func bounded<T: Sendable>(within limit: Duration = .seconds(30), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let resumed = Mutex(false)
+            let resume = { @Sendable (result: Result<T, any Error>) in
+                guard
+                    resumed.withLock({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
+                continuation.resume(with: result)
+            }
+            Task {
+                do { resume(.success(try await body())) } catch { resume(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                resume(.failure(TestSetupError("the send did not return within \(limit)")))
+            }
+        }
+    }
+
+    /// The failure `body` throws within 30 s, which must be a `MailDeliveryError`.
+    static func deliveryError(_ body: @escaping @Sendable () async throws -> Void) async throws -> MailDeliveryError {
         do {
-            try await body()
+            try await bounded(body)
         } catch let error as MailDeliveryError {
             return error
         }
@@ -69,8 +94,8 @@ struct MailTransportTests {
                 "after\n.\nRCPT TO:<evil@example.net>", "the end",
             ].joined(separator: "\n")
             // "localhost": the certificate's DNS name is checked through SNI (127.0.0.1 elsewhere: its IP address).
-            try await Self.mailer(port: sink.port, certificate: certificate, host: "localhost")
-                .send(OutgoingMail(to: Self.recipient, subject: subject, body: body))
+            let mailer = try Self.mailer(port: sink.port, certificate: certificate, host: "localhost")
+            try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: subject, body: body)) }
 
             let mails = try sink.mails()
             try #require(mails.count == 1)
@@ -105,7 +130,8 @@ struct MailTransportTests {
     @Test("a server that offers only AUTH LOGIN gets LOGIN")
     func loginWhenOnlyLoginIsOffered() async throws {
         try await Self.withSink(["--mechanisms", "LOGIN"]) { sink, certificate in
-            try await Self.mailer(port: sink.port, certificate: certificate).send(OutgoingMail(to: Self.recipient, subject: "s", body: "b"))
+            let mailer = try Self.mailer(port: sink.port, certificate: certificate)
+            try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: "s", body: "b")) }
             #expect(try sink.mails().map(\.user) == [Self.user])
         }
     }
@@ -113,8 +139,8 @@ struct MailTransportTests {
     @Test("implicit TLS (port 465 style) delivers")
     func implicitTLS() async throws {
         try await Self.withSink(["--tls", "implicit"]) { sink, certificate in
-            try await Self.mailer(port: sink.port, certificate: certificate, security: .implicit)
-                .send(OutgoingMail(to: Self.recipient, subject: "s", body: "b"))
+            let mailer = try Self.mailer(port: sink.port, certificate: certificate, security: .implicit)
+            try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: "s", body: "b")) }
             let mails = try sink.mails()
             #expect(mails.count == 1)
             #expect(mails.first?.tls == true)
@@ -233,7 +259,7 @@ struct MailTransportTests {
                     "MAIL_FROM": "alerts@data4help.example",
                 ]))
             let mailer = try makeMailer(configuration: configuration, logger: Logger(label: "test"))
-            try await mailer.send(OutgoingMail(to: Self.recipient, subject: "s", body: "b"))
+            try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: "s", body: "b")) }
             let mails = try sink.mails()
             #expect(mails.map(\.mailFrom) == ["alerts@data4help.example"])
             #expect(mails.map(\.user) == [Self.user])
@@ -290,8 +316,8 @@ struct MailTransportTests {
     func workingProgram() async throws {
         let (directory, script) = try Self.program(#"echo "$@" > DIR/arguments; cat > DIR/message"#)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await SendmailMailer(sender: Self.sender, executable: script.path).send(
-            OutgoingMail(to: Self.recipient, subject: "Hello", body: ".\nBody"))
+        let mailer = SendmailMailer(sender: Self.sender, executable: script.path)
+        try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: "Hello", body: ".\nBody")) }
         #expect(try String(contentsOf: directory.appendingPathComponent("arguments"), encoding: .utf8) == "-t -i\n")
         let message = try String(contentsOf: directory.appendingPathComponent("message"), encoding: .utf8)
         #expect(message.hasPrefix("From: Data4Help <\(Self.sender)>\r\n"))
@@ -349,7 +375,9 @@ struct MailTransportTests {
 
     @Test("hung programs hold at most four threads of their own: NIO's blocking pool stays free, and extra sends give up in time")
     func hungProgramsDoNotStarveTheServer() async throws {
-        let (directory, script) = try Self.program("echo $$ >> DIR/started\nexec sleep 3600")
+        // Deaf to SIGTERM, so each holds its slot through the grace period too (2 s + 2 s): the two sends that
+        // wait for a slot give up at 2 s, well before one comes free.
+        let (directory, script) = try Self.program("trap '' TERM\necho $$ >> DIR/started\nexec sleep 3600")
         defer { try? FileManager.default.removeItem(at: directory) }
         let mailer = SendmailMailer(sender: Self.sender, executable: script.path, timeout: .seconds(2))
         let start = ContinuousClock.now
