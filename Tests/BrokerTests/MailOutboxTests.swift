@@ -29,7 +29,7 @@ struct MailOutboxTests {
             attempts.withLock { $0 += 1 }
             switch behaviour.withLock({ $0 }) {
             case .hang: try await Task.sleep(for: .seconds(3600))
-            case .fail(let permanent): throw MailDeliveryError(description: "refused by the test", permanent: permanent)
+            case .fail(let permanent): throw MailDeliveryError(.rejected, permanent: permanent, "refused by the test")
             case .keep: kept.withLock { $0.append(mail) }
             }
         }
@@ -181,5 +181,57 @@ struct MailOutboxTests {
         #expect(UnsubscribeLink.parse(security, key: key) == nil)
         #expect(UnsubscribeLink.parse(token + "x", key: key) == nil)
         #expect(UnsubscribeLink.parse(token, key: SymmetricKeyForTests.make()) == nil, "another server's key")
+    }
+}
+
+/// The outbox under a real mail program that misbehaves, through the real server: requests answer within
+/// their bounds whatever the program does, and the mail is retried until the program works.
+@Suite("Mail outbox with a real mail program")
+struct MailProgramOutboxTests {
+    @Test("a hanging mail program: registration answers at once; the mail is retried, and sent once the program works")
+    func hangingProgram() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mailprog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = directory.appendingPathComponent("sendmail")
+        let delivered = directory.appendingPathComponent("delivered.eml")
+        try "#!/bin/sh\nexec sleep 3600\n".write(to: program, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+        try await TestHarness.run(
+            configure: {
+                $0.mailTransport = .sendmail
+                $0.mailProgram = program.path
+                $0.mailProgramTimeout = .seconds(1)
+                $0.mailDelivery.backoffBase = .milliseconds(300)
+                $0.mailDelivery.backoffCap = .milliseconds(300)
+            }
+        ) { harness in
+            let person = TestHarness.Person()
+            let start = ContinuousClock.now
+            let registered = try await harness.request(.post, "/v1/users", json: person.registrationJSON)
+            #expect(registered.status == .created || registered.status == .accepted, "\(registered.status)")
+            #expect(ContinuousClock.now - start < .seconds(3), "no request waits for the mail program")
+            // The attempt is killed at the program's bound and recorded for a retry.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline,
+                try await harness.int("SELECT count(*) FROM mail_outbox WHERE last_error IS NOT NULL AND status = 'pending'") == 0
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await harness.int("SELECT count(*) FROM mail_outbox WHERE status = 'pending' AND attempts >= 1") == 1)
+            // Meanwhile other requests are answered as usual.
+            #expect(try await harness.request(.get, "/health/live").status == .ok)
+            // The program is repaired: the retry sends the mail, once.
+            try "#!/bin/sh\ncat > '\(delivered.path)'\n".write(to: program, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+            while ContinuousClock.now < deadline + .seconds(15),
+                try await harness.int("SELECT count(*) FROM mail_outbox WHERE status = 'sent'") == 0
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await harness.int("SELECT count(*) FROM mail_outbox WHERE status = 'sent'") == 1)
+            let mail = try String(contentsOf: delivered, encoding: .utf8)
+            #expect(mail.contains("To: <\(person.email)>") && mail.contains("Activation token: "))
+        }
     }
 }
