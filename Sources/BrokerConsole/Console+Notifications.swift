@@ -11,7 +11,7 @@ extension Console {
             let principal = try request.caller
             let preferences = try await request.services.mailOutbox.preferences(
                 accountID: principal.accountID, role: principal.role, logger: request.logger)
-            return request.page("notifications", title: "Mails you receive", values: Self.notificationValues(preferences))
+            return request.page("notifications", title: request.t("title.mails-you-receive"), values: Self.notificationValues(preferences))
         }
         // The page lists every kind it shows in `kinds` and checks the ones on in `on`.
         post("/account/notifications", .signedIn, on: router) { request in
@@ -33,8 +33,8 @@ extension Console {
                 return request.errorPage(Self.unsubscribeLinkInvalid)
             }
             return request.page(
-                "unsubscribe", title: "Turn off these mails",
-                values: ["token": token, "kind": Self.notificationLabel(link.kind), "done": false])
+                "unsubscribe", title: request.t("title.turn-off-these-mails"),
+                values: ["token": token, "sentence": request.t("unsubscribe.ask", ["kind": Self.notificationLabel(link.kind)]), "done": false])
         }
         post("/unsubscribe/:token", .anyone, body: .oneClick, on: router) { request in
             let token = request.context.parameters.get("token") ?? ""
@@ -42,7 +42,8 @@ extension Console {
                 return request.errorPage(Self.unsubscribeLinkInvalid)
             }
             return request.page(
-                "unsubscribe", title: "Mails turned off", values: ["token": token, "kind": Self.notificationLabel(link.kind), "done": true])
+                "unsubscribe", title: request.t("title.mails-turned-off"),
+                values: ["token": token, "sentence": request.t("unsubscribe.done", ["kind": Self.notificationLabel(link.kind)]), "done": true])
         }
     }
 
@@ -54,17 +55,18 @@ extension Console {
         ["kinds": preferences.map { ["value": $0.kind.rawValue, "label": notificationLabel($0.kind), "on": $0.on] as [String: Any] }]
     }
 
-    /// What each kind of notification is, in the words of the account page.
+    /// What each kind of notification is, in the words of the account page and in its language.
     static func notificationLabel(_ kind: MailKind) -> String {
-        switch kind {
-        case .newRequest: "A company sends me a request"
-        case .subscriptionEnding: "A subscription I granted ends in three days"
-        case .firstDownload: "A company downloads what I shared for the first time"
-        case .weeklyDigest: "Weekly: the group requests my data contributed to"
-        case .runCancelled: "A run I joined is cancelled"
-        case .requestGranted: "A person grants one of our requests"
-        case .requestExpired: "One of our requests expires"
-        case .activation, .registrationAttempt, .apiKeyCreated, .passwordReset, .passwordChanged: "Security mails about this account"
+        let strings = ConsoleStrings.current
+        return switch kind {
+        case .newRequest: strings["notifications.kind.newRequest"]
+        case .subscriptionEnding: strings["notifications.kind.subscriptionEnding"]
+        case .firstDownload: strings["notifications.kind.firstDownload"]
+        case .weeklyDigest: strings["notifications.kind.weeklyDigest"]
+        case .runCancelled: strings["notifications.kind.runCancelled"]
+        case .requestGranted: strings["notifications.kind.requestGranted"]
+        case .requestExpired: strings["notifications.kind.requestExpired"]
+        case .activation, .registrationAttempt, .apiKeyCreated, .passwordReset, .passwordChanged: strings["notifications.kind.security"]
         }
     }
 }

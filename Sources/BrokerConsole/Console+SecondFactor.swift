@@ -33,11 +33,11 @@ extension Console {
     func registerSecondFactorPages(on router: Router<BrokerRequestContext>) {
         get("/login/second-factor", .anyone, on: router) { request in
             guard request.request.cookies[Self.challengeCookie]?.value.isEmpty == false else { return .redirect(to: "/login", type: .normal) }
-            return request.page("second-factor-login", title: "Enter your code")
+            return request.page("second-factor-login", title: request.t("title.enter-your-code"))
         }
         post("/login/second-factor", .anyone, on: router) { request in
             try await request.submitting(
-                "second-factor-login", title: "Enter your code", fieldNames: ConsoleRequest.sameNames("code", "recoveryCode")
+                "second-factor-login", title: request.t("title.enter-your-code"), fieldNames: ConsoleRequest.sameNames("code", "recoveryCode")
             ) {
                 let challenge = request.request.cookies[Self.challengeCookie]?.value ?? ""
                 let proof = try SecondFactorCode.from(code: request.form["code"], recoveryCode: request.form["recoveryCode"])
@@ -48,19 +48,19 @@ extension Console {
         }
 
         get("/account/second-factor", .signedIn, on: router) { request in
-            request.page("second-factor", title: "Second factor", values: try await Self.secondFactorValues(request))
+            request.page("second-factor", title: request.t("title.second-factor"), values: try await Self.secondFactorValues(request))
         }
         post("/account/second-factor/enrol", .signedIn, on: router) { request in
             _ = try await request.services.accounts.startSecondFactorEnrolment(try request.caller, logger: request.logger)
             return request.redirect(Self.secondFactorPage + "/confirm")
         }
         get("/account/second-factor/confirm", .signedIn, on: router) { request in
-            request.page("second-factor-enrol", title: "Set up your second factor", values: try await Self.enrolmentValues(request))
+            request.page("second-factor-enrol", title: request.t("title.set-up-your-second-factor"), values: try await Self.enrolmentValues(request))
         }
         post("/account/second-factor/confirm", .signedIn, on: router) { request in
             let values = try await Self.enrolmentValues(request)
             return try await request.submitting(
-                "second-factor-enrol", title: "Set up your second factor", values: values,
+                "second-factor-enrol", title: request.t("title.set-up-your-second-factor"), values: values,
                 fieldNames: ConsoleRequest.sameNames("code", "currentCode")
             ) {
                 let currentCode = request.form["currentCode"]
@@ -71,13 +71,14 @@ extension Console {
                 // Shown once, on this page; the server keeps only their hashes. The caller is enrolled now.
                 var enrolled = request
                 enrolled.principal?.mustEnrolSecondFactor = false
-                return enrolled.page("second-factor-recovery-codes", title: "Your recovery codes", values: ["recoveryCodes": codes.map(\.text)])
+                return enrolled.page(
+                    "second-factor-recovery-codes", title: enrolled.t("title.your-recovery-codes"), values: ["recoveryCodes": codes.map(\.text)])
             }
         }
         post("/account/second-factor/disable", .signedIn, on: router) { request in
             let values = try await Self.secondFactorValues(request)
             return try await request.submitting(
-                "second-factor", title: "Second factor", values: values, fieldNames: ConsoleRequest.sameNames("code", "recoveryCode")
+                "second-factor", title: request.t("title.second-factor"), values: values, fieldNames: ConsoleRequest.sameNames("code", "recoveryCode")
             ) {
                 let proof = try SecondFactorCode.from(code: request.form["code"], recoveryCode: request.form["recoveryCode"])
                 try await request.services.accounts.disableSecondFactor(

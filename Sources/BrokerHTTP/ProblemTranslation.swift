@@ -35,6 +35,8 @@ package enum ProblemTranslation {
             "Esiste già un account con questo codice fiscale.",
         "An import is already running":
             "C'è già un'importazione in corso",
+        "Auditors must enrol a second factor before anything else: start with POST /v1/me/second-factor, then confirm it with a first code (POST /v1/me/second-factor/confirmation).":
+            "I revisori devono configurare un secondo fattore prima di ogni altra cosa: inizia con POST /v1/me/second-factor, poi confermalo con un primo codice (POST /v1/me/second-factor/confirmation).",
         "Auditors see no single requests.":
             "I revisori non vedono le richieste individuali.",
         "Authentication required":
@@ -95,12 +97,16 @@ package enum ProblemTranslation {
             "Nessun abbonamento attivo",
         "No audit checkpoint has been signed yet.":
             "Non è ancora stato firmato alcun checkpoint del registro di audit.",
+        "No enrolment to confirm":
+            "Nessuna configurazione da confermare",
         "No position of yours in the last 5 minutes: start sharing your location, then check in.":
             "Nessuna tua posizione negli ultimi 5 minuti: attiva la condivisione della posizione, poi fai il check-in.",
         "No requested data":
             "Nessun dato richiesto",
         "No results of this group request have been released.":
             "Non è stato ancora pubblicato alcun risultato di questa richiesta di gruppo.",
+        "No second factor":
+            "Nessun secondo fattore",
         "No such API key.":
             "Questa chiave API non esiste.",
         "No such company":
@@ -207,6 +213,10 @@ package enum ProblemTranslation {
             "Ci si può iscrivere solo alle corse non ancora partite.",
         "Other releases changed this cohort's privacy budgets while it was evaluated; nothing was released. Try again.":
             "Altre pubblicazioni hanno modificato i budget di privacy di questo gruppo durante la valutazione; non è stato pubblicato nulla. Riprova.",
+        "Password reset token expired":
+            "Codice per reimpostare la password scaduto",
+        "Password reset tokens are valid for one hour; ask for a new password reset mail.":
+            "I codici per reimpostare la password valgono un'ora: chiedi una nuova mail per reimpostare la password.",
         "Privacy budget exhausted":
             "Budget di privacy esaurito",
         "Read-only API key":
@@ -219,6 +229,8 @@ package enum ProblemTranslation {
             "Corpo della richiesta troppo lento",
         "Results exist only for accepted group requests.":
             "I risultati esistono solo per le richieste di gruppo accettate.",
+        "Second factor required":
+            "Secondo fattore obbligatorio",
         "Send a Content-Type with a body.":
             "Invia un Content-Type insieme al corpo.",
         "Send a valid session token or API key as `Authorization: Bearer <token>`.":
@@ -235,12 +247,16 @@ package enum ProblemTranslation {
             "Servizio non disponibile",
         "Something went wrong on our side; the request was not completed.":
             "Si è verificato un errore da parte nostra; la richiesta non è stata completata.",
+        "Start enrolling a second factor (POST /v1/me/second-factor) before confirming it.":
+            "Avvia la configurazione di un secondo fattore (POST /v1/me/second-factor) prima di confermarla.",
         "The body arrived slower than {} KiB/s after the first {} seconds.":
             "Il corpo è arrivato più lentamente di {} KiB/s dopo i primi {} secondi.",
         "The body is not valid JSON of the expected shape.":
             "Il corpo non è un JSON valido della forma attesa.",
         "The body is over the limit of {} MiB for this endpoint.":
             "Il corpo supera il limite di {} MiB di questo endpoint.",
+        "The code is wrong, expired or already used, or the sign-in has expired: sign in again if it keeps failing.":
+            "Il codice è sbagliato, scaduto o già usato, oppure l'accesso è scaduto: se l'errore si ripete, accedi di nuovo.",
         "The database is not reachable right now. Try again in a few seconds.":
             "Il database al momento non è raggiungibile. Riprova tra qualche secondo.",
         "The database is not reachable.":
@@ -299,6 +315,8 @@ package enum ProblemTranslation {
             "L'abbonamento è già scaduto.",
         "The subscription is active.":
             "L'abbonamento è attivo.",
+        "The unsubscribe link is incomplete or was altered. Sign in and choose your mails on your account page.":
+            "Il link per disattivare le email è incompleto o è stato alterato. Accedi e scegli le email che vuoi ricevere dalla pagina del tuo account.",
         "There is no group request with this id among those you may see.":
             "Tra quelle che puoi vedere non c'è alcuna richiesta di gruppo con questo id.",
         "There is no import with this id among yours.":
@@ -311,6 +329,8 @@ package enum ProblemTranslation {
             "A questo indirizzo non c'è nulla.",
         "This API key is read-only; this operation changes data.":
             "Questa chiave API è di sola lettura; questa operazione modifica dei dati.",
+        "This account has no second factor.":
+            "Questo account non ha un secondo fattore.",
         "This account may make at most {} {}; try again in {} seconds. Nothing was done.":
             "Questo account può fare al massimo {} {}; riprova tra {} secondi. Non è stato fatto nulla.",
         "This account was not activated within {} hours and no longer exists; register again.":
@@ -325,10 +345,14 @@ package enum ProblemTranslation {
             "Questo modulo è scaduto",
         "This group request has no subscription.":
             "Questa richiesta di gruppo non ha un abbonamento.",
+        "This link is not valid":
+            "Questo link non è valido",
         "This operation is not available to the caller's role.":
             "Questa operazione non è disponibile per il tuo ruolo.",
         "This page is for {}; you are signed in as {}.":
             "Questa pagina è per {}; hai effettuato l'accesso come {}.",
+        "This password reset token does not exist, was already used, or a newer one was mailed since.":
+            "Questo codice per reimpostare la password non esiste, è già stato usato oppure nel frattempo ne è stato inviato uno più recente.",
         "This path accepts {}.":
             "Questo percorso accetta {}.",
         "This release would cost ρ = {}, more than what remains of your privacy budget until {}, when earlier releases stop counting.":
@@ -355,6 +379,10 @@ package enum ProblemTranslation {
             "Non autorizzato.",
         "Unknown activation token":
             "Codice di attivazione sconosciuto",
+        "Unknown kind of mail: {}.":
+            "Tipo di email sconosciuto: {}.",
+        "Unknown password reset token":
+            "Codice per reimpostare la password sconosciuto",
         "Unprocessable Content":
             "Contenuto non elaborabile",
         "Unprocessable Content.":
@@ -365,6 +393,8 @@ package enum ProblemTranslation {
             "Tipo di contenuto non supportato.",
         "VAT number already registered":
             "Partita IVA già registrata",
+        "Wrong code":
+            "Codice errato",
         "Wrong email or password":
             "Email o password errate",
         "You already have a pending request to this email or fiscal code; wait for it to be answered, cancel it, or let it expire.":
@@ -505,6 +535,16 @@ package enum ProblemTranslation {
             "la parte prima della @ può contenere solo lettere, cifre, singoli punti interni e !#$%&'*+-/=?^_`{|}~",
         "the part before the @ must be at most {} characters":
             "la parte prima della @ deve avere al massimo {} caratteri",
+        "is wrong, expired or already used":
+            "è errato, scaduto o già usato",
+        "{} is not a notification this account receives":
+            "{} non è una notifica che questo account riceve",
+        "is required (or {})":
+            "è obbligatorio (oppure {})",
+        "goes instead of {}, not with it":
+            "va al posto di {}, non insieme",
+        "is required to replace a second factor":
+            "è obbligatorio per sostituire un secondo fattore",
     ]
 
     /// Values that appear inside a text (`The request is already {}.`): a request's status, a role.
