@@ -79,7 +79,8 @@ extension Console {
             var values: [String: Any] = [
                 "entries": entries.map {
                     [
-                        "at": Wording.time($0.at), "companyName": $0.companyName ?? Wording.strings["access.you"], "description": $0.description,
+                        "at": Wording.time($0.at), "companyName": $0.companyName ?? Wording.strings["access.you"],
+                        "description": Wording.accessDescription($0),
                         "kind": Wording.accessKind($0.kind), "types": $0.types.map(Wording.typeWithUnit).joined(separator: ", "),
                     ]
                 },

@@ -421,7 +421,7 @@ struct SampleCorrectionTests {
             #expect(try await Self.samples(harness, parties.person).count == 1)
 
             try await browser.get("/access-log")
-            #expect(browser.lastPage.contains("You corrected your data: 4 samples of heart rate"))
+            #expect(browser.lastPage.contains("You corrected your data: 4 samples of Heart rate (beats/min)"))
         }
     }
 
