@@ -47,8 +47,8 @@ struct MailLanguageTests {
                     requests: 12345, companies: ["A", "B"], weekStart: when, weekEnd: when.addingTimeInterval(6 * 86_400), to: r,
                     publicURL: url, settingsURL: url)
             ),
-            ("request granted", RequestGrantedMail.make(requestID: UUID(), subject: "X", grant: grant, to: r, publicURL: url, settingsURL: url)),
-            ("request expired", RequestExpiredMail.make(requestID: UUID(), subject: "X", to: r, publicURL: url, settingsURL: url)),
+            ("request granted", RequestGrantedMail.make(requestID: UUID(), grant: grant, to: r, publicURL: url, settingsURL: url)),
+            ("request expired", RequestExpiredMail.make(requestID: UUID(), to: r, publicURL: url, settingsURL: url)),
         ]
     }
 

@@ -141,6 +141,7 @@ struct NotificationMailTests {
             let companyEmail = try await email(of: parties.companyID, harness)
             let granted = try #require(try await waitForMail(harness, to: companyEmail, containing: "Request granted"))
             #expect(granted.contains("Heart rate") && granted.contains("/company/requests/\(id)"))
+            #expect(!granted.contains(parties.personFiscalCode) && !granted.contains(parties.personEmail), "the person is not named in a mail")
             _ = try await harness.download(id, token: parties.company)
             _ = try await harness.download(id, token: parties.company)
             #expect(try await waitForMail(harness, to: parties.personEmail, containing: "downloaded the data you shared") != nil)
@@ -183,6 +184,24 @@ struct NotificationMailTests {
             let mail = try #require(try await waitForMail(harness, to: people[0].personEmail, containing: "your data helped 2 group requests"))
             #expect(mail.contains("Population Study S.p.A."))
             #expect(try await mails(harness, to: people[2].personEmail).allSatisfy { !$0.contains("group requests") })
+        }
+    }
+
+    @Test("attack: a company name with a line break cannot add a header (a Bcc sendmail would obey) to a person's mail")
+    func headerInjection() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            let renamed = try await harness.request(
+                .patch, "/v1/me", json: #"{"companyName":"Acme\nBcc: spy@acme.example"}"#, token: parties.company)
+            #expect(renamed.status == .unprocessableContent, "a name on two lines is refused")
+            // A name that got in before (or by any other path) is written on one line all the same.
+            _ = try await harness.sql(
+                "UPDATE third_parties SET company_name = E'Acme\\nBcc: spy@acme.example' WHERE account_id = '\(parties.companyID)'")
+            _ = try await harness.sentRequestID(parties)
+            let mail = try #require(try await waitForMail(harness, to: parties.personEmail, containing: "asks for your health data"))
+            let headers = mail.components(separatedBy: "\n\n").first ?? ""
+            #expect(!headers.split(separator: "\n").contains { $0.hasPrefix("Bcc:") }, "\(headers)")
+            #expect(headers.contains("Subject: Acme Bcc: spy@acme.example asks for your health data"))
         }
     }
 }

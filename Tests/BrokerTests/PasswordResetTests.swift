@@ -312,6 +312,28 @@ struct PasswordResetTests {
             try harness.expectThrottled(try await ask(harness, "other.13@example.com", headers: [Self.forwardedFor: "203.0.113.9"]))
             // Five reset mails reached the owner, no more.
             try await harness.waitForMail(to: person.email, count: 5) { $0.contains("Reset token: ") }
+            // Reset requests have a bucket of their own: the owner still signs in, and their own link works.
+            #expect(
+                try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"\#(person.password)"}"#).status
+                    == .created)
+            let token = try await harness.resetToken(for: person.email)
+            #expect(try await reset(harness, token: token).status == .noContent)
+        }
+    }
+
+    @Test("attack: wrong passwords that block the account's logins do not block the owner's own reset link")
+    func lockedOutOwnerResets() async throws {
+        try await TestHarness.run { harness in
+            let person = TestHarness.Person(fiscalCode: TestHarness.uniqueFiscalCode())
+            try await harness.activeUser(person)
+            _ = try await ask(harness, person.email)
+            let token = try await harness.resetToken(for: person.email)
+            for _ in 1...6 {
+                _ = try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"wrong-password-1"}"#)
+            }
+            try harness.expectThrottled(
+                try await harness.request(.post, "/v1/sessions", json: #"{"email":"\#(person.email)","password":"wrong-password-1"}"#))
+            #expect(try await reset(harness, token: token).status == .noContent)
         }
     }
 

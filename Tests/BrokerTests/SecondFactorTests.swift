@@ -236,6 +236,8 @@ struct SecondFactorTests {
         let clock = ManualClock()
         try await TestHarness.run(configure: Self.clocked(clock)) { harness in
             let (email, password) = try await harness.unenrolledAuditor()
+            // Whoever else knew the password signed in first: held at the gate, like the auditor.
+            let intruder = try await harness.logIn(email: email, password: password)
             let token = try await harness.logIn(email: email, password: password)
             let operations = try OpenAPIOperations.load().filter { $0.roles?.contains("auditor") == true }
             let enrolment: Set<String> = [
@@ -265,6 +267,8 @@ struct SecondFactorTests {
             #expect(confirmed.status == .ok)
             // The same session works as soon as the factor is confirmed.
             #expect(try await harness.request(.get, "/v1/audit/events", token: token).status == .ok)
+            // Every other session opened with the password alone ended with the enrolment: it would pass the gate now.
+            #expect(try await harness.request(.get, "/v1/audit/events", token: intruder).status == .unauthorized)
             // Turning it off puts the auditor back behind the gate.
             clock.advance(by: .seconds(30))
             let off = try await harness.request(.delete, "/v1/me/second-factor", json: #"{"code":"\#(totp.code(at: clock.wall.now))"}"#, token: token)

@@ -18,7 +18,9 @@ extension AccountService {
     package func requestPasswordReset(email rawEmail: String, clientAddress: String, logger: Logger) async throws {
         var errors: [FieldError] = []
         guard let email = validEmail(rawEmail, into: &errors) else { throw AccountError.invalid(errors) }
-        _ = try await throttle.reserve(email: email, clientAddress: clientAddress, logger: logger)
+        // A bucket of its own per address: counted with the logins', six requests by anyone would lock the
+        // owner out of signing in, and out of the reset their own link was for.
+        _ = try await throttle.reserve(email: Self.resetBucket(email), clientAddress: clientAddress, logger: logger)
         let token = SecretToken.generate(.passwordReset)
         let now = clock.now
         do {
@@ -26,7 +28,7 @@ extension AccountService {
                 guard
                     let owner = try await PasswordResetStore.issue(
                         token, email: email, now: now, validFor: Self.passwordResetValidity, on: connection, logger: logger)
-                else { return }
+                else { return try await PasswordResetStore.balanceUnknown(on: connection, logger: logger) }
                 try await outbox.enqueue(
                     PasswordResetMail.make(to: email, token: token, language: owner.language, publicURL: publicURL), kind: .passwordReset,
                     accountID: owner.accountID, on: connection, logger: logger)
@@ -36,11 +38,14 @@ extension AccountService {
         }
     }
 
+    /// The throttle bucket of reset requests for `email`: apart from the logins' (`email` itself).
+    static func resetBucket(_ email: String) -> String { "password-reset:" + email }
+
     /// `POST /v1/password-resets/{token}`: sets `password` (the registration's policy) on the token's account,
     /// uses the token up, ends every session and API key of the account, and mails the owner. An unknown,
     /// used or replaced token is `passwordResetTokenUnknown`; one older than an hour `passwordResetTokenExpired`.
-    /// Through the login throttle too: the attempt is reserved (on the token's account, or on the bucket of
-    /// no account for a token that names none) before the token is judged, and forgiven when it is good.
+    /// Through the login throttle too: a token that names no live reset is counted (on the bucket of no
+    /// account, and the client's address) before it is answered; a live token is never held back by it.
     package func resetPassword(token text: String, password: String, clientAddress: String, logger: Logger) async throws {
         let token = SecretToken(text: text.trimmingCharacters(in: .whitespaces))
         // Only a reset token is looked up: a session token or an API key names no reset, whatever its hash.
@@ -49,12 +54,13 @@ extension AccountService {
             ? try await client.withConnection {
                 try await PasswordResetStore.token(hash: token.hash, now: clock.now, on: $0, logger: logger)
             } : nil
-        let attempt = try await throttle.reserve(email: found?.email ?? "", clientAddress: clientAddress, logger: logger)
-        guard let found, !found.used else { throw AccountError.passwordResetTokenUnknown }
-        guard !found.expired else { throw AccountError.passwordResetTokenExpired }
-        // The token proves the mailbox, as a right password proves the account: its failures are forgiven,
-        // so that the new password signs in at once even if someone had been guessing the old one.
-        try await throttle.forgive(attempt, logger: logger)
+        // A token that names no live reset is a guess: counted (on the bucket of no account, and the client's
+        // address) before it is answered. A live one is not: it proves the mailbox, and whatever anyone did to
+        // the account's own bucket (wrong passwords, reset requests) must not keep its owner from using it.
+        guard let found, !found.used, !found.expired else {
+            _ = try await throttle.reserve(email: "", clientAddress: clientAddress, logger: logger)
+            throw found?.expired == true && found?.used == false ? AccountError.passwordResetTokenExpired : AccountError.passwordResetTokenUnknown
+        }
         var errors: [FieldError] = []
         validatePassword(password, email: found.email, field: "password", into: &errors)
         guard errors.isEmpty else { throw AccountError.invalid(errors) }

@@ -134,7 +134,8 @@ package struct AccountService: Sendable {
         var errors: [FieldError] = []
         let email = validEmail(registration.email, into: &errors)
         validatePassword(registration.password, email: registration.email, field: "password", into: &errors)
-        let companyName = validText(registration.companyName, field: "companyName", maxLength: 200, into: &errors)
+        // One line: a company name is written into mail subjects (a line break there would be a header of its own).
+        let companyName = validText(registration.companyName, field: "companyName", maxLength: 200, singleLine: true, into: &errors)
         let description = registration.description.flatMap {
             validText($0, field: "description", maxLength: 2000, allowEmpty: true, into: &errors)
         }
@@ -483,7 +484,7 @@ package struct AccountService: Sendable {
             }
             let valid = validText(
                 value, field: field, maxLength: field == "description" ? 2000 : 200,
-                allowEmpty: field == "description", into: &errors)
+                allowEmpty: field == "description", singleLine: field == "companyName", into: &errors)
             if field == "companyName" { companyName = valid } else { description = valid }
         }
         if update.keepAPIKeys != nil, update.newPassword == nil {

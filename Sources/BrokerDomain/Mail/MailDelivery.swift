@@ -33,7 +33,10 @@ package struct MailDelivery: Service {
     package func deliverBatch() async throws -> Bool {
         let limit = configuration.maxInFlight
         let claimed = try await client.withConnection { connection in
-            try await MailOutboxStore.claim(limit: limit, lease: configuration.lease, on: connection, logger: logger)
+            // A mail whose attempts ran out without a record (its sender crashed each time) is dead here.
+            try await MailOutboxStore.buryExhausted(maxAttempts: configuration.maxAttempts, on: connection, logger: logger)
+            return try await MailOutboxStore.claim(
+                limit: limit, maxAttempts: configuration.maxAttempts, lease: configuration.lease, on: connection, logger: logger)
         }
         guard !claimed.isEmpty else { return false }
         let outcomes = await withTaskGroup(of: (MailOutboxStore.Claimed, String?).self) { group in
@@ -44,10 +47,20 @@ package struct MailDelivery: Service {
             for await outcome in group { outcomes.append(outcome) }
             return outcomes
         }
-        for (mail, failure) in outcomes {
-            try await record(mail, failure: failure)
-        }
-        return claimed.count == limit
+        // Recorded in a task of its own: a shutdown cancels the loop while mails are in flight, and a
+        // cancelled task gets no connection, yet a mail that went out must be marked sent, or it goes out
+        // again when its lease ends. One failed record does not stop the others (the lease covers it).
+        let recorded = await Task { [self] in
+            var failures = 0
+            for (mail, failure) in outcomes {
+                do { try await record(mail, failure: failure) } catch {
+                    failures += 1
+                    logger.warning("recording a mail attempt failed", metadata: ["mail.id": "\(mail.id)", "error": "\(String(reflecting: error))"])
+                }
+            }
+            return failures
+        }.value
+        return claimed.count == limit && recorded == 0
     }
 
     /// Nil when sent, or why not. The wait is bounded here whatever the transport does: a send that
@@ -107,7 +120,7 @@ package struct MailDelivery: Service {
         try await client.withConnection { connection in
             guard let failure else {
                 logger.debug("mail sent", metadata: metadata)
-                return try await MailOutboxStore.markSent(id: claimed.id, on: connection, logger: logger)
+                return try await MailOutboxStore.markSent(id: claimed.id, attempt: claimed.attempt, on: connection, logger: logger)
             }
             let dead = claimed.attempt >= configuration.maxAttempts || Self.isPermanent(failure)
             if dead {
@@ -117,14 +130,21 @@ package struct MailDelivery: Service {
                 logger.info("mail attempt failed; retried later", metadata: metadata.merging(["error": "\(failure)"]) { $1 })
             }
             try await MailOutboxStore.markFailed(
-                id: claimed.id, error: failure, retryDelay: configuration.retryDelay(afterAttempt: claimed.attempt), dead: dead,
+                id: claimed.id, attempt: claimed.attempt, error: failure, retryDelay: configuration.retryDelay(afterAttempt: claimed.attempt),
+                dead: dead,
                 on: connection, logger: logger)
         }
     }
 
     /// A short reason for the record; never the recipient or the body.
     static func describe(_ error: any Error) -> String {
-        if let delivery = error as? MailDeliveryError { return (delivery.permanent ? "permanent: " : "") + delivery.description }
+        if let delivery = error as? MailDeliveryError {
+            // Only a refusal of this mail (its recipient, its address) fails the same way every time. A
+            // refused password, a certificate, a missing program are the transport's: every mail would die
+            // at its first attempt until an operator fixes it, so those are retried like any outage.
+            let permanent = delivery.permanent && [.rejected, .address].contains(delivery.kind)
+            return (permanent ? "permanent: " : "") + "\(delivery.kind.rawValue): " + delivery.description
+        }
         return String(describing: type(of: error))
     }
 

@@ -114,8 +114,9 @@ package struct MailOutbox: Sendable {
         return link
     }
 
-    /// Forgets sent and dead mails older than `days` (their bodies went when they were sent); mails with a
-    /// key stay, since the key is what keeps them from being written twice.
+    /// Forgets sent and dead mails older than `days` (their bodies went when they were sent). Mails with a key
+    /// stay, since the key is what keeps them from being written twice (a grant's first download), except
+    /// the weekly digest's, which its week's row already keeps from being written again.
     package func pruneSent(olderThanDays days: Int = 30, logger: Logger) async throws {
         try await client.withConnection { try await MailOutboxStore.prune(olderThanDays: days, on: $0, logger: logger) }
     }

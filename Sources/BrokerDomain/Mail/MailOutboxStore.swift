@@ -105,12 +105,14 @@ enum MailOutboxStore {
 
     /// Claims up to `limit` due mails and leases them for `lease`; `attempts` counts the claim, so a mail
     /// whose sender crashed mid-attempt still moves towards the dead letters.
-    static func claim(limit: Int, lease: Duration, on connection: PostgresConnection, logger: Logger) async throws -> [Claimed] {
+    static func claim(limit: Int, maxAttempts: Int, lease: Duration, on connection: PostgresConnection, logger: Logger) async throws
+        -> [Claimed]
+    {
         let rows = try await connection.query(
             """
             WITH due AS (
                 SELECT id FROM mail_outbox
-                WHERE status = 'pending' AND next_attempt_at <= now()
+                WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < \(maxAttempts)
                 ORDER BY next_attempt_at, id
                 LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED
@@ -130,25 +132,40 @@ enum MailOutboxStore {
         return claimed
     }
 
-    /// The mail went out: its body (which may hold a token) is dropped.
-    static func markSent(id: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Mails whose claims used every attempt and were never recorded (their sender died each time) are dead.
+    static func buryExhausted(maxAttempts: Int, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
-            "UPDATE mail_outbox SET status = 'sent', sent_at = now(), body = NULL, leased_until = NULL, last_error = NULL WHERE id = \(id)",
-            logger: logger)
+            """
+            UPDATE mail_outbox SET status = 'dead', body = NULL, last_error = coalesce(last_error, 'no attempt was recorded')
+            WHERE status = 'pending' AND attempts >= \(maxAttempts) AND next_attempt_at <= now()
+            """, logger: logger)
+    }
+
+    /// The mail went out: its body (which may hold a token) is dropped. Only this attempt's record counts:
+    /// one that comes after the lease ended, when another instance claimed the mail again, changes nothing.
+    static func markSent(id: Int64, attempt: Int, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE mail_outbox SET status = 'sent', sent_at = now(), body = NULL, leased_until = NULL, last_error = NULL
+            WHERE id = \(id) AND attempts = \(attempt) AND status = 'pending'
+            """, logger: logger)
     }
 
     /// The attempt failed: try again after `retryDelay`, or give up (`dead`) when `dead` says so.
-    static func markFailed(id: Int64, error: String, retryDelay: Duration, dead: Bool, on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
+    static func markFailed(
+        id: Int64, attempt: Int, error: String, retryDelay: Duration, dead: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         if dead {
             try await connection.query(
-                "UPDATE mail_outbox SET status = 'dead', body = NULL, last_error = \(error) WHERE id = \(id)", logger: logger)
+                """
+                UPDATE mail_outbox SET status = 'dead', body = NULL, last_error = \(error)
+                WHERE id = \(id) AND attempts = \(attempt) AND status = 'pending'
+                """, logger: logger)
         } else {
             try await connection.query(
                 """
                 UPDATE mail_outbox SET last_error = \(error), next_attempt_at = now() + make_interval(secs => \(retryDelay.inSeconds))
-                WHERE id = \(id)
+                WHERE id = \(id) AND attempts = \(attempt) AND status = 'pending'
                 """, logger: logger)
         }
     }
@@ -164,7 +181,11 @@ enum MailOutboxStore {
     /// Sent and dead mails older than `days` are forgotten (their bodies already are).
     static func prune(olderThanDays days: Int, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
-            "DELETE FROM mail_outbox WHERE status <> 'pending' AND created_at < now() - make_interval(days => \(days)::int) AND dedupe_key IS NULL",
+            """
+            DELETE FROM mail_outbox
+            WHERE status <> 'pending' AND created_at < now() - make_interval(days => \(days)::int)
+              AND (dedupe_key IS NULL OR kind = 'weekly_digest')
+            """,
             logger: logger)
     }
 

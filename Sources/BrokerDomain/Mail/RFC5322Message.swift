@@ -9,10 +9,17 @@ enum RFC5322Message {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
+        // A subject holds text others chose (a company's name): any line break or control character in it is
+        // a space, so it can never end the header and start one of its own (a `Bcc:` that `sendmail -t` obeys).
+        let oneLine = String(
+            String.UnicodeScalarView(
+                mail.subject.unicodeScalars.map {
+                    [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) ? " " : $0
+                }))
         let subject =
-            mail.subject.allSatisfy(\.isASCII)
-            ? mail.subject
-            : "=?UTF-8?B?\(Data(mail.subject.utf8).base64EncodedString())?="
+            oneLine.allSatisfy(\.isASCII)
+            ? oneLine
+            : "=?UTF-8?B?\(Data(oneLine.utf8).base64EncodedString())?="
         let domain = sender.split(separator: "@").last.map(String.init) ?? "localhost"
         var headers = [
             "From: Data4Help <\(sender)>",

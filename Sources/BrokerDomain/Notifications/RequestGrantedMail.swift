@@ -1,13 +1,14 @@
 import Foundation
 
 /// To a company: a person granted its request, and what they granted (as the `single_request.accepted`
-/// webhook says). The person is named as the company named them; nothing else about them.
+/// webhook says). The person is not named: the request is, by its id and link.
 enum RequestGrantedMail {
     static func make(
-        requestID: UUID, subject: String, grant: ConsentGrant, to recipient: MailRecipient, publicURL: String, settingsURL: String
+        requestID: UUID, grant: ConsentGrant, to recipient: MailRecipient, publicURL: String, settingsURL: String
     ) -> OutgoingMail {
         let language = recipient.language
         let types = MailWords.types(grant.terms.types, language)
+        let short = requestID.uuidString.lowercased().prefix(8)
         let footer = MailFooter.notification(recipient, settingsURL: settingsURL)
         let link = "\(publicURL)/company/requests/\(requestID.uuidString.lowercased())"
         let window = [grant.terms.windowFrom, grant.terms.windowTo].map { $0.map { MailDates.date($0, language, nil) } ?? "…" }
@@ -15,9 +16,9 @@ enum RequestGrantedMail {
         case .en:
             let subscription = grant.terms.subscriptionDays.map { "Subscription: \($0) days" } ?? "Subscription: none"
             return OutgoingMail(
-                to: recipient.email, subject: "Request granted: \(subject)",
+                to: recipient.email, subject: "Request granted: \(short)",
                 body: """
-                    Your request for the data of \(subject) was granted\(grant.narrowed ? ", in part" : "").
+                    Your request \(short) was granted\(grant.narrowed ? ", in part" : "").
 
                     Granted:
                     \(types)
@@ -30,9 +31,9 @@ enum RequestGrantedMail {
         case .it:
             let subscription = grant.terms.subscriptionDays.map { "Abbonamento: \($0) giorni" } ?? "Abbonamento: nessuno"
             return OutgoingMail(
-                to: recipient.email, subject: "Richiesta accolta: \(subject)",
+                to: recipient.email, subject: "Richiesta accolta: \(short)",
                 body: """
-                    La vostra richiesta dei dati di \(subject) è stata accolta\(grant.narrowed ? " in parte" : "").
+                    La vostra richiesta \(short) è stata accolta\(grant.narrowed ? " in parte" : "").
 
                     Concesso:
                     \(types)

@@ -77,6 +77,11 @@ extension AccountService {
             else { return false }
             try await SecondFactorStore.replaceRecoveryCodes(
                 accountID: principal.accountID, hashes: codes.map(\.hash), on: connection, logger: logger)
+            // Sessions opened with the password alone (an auditor's held at "must enrol", or one opened by
+            // whoever else knew the password) would pass the gate from now on: only the enrolling one stays.
+            var keeping: Data?
+            if case .session(let hash) = principal.credential { keeping = hash }
+            try await SessionStore.revokeAll(accountID: principal.accountID, keeping: keeping, on: connection, logger: logger)
             try await AuditLog.append(
                 AuditEvent(
                     actorID: secondFactorActor(principal, pseudonym: pseudonym), actorRole: principal.role.rawValue,

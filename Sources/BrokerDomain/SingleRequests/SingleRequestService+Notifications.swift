@@ -50,19 +50,18 @@ extension SingleRequestService {
     /// To the company, in the acceptance's transaction: what was granted.
     func mailGrant(_ request: SingleRequest, grant: ConsentGrant, on connection: PostgresConnection, logger: Logger) async throws {
         guard let outbox else { return }
-        let subject = request.subject.fiscalCode ?? request.subject.email ?? ""
+        // The person is named by nothing but the request: a mail crosses relays and mailboxes, and the
+        // company can look the request up by its id.
         try await outbox.notify(accountID: request.thirdParty.id, kind: .requestGranted, on: connection, logger: logger) {
-            RequestGrantedMail.make(
-                requestID: request.id, subject: subject, grant: grant, to: $0, publicURL: outbox.publicURL, settingsURL: outbox.settingsURL)
+            RequestGrantedMail.make(requestID: request.id, grant: grant, to: $0, publicURL: outbox.publicURL, settingsURL: outbox.settingsURL)
         }
     }
 
     /// To the company, in the sweep that announces the lapse: the request expired.
     func mailLapse(_ request: SingleRequest, on connection: PostgresConnection, logger: Logger) async throws {
         guard let outbox else { return }
-        let subject = request.subject.fiscalCode ?? request.subject.email ?? ""
         try await outbox.notify(accountID: request.thirdParty.id, kind: .requestExpired, on: connection, logger: logger) {
-            RequestExpiredMail.make(requestID: request.id, subject: subject, to: $0, publicURL: outbox.publicURL, settingsURL: outbox.settingsURL)
+            RequestExpiredMail.make(requestID: request.id, to: $0, publicURL: outbox.publicURL, settingsURL: outbox.settingsURL)
         }
     }
 
