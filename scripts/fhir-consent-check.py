@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -48,10 +49,15 @@ def expect(status, answer, what):
 
 def activate_and_log_in(email, password):
     token = None
-    for path in glob.glob(os.path.join(MAIL_DIR, "*.eml")):
-        text = open(path, encoding="utf-8").read()
-        if email in text:
-            token = next(line.split(" ")[2].strip() for line in text.splitlines() if line.startswith("Activation token:"))
+    # The mail is written to the outbox with the registration and sent by the delivery loop a moment later.
+    deadline = time.monotonic() + 15
+    while token is None and time.monotonic() < deadline:
+        for path in glob.glob(os.path.join(MAIL_DIR, "*.eml")):
+            text = open(path, encoding="utf-8").read()
+            if email in text:
+                token = next(line.split(" ")[2].strip() for line in text.splitlines() if line.startswith("Activation token:"))
+        if token is None:
+            time.sleep(0.1)
     if token is None:
         sys.exit(f"fhir-consent-check: no activation mail for {email}")
     expect(200, call("POST", "/v1/activations", {"token": token}), "activation")
