@@ -103,8 +103,8 @@ package struct MailOutbox: Sendable {
         UnsubscribeLink.parse(token, key: try await unsubscribeKey.key(logger: logger))
     }
 
-    /// Turns off what a valid token names; nothing for an invalid one (and the answer does not say which, so
-    /// a token cannot be tested against accounts).
+    /// Turns off what a valid token names, and nothing for an invalid one (nil). Saying so tells nothing: a
+    /// token names its account itself, and only its HMAC, which nobody can make without the key, is checked.
     package func unsubscribe(token: String, logger: Logger) async throws -> UnsubscribeLink? {
         guard let link = try await link(forToken: token, logger: logger) else { return nil }
         try await client.withConnection {
