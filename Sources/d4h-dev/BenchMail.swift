@@ -85,7 +85,3 @@ extension Bench {
         }
     }
 }
-
-extension Duration {
-    fileprivate var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

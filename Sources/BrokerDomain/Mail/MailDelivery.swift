@@ -39,11 +39,11 @@ package struct MailDelivery: Service {
                 limit: limit, maxAttempts: configuration.maxAttempts, lease: configuration.lease, on: connection, logger: logger)
         }
         guard !claimed.isEmpty else { return false }
-        let outcomes = await withTaskGroup(of: (MailOutboxStore.Claimed, String?).self) { group in
+        let outcomes = await withTaskGroup(of: (MailOutboxStore.Claimed, Failure?).self) { group in
             for mail in claimed {
                 group.addTask { (mail, await send(mail)) }
             }
-            var outcomes: [(MailOutboxStore.Claimed, String?)] = []
+            var outcomes: [(MailOutboxStore.Claimed, Failure?)] = []
             for await outcome in group { outcomes.append(outcome) }
             return outcomes
         }
@@ -63,16 +63,23 @@ package struct MailDelivery: Service {
         return claimed.count == limit && recorded == 0
     }
 
+    /// Why an attempt failed, for its record (never the recipient or the body), and whether trying again
+    /// can help.
+    struct Failure: Sendable {
+        var reason: String
+        var permanent = false
+    }
+
     /// Nil when sent, or why not. The wait is bounded here whatever the transport does: a send that
     /// outlives `sendTimeout` is left to finish on its own (the transports bound their own waits too).
-    private func send(_ claimed: MailOutboxStore.Claimed) async -> String? {
-        let outcome = FirstOutcome<String?>()
+    private func send(_ claimed: MailOutboxStore.Claimed) async -> Failure? {
+        let outcome = FirstOutcome<Failure?>()
         let timer = TimerSlot()
         let (mailer, mail, timeout) = (self.mailer, claimed.mail, configuration.sendTimeout)
         do {
             // The continuation is installed before either task starts, so a send that finishes at once is
             // not lost; whichever of the send and the timer ends first answers, and the send stops the timer.
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Failure?, any Error>) in
                 outcome.install(continuation)
                 let sending = Task {
                     do {
@@ -86,67 +93,65 @@ package struct MailDelivery: Service {
                 timer.start {
                     try? await Task.sleep(for: timeout)
                     guard !Task.isCancelled else { return }
-                    outcome.resume(with: .success("no answer from the mail transport within \(Int(timeout.inSeconds)) s"))
+                    outcome.resume(with: .success(Failure(reason: "no answer from the mail transport within \(Int(timeout.inSeconds)) s")))
                     sending.cancel()
                 }
             }
         } catch {
-            return "the attempt was cancelled"
+            return Failure(reason: "the attempt was cancelled")
         }
     }
 
     /// The timer of one send, which the send cancels when it ends first.
     private final class TimerSlot: Sendable {
-        private let task = Mutex<Task<Void, Never>?>(nil)
-        private let cancelled = Mutex(false)
+        /// The timer, once started; `cancelled` when the send ended before it was.
+        private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
 
         func start(_ body: @escaping @Sendable () async -> Void) {
             let task = Task { await body() }
-            let alreadyDone = self.task.withLock { slot in
-                slot = task
-                return cancelled.withLock { $0 }
+            let alreadyDone = state.withLock { state in
+                state.task = task
+                return state.cancelled
             }
             if alreadyDone { task.cancel() }
         }
 
         func cancel() {
-            cancelled.withLock { $0 = true }
-            task.withLock { $0 }?.cancel()
+            state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }?.cancel()
         }
     }
 
-    private func record(_ claimed: MailOutboxStore.Claimed, failure: String?) async throws {
+    private func record(_ claimed: MailOutboxStore.Claimed, failure: Failure?) async throws {
         let metadata: Logger.Metadata = ["mail.id": "\(claimed.id)", "mail.kind": "\(claimed.kind)", "mail.attempt": "\(claimed.attempt)"]
         try await client.withConnection { connection in
             guard let failure else {
                 logger.debug("mail sent", metadata: metadata)
                 return try await MailOutboxStore.markSent(id: claimed.id, attempt: claimed.attempt, on: connection, logger: logger)
             }
-            let dead = claimed.attempt >= configuration.maxAttempts || Self.isPermanent(failure)
+            let dead = claimed.attempt >= configuration.maxAttempts || failure.permanent
             if dead {
                 // An operator's matter: the mail will not be sent without them (`/metrics` counts these).
-                logger.warning("mail dead-lettered", metadata: metadata.merging(["error": "\(failure)"]) { $1 })
+                logger.warning("mail dead-lettered", metadata: metadata.merging(["error": "\(failure.reason)"]) { $1 })
             } else {
-                logger.info("mail attempt failed; retried later", metadata: metadata.merging(["error": "\(failure)"]) { $1 })
+                logger.info("mail attempt failed; retried later", metadata: metadata.merging(["error": "\(failure.reason)"]) { $1 })
             }
             try await MailOutboxStore.markFailed(
-                id: claimed.id, attempt: claimed.attempt, error: failure, retryDelay: configuration.retryDelay(afterAttempt: claimed.attempt),
+                id: claimed.id, attempt: claimed.attempt, error: failure.reason, retryDelay: configuration.retryDelay(afterAttempt: claimed.attempt),
                 dead: dead,
                 on: connection, logger: logger)
         }
     }
 
-    /// A short reason for the record; never the recipient or the body.
-    static func describe(_ error: any Error) -> String {
-        if let delivery = error as? MailDeliveryError {
-            // Only a refusal of this mail (its recipient, its address) fails the same way every time. A
-            // refused password, a certificate, a missing program are the transport's: every mail would die
-            // at its first attempt until an operator fixes it, so those are retried like any outage.
-            let permanent = delivery.permanent && [.rejected, .address].contains(delivery.kind)
-            return (permanent ? "permanent: " : "") + "\(delivery.kind.rawValue): " + delivery.description
-        }
-        return String(describing: type(of: error))
+    /// A transport's error as an attempt's failure.
+    static func describe(_ error: any Error) -> Failure {
+        guard let delivery = error as? MailDeliveryError else { return Failure(reason: String(describing: type(of: error))) }
+        // Only a refusal of this mail (its recipient, its address) fails the same way every time. A refused
+        // password, a certificate, a missing program are the transport's: every mail would die at its first
+        // attempt until an operator fixes it, so those are retried like any outage.
+        let permanent = delivery.permanent && [.rejected, .address].contains(delivery.kind)
+        return Failure(reason: (permanent ? "permanent: " : "") + "\(delivery.kind.rawValue): " + delivery.description, permanent: permanent)
     }
-
-    private static func isPermanent(_ failure: String) -> Bool { failure.hasPrefix("permanent: ") }
 }

@@ -15,19 +15,28 @@ enum DigestStore {
         var companies: [String]
     }
 
-    /// Adds the week (nothing if it is there) and locks its row, or nil when another instance holds it or
-    /// the week is done. The first is where `after_account` continues.
-    static func lockWeek(_ weekStart: CalendarDate, on connection: PostgresConnection, logger: Logger) async throws
-        -> (after: UUID?, written: Int)?
-    {
+    /// What the week's row says to a batch that wants to write.
+    enum Week {
+        /// Locked by this transaction: continue after `after` (nil: from the start).
+        case open(after: UUID?, written: Int)
+        /// Another instance is writing a batch of it now.
+        case busy
+        /// Every batch is written.
+        case done
+    }
+
+    /// Adds the week (nothing if it is there) and locks its row unless another instance holds it.
+    static func lockWeek(_ weekStart: CalendarDate, on connection: PostgresConnection, logger: Logger) async throws -> Week {
         let day = weekStart.description
         try await connection.query(
             "INSERT INTO mail_digest_weeks (week_start) VALUES (\(day)::date) ON CONFLICT DO NOTHING", logger: logger)
         let rows = try await connection.query(
-            "SELECT after_account, written FROM mail_digest_weeks WHERE week_start = \(day)::date AND NOT done FOR UPDATE SKIP LOCKED",
+            "SELECT after_account, written, done FROM mail_digest_weeks WHERE week_start = \(day)::date FOR UPDATE SKIP LOCKED",
             logger: logger)
-        for try await (after, written) in rows.decode((UUID?, Int32).self) { return (after, Int(written)) }
-        return nil
+        for try await (after, written, done) in rows.decode((UUID?, Int32, Bool).self) {
+            return done ? .done : .open(after: after, written: Int(written))
+        }
+        return .busy
     }
 
     /// The next `limit` active people after `after` whose data contributed to a group request in

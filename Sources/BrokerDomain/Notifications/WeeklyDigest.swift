@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The weekly digest: each Monday from 07:00 UTC, every person whose data contributed to a group request
 /// in the previous week (Monday to Sunday, UTC) who has the digest on gets one mail. It is written a batch
@@ -11,6 +12,13 @@ package struct WeeklyDigest: Sendable {
     let client: DatabasePool
     let outbox: MailOutbox
     let clock: WallClock
+    /// The last week this instance saw done: the sweep asks every few seconds, and once the week is done
+    /// the answer is known without a statement until the next week is due.
+    private let doneWeek = DoneWeek()
+
+    private final class DoneWeek: Sendable {
+        let week = Mutex<CalendarDate?>(nil)
+    }
 
     package init(client: DatabasePool, outbox: MailOutbox, clock: WallClock = .system) {
         self.client = client
@@ -37,10 +45,19 @@ package struct WeeklyDigest: Sendable {
         let week = Self.dueWeek(at: clock.now)
         let from = Date(timeIntervalSince1970: Double(week.dayNumber) * 86_400)
         let to = from.addingTimeInterval(7 * 86_400)
+        if doneWeek.week.withLock({ $0 }) == week { return 0 }
         return try await client.withTransaction(logger: logger) { connection in
-            guard let progress = try await DigestStore.lockWeek(week, on: connection, logger: logger) else { return 0 }
+            let after: UUID?
+            let writtenBefore: Int
+            switch try await DigestStore.lockWeek(week, on: connection, logger: logger) {
+            case .busy: return 0
+            case .done:
+                doneWeek.week.withLock { $0 = week }
+                return 0
+            case .open(let from, let written): (after, writtenBefore) = (from, written)
+            }
             let (people, last) = try await DigestStore.people(
-                from: from, to: to, after: progress.after, limit: limit, on: connection, logger: logger)
+                from: from, to: to, after: after, limit: limit, on: connection, logger: logger)
             var mails: [(mail: OutgoingMail, accountID: UUID, dedupeKey: String)] = []
             for person in people {
                 let recipient = MailRecipient(
@@ -54,8 +71,11 @@ package struct WeeklyDigest: Sendable {
             }
             try await outbox.notifyMany(mails, kind: .weeklyDigest, on: connection, logger: logger)
             let done = last == nil
-            try await DigestStore.advance(week, after: last ?? progress.after, written: mails.count, done: done, on: connection, logger: logger)
-            if done { logger.info("weekly digest written", metadata: ["digest.week": "\(week.description)", "digest.mails": "\(progress.written)"]) }
+            try await DigestStore.advance(week, after: last ?? after, written: mails.count, done: done, on: connection, logger: logger)
+            if done {
+                logger.info(
+                    "weekly digest written", metadata: ["digest.week": "\(week.description)", "digest.mails": "\(writtenBefore + mails.count)"])
+            }
             return done ? 0 : max(people.count, 1)
         }
     }

@@ -34,7 +34,7 @@ package struct WebhookDeliveryConfiguration: Sendable {
 
 extension Duration {
     /// The duration in seconds, as a Double (for SQL intervals and arithmetic).
-    var inSeconds: Double {
+    package var inSeconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

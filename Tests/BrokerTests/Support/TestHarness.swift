@@ -1,5 +1,6 @@
 import BrokerOpenAPI
 import BrokerTestSupport
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -48,8 +49,13 @@ struct TestHarness: Sendable {
         sourceLocation: SourceLocation = #_sourceLocation,
         _ body: @Sendable (TestHarness) async throws -> Void
     ) async throws {
-        let mail = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mail-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: mail) }
+        // One mail directory per database, not per server: servers on one database share its outbox, and
+        // any of them may send a mail another one's request wrote, as production instances do to one relay.
+        // The first server of a database makes the directory and removes it when it stops.
+        let mail = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mail-\(Self.directoryName(of: url))")
+        let madeHere = !FileManager.default.fileExists(atPath: mail.path)
+        try FileManager.default.createDirectory(at: mail, withIntermediateDirectories: true)
+        defer { if madeHere { try? FileManager.default.removeItem(at: mail) } }
         var configuration = BrokerConfiguration(
             databaseURL: url.text, httpHost: "127.0.0.1", httpPort: 0, publicURL: "http://127.0.0.1:8080",
             mailTransport: .file, mailDirectory: mail.path, logLevel: .warning)
@@ -98,6 +104,11 @@ struct TestHarness: Sendable {
                 }
             }
         }
+    }
+
+    /// A file name for the database `url` names (its text hashed: it holds a password).
+    static func directoryName(of url: DatabaseURL) -> String {
+        SHA256.hash(data: Data(url.text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
     }
 
     /// `D4H_TEST_POOL_SIZE` (default 3): the pool size of every test server.
