@@ -8,12 +8,11 @@ import OpenAPIRuntime
 /// the receipts use (`ConsentRecord.subject`). `docs/consent.md` has the mapping field by field; `make test`
 /// validates the resource against the R4 models of PyPI's `fhir.resources` (scripts/fhir-consent-check.sh).
 struct FHIRConsent: Encodable {
-    static let sampleTypeSystem = "https://data4help.example/fhir/CodeSystem/sample-type"
-    static let requestSystem = "https://data4help.example/fhir/NamingSystem/single-request"
-    static let grantSystem = "https://data4help.example/fhir/NamingSystem/grant"
-    static let vatSystem = "https://data4help.example/fhir/NamingSystem/vat-number"
-    /// The pseudonyms are per company: the company's id is part of the system, so two companies' values never compare.
-    static let pseudonymSystemPrefix = "https://data4help.example/fhir/NamingSystem/request-pseudonym/"
+    static let sampleTypeSystem = FHIRSystems.sampleType
+    static let requestSystem = FHIRSystems.request
+    static let grantSystem = FHIRSystems.grant
+    static let vatSystem = FHIRSystems.vatNumber
+    static let pseudonymSystemPrefix = FHIRSystems.requestPseudonymPrefix
 
     struct Coding: Encodable {
         var system: String?
