@@ -183,11 +183,16 @@ extension Console {
             }
         }
 
-        // The API's streamed export, as a file.
+        // The API's streamed export, as a file: everything as JSON, or the samples as FHIR (`?format=fhir`).
         get("/export", .role(.user), on: router) { request in
-            let download = try await request.services.budgeted.personalExport(of: try request.caller, logger: request.logger)
+            let fhir = request.query["format"] == "fhir"
+            let download =
+                fhir
+                ? try await request.services.budgeted.personalObservations(of: try request.caller, form: .bundle, logger: request.logger)
+                : try await request.services.budgeted.personalExport(of: try request.caller, logger: request.logger)
             var response = Response(openAPI: download.head, body: download.body)
-            response.headers[.contentDisposition] = #"attachment; filename="data4help-export.json""#
+            response.headers[.contentDisposition] =
+                fhir ? #"attachment; filename="data4help-observations.fhir.json""# : #"attachment; filename="data4help-export.json""#
             return response
         }
     }

@@ -48,7 +48,8 @@ extension BrokerAPI {
         let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         let release = try await budgeted.groupResults(id: try groupRequestID(input.path.id), for: principal, logger: logger)
         switch format {
-        case .json: return .ok(.init(body: .json(.init(release))))
+        // Group results are no Observations: FHIR is not offered, so `negotiate` never answers it here.
+        case .json, .fhirBundle, .fhirNDJSON: return .ok(.init(body: .json(.init(release))))
         case .csv: return .ok(.init(body: .csv(HTTPBody(GroupResultsCSV.text(release)))))
         }
     }

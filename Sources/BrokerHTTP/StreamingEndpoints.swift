@@ -27,7 +27,7 @@ struct StreamingEndpoints: Sendable {
     /// `GET /v1/single-requests/{id}/data?cursor=&format=`
     func download(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
         let (principal, id, query, accept) = try await downloadInput(request, metadata)
-        let format = try DownloadFormat.negotiate(format: query["format"], accept: accept)
+        let format = try DownloadFormat.negotiate(format: query["format"], accept: accept, offersFHIR: true)
         let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
         return (download.head, download.body)
     }
@@ -50,9 +50,19 @@ struct StreamingEndpoints: Sendable {
         return (download.head, download.body)
     }
 
-    /// `GET /v1/me/export`
-    func export(_: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
-        let download = try await api.budgeted.personalExport(of: try await api.caller(), logger: api.logger)
+    /// `GET /v1/me/export?format=json|fhir|ndjson`
+    func export(_ request: HTTPRequest, _: HTTPBody?, _: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+        let principal = try await api.caller()
+        let accept = (request.headerFields[.accept] ?? "").split(separator: ",").map(String.init)
+        let format = Self.query(of: request)["format"]
+        guard format != "csv" else { throw Problem.validationFailed([FieldError(field: "format", message: "must be json, fhir or ndjson")]) }
+        let download: Download
+        switch try DownloadFormat.negotiate(format: format, accept: accept, offersFHIR: true) {
+        // The export is one document, not a table: an Accept list preferring CSV gets the JSON, as before.
+        case .json, .csv: download = try await api.budgeted.personalExport(of: principal, logger: api.logger)
+        case .fhirBundle: download = try await api.budgeted.personalObservations(of: principal, form: .bundle, logger: api.logger)
+        case .fhirNDJSON: download = try await api.budgeted.personalObservations(of: principal, form: .ndjson, logger: api.logger)
+        }
         return (download.head, download.body)
     }
 

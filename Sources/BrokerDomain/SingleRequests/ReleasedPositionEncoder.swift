@@ -30,7 +30,7 @@ struct ReleasedPositionEncoder: ReleaseEncoder {
         return bytes
     }
 
-    mutating func append(_ chunk: ReleasedPositions, row: Int) -> Bool {
+    mutating func append(_ chunk: ReleasedPositions, row: Int) -> Int {
         let position = chunk.positions[row]
         let at = Timestamp.rfc3339(position.at)
         let latitude = ReleasedSampleEncoder.number(position.latitude)
@@ -53,7 +53,7 @@ struct ReleasedPositionEncoder: ReleaseEncoder {
             bytes += Array((text + "</trkpt>\n").utf8)
         }
         first = false
-        return true
+        return 1
     }
 
     mutating func finish(availableTypes _: [SampleType], nextCursor: String) {

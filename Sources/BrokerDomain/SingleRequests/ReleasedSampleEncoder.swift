@@ -5,14 +5,19 @@ import Foundation
 /// second), so it writes bytes directly: the type's name and unit are precomputed, a day's date is
 /// formatted once per day, and numbers with few decimals are written without `Double.description`.
 package struct ReleasedSampleEncoder {
-    let format: DownloadFormat
+    /// Data4Help's own forms (FHIR has its encoder: `FHIRObservationEncoder`).
+    enum Form {
+        case json, csv
+    }
+
+    let format: Form
     private(set) var bytes: [UInt8] = []
     private var first = true
     private var cachedDay = Int.min
     private var cachedDayBytes: [UInt8] = []
     static let chunkSize = 64 * 1024
 
-    init(format: DownloadFormat) {
+    init(format: Form) {
         self.format = format
         bytes.reserveCapacity(Self.chunkSize + 256)
         switch format {

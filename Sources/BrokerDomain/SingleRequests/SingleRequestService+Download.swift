@@ -58,9 +58,37 @@ extension SingleRequestService {
         _ plan: DownloadPlan, format: DownloadFormat, logger: Logger,
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
+        switch format {
+        case .json: try await streamSamples(plan, encoder: ReleasedSampleEncoder(format: .json), logger: logger, send: send)
+        case .csv: try await streamSamples(plan, encoder: ReleasedSampleEncoder(format: .csv), logger: logger, send: send)
+        case .fhirBundle, .fhirNDJSON:
+            try await streamSamples(
+                plan, encoder: try await observationEncoder(for: plan, form: format == .fhirBundle ? .bundle : .ndjson, logger: logger),
+                logger: logger, send: send)
+        }
+    }
+
+    /// FHIR Observations name the person by the pseudonym of this request, as its receipts and its
+    /// Consent do; their ids start with the request's id, so two requests' Observations never share one.
+    private func observationEncoder(for plan: DownloadPlan, form: FHIRObservationEncoder.Form, logger: Logger) async throws
+        -> FHIRObservationEncoder
+    {
+        let request = plan.request.id
+        let pseudonym = try await client.withConnection { connection in
+            try await receipts.pseudonyms.pseudonym(of: plan.userID, in: request, on: connection, logger: logger)
+        }
+        let id = request.uuidString.lowercased()
+        return FHIRObservationEncoder(
+            form: form, subject: .requestPseudonym(request: request, pseudonym: pseudonym), idPrefix: id.replacingOccurrences(of: "-", with: ""),
+            timestamp: clock.now, nextLink: "/v1/single-requests/\(id)/data?format=fhir&cursor=")
+    }
+
+    private func streamSamples<Encoder: ReleaseEncoder>(
+        _ plan: DownloadPlan, encoder: Encoder, logger: Logger, send: @Sendable ([UInt8]) async -> Bool
+    ) async throws where Encoder.Chunk == ReleasedChunk {
         try await streamRelease(
             // Recorded as a release of the granted types that had data to release (none the person unshared).
-            plan, of: plan.availableTypes.map(RequestedType.sample), encoder: ReleasedSampleEncoder(format: format), logger: logger,
+            plan, of: plan.availableTypes.map(RequestedType.sample), encoder: encoder, logger: logger,
             read: { plan, arrival, connection in
                 try await SingleRequestStore.releasedChunk(plan, after: arrival, limit: Self.chunkRows, on: connection, logger: logger)
             },
@@ -117,9 +145,9 @@ extension SingleRequestService {
                 let following = after
                 next = Task { try await chunk(after: following) }
                 readAhead = true
+                encoder.begin(current)
                 for row in 0..<current.count {
-                    guard encoder.append(current, row: row) else { continue }
-                    inChunk += 1
+                    inChunk += Int64(encoder.append(current, row: row))
                     if encoder.isChunkFull {
                         guard await send(encoder.takeChunk()) else {
                             receiverGone = true

@@ -127,4 +127,34 @@ package struct PersonalExport: Sendable {
 
     /// Samples read per query.
     static let samplePage = 10_000
+
+    /// The person's samples as FHIR R4 Observations (`docs/fhir.md`), a Bundle or NDJSON: what a hospital's
+    /// system or another app reads. The profile, requests and positions are not Observations and stay in the
+    /// JSON export. Observations name the person by their account, which is theirs to give.
+    package func streamObservations(
+        of userID: UUID, form: FHIRObservationEncoder.Form, logger: Logger, send: @Sendable ([UInt8]) async -> Bool
+    ) async throws {
+        var encoder = FHIRObservationEncoder(form: form, subject: .account(userID), idPrefix: "me", timestamp: clock.now)
+        var after: SampleCursor?
+        repeat {
+            let samples = try await client.withConnection { [after] in
+                try await SampleStore.exportPage(userID: userID, after: after, limit: Self.samplePage, on: $0, logger: logger)
+            }
+            // In (time, type) order, so a blood pressure pair sits side by side: only a pair split by the
+            // page's end is written as two Observations.
+            let codes = samples.map(\.type.code)
+            let times = samples.map(\.at)
+            let values = samples.map(\.value)
+            encoder.begin(codes: codes, times: times)
+            for row in samples.indices {
+                _ = encoder.append(codes: codes, times: times, values: values, row: row)
+                if encoder.isChunkFull {
+                    guard await send(encoder.takeChunk()) else { return }
+                }
+            }
+            after = samples.count == Self.samplePage ? samples.last.map { SampleCursor(at: $0.at, type: $0.type) } : nil
+        } while after != nil
+        encoder.finish(nextCursor: "")
+        _ = await send(encoder.takeChunk())
+    }
 }

@@ -16,8 +16,8 @@ extension BudgetedOperations {
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
         let head = Download.head(
-            contentType: format == .csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8", nextCursor: plan.nextCursor,
-            filename: format == .csv ? "request-\(id.uuidString.lowercased()).csv" : nil)
+            contentType: format.contentType, nextCursor: plan.nextCursor,
+            filename: format.fileExtension.map { "request-\(id.uuidString.lowercased()).\($0)" })
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await service.streamDownload(plan, format: format, logger: logger, send: send)
         }
@@ -36,6 +36,22 @@ extension BudgetedOperations {
             filename: format.fileExtension.map { "positions-\(id.uuidString.lowercased()).\($0)" })
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await service.streamPositions(plan, format: format, logger: logger, send: send)
+        }
+        return Download(head: head, body: body.body)
+    }
+
+    /// A person's samples as FHIR Observations (a Bundle or NDJSON), the FHIR form of their export.
+    package func personalObservations(of principal: Principal, form: FHIRObservationEncoder.Form, logger: Logger) async throws -> Download {
+        guard principal.role == .user else {
+            throw Problem.validationFailed([FieldError(field: "format", message: "fhir and ndjson hold a person's samples; use json")])
+        }
+        try admit(principal, to: .downloads, logger: logger)
+        let exporter = PersonalExport(client: singleRequests.client, clock: accounts.clock)
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = form == .bundle ? DownloadFormat.fhirBundle.contentType : DownloadFormat.fhirNDJSON.contentType
+        head.headerFields[.cacheControl] = "no-store"
+        let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
+            try await exporter.streamObservations(of: principal.accountID, form: form, logger: logger, send: send)
         }
         return Download(head: head, body: body.body)
     }

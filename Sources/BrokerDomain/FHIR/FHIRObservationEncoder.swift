@@ -1,0 +1,270 @@
+import Foundation
+
+/// Writes samples as FHIR R4 Observations (`ObservationCoding` is the table), chunk by chunk, as a `Bundle`
+/// of type collection or as NDJSON, one Observation a line. Like `ReleasedSampleEncoder` it is a download's
+/// hot loop, so each type's fixed parts (profile, category, code, subject, unit) are encoded once, when
+/// the encoder is made, and a sample costs its id, its times and its value.
+///
+/// Blood pressure: a systolic and a diastolic reading taken at the same instant are written as one panel
+/// (LOINC 85354-9, the two as components), as the R4 vital-signs profile has it, when both are in the same
+/// chunk of rows (`begin`). A reading without a partner there is an Observation of its own.
+package struct FHIRObservationEncoder {
+    package enum Form: Sendable {
+        case bundle
+        case ndjson
+    }
+
+    /// Who the Observations are about, as the receiver may know them.
+    package enum Subject: Sendable {
+        /// A company's download: the per-request pseudonym its receipts and Consent use (`ConsentPseudonyms`).
+        case requestPseudonym(request: UUID, pseudonym: String)
+        /// The person's own export: their account.
+        case account(UUID)
+    }
+
+    let form: Form
+    private(set) var bytes: [UInt8] = []
+    private var written = 0
+    private let idPrefix: [UInt8]
+    private let nextLink: String?
+    private let types: [TypeBytes?]
+    private let panel: PanelBytes
+    /// For the current chunk: the row each blood pressure reading is written with (its partner), and
+    /// whether this row is the one that writes the panel.
+    private var partner: [Int: Int] = [:]
+
+    /// `idPrefix` makes the Observations' ids unique across what one receiver gets (a request's id for a
+    /// company: two requests to one person give different ids); `nextLink` is the Bundle's `next` link
+    /// (the download with its next cursor) without the cursor; `timestamp` the Bundle's.
+    package init(form: Form, subject: Subject, idPrefix: String, timestamp: Date, nextLink: String? = nil) {
+        self.form = form
+        self.idPrefix = Array(idPrefix.utf8)
+        self.nextLink = nextLink
+        let subjectJSON: String
+        switch subject {
+        case .requestPseudonym(let request, let pseudonym):
+            subjectJSON = Self.identifierReference(
+                system: FHIRSystems.requestPseudonymPrefix + request.uuidString.lowercased(), value: pseudonym)
+        case .account(let id):
+            subjectJSON = Self.identifierReference(system: FHIRSystems.account, value: id.uuidString.lowercased())
+        }
+        var table = [TypeBytes?](repeating: nil, count: Int(SampleType.allCases.map(\.code).max()!) + 1)
+        for type in SampleType.allCases { table[Int(type.code)] = TypeBytes(type, subject: subjectJSON) }
+        types = table
+        panel = PanelBytes(subject: subjectJSON)
+        bytes.reserveCapacity(ReleasedSampleEncoder.chunkSize + 2048)
+        if form == .bundle {
+            bytes += Array(#"{"resourceType":"Bundle","type":"collection","timestamp":""#.utf8)
+            Timestamp.appendRFC3339(timestamp, to: &bytes)
+            bytes += Array(#"""#.utf8)
+        }
+    }
+
+    var isChunkFull: Bool { bytes.count >= ReleasedSampleEncoder.chunkSize }
+
+    mutating func takeChunk() -> [UInt8] {
+        defer {
+            bytes = []
+            bytes.reserveCapacity(ReleasedSampleEncoder.chunkSize + 2048)
+        }
+        return bytes
+    }
+
+    /// Pairs the chunk's blood pressure readings: each systolic with the first unpaired diastolic of the
+    /// same instant, in arrival order. The panel is written at the first of the two rows.
+    mutating func begin(codes: [Int16], times: [Date]) {
+        partner = [:]
+        let systolic = SampleType.systolicPressure.code
+        let diastolic = SampleType.diastolicPressure.code
+        guard codes.contains(where: { $0 == systolic || $0 == diastolic }) else { return }
+        var waiting: [Date: (systolic: [Int], diastolic: [Int])] = [:]
+        for (row, code) in codes.enumerated() where code == systolic || code == diastolic {
+            var entry = waiting[times[row], default: ([], [])]
+            if code == systolic {
+                if let other = entry.diastolic.first {
+                    entry.diastolic.removeFirst()
+                    (partner[other], partner[row]) = (row, other)
+                } else {
+                    entry.systolic.append(row)
+                }
+            } else if let other = entry.systolic.first {
+                entry.systolic.removeFirst()
+                (partner[other], partner[row]) = (row, other)
+            } else {
+                entry.diastolic.append(row)
+            }
+            waiting[times[row]] = entry
+        }
+    }
+
+    /// Writes row `row`; answers how many samples that released (2 for a panel, 0 for the second reading
+    /// of a panel already written, or for a code this server does not know).
+    mutating func append(codes: [Int16], times: [Date], values: [Double], row: Int) -> Int {
+        let code = codes[row]
+        guard Int(code) < types.count, let type = types[Int(code)] else { return 0 }
+        if let other = partner[row] {
+            guard other > row else { return 0 }
+            let (systolic, diastolic) = code == SampleType.systolicPressure.code ? (row, other) : (other, row)
+            openResource()
+            bytes += panel.opening
+            appendID(code: panel.idCode, at: times[row])
+            bytes += panel.afterID
+            Timestamp.appendRFC3339(times[row], to: &bytes)
+            bytes += panel.systolic
+            appendNumber(values[systolic])
+            bytes += panel.diastolic
+            appendNumber(values[diastolic])
+            bytes += panel.closing
+            closeResource()
+            return 2
+        }
+        openResource()
+        bytes += Self.opening
+        appendID(code: type.idCode, at: times[row])
+        bytes += type.afterID
+        Timestamp.appendRFC3339(times[row], to: &bytes)
+        if type.isPeriod {
+            bytes += Self.periodEnd
+            // Sleep's sample is the period's start and its length in hours; other totals carry no length.
+            let end = code == SampleType.sleepingHours.code ? times[row].addingTimeInterval(values[row] * 3600) : times[row]
+            Timestamp.appendRFC3339(end, to: &bytes)
+            bytes += Self.periodClose
+        } else {
+            bytes += Self.quote
+        }
+        bytes += Self.valueOpening
+        appendNumber(values[row])
+        bytes += type.closing
+        closeResource()
+        return 1
+    }
+
+    /// Closes the Bundle (its `next` link carries the download's next cursor); NDJSON needs nothing more.
+    mutating func finish(nextCursor: String) {
+        guard form == .bundle else { return }
+        if written > 0 { bytes += Array("]".utf8) }
+        if let nextLink {
+            bytes += Array(#","link":[{"relation":"next","url":"#.utf8)
+            bytes += Array(Self.jsonString(nextLink + nextCursor).utf8)
+            bytes += Array("}]".utf8)
+        }
+        bytes += Array("}".utf8)
+    }
+
+    // MARK: Pieces
+
+    private mutating func openResource() {
+        guard form == .bundle else { return }
+        // FHIR JSON has no empty arrays: `entry` opens with its first resource.
+        bytes += written == 0 ? Self.firstEntry : Self.nextEntry
+    }
+
+    private mutating func closeResource() {
+        bytes += form == .bundle ? Self.entryClose : Self.newline
+        written += 1
+    }
+
+    /// `<prefix>-<code>-<microseconds since 1970>`: unique for a person (one sample per type and instant),
+    /// the same in every download of the sample, and within FHIR's 64 characters.
+    private mutating func appendID(code: [UInt8], at: Date) {
+        bytes += idPrefix
+        bytes += code
+        let (seconds, micros) = Timestamp.split(at)
+        let total = seconds * 1_000_000 + micros
+        if total < 0 { bytes.append(UInt8(ascii: "n")) }
+        bytes += Array(String(total.magnitude).utf8)
+    }
+
+    private mutating func appendNumber(_ value: Double) {
+        bytes += Array(ReleasedSampleEncoder.number(value).utf8)
+    }
+
+    private static let opening = Array(#"{"resourceType":"Observation","id":""#.utf8)
+    private static let periodEnd = Array(#"","end":""#.utf8)
+    private static let periodClose = Array(#""}"#.utf8)
+    private static let quote = Array(#"""#.utf8)
+    private static let valueOpening = Array(#","valueQuantity":{"value":"#.utf8)
+    private static let firstEntry = Array(#","entry":[{"resource":"#.utf8)
+    private static let nextEntry = Array(#",{"resource":"#.utf8)
+    private static let entryClose = Array("}".utf8)
+    private static let newline = Array("\n".utf8)
+
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let control where control.value < 0x20: out += String(format: "\\u%04x", control.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func identifierReference(system: String, value: String) -> String {
+        #"{"type":"Patient","identifier":{"system":\#(jsonString(system)),"value":\#(jsonString(value))}}"#
+    }
+
+    static func coding(_ code: ObservationCoding.Code) -> String {
+        #"{"system":\#(jsonString(code.system)),"code":\#(jsonString(code.code)),"display":\#(jsonString(code.display))}"#
+    }
+
+    static func category(_ category: ObservationCoding.Category) -> String {
+        #"[{"coding":[{"system":"\#(FHIRSystems.observationCategory)","code":"\#(category.rawValue)","display":"\#(category.display)"}]}]"#
+    }
+
+    static func quantityUnit(_ coding: ObservationCoding) -> String {
+        #","unit":\#(jsonString(coding.unitDisplay)),"system":"\#(FHIRSystems.ucum)","code":\#(jsonString(coding.unitCode))}"#
+    }
+
+    /// One type's fixed parts, around the id, the times and the value.
+    private struct TypeBytes {
+        var idCode: [UInt8]
+        var afterID: [UInt8]
+        var isPeriod: Bool
+        var closing: [UInt8]
+
+        init(_ type: SampleType, subject: String) {
+            let coding = type.observationCoding
+            idCode = Array("-\(type.code)-".utf8)
+            isPeriod = coding.effective == .period
+            let profile = coding.profile.map { #","meta":{"profile":[\#(jsonString($0))]}"# } ?? ""
+            let codes = ([coding.code] + coding.alsoCodes).map(coding(_:)).joined(separator: ",")
+            afterID = Array(
+                (#""\#(profile),"status":"final","category":\#(category(coding.category)),"code":{"coding":[\#(codes)],"#
+                    + #""text":\#(jsonString(coding.code.display))},"subject":\#(subject),"#
+                    + (isPeriod ? #""effectivePeriod":{"start":""# : #""effectiveDateTime":""#)).utf8)
+            closing = Array((quantityUnit(coding) + "}").utf8)
+        }
+    }
+
+    /// The blood pressure panel's fixed parts.
+    private struct PanelBytes {
+        var idCode = Array("-bp-".utf8)
+        var opening = FHIRObservationEncoder.opening
+        var afterID: [UInt8]
+        var systolic: [UInt8]
+        var diastolic: [UInt8]
+        var closing: [UInt8]
+
+        init(subject: String) {
+            let systolicCoding = SampleType.systolicPressure.observationCoding
+            let diastolicCoding = SampleType.diastolicPressure.observationCoding
+            let panel = ObservationCoding.bloodPressurePanel
+            afterID = Array(
+                (#"","meta":{"profile":["\#(ObservationCoding.bloodPressureProfile)"]},"status":"final","#
+                    + #""category":\#(category(.vitalSigns)),"code":{"coding":[\#(coding(panel))],"text":"Blood pressure"},"#
+                    + #""subject":\#(subject),"effectiveDateTime":""#).utf8)
+            systolic = Array(
+                (#"","component":[{"code":{"coding":[\#(coding(systolicCoding.code))]},"valueQuantity":{"value":"#).utf8)
+            diastolic = Array(
+                (quantityUnit(systolicCoding) + "}"
+                    + #",{"code":{"coding":[\#(coding(diastolicCoding.code))]},"valueQuantity":{"value":"#).utf8)
+            closing = Array((quantityUnit(diastolicCoding) + "}]}").utf8)
+        }
+    }
+}
