@@ -83,6 +83,7 @@ checks = [
     ("logging out ended the session (204, then 401)", "204\n401\n" in text),
     ("the password reset set a new password and ended the earlier session (202, 204, 401, 200)", "202\n204\n401\n200\n" in text),
     ("the company downloaded CSV", "text/csv" in text),
+    ("the company downloaded a FHIR Bundle of heart rates (LOINC 8867-4)", "'code': '8867-4'" in text),
     ("the person granted part of the request", "'narrowed': True" in text),
     ("the consent receipt verified offline and through the API", "valid" in text and "\nTrue\n" in text),
     ("the group request's results are CSV", "bucket_start,type,unit,people,mean" in text),
