@@ -199,6 +199,38 @@ struct FHIRObservationTests {
         }
     }
 
+    @Test("the console's FHIR downloads are the API's: a company's request, a person's export")
+    func console() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
+            let id = try await harness.acceptedRequestID(parties)
+            func entries(_ response: TestResponse) throws -> [String] {
+                try (harness.object(response)["entry"] as? [[String: Any]] ?? []).map {
+                    String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self)
+                }
+            }
+            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
+            let company = ConsoleBrowser(harness)
+            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+            let page = try await company.get("/company/requests/\(id)")
+            #expect(harness.text(page).contains("/company/requests/\(id)/data.fhir.json"))
+            let console = try await company.send(.get, "/company/requests/\(id)/data.fhir.json", body: nil, headers: [:])
+            #expect(console.status == .ok && console.headers[.contentType] == "application/fhir+json; charset=utf-8")
+            #expect(console.headers[.contentDisposition]?.contains(".fhir.json") == true)
+            let api = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=fhir", token: parties.company)
+            #expect(try entries(console).count == 2 && entries(console) == entries(api))
+
+            let person = ConsoleBrowser(harness)
+            #expect(try await person.logIn(parties.personEmail, TestHarness.Person().password).status == .seeOther)
+            #expect(harness.text(try await person.get("/account")).contains("/export?format=fhir"))
+            let export = try await person.send(.get, "/export?format=fhir", body: nil, headers: [:])
+            #expect(export.headers[.contentDisposition]?.contains("data4help-observations.fhir.json") == true)
+            let own = try await harness.request(.get, "/v1/me/export?format=fhir", token: parties.person)
+            #expect(try entries(export).count == 2 && entries(export) == entries(own))
+        }
+    }
+
     @Test("a person's export in FHIR: their samples, their account as the subject; companies get 422")
     func personalExport() async throws {
         try await TestHarness.run { harness in
