@@ -23,7 +23,9 @@ package struct FHIRObservationEncoder {
     }
 
     let form: Form
-    private(set) var bytes: [UInt8] = []
+    private var out = DownloadBytes(capacity: ReleasedSampleEncoder.chunkSize + 2048)
+    /// What was written since the last chunk was taken.
+    var bytes: [UInt8] { out.bytes }
     private var written = 0
     private let idPrefix: [UInt8]
     private let nextLink: String?
@@ -52,22 +54,18 @@ package struct FHIRObservationEncoder {
         for type in SampleType.allCases { table[Int(type.code)] = TypeBytes(type, subject: subjectJSON) }
         types = table
         panel = PanelBytes(subject: subjectJSON)
-        bytes.reserveCapacity(ReleasedSampleEncoder.chunkSize + 2048)
         if form == .bundle {
-            bytes += Array(#"{"resourceType":"Bundle","type":"collection","timestamp":""#.utf8)
-            Timestamp.appendRFC3339(timestamp, to: &bytes)
-            bytes += Array(#"""#.utf8)
+            out.bytes += Array(#"{"resourceType":"Bundle","type":"collection","timestamp":""#.utf8)
+            out.appendTime(timestamp)
+            out.bytes += Array(#"""#.utf8)
         }
     }
 
-    var isChunkFull: Bool { bytes.count >= ReleasedSampleEncoder.chunkSize }
+    var isChunkFull: Bool { out.bytes.count >= ReleasedSampleEncoder.chunkSize }
 
     mutating func takeChunk() -> [UInt8] {
-        defer {
-            bytes = []
-            bytes.reserveCapacity(ReleasedSampleEncoder.chunkSize + 2048)
-        }
-        return bytes
+        defer { out = DownloadBytes(capacity: ReleasedSampleEncoder.chunkSize + 2048) }
+        return out.bytes
     }
 
     /// Pairs the chunk's blood pressure readings: each systolic with the first unpaired diastolic of the
@@ -106,35 +104,35 @@ package struct FHIRObservationEncoder {
             guard other > row else { return 0 }
             let (systolic, diastolic) = code == SampleType.systolicPressure.code ? (row, other) : (other, row)
             openResource()
-            bytes += panel.opening
+            out.bytes += panel.opening
             appendID(code: panel.idCode, at: times[row])
-            bytes += panel.afterID
-            Timestamp.appendRFC3339(times[row], to: &bytes)
-            bytes += panel.systolic
-            appendNumber(values[systolic])
-            bytes += panel.diastolic
-            appendNumber(values[diastolic])
-            bytes += panel.closing
+            out.bytes += panel.afterID
+            out.appendTime(times[row])
+            out.bytes += panel.systolic
+            out.appendNumber(values[systolic])
+            out.bytes += panel.diastolic
+            out.appendNumber(values[diastolic])
+            out.bytes += panel.closing
             closeResource()
             return 2
         }
         openResource()
-        bytes += Self.opening
+        out.bytes += Self.opening
         appendID(code: type.idCode, at: times[row])
-        bytes += type.afterID
-        Timestamp.appendRFC3339(times[row], to: &bytes)
+        out.bytes += type.afterID
+        out.appendTime(times[row])
         if type.isPeriod {
-            bytes += Self.periodEnd
+            out.bytes += Self.periodEnd
             // Sleep's sample is the period's start and its length in hours; other totals carry no length.
             let end = code == SampleType.sleepingHours.code ? times[row].addingTimeInterval(values[row] * 3600) : times[row]
-            Timestamp.appendRFC3339(end, to: &bytes)
-            bytes += Self.periodClose
+            out.appendTime(end)
+            out.bytes += Self.periodClose
         } else {
-            bytes += Self.quote
+            out.bytes += Self.quote
         }
-        bytes += Self.valueOpening
-        appendNumber(values[row])
-        bytes += type.closing
+        out.bytes += Self.valueOpening
+        out.appendNumber(values[row])
+        out.bytes += type.closing
         closeResource()
         return 1
     }
@@ -142,13 +140,13 @@ package struct FHIRObservationEncoder {
     /// Closes the Bundle (its `next` link carries the download's next cursor); NDJSON needs nothing more.
     mutating func finish(nextCursor: String) {
         guard form == .bundle else { return }
-        if written > 0 { bytes += Array("]".utf8) }
+        if written > 0 { out.bytes += Array("]".utf8) }
         if let nextLink {
-            bytes += Array(#","link":[{"relation":"next","url":"#.utf8)
-            bytes += Array(Self.jsonString(nextLink + nextCursor).utf8)
-            bytes += Array("}]".utf8)
+            out.bytes += Array(#","link":[{"relation":"next","url":"#.utf8)
+            out.bytes += Array(Self.jsonString(nextLink + nextCursor).utf8)
+            out.bytes += Array("}]".utf8)
         }
-        bytes += Array("}".utf8)
+        out.bytes += Array("}".utf8)
     }
 
     // MARK: Pieces
@@ -156,27 +154,23 @@ package struct FHIRObservationEncoder {
     private mutating func openResource() {
         guard form == .bundle else { return }
         // FHIR JSON has no empty arrays: `entry` opens with its first resource.
-        bytes += written == 0 ? Self.firstEntry : Self.nextEntry
+        out.bytes += written == 0 ? Self.firstEntry : Self.nextEntry
     }
 
     private mutating func closeResource() {
-        bytes += form == .bundle ? Self.entryClose : Self.newline
+        out.bytes += form == .bundle ? Self.entryClose : Self.newline
         written += 1
     }
 
     /// `<prefix>-<code>-<microseconds since 1970>`: unique for a person (one sample per type and instant),
     /// the same in every download of the sample, and within FHIR's 64 characters.
     private mutating func appendID(code: [UInt8], at: Date) {
-        bytes += idPrefix
-        bytes += code
+        out.bytes += idPrefix
+        out.bytes += code
         let (seconds, micros) = Timestamp.split(at)
         let total = seconds * 1_000_000 + micros
-        if total < 0 { bytes.append(UInt8(ascii: "n")) }
-        bytes += Array(String(total.magnitude).utf8)
-    }
-
-    private mutating func appendNumber(_ value: Double) {
-        bytes += Array(ReleasedSampleEncoder.number(value).utf8)
+        if total < 0 { out.bytes.append(UInt8(ascii: "n")) }
+        out.appendDigits(Int(total.magnitude), width: 1)
     }
 
     private static let opening = Array(#"{"resourceType":"Observation","id":""#.utf8)
