@@ -3,18 +3,35 @@ import Foundation
 /// An upload as sent (type, value and time still as text), validated all at once: either every sample is
 /// valid, or the answer lists every offending index and nothing is stored.
 package struct SampleBatch: Sendable {
-    /// One sample as received; `line` is set for CSV bodies (1-based, the header is line 1).
+    /// One sample as received; `line` is set for CSV bodies (1-based, the header is line 1), `fields` for
+    /// samples read out of a document of another shape (a FHIR Bundle), whose problems name its own fields.
     package struct Entry: Sendable {
         package var type: String
         package var value: Double?
         package var at: String
         package var line: Int?
+        package var fields: Fields?
 
-        package init(type: String, value: Double?, at: String, line: Int? = nil) {
+        package init(type: String, value: Double?, at: String, line: Int? = nil, fields: Fields? = nil) {
             self.type = type
             self.value = value
             self.at = at
             self.line = line
+            self.fields = fields
+        }
+    }
+
+    /// Where an entry's type, value and time were read, as the problem's `field` names them
+    /// (`entry[3].resource.valueQuantity.value`).
+    package struct Fields: Sendable {
+        package var type: String
+        package var value: String
+        package var at: String
+
+        package init(type: String, value: String, at: String) {
+            self.type = type
+            self.value = value
+            self.at = at
         }
     }
 
@@ -39,6 +56,10 @@ package struct SampleBatch: Sendable {
         for (index, entry) in entries.enumerated() {
             let place = entry.line.map { "line \($0)" } ?? "samples[\(index)]"
             func fail(_ field: String, _ message: String) {
+                if let fields = entry.fields {
+                    let name = field == "type" ? fields.type : field == "value" ? fields.value : fields.at
+                    return errors.append(FieldError(field: name, message: message))
+                }
                 errors.append(
                     FieldError(field: entry.line == nil ? "\(place).\(field)" : place, message: entry.line == nil ? message : "\(field) \(message)"))
             }
