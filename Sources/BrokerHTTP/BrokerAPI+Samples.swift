@@ -13,6 +13,16 @@ extension BrokerAPI {
             result = try await budgeted.storeSamples(entries, timeZone: upload.timeZone, by: principal, logger: logger)
         case .csv(let body):
             result = try await budgeted.storeSamples(csv: body, by: principal, logger: logger)
+        case .applicationFhirJson(let bundle):
+            let upload = try await budgeted.storeSamples(fhirBundle: bundle.value, by: principal, logger: logger)
+            return .ok(
+                .init(
+                    body: .json(
+                        .init(
+                            accepted: upload.ingest.accepted, duplicates: upload.ingest.duplicates,
+                            skipped: .init(additionalProperties: upload.skippedResources),
+                            skippedObservations: upload.skippedObservations.isEmpty
+                                ? nil : upload.skippedObservations.map { .init(entry: $0.entry, reason: $0.reason) }))))
         }
         return .ok(.init(body: .json(.init(accepted: result.accepted, duplicates: result.duplicates))))
     }

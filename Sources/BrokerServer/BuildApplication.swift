@@ -62,7 +62,8 @@ func buildRouter(
     router.middlewares.add(DatabaseAvailabilityMiddleware(availability: services.availability))
     router.middlewares.add(
         RequestBodyLimitMiddleware(
-            defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit]))
+            defaultLimit: jsonBodyLimit, limits: ["/v1/me/imports/": importBodyLimit, "/data/upload": importBodyLimit],
+            mediaTypeLimits: [.init(path: "/v1/me/samples", mediaType: "application/fhir+json", limit: fhirBundleBodyLimit)]))
     try registerAPI(on: router, services: services, metrics: metrics, budgeted: budgeted)
     try await Console.load(
         ConsoleServices(services, budgeted: budgeted), servesTLS: configuration.tls != nil, publicURL: configuration.publicURL,

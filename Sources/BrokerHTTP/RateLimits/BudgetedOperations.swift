@@ -49,6 +49,14 @@ package struct BudgetedOperations: Sendable {
         return try await samples.upload(entries, by: principal, logger: logger)
     }
 
+    /// Stores the Observations of a FHIR Bundle already parsed (the API's `application/fhir+json` body).
+    func storeSamples(fhirBundle bundle: [String: (any Sendable)?], by principal: Principal, logger: Logger) async throws
+        -> SampleService.FHIRBundleUpload
+    {
+        try admit(principal, to: .uploads, logger: logger)
+        return try await samples.upload(fhirBundle: bundle, by: principal, logger: logger)
+    }
+
     /// Stores positions already decoded (the API's JSON body), on the same upload budget as samples.
     func storePositions(_ entries: [PositionBatch.Entry], by principal: Principal, logger: Logger) async throws
         -> (accepted: Int, duplicates: Int)
