@@ -352,16 +352,21 @@ struct FHIRImportTests {
                 // A panel whose diastolic was not measured: the systolic is imported.
                 Self.bloodPressure(130, 85, at: t).replacingOccurrences(
                     of: Self.quantity(85, "mm[Hg]"), with: #""dataAbsentReason":{"coding":[{"code":"not-performed"}]}"#),
+                // The vital signs panel as portals write it: its members are entries of their own.
+                Self.observation(
+                    Self.loinc("85353-1"), effective: Self.at(t), value: nil,
+                    extra: #","hasMember":[{"reference":"urn:uuid:00000000-0000-0000-0000-000000000003"}]"#),
             ])
             let response = try await upload(body, harness, token: token)
             try expectStored(response, harness, accepted: 2)
             let answer = try harness.object(response)
-            #expect(answer["skipped"] as? [String: Int] == ["Patient": 1, "Encounter": 2, "Observation": 3])
+            #expect(answer["skipped"] as? [String: Int] == ["Patient": 1, "Encounter": 2, "Observation": 4])
             let reasons = (answer["skippedObservations"] as? [[String: Any]] ?? []).map { "\($0["entry"] ?? "?"): \($0["reason"] ?? "?")" }
             #expect(
                 reasons == [
                     "4: status is entered-in-error", "5: status is cancelled", "6: no value (dataAbsentReason 'asked-declined')",
                     "7: component[1] (diastolic_pressure) has no value (dataAbsentReason 'not-performed')",
+                    "8: a panel of other Observations (hasMember), which are read as entries of their own",
                 ])
             #expect(try await stored(harness) == ["heart_rate@2026-10-12T08:00:00.000000": 70, "systolic_pressure@2026-10-12T08:00:00.000000": 130])
         }

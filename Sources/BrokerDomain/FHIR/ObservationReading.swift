@@ -3,7 +3,8 @@ import Foundation
 /// One Observation of an imported Bundle, read into samples: its codes name the type (a blood pressure
 /// panel's components name theirs), its `effective[x]` the time, its `valueQuantity` the value in a unit
 /// `UCUMConversion` accepts. What cannot be read is a problem naming the field; what is not a measurement
-/// (a status of entered-in-error, cancelled or registered, a `dataAbsentReason`) is skipped with the reason.
+/// (a status of entered-in-error, cancelled or registered, a `dataAbsentReason`, a grouping panel's
+/// `hasMember` without a value) is skipped with the reason.
 /// The `subject` is not read: an upload is always the caller's own data.
 struct ObservationReading {
     typealias JSONObject = FHIRBundleImport.JSONObject
@@ -22,6 +23,11 @@ struct ObservationReading {
         }
         if let absent = Self.dataAbsentReason(resource) {
             return skip("no value (dataAbsentReason \(absent))", into: &contents)
+        }
+        // A grouping panel (the vital signs panel 85353-1 as portals write it): no value of its own, its
+        // members are Observations of the Bundle, read as theirs.
+        if (resource["hasMember"] ?? nil) != nil, (resource["component"] ?? nil) == nil, !resource.keys.contains(where: { $0.hasPrefix("value") }) {
+            return skip("a panel of other Observations (hasMember), which are read as entries of their own", into: &contents)
         }
         var problems: [FieldError] = []
         defer { contents.problems += problems }
