@@ -475,7 +475,9 @@ struct FHIRImportTests {
             let token = try await harness.activeUser()
             let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("docs/examples/fhir-bundle.json")
-            let response = try await upload(try String(contentsOf: file, encoding: .utf8), harness, token: token)
+            // With the FHIR version parameter R4 clients send.
+            let response = try await upload(
+                try String(contentsOf: file, encoding: .utf8), harness, token: token, contentType: "application/fhir+json; fhirVersion=4.0")
             try expectStored(response, harness, accepted: 10)
             let answer = try harness.object(response)
             #expect(answer["skipped"] as? [String: Int] == ["Patient": 1, "Encounter": 1])
