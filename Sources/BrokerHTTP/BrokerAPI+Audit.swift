@@ -42,11 +42,17 @@ extension BrokerAPI {
                     return nil
                 }()
         }
-        let format = try DownloadFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
+        let format = try AuditLogFormat.negotiate(format: input.query.format?.rawValue, accept: input.headers.accept.map(\.contentType.rawValue))
         guard errors.isEmpty else { throw Problem.validationFailed(errors) }
         let query = AuditTrail.Query(from: from, to: to, action: input.query.action)
-        if format == .csv {
+        switch format {
+        case .csv:
             return .ok(.init(body: .csv(try await budgeted.auditEventsCSV(query, by: principal, logger: logger))))
+        case .ndjson:
+            let body = try await budgeted.auditEventsNDJSON(query, issuer: services.consentReceipts.issuer, by: principal, logger: logger)
+            return .ok(.init(body: .applicationFhirNdjson(body)))
+        case .json:
+            break
         }
         let page = try await services.auditTrail.events(
             query, page: PageRequest(limit: input.query.limit, cursor: input.query.cursor), for: principal, logger: logger)

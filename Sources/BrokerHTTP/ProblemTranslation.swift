@@ -429,6 +429,8 @@ package enum ProblemTranslation {
             "Seleziona la casella per confermare che viene eliminato tutto.",
         "must be one of en, it":
             "deve essere en o it",
+        "must be json, csv or ndjson":
+            "deve essere json, csv o ndjson",
         "cannot be changed":
             "non può essere modificato",
         "check character does not match":

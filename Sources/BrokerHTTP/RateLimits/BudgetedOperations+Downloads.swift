@@ -82,19 +82,40 @@ extension BudgetedOperations {
     }
 
     /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON
-    /// page of at most 1000 events is not). Read a thousand events at a time, each on a short lease. The API
-    /// and the console each send it with their own head (the contract's `text/csv`; an attachment).
-    /// Only auditors are charged; the first page is read before the response starts, so any other role is
-    /// refused (403, by the audit trail) with nothing spent and no head sent.
+    /// page of at most 1000 events is not). The API and the console each send it with their own head (the
+    /// contract's `text/csv`; an attachment).
     package func auditEventsCSV(_ query: AuditTrail.Query, by principal: Principal, logger: Logger) async throws -> HTTPBody {
+        try await auditEvents(
+            query, by: principal, header: Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8),
+            logger: logger
+        ) { entries in Array(entries.map(AuditCSV.line).joined().utf8) }
+    }
+
+    /// The audit log as FHIR R4 `AuditEvent` resources, one a line (`application/fhir+ndjson`), oldest first,
+    /// for an auditor; `issuer` (the server's public URL) is each event's observer. The same download as the CSV.
+    func auditEventsNDJSON(_ query: AuditTrail.Query, issuer: String, by principal: Principal, logger: Logger) async throws -> HTTPBody {
+        try await auditEvents(query, by: principal, header: [], logger: logger) { entries in
+            let encoder = FHIRAuditEvent.makeEncoder()
+            return try entries.flatMap { try FHIRAuditEvent.line($0, issuer: issuer, encoder: encoder) }
+        }
+    }
+
+    /// Every matching event, streamed: `header`, then each page of a thousand events as `encode` writes it,
+    /// each page read on a short lease. Only auditors are charged; the first page is read before the
+    /// response starts, so any other role is refused (403, by the audit trail) with nothing spent and no
+    /// head sent.
+    private func auditEvents(
+        _ query: AuditTrail.Query, by principal: Principal, header: [UInt8], logger: Logger,
+        encode: @escaping @Sendable ([AuditTrail.Entry]) throws -> [UInt8]
+    ) async throws -> HTTPBody {
         try admit(principal, to: .downloads, roles: [.auditor], logger: logger)
         let trail = auditTrail
         let first = try await trail.events(query, page: PageRequest(limit: 1000), for: principal, logger: logger)
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
-            guard await send(Array("seq,at,actor_id,actor_role,action,request_id,subject,details,prev_hash,hash\r\n".utf8)) else { return }
+            if !header.isEmpty { guard await send(header) else { return } }
             var page = first
             while true {
-                guard !page.items.isEmpty, await send(Array(page.items.map(AuditCSV.line).joined().utf8)), let next = page.next else { break }
+                guard !page.items.isEmpty, try await send(encode(page.items)), let next = page.next else { break }
                 page = try await trail.events(query, page: PageRequest(limit: 1000, cursor: next), for: principal, logger: logger)
             }
         }
