@@ -424,6 +424,65 @@ struct ConsentReceiptTests {
         }
     }
 
+    @Test("the FHIR Consent of a grant narrowed in every way says what its signed receipt says: types, window, purpose, period")
+    func consentSaysWhatTheReceiptSays() async throws {
+        try await TestHarness.run(configure: Self.withKey) { harness in
+            let parties = try await harness.requestParties(companyName: "Same Terms S.p.A.")
+            let id = try await harness.sentRequestID(
+                parties, types: ["heart_rate", "step_count", "weight"], subscriptionDays: 30,
+                window: .init(from: "2026-01-01T00:00:00Z", to: "2026-06-30T00:00:00Z"))
+            // The person narrows everything the request asked: two of three types, a shorter window, 10 of 30 days.
+            let accepted = try await harness.request(
+                .post, "/v1/single-requests/\(id)/accept",
+                json:
+                    #"{"types":["weight","heart_rate"],"window":{"from":"2026-02-01T00:00:00Z","to":"2026-05-01T00:00:00Z"},"subscription":{"days":10}}"#,
+                token: parties.person)
+            try #require(accepted.status == .ok, "\(harness.text(accepted))")
+
+            func compare(_ token: String) async throws {
+                let receipt = try #require(try await Self.receipts(harness, request: id, token: token).last?["receipt"] as? String)
+                let claims = try Self.claims(of: receipt)
+                let consent = try harness.object(try await harness.request(.get, "/v1/single-requests/\(id)/consent", token: token))
+                let provision = try #require(consent["provision"] as? [String: Any])
+                // Types: the same set, in the same order.
+                let codes = (provision["code"] as? [[String: Any]] ?? []).compactMap { ($0["coding"] as? [[String: Any]])?.first?["code"] as? String }
+                #expect(codes == claims["types"] as? [String])
+                #expect(Set(codes) == ["heart_rate", "weight"])
+                // The window: the granted one, not the asked one.
+                let window = try #require(claims["window"] as? [String: Any])
+                let dataPeriod = try #require(provision["dataPeriod"] as? [String: Any])
+                #expect(TestHarness.date(dataPeriod["start"]) == TestHarness.date(window["from"]))
+                #expect(TestHarness.date(dataPeriod["end"]) == TestHarness.date(window["to"]))
+                #expect(TestHarness.date(window["from"]) == TestHarness.date("2026-02-01T00:00:00Z"))
+                // The purpose: coded, then in the company's words.
+                let purposes = provision["purpose"] as? [[String: Any]] ?? []
+                #expect(purposes.first?["code"] as? String == claims["purposeCode"] as? String)
+                #expect(purposes.last?["display"] as? String == claims["purpose"] as? String)
+                // The period: from the grant for the granted number of days.
+                let period = try #require(provision["period"] as? [String: Any])
+                let granted = try #require(TestHarness.date(claims["statusAt"]))
+                let days = try #require(claims["subscriptionDays"] as? Int)
+                #expect(days == 10)
+                #expect(TestHarness.date(period["start"]) == granted)
+                #expect(TestHarness.date(period["end"]) == granted.addingTimeInterval(Double(days) * 86400))
+                // The same grant, company and person.
+                let identifiers = consent["identifier"] as? [[String: Any]] ?? []
+                #expect(
+                    identifiers.first { $0["system"] as? String == FHIRSystems.grant }?["value"] as? String == claims["grantId"] as? String)
+                let company = try #require(claims["company"] as? [String: Any])
+                let recipient = try #require((provision["actor"] as? [[String: Any]])?.first?["reference"] as? [String: Any])
+                #expect((recipient["identifier"] as? [String: Any])?["value"] as? String == company["vatNumber"] as? String)
+                #expect(recipient["display"] as? String == company["name"] as? String)
+                let patient = (consent["patient"] as? [String: Any])?["identifier"] as? [String: Any]
+                #expect(patient?["value"] as? String == claims["subject"] as? String)
+                let attached = ((consent["sourceAttachment"] as? [String: Any])?["data"] as? String).flatMap { Data(base64Encoded: $0) }
+                #expect(attached == Data(receipt.utf8), "the Consent carries the receipt it says it matches")
+            }
+            try await compare(parties.company)
+            try await compare(parties.person)
+        }
+    }
+
     // MARK: Console
 
     @Test("the console lists the person's receipts and a company's request's, each a download only its two parties get")
