@@ -6,7 +6,7 @@ import OpenAPIRuntime
 /// A single request as a FHIR R4 `Consent` resource (http://hl7.org/fhir/R4/consent.html), the form health
 /// systems read consents in. It says what the receipts say, and names the person only by the pseudonym
 /// the receipts use (`ConsentRecord.subject`). `docs/consent.md` has the mapping field by field; `make test`
-/// validates the resource against the R4 models of PyPI's `fhir.resources` (scripts/fhir-consent-check.sh).
+/// validates the resource against the R4 models of PyPI's `fhir.resources` (scripts/fhir-check.sh).
 struct FHIRConsent: Encodable {
     static let sampleTypeSystem = FHIRSystems.sampleType
     static let requestSystem = FHIRSystems.request

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The FHIR R4 `Consent` the API serves (`GET /v1/single-requests/{id}/consent`) validated from outside
-# Swift, against the FHIR R4 models of PyPI's `fhir.resources`: a fresh server, a person and a company,
-# requests in every state (granted, stopped, refused, pending, granted in part), and each request's
-# resource as both sides fetch it, through scripts/fhir-consent-check.py. Part of `make test`; about 20 s.
+# The FHIR R4 resources the API serves, validated from outside Swift against the FHIR R4 models of PyPI's
+# `fhir.resources`, through scripts/fhir-check.py on a fresh server: the `Consent` of requests in every state
+# as both sides fetch it, the auditors' `AuditEvent` NDJSON, and the Observation downloads (a `Bundle` and
+# NDJSON: every sample type, an empty download, a multi-megabyte one) once the server offers them. Part of
+# `make test`; the script prints how many resources of each kind it validated.
 #
 # fhir.resources 6.4.0 is the last release whose models are FHIR R4 (4.0.1; 6.5 moved to R4B, 7 and later to
 # R5). It needs pydantic 1, so it has a venv of its own, var/fhir-venv: installing pydantic 1 into the test
@@ -18,8 +19,8 @@ cd "$REPO_ROOT"
 
 SERVED_DB=d4h_fhir
 PORT=18260
-OUT=$REPO_ROOT/var/fhir-consent-check
-TOOL=fhir-consent-check
+OUT=$REPO_ROOT/var/fhir-check
+TOOL=fhir-check
 FHIR_RESOURCES_SPEC=${FHIR_RESOURCES_SPEC:-fhir.resources==6.4.0}
 PYDANTIC_SPEC=${PYDANTIC_SPEC:-pydantic==1.10.21}
 FHIR_VENV=$REPO_ROOT/var/fhir-venv
@@ -51,17 +52,20 @@ mkdir -p "$OUT/mail"
 recreate_database "$SERVED_DB"
 export DATABASE_URL HTTP_HOST=$HOST HTTP_PORT=$PORT PUBLIC_URL=$BASE_URL MAIL_TRANSPORT=file MAIL_DIRECTORY=$OUT/mail LOG_LEVEL=info
 "$D4H" migrate >"$OUT/migrate.log" 2>&1 || { cat "$OUT/migrate.log" >&2; die "d4h migrate failed"; }
+# The auditor who reads the AuditEvent export: added as an operator does, activated by the script.
+AUDITOR_EMAIL=fhir.auditor.$$@example.com
+"$D4H" auditors add "$AUDITOR_EMAIL" >"$OUT/auditor.log" 2>&1 || { cat "$OUT/auditor.log" >&2; die "d4h auditors add failed"; }
 start_server
 
 # ---- the check ------------------------------------------------------------------------------
 
-log "fetching Consent resources in every state and validating them (${CHECK_TIMEOUT} s bound)"
+log "fetching the FHIR resources and validating them (${CHECK_TIMEOUT} s bound)"
 rc=0
-BASE_URL=$BASE_URL MAIL_DIR=$OUT/mail OUT=$OUT PYTHONDONTWRITEBYTECODE=1 \
-    timeout --kill-after=10 "$CHECK_TIMEOUT" "$FHIR_VENV/bin/python" scripts/fhir-consent-check.py || rc=$?
+BASE_URL=$BASE_URL MAIL_DIR=$OUT/mail OUT=$OUT AUDITOR_EMAIL=$AUDITOR_EMAIL PYTHONDONTWRITEBYTECODE=1 \
+    timeout --kill-after=10 "$CHECK_TIMEOUT" "$FHIR_VENV/bin/python" scripts/fhir-check.py || rc=$?
 case $rc in
     0) log "passed" ;;
     124 | 137) die "the check did not finish within ${CHECK_TIMEOUT} s" ;;
-    *) die "a Consent resource did not validate, or a step failed (exit $rc); the resources are in ${OUT#"$REPO_ROOT"/}/" ;;
+    *) die "a FHIR resource did not validate, or a step failed (exit $rc); the resources are in ${OUT#"$REPO_ROOT"/}/" ;;
 esac
 check_server_log
