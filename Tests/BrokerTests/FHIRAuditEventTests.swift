@@ -246,6 +246,26 @@ struct FHIRAuditEventTests {
         }
     }
 
+    @Test("a log of several thousand-event pages streams whole: every event once, in order, the chain unbroken across pages")
+    func acrossPages() async throws {
+        try await TestHarness.run { harness in
+            let auditor = try await harness.activeAuditor()
+            _ = try await harness.sql(
+                "SELECT append_audit_event(NULL, 'system', 'account.expired', NULL, 'p_' || n::text, '{}'::jsonb) FROM generate_series(1, 2500) AS n")
+            let total = try await harness.int("SELECT count(*) FROM audit_events")
+            #expect(total >= 2500)
+            let response = try await harness.request(.get, "/v1/audit/events?format=ndjson", token: auditor)
+            try #require(response.status == .ok)
+            let lines = try Self.resources(response, harness)
+            #expect(lines.compactMap { $0["id"] as? String } == (1...total).map(String.init))
+            var previous = String(repeating: "0", count: 64)
+            for line in lines {
+                #expect(Self.detail(line, "prev_hash") == previous)
+                previous = Self.detail(line, "hash") ?? ""
+            }
+        }
+    }
+
     @Test("the mapping: type per action family, the action code, the actor's naming system per role")
     func mapping() {
         #expect(FHIRAuditEvent.type(of: AuditAction.singleRequestDataReleased).code == "110106")
