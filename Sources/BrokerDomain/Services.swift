@@ -35,6 +35,8 @@ package struct Services: Sendable {
     package let runs: RunService
     /// The spectators' live feeds: one reader per watched run.
     package let liveFeeds: RunLiveFeeds
+    /// Companies' FHIR bulk exports; the planner (`Services.background`) fixes their files.
+    package let bulkExports: BulkExportService
 
     package init(
         databaseURL: DatabaseURL,
@@ -58,7 +60,8 @@ package struct Services: Sendable {
         webhooks: WebhookService,
         webhookPolicy: WebhookURLPolicy,
         runs: RunService,
-        liveFeeds: RunLiveFeeds
+        liveFeeds: RunLiveFeeds,
+        bulkExports: BulkExportService
     ) {
         self.databaseURL = databaseURL
         self.client = client
@@ -82,5 +85,6 @@ package struct Services: Sendable {
         self.webhookPolicy = webhookPolicy
         self.runs = runs
         self.liveFeeds = liveFeeds
+        self.bulkExports = bulkExports
     }
 }

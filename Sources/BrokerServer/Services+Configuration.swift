@@ -74,7 +74,9 @@ extension Services {
             webhooks: webhooks,
             webhookPolicy: webhookPolicy,
             runs: runs,
-            liveFeeds: liveFeeds)
+            liveFeeds: liveFeeds,
+            bulkExports: BulkExportService(
+                client: client, singleRequests: singleRequests, publicURL: configuration.publicURL, timeToLive: configuration.bulkExportTTL, clock: configuration.clock))
     }
 
     /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
@@ -98,6 +100,7 @@ extension Services {
             MailDelivery(
                 client: client, mailer: try makeMailer(configuration: configuration, logger: logger), configuration: configuration.mailDelivery,
                 logger: logger),
+            BulkExportPlanner(client: client, interval: configuration.bulkExportPlanningInterval, clock: configuration.clock, logger: logger),
             // After the pool, so it stops before it: a cancelled import still records its failure.
             imports,
         ]

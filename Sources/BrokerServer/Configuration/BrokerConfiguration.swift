@@ -97,6 +97,12 @@ package struct BrokerConfiguration: Sendable {
     /// The wall clock every service reads "now" from, for the decisions and stamps made in Swift rather than
     /// left to the database (a run's state, closed buckets, an API key's last use); tests set it or move it by hand.
     package var clock = WallClock.system
+    /// `BULK_EXPORT_TTL`: seconds a FHIR bulk export's status and files stay readable after its kick-off
+    /// (default 24 h); then they answer 404 and the planner's sweep removes the export.
+    package var bulkExportTTL: Duration = .seconds(86_400)
+    /// How often the bulk export planner looks for exports to plan and expired ones to remove; nil turns it
+    /// off (tests then plan by hand, to see an export while it is planning).
+    package var bulkExportPlanningInterval: Duration? = .seconds(1)
 
     package init(
         databaseURL: String,
@@ -212,6 +218,8 @@ package struct BrokerConfiguration: Sendable {
         if let seconds = try reader.wholeNumber("AUDIT_CHECKPOINT_INTERVAL", in: 0...86_400, zeroMeans: "off") {
             self.auditCheckpointInterval = seconds == 0 ? nil : .seconds(seconds)
         }
+        // At least a minute (a client needs time to fetch the files), at most a week.
+        if let seconds = try reader.wholeNumber("BULK_EXPORT_TTL", in: 60...604_800) { self.bulkExportTTL = .seconds(seconds) }
         // At most a day: a day closes every day.
         if let seconds = try reader.wholeNumber("PEER_STATISTICS_INTERVAL", in: 0...86_400, zeroMeans: "off") {
             self.peerStatisticsInterval = seconds == 0 ? nil : .seconds(seconds)
