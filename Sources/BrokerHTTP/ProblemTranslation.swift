@@ -413,6 +413,21 @@ package enum ProblemTranslation {
             "Si sono iscritti {} corridori; la corsa non può avere meno posti.",
         "{}: {}":
             "{}: {}",
+        // FHIR bulk export (`BulkExportError`, `BulkExportService`).
+        "Unsupported export parameters":
+            "Parametri di esportazione non supportati",
+        "This server cannot run the export as asked; errors names each parameter. Nothing was started.":
+            "Questo server non può eseguire l'esportazione così come richiesta; errors indica ciascun parametro. Non è stato avviato nulla.",
+        "An export is already being planned":
+            "C'è già un'esportazione in preparazione",
+        "One of your bulk exports is still being planned; poll its status URL, then start the next one.":
+            "Una delle tue esportazioni è ancora in preparazione: controlla il suo URL di stato, poi avvia la successiva.",
+        "No such export":
+            "Esportazione inesistente",
+        "There is no bulk export or file with this id among yours, or it expired.":
+            "Tra le tue non c'è un'esportazione o un file con questo id, oppure è scaduto.",
+        "Only companies export the data of their requests.":
+            "Solo le aziende esportano i dati delle proprie richieste.",
     ]
 
     /// The messages of field errors (`errors[].message`) that most forms meet: the decoding errors,

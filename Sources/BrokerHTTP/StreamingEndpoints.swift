@@ -21,6 +21,7 @@ struct StreamingEndpoints: Sendable {
             "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
             "GET /v1/runs/{id}/live/events": liveEvents,
+            "GET /v1/fhir/bulk-files/{id}/{file}": bulkExportFile,
         ]
     }
 
