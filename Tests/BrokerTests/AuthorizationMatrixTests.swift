@@ -50,6 +50,9 @@ struct AuthorizationMatrixTests {
         "DELETE /v1/group-requests/{id}/subscription": .owned { ["id": $0.groupRequestID] },
         "GET /v1/audit/group-requests/{id}/results": .visibleToEveryoneOfTheRole(why: "auditors read every group request"),
         "GET /v1/me/imports/{id}": .owned { ["id": $0.importJobID] },
+        "GET /v1/fhir/bulk-status/{id}": .owned { ["id": $0.bulkExportID] },
+        "DELETE /v1/fhir/bulk-status/{id}": .owned { ["id": $0.bulkExportID] },
+        "GET /v1/fhir/bulk-files/{id}/{file}": .owned { ["id": $0.bulkExportID, "file": "1.ndjson"] },
         // A run is public; what is the organiser's own is changing it: another organiser's run is a 404.
         "PATCH /v1/runs/{id}": .owned { ["id": $0.runID] },
         "POST /v1/runs/{id}/cancel": .owned { ["id": $0.runID] },
@@ -83,6 +86,8 @@ struct AuthorizationMatrixTests {
         var blockedCompanyID = ""
         /// The person's background Apple Health import (finished).
         var importJobID = ""
+        /// The company's FHIR bulk export (of the subscription above).
+        var bulkExportID = ""
         /// The company's upcoming run.
         var runID = ""
 
@@ -388,6 +393,10 @@ struct AuthorizationMatrixTests {
         other.blockedCompanyID = try await harness.accountID(try await harness.activeCompany(blocked))
         let block = try await harness.request(.put, "/v1/me/blocks/\(other.blockedCompanyID)", token: personToken)
         try #require(block.status == .ok, "blocking answered \(block.status): \(harness.text(block))")
+
+        let export = try await harness.request(.get, "/v1/fhir/$export", token: companyToken)
+        try #require(export.status == .accepted, "the bulk export answered \(export.status): \(harness.text(export))")
+        other.bulkExportID = String(try #require(export.headers[.contentLocation]?.split(separator: "/").last))
 
         // A background import is a row like this once it ended (the import tests run real ones).
         let job = try await harness.sql(
