@@ -42,7 +42,8 @@ extension BrokerAPI {
         return .ok(
             .init(
                 body: .json(
-                    .init(transactionTime: export.transactionTime, request: export.requestURL, requiresAccessToken: true, output: output, error: []))))
+                    .init(transactionTime: export.transactionTime, request: export.requestURL, requiresAccessToken: true, output: output, error: [])))
+        )
     }
 
     func fhirBulkExportDelete(_ input: Operations.FhirBulkExportDelete.Input) async throws -> Operations.FhirBulkExportDelete.Output {

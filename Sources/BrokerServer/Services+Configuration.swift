@@ -76,7 +76,8 @@ extension Services {
             runs: runs,
             liveFeeds: liveFeeds,
             bulkExports: BulkExportService(
-                client: client, singleRequests: singleRequests, publicURL: configuration.publicURL, timeToLive: configuration.bulkExportTTL, clock: configuration.clock))
+                client: client, singleRequests: singleRequests, publicURL: configuration.publicURL, timeToLive: configuration.bulkExportTTL,
+                clock: configuration.clock))
     }
 
     /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
