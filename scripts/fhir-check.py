@@ -19,12 +19,14 @@ R4 required bindings in BINDINGS, its controls in CONTROLS, and a check that cal
 validate_ndjson().
 """
 import base64
+import datetime
 import glob
 import hashlib
 import hmac
 import json
 import multiprocessing
 import os
+import random
 import struct
 import sys
 import time
@@ -209,7 +211,8 @@ def control(kind, sample, what, change):
         MODELS[kind].parse_obj(broken)
         failures.append(f"negative control: a {kind} with {what} passed validation")
         return 0
-    except ValidationError:
+    except (ValidationError, LookupError):
+        # fhir.resources refuses an entry whose resourceType names no R4 resource with a LookupError.
         return 1
 
 
@@ -426,10 +429,6 @@ def check_audit_events(auditor):
 
 # ---- Observation downloads ------------------------------------------------------------------------------------
 
-class NotServed(Exception):
-    """The server does not offer FHIR downloads of Observations yet (422 for format=fhir)."""
-
-
 def download(request_id, fmt, cursor=None):
     query = {"format": fmt, **({"cursor": cursor} if cursor else {})}
     return call("GET", f"/v1/single-requests/{request_id}/data?{urllib.parse.urlencode(query)}", token=company, raw=True)
@@ -439,8 +438,6 @@ def check_observation_download(request_id, name, cursor=None, expect_empty=False
     """One request's download in both FHIR formats: the Bundle (R4, collection, entries R4 Observations) and
     the NDJSON (each line an R4 Observation), holding the same Observations. Returns the next cursor."""
     code, content_type, bundle_text, headers = download(request_id, "fhir", cursor)
-    if code == 422:
-        raise NotServed()
     if code != 200 or not content_type.startswith("application/fhir+json"):
         failures.append(f"{name}, Bundle: answered {code} {content_type}: {str(bundle_text)[:300]}")
         return cursor
@@ -488,11 +485,9 @@ def check_observations():
     expect(200, call("POST", "/v1/me/samples", {"samples": samples}, person), "the every-type upload")
     every = send({"email": person_email}, types=list(EVERY_TYPE), window=("2026-01-01T00:00:00Z", "2026-01-31T00:00:00Z"))
     expect(200, call("POST", f"/v1/single-requests/{every}/accept", token=person), "accept")
-    try:
-        cursor = check_observation_download(every, "every type")
-    except NotServed:
-        say("skipped: Observations not served yet")
-        return 0, 0
+    cursor = check_observation_download(every, "every type")
+    check_round_trip(samples)
+    check_own_export()
     # Nothing arrived since: the cursor's download is an empty Bundle (a window without data would be a 409).
     check_observation_download(every, "empty", cursor=cursor, expect_empty=True)
 
@@ -521,12 +516,112 @@ def check_observations():
     return refused, len(controls) + len(bundle_controls)
 
 
+def post_bundle(text, token):
+    """`POST /v1/me/samples` with a FHIR Bundle: (status, JSON answer)."""
+    request = urllib.request.Request(BASE_URL + "/v1/me/samples", data=text.encode(), method="POST")
+    request.add_header("Content-Type", "application/fhir+json")
+    request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read().decode())
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()[:500]
+
+
+def stored_samples(token):
+    """The caller's samples as a set of (type, instant, value)."""
+    items = expect(200, call("GET", "/v1/me/samples?limit=1000", token=token), "the samples")["items"]
+    return {(item["type"], parse_instant(item["at"]), float(item["value"])) for item in items}
+
+
+def fiscal_code(birth_and_place):
+    """A fresh valid codice fiscale (random name letters) for the birth date, sex and place given."""
+    odd = dict(zip("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                   [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16,
+                    10, 22, 25, 24, 23]))
+    even = {c: (int(c) if c.isdigit() else ord(c) - 65) for c in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+    first15 = "".join(random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(6)) + birth_and_place
+    total = sum((odd if index % 2 == 0 else even)[c] for index, c in enumerate(first15))
+    return first15 + chr(65 + total % 26)
+
+
+def parse_instant(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def check_round_trip(samples):
+    """Each Observation of the every-type download imports, as another person's Bundle, to its sample."""
+    email = f"giulia.{tag}@example.com"
+    expect(202, call("POST", "/v1/users", {"email": email, "password": password, "fiscalCode": fiscal_code("90A41F205"),
+                                            "fullName": "Giulia Rossi", "birthDate": "1990-01-01", "sex": "F"}), "registration")
+    other = activate_and_log_in(email, password)
+    bundle_text = open(os.path.join(OUT, "observations-every-type.json")).read()
+    status, answer = post_bundle(bundle_text, other)
+    if status != 200:
+        failures.append(f"round trip: the import answered {status}: {answer}")
+        return
+    wanted = {(sample["type"], parse_instant(sample["at"]), float(sample["value"])) for sample in samples}
+    got = stored_samples(other)
+    if got != wanted:
+        failures.append(f"round trip: imported {sorted(got - wanted)[:5]} …, missing {sorted(wanted - got)[:5]}")
+    say(f"round trip: the {len(samples)} samples' Observations imported to the same {len(got)} samples")
+
+
+def check_own_export():
+    """The person's own export in FHIR: a Bundle and NDJSON of their Observations."""
+    code, content_type, text, _ = call("GET", "/v1/me/export?format=fhir", token=person, raw=True)
+    if code != 200 or not content_type.startswith("application/fhir+json"):
+        failures.append(f"own export, Bundle: answered {code} {content_type}")
+        return
+    save("own-export.json", text)
+    in_bundle = validate_bundle(json.loads(text), "own export, Bundle", "Observation")
+    code, content_type, text, _ = call("GET", "/v1/me/export?format=ndjson", token=person, raw=True)
+    lines = validate_ndjson("Observation", text if code == 200 else "", "own export, NDJSON")
+    if len(lines) != len(in_bundle) or not in_bundle:
+        failures.append(f"own export: {len(lines)} NDJSON lines, {len(in_bundle)} Bundle entries")
+    say(f"own export: a valid R4 Bundle and NDJSON of {len(in_bundle)} Observations")
+
+
+def check_bulk_export():
+    """The company's Bulk Data export: kick-off, polling (the served planner runs every second), the
+    manifest, and every file's lines as R4 Observations."""
+    answer = call("GET", "/v1/fhir/$export?_type=Observation", token=company, accept="application/fhir+json")
+    if answer[0] != 202:
+        failures.append(f"bulk export: the kick-off answered {answer[0]}: {answer[2]}")
+        return
+    status_url = answer[3].get("Content-Location", "")
+    path = urllib.parse.urlparse(status_url).path
+    deadline = time.monotonic() + 60
+    while True:
+        code, _, manifest, headers = call("GET", path, token=company)
+        if code == 200 or time.monotonic() > deadline:
+            break
+        if code != 202 or not headers.get("X-Progress"):
+            failures.append(f"bulk export: the status answered {code} without X-Progress")
+            return
+        time.sleep(0.5)
+    if code != 200 or not isinstance(manifest, dict):
+        failures.append(f"bulk export: no manifest within 60 s ({code})")
+        return
+    lines = 0
+    for number, output in enumerate(manifest.get("output", []), start=1):
+        file_code, content_type, text, _ = call("GET", urllib.parse.urlparse(output["url"]).path, token=company, raw=True)
+        if file_code != 200 or not content_type.startswith("application/fhir+ndjson"):
+            failures.append(f"bulk export, file {number}: answered {file_code} {content_type}")
+            continue
+        lines += len(validate_ndjson("Observation", text, f"bulk export, file {number}"))
+        no_identity(text, f"bulk export, file {number}", SECRETS)
+    if not manifest.get("output") or not lines:
+        failures.append(f"bulk export: an empty manifest ({manifest})")
+    say(f"bulk export: {len(manifest.get('output', []))} files, {lines} Observations, each a valid R4 Observation")
+
+
 # ---- the run --------------------------------------------------------------------------------------------------
 
 auditor = enrolled_auditor()
 refused = total = 0
 # Observations first: the Consent check leaves a request pending, and a company has one pending per person.
-for check in (check_observations, check_consents, lambda: check_audit_events(auditor)):
+for check in (check_observations, lambda: (check_bulk_export(), (0, 0))[1], check_consents, lambda: check_audit_events(auditor)):
     r, t = check()
     refused, total = refused + r, total + t
 
