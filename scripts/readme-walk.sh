@@ -28,7 +28,9 @@ command -v oathtool >/dev/null || die "oathtool is missing: run 'make deps'"
 
 rm -rf "$OUT"
 # The walk runs in $OUT/walk, whose var/mail/ is the server's mail directory, as var/mail/ is under `make run`.
-mkdir -p "$OUT/walk/var/mail"
+mkdir -p "$OUT/walk/var/mail" "$OUT/walk/docs"
+# It reads docs/examples/ as a reader in the repository's root would.
+cp -r docs/examples "$OUT/walk/docs/"
 
 recreate_database "$SERVED_DB"
 # GROUP_MIN_COHORT 100 with 2,000 synthetic people: the README's group request (women of 30–49) must be
@@ -84,6 +86,10 @@ checks = [
     ("the password reset set a new password and ended the earlier session (202, 204, 401, 200)", "202\n204\n401\n200\n" in text),
     ("the company downloaded CSV", "text/csv" in text),
     ("the company downloaded a FHIR Bundle of heart rates (LOINC 8867-4)", "'code': '8867-4'" in text),
+    ("the company's bulk export gave an NDJSON file of Observations", "Observation\n" in text),
+    ("the demo person imported the example FHIR Bundle (a Patient and an Encounter skipped)",
+     '"skipped":{"Encounter":1,"Patient":1}' in text),
+    ("the auditor read the log as FHIR AuditEvent NDJSON", "AuditEvent\n" in text),
     ("the person granted part of the request", "'narrowed': True" in text),
     ("the consent receipt verified offline and through the API", "valid" in text and "\nTrue\n" in text),
     ("the group request's results are CSV", "bucket_start,type,unit,people,mean" in text),
