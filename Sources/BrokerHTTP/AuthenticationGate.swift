@@ -45,7 +45,12 @@ struct AuthenticationGate: Sendable {
         "DELETE /v1/sessions/current",
     ]
 
+    /// Uploads only a person may send, refused before their body is read rather than by the service after
+    /// it: a FHIR Bundle body is decoded into a generic JSON tree first, which no one else should get to cost.
+    static let peopleOnlyUploads: Set<String> = ["POST /v1/me/samples"]
+
     let accounts: AccountService
+    let bundleDecodes = BundleDecodeSlots()
 
     /// Refuses an API key an operation its scope, or any key, may not call; sessions pass.
     static func checkScope(of principal: Principal, method: HTTPRequest.Method, path: String) throws {
@@ -63,6 +68,8 @@ struct AuthenticationGate: Sendable {
     {
         guard !Self.publicOperations.contains("\(method.rawValue) \(path)") else { return handler }
         let accounts = accounts
+        let bundleDecodes = bundleDecodes
+        let operation = "\(method.rawValue) \(path)"
         return { request, body, metadata in
             var scope = RequestScope.current
             guard let token = scope.bearerToken, let principal = try await accounts.principal(bearer: token, logger: scope.logger)
@@ -71,8 +78,14 @@ struct AuthenticationGate: Sendable {
             if principal.mustEnrolSecondFactor, !Self.enrolmentOperations.contains("\(method.rawValue) \(path)") {
                 throw SecondFactorError.enrolmentRequired
             }
+            if Self.peopleOnlyUploads.contains(operation), principal.role != .user { throw SampleError.notAUser }
             scope.principal = principal
-            return try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
+            guard BundleDecodeSlots.holdsBundle(request, operation: operation) else {
+                return try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
+            }
+            return try await bundleDecodes.run {
+                try await RequestScope.$current.withValue(scope) { try await handler(request, body, metadata) }
+            }
         }
     }
 }

@@ -428,6 +428,10 @@ package enum ProblemTranslation {
             "Tra le tue non c'è un'esportazione o un file con questo id, oppure è scaduto.",
         "Only companies export the data of their requests.":
             "Solo le aziende esportano i dati delle proprie richieste.",
+        "Too many FHIR Bundles are being read":
+            "Troppi Bundle FHIR in lettura",
+        "The server reads a few FHIR Bundle uploads at a time and all of them are in use; send it again in a few seconds.":
+            "Il server legge pochi Bundle FHIR alla volta e sono tutti in uso; invialo di nuovo tra qualche secondo.",
     ]
 
     /// The messages of field errors (`errors[].message`) that most forms meet: the decoding errors,
@@ -446,6 +450,18 @@ package enum ProblemTranslation {
             "deve essere en o it",
         "must be json, csv or ndjson":
             "deve essere json, csv o ndjson",
+        "must be json or csv":
+            "deve essere json o csv",
+        "must be json, csv, fhir or ndjson":
+            "deve essere json, csv, fhir o ndjson",
+        "must be json, fhir or ndjson":
+            "deve essere json, fhir o ndjson",
+        "fhir and ndjson hold a person's samples; use json":
+            "fhir e ndjson contengono i dati di una persona; usa json",
+        "must be application/fhir+ndjson, application/ndjson or ndjson":
+            "deve essere application/fhir+ndjson, application/ndjson o ndjson",
+        "must be a FHIR instant such as 2026-03-01T08:00:00Z":
+            "deve essere un istante FHIR come 2026-03-01T08:00:00Z",
         "cannot be changed":
             "non può essere modificato",
         "check character does not match":

@@ -194,6 +194,11 @@ struct BulkExportTests {
             try await Self.plan(harness)
             let (third, _) = try await Self.kickOff(harness, "?_outputFormat=ndjson", token: parties.company)
             #expect(third.status == .accepted)
+            try await Self.plan(harness)
+            // The IG's own spelling, with a raw `+` (which a query string decodes as a space), and an offset.
+            let (raw, _) = try await Self.kickOff(
+                harness, "?_outputFormat=application/fhir+ndjson&_since=2026-01-01T09:00:00+01:00", token: parties.company)
+            #expect(raw.status == .accepted, "\(harness.text(raw))")
 
             // Only companies.
             let (person, _) = try await Self.kickOff(harness, token: parties.person)

@@ -463,8 +463,44 @@ struct FHIRImportTests {
                 fields: ["entry[0]", "entry[1].resource", "entry[2].resource.resourceType"])
             let company = try await harness.activeCompany()
             #expect(try await upload(Self.bundle([bare]), harness, token: company).status == .forbidden)
+            // Refused before the body is read: a body that does not even parse is a 403 too, not a 400 (the
+            // generated code would have decoded all of it first, whatever its size).
+            let unread = try await upload(#"{"resourceType":"Bundle","entry":[0,0,0"#, harness, token: company)
+            #expect(unread.status == .forbidden, "\(harness.text(unread))")
             #expect(try await stored(harness).isEmpty)
         }
+    }
+
+    @Test("at most BundleDecodeSlots.limit Bundles are decoded at once; the next is a 503 with Retry-After")
+    func decodeSlots() async throws {
+        let slots = BundleDecodeSlots()
+        let (started, starting) = AsyncStream.makeStream(of: Void.self)
+        // One stream per holder: an AsyncStream has one reader.
+        let holds = (0..<BundleDecodeSlots.limit).map { _ in AsyncStream.makeStream(of: Void.self) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (release, _) in holds {
+                group.addTask {
+                    try await slots.run {
+                        starting.yield()
+                        for await _ in release {}
+                    }
+                }
+            }
+            var count = 0
+            for await _ in started {
+                count += 1
+                if count == BundleDecodeSlots.limit { break }
+            }
+            do {
+                try await slots.run {}
+                Issue.record("a decode beyond the limit got a slot")
+            } catch let busy as BundleUploadsBusy {
+                #expect(busy.problem.status == .serviceUnavailable && busy.problem.headers[.retryAfter] == "2")
+            }
+            for (_, releasing) in holds { releasing.finish() }
+            try await group.waitForAll()
+        }
+        try await slots.run {}  // the slots are free again
     }
 
     // MARK: The documented example

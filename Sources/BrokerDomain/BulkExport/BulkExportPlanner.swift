@@ -59,7 +59,7 @@ package struct BulkExportPlanner: Service {
     package func removeExpired() async throws -> Int {
         let now = clock.now
         let logger = logger
-        return try await client.withConnection { try await BulkExportStore.deleteExpired(now: now, on: $0, logger: logger) }
+        return try await client.withTransaction(logger: logger) { try await BulkExportStore.deleteExpired(now: now, on: $0, logger: logger) }
     }
 
     static func range(of file: UnplannedFile, on connection: PostgresConnection, logger: Logger) async throws

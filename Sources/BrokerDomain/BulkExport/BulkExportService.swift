@@ -56,19 +56,23 @@ package struct BulkExportService: Sendable {
     /// The parameters as this server reads them: the resource types (Observation when none is named) and `_since`.
     static func validate(_ kickOff: BulkExportKickOff) throws -> (types: [String], since: Date?) {
         var errors: [FieldError] = []
-        if let format = kickOff.outputFormat, !outputFormats.contains(format.trimmingCharacters(in: .whitespaces)) {
+        // A query string's `+` arrives as a space: the IG's own `application/fhir+ndjson` and an instant's
+        // `+01:00` are written with a raw `+`, and neither value ever holds a space.
+        let outputFormat = kickOff.outputFormat?.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "+")
+        let sinceText = kickOff.since?.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "+")
+        if let format = outputFormat, !outputFormats.contains(format) {
             errors.append(FieldError(field: "_outputFormat", message: "must be application/fhir+ndjson, application/ndjson or ndjson"))
         }
         var types = resourceTypes
         if let list = kickOff.types {
             types = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            for type in types where !resourceTypes.contains(type) {
+            for type in types.prefix(100) where !resourceTypes.contains(type) {
                 errors.append(
                     FieldError(field: "_type", message: type.isEmpty ? "must not be empty" : "\(type.prefix(64)) is not exported (only Observation)"))
             }
         }
         var since: Date?
-        if let text = kickOff.since {
+        if let text = sinceText {
             since = Timestamp.parse(text)
             if since == nil { errors.append(FieldError(field: "_since", message: "must be a FHIR instant such as 2026-03-01T08:00:00Z")) }
         }
@@ -92,7 +96,7 @@ package struct BulkExportService: Sendable {
     package func delete(id text: String, by principal: Principal, logger: Logger) async throws {
         guard principal.role == .thirdParty else { throw WrongRole("Only companies export the data of their requests.") }
         guard let id = UUID(uuidString: text) else { throw BulkExportError.notFound }
-        let deleted = try await client.withConnection { connection in
+        let deleted = try await client.withTransaction(logger: logger) { connection in
             try await BulkExportStore.delete(id: id, company: principal.accountID, on: connection, logger: logger)
         }
         guard deleted else { throw BulkExportError.notFound }

@@ -65,8 +65,15 @@ enum BulkExportStore {
         return export
     }
 
-    /// Deletes the company's export (and its files); false when it has none with this id.
+    /// Deletes the company's export and its files; false when it has none with this id. The files go
+    /// first, in the caller's transaction: the planner locks a file, then its export, and a cascade from the
+    /// export would take them the other way round (a deadlock PostgreSQL breaks by failing one of the two).
     static func delete(id: UUID, company: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await connection.query(
+            """
+            DELETE FROM bulk_export_files
+            WHERE export_id = (SELECT e.id FROM bulk_exports e WHERE e.id = \(id) AND e.third_party_id = \(company))
+            """, logger: logger)
         let rows = try await connection.query(
             "DELETE FROM bulk_exports WHERE id = \(id) AND third_party_id = \(company) RETURNING id", logger: logger)
         return try await rows.collect().count > 0
@@ -163,6 +170,12 @@ enum BulkExportStore {
 
     /// Removes the exports that expired at `now` (their files go with them); returns how many.
     static func deleteExpired(now: Date, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        // Files first, as in `delete`, in the caller's transaction.
+        try await connection.query(
+            """
+            DELETE FROM bulk_export_files
+            WHERE export_id IN (SELECT e.id FROM bulk_exports e WHERE e.expires_at <= \(Timestamp.postgresText(now))::timestamptz)
+            """, logger: logger)
         let rows = try await connection.query(
             "DELETE FROM bulk_exports WHERE expires_at <= \(Timestamp.postgresText(now))::timestamptz RETURNING id", logger: logger)
         return try await rows.collect().count

@@ -99,7 +99,7 @@ package struct FHIRObservationEncoder {
     /// of a panel already written, or for a code this server does not know).
     mutating func append(codes: [Int16], times: [Date], values: [Double], row: Int) -> Int {
         let code = codes[row]
-        guard Int(code) < types.count, let type = types[Int(code)] else { return 0 }
+        guard code >= 0, Int(code) < types.count, let type = types[Int(code)] else { return 0 }
         if let other = partner[row] {
             guard other > row else { return 0 }
             let (systolic, diastolic) = code == SampleType.systolicPressure.code ? (row, other) : (other, row)
