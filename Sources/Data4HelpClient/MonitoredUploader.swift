@@ -198,6 +198,9 @@ public actor MonitoredUploader {
                 case .tooManyRequests(let limited):
                     // The account's upload budget is spent for now; the batch is fine, so wait and resend it.
                     serverDelay = .seconds(limited.headers.retryAfter)
+                case .serviceUnavailable(let busy):
+                    // Nothing was stored and the server said when to come back.
+                    serverDelay = .seconds(busy.headers.retryAfter)
                 case .default(let status, _) where status >= 500:
                     break  // The server is busy or broken: worth another try.
                 case .default(let status, _): throw UploadError.rejected(status: status)
