@@ -124,7 +124,8 @@ package struct BulkExportService: Sendable {
                 on: connection, logger: logger)
             // No cursor is handed out: the manifest's URL is the way back to the same file.
             return DownloadPlan(
-                request: request, userID: userID, cursor: min(file.cursor, bound), bound: bound, availableTypes: available, nextCursor: "")
+                request: request, userID: userID, cursor: min(file.cursor, bound), bound: bound, availableTypes: available, nextCursor: "",
+                subject: try await singleRequests.receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger))
         }
     }
 }

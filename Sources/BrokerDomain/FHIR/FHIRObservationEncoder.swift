@@ -187,20 +187,12 @@ package struct FHIRObservationEncoder {
     private static let entryClose = Array("}".utf8)
     private static let newline = Array("\n".utf8)
 
+    /// `text` as a JSON string literal (used only while the fixed parts are encoded, never per sample).
     static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let control where control.value < 0x20: out += String(format: "\\u%04x", control.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Encoding a String cannot fail.
+        return String(decoding: try! encoder.encode(text), as: UTF8.self)
     }
 
     static func identifierReference(system: String, value: String) -> String {

@@ -14,4 +14,7 @@ package struct DownloadPlan: Sendable {
     /// Where the next download starts (`max(cursor, bound)`, sealed: `DownloadCursor`); never behind the
     /// cursor the caller sent. It moves only when the request releases something new.
     package var nextCursor: String
+    /// The person as this request's receipts, Consent and FHIR Observations name them (`ConsentPseudonyms`),
+    /// worked out with the plan so that a download in FHIR needs nothing more once its head is sent.
+    package var subject: String
 }

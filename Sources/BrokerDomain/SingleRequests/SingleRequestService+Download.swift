@@ -47,7 +47,8 @@ extension SingleRequestService {
             let (bound, available) = try await release(request, userID, arrived, connection)
             return DownloadPlan(
                 request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
-                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, kind: kind, key: key))
+                nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, kind: kind, key: key),
+                subject: try await receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger))
         }
     }
 
@@ -61,26 +62,19 @@ extension SingleRequestService {
         switch format {
         case .json: try await streamSamples(plan, encoder: ReleasedSampleEncoder(format: .json), logger: logger, send: send)
         case .csv: try await streamSamples(plan, encoder: ReleasedSampleEncoder(format: .csv), logger: logger, send: send)
-        case .fhirBundle, .fhirNDJSON:
-            try await streamSamples(
-                plan, encoder: try await observationEncoder(for: plan, form: format == .fhirBundle ? .bundle : .ndjson, logger: logger),
-                logger: logger, send: send)
+        case .fhirBundle: try await streamSamples(plan, encoder: observationEncoder(for: plan, form: .bundle), logger: logger, send: send)
+        case .fhirNDJSON: try await streamSamples(plan, encoder: observationEncoder(for: plan, form: .ndjson), logger: logger, send: send)
         }
     }
 
-    /// FHIR Observations name the person by the pseudonym of this request, as its receipts and its
-    /// Consent do; their ids start with the request's id, so two requests' Observations never share one.
-    private func observationEncoder(for plan: DownloadPlan, form: FHIRObservationEncoder.Form, logger: Logger) async throws
-        -> FHIRObservationEncoder
-    {
-        let request = plan.request.id
-        let pseudonym = try await client.withConnection { connection in
-            try await receipts.pseudonyms.pseudonym(of: plan.userID, in: request, on: connection, logger: logger)
-        }
-        let id = request.uuidString.lowercased()
+    /// FHIR Observations name the person by the plan's pseudonym, as the request's receipts and Consent do;
+    /// their ids start with the request's id, so two requests' Observations never share one.
+    private func observationEncoder(for plan: DownloadPlan, form: FHIRObservationEncoder.Form) -> FHIRObservationEncoder {
+        let id = plan.request.id.uuidString.lowercased()
         return FHIRObservationEncoder(
-            form: form, subject: .requestPseudonym(request: request, pseudonym: pseudonym), idPrefix: id.replacingOccurrences(of: "-", with: ""),
-            timestamp: clock.now, nextLink: "/v1/single-requests/\(id)/data?format=fhir&cursor=")
+            form: form, subject: .requestPseudonym(request: plan.request.id, pseudonym: plan.subject),
+            idPrefix: id.replacingOccurrences(of: "-", with: ""), timestamp: clock.now,
+            nextLink: "/v1/single-requests/\(id)/data?format=fhir&cursor=")
     }
 
     private func streamSamples<Encoder: ReleaseEncoder>(

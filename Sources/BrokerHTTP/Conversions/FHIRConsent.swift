@@ -8,12 +8,6 @@ import OpenAPIRuntime
 /// the receipts use (`ConsentRecord.subject`). `docs/consent.md` has the mapping field by field; `make test`
 /// validates the resource against the R4 models of PyPI's `fhir.resources` (scripts/fhir-check.sh).
 struct FHIRConsent: Encodable {
-    static let sampleTypeSystem = FHIRSystems.sampleType
-    static let requestSystem = FHIRSystems.request
-    static let grantSystem = FHIRSystems.grant
-    static let vatSystem = FHIRSystems.vatNumber
-    static let pseudonymSystemPrefix = FHIRSystems.requestPseudonymPrefix
-
     struct Coding: Encodable {
         var system: String?
         var code: String?
@@ -95,14 +89,14 @@ struct FHIRConsent: Encodable {
             (status, permitted) = ("inactive", false)
         }
         id = request.id.uuidString.lowercased()
-        identifier = [Identifier(system: Self.requestSystem, value: id)]
-        if let grant { identifier.append(Identifier(system: Self.grantSystem, value: grant.id.uuidString.lowercased())) }
+        identifier = [Identifier(system: FHIRSystems.request, value: id)]
+        if let grant { identifier.append(Identifier(system: FHIRSystems.grant, value: grant.id.uuidString.lowercased())) }
         scope = CodeableConcept(
             coding: [Coding(system: "http://terminology.hl7.org/CodeSystem/consentscope", code: "patient-privacy", display: "Privacy Consent")])
         category = [CodeableConcept(coding: [Coding(system: "http://loinc.org", code: "59284-0", display: "Consent Document")])]
         let person = record.subject.map { subject in
             Reference(
-                identifier: Identifier(system: Self.pseudonymSystemPrefix + request.id.uuidString.lowercased(), value: subject))
+                identifier: Identifier(system: FHIRSystems.requestPseudonymPrefix + request.id.uuidString.lowercased(), value: subject))
         }
         patient = person
         // The person performs the consent once they decided; before that nobody has.
@@ -127,7 +121,7 @@ struct FHIRConsent: Encodable {
         }
         let dataEnd = [terms.windowTo, releasedUntil].compactMap { $0 }.min()
         let company = Reference(
-            identifier: Identifier(system: Self.vatSystem, value: request.thirdParty.vatNumber), display: request.thirdParty.companyName)
+            identifier: Identifier(system: FHIRSystems.vatNumber, value: request.thirdParty.vatNumber), display: request.thirdParty.companyName)
         provision = Provision(
             type: permitted ? "permit" : "deny", period: period,
             actor: [
@@ -150,7 +144,7 @@ struct FHIRConsent: Encodable {
             dataPeriod: terms.windowFrom == nil && dataEnd == nil
                 ? nil : Period(start: terms.windowFrom.map(Timestamp.rfc3339), end: dataEnd.map(Timestamp.rfc3339)),
             code: terms.types.map { type in
-                CodeableConcept(coding: [Coding(system: Self.sampleTypeSystem, code: type.rawValue, display: Self.display(type))])
+                CodeableConcept(coding: [Coding(system: FHIRSystems.sampleType, code: type.rawValue, display: Self.display(type))])
             })
     }
 
