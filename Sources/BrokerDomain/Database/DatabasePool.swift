@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The server's pool of PostgreSQL connections, with the two rules a burst cannot get around:
 ///
@@ -19,10 +20,16 @@ package struct DatabasePool: Sendable, Service {
     package let leaseTimeout: Duration
     let logger: Logger
 
+    /// Set once `run()` has begun: a lease asked for before waits for it (within its own bound) rather than
+    /// reach PostgresNIO first, which then warns that `run()` was not called. Background services start
+    /// beside the pool's `run()`, and on a busy machine one of them could lease first.
+    private let started: RunStarted
+
     package init(client: PostgresClient, leaseTimeout: Duration = .seconds(5), logger: Logger) {
         self.client = client
         self.leaseTimeout = leaseTimeout
         self.logger = logger
+        self.started = RunStarted()
     }
 
     /// Per pool, where the lease the current task holds was taken (`file:line`). Child tasks inherit it,
@@ -32,7 +39,10 @@ package struct DatabasePool: Sendable, Service {
 
     private var identity: ObjectIdentifier { ObjectIdentifier(client) }
 
-    package func run() async { await client.run() }
+    package func run() async {
+        started.flag.store(true, ordering: .releasing)
+        await client.run()
+    }
 
     /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
     /// `waitingAtMost` replaces `leaseTimeout` for work that must not be given up lightly (the record of
@@ -45,8 +55,10 @@ package struct DatabasePool: Sendable, Service {
         // The lease is taken by a task of its own that hands the connection over: its wait can then be
         // abandoned on time-out (cancelling it withdraws the request from PostgresNIO's queue) without
         // cancelling the caller.
-        let leasing = Task { [client] in
+        let leasing = Task { [client, started] in
             do {
+                // Until `run()` has begun (a moment after the server starts); the timer below bounds it too.
+                while !started.flag.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(2)) }
                 try await client.withConnection { connection in
                     guard handoff.offer(connection) else { return }  // the caller gave up meanwhile
                     await handoff.waitUntilReturned()
@@ -97,4 +109,9 @@ package struct DatabasePool: Sendable, Service {
             throw NestedLease(heldAt: outer, requestedAt: "\(file):\(line)")
         #endif
     }
+}
+
+/// Whether a pool's `run()` has begun (a reference, so every copy of the pool sees it).
+private final class RunStarted: Sendable {
+    let flag = Atomic<Bool>(false)
 }

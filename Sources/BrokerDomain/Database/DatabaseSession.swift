@@ -6,15 +6,15 @@ import PostgresNIO
 package func withDatabase<T: Sendable>(
     url: String, logger: Logger, limits: DatabaseLimits = .unbounded, _ work: @escaping @Sendable (DatabasePool) async throws -> T
 ) async throws -> T {
-    // A command queries as soon as it starts, racing `run()`; PostgresNIO warns about that harmless
-    // race on its background logger, so that logger reports only errors.
+    // The pool waits for `run()` before its first lease; PostgresNIO's background logger reports only
+    // errors all the same, as a command has no one to read its warnings.
     var backgroundLogger = logger
     backgroundLogger.logLevel = .error
     let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration(limits: limits), backgroundLogger: backgroundLogger)
     let pool = DatabasePool(client: client, leaseTimeout: limits.leaseTimeout, logger: logger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
-            await client.run()
+            await pool.run()
             return nil
         }
         defer { group.cancelAll() }
