@@ -233,6 +233,7 @@ struct GroupBenchCompany: Sendable {
     static func create(name: String, client: DatabasePool, logger: Logger) async throws -> GroupBenchCompany {
         let company = try await BenchCompany.create(name: name, prefix: "group-bench", client: client, logger: logger)
         try await client.query("DELETE FROM privacy_person_loss", logger: logger)
+        try await client.query("DELETE FROM privacy_person_request_loss", logger: logger)
         return GroupBenchCompany(id: company.id)
     }
 
@@ -250,6 +251,7 @@ struct GroupBenchCompany: Sendable {
             try await connection.query("DELETE FROM group_requests WHERE third_party_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM privacy_ledger WHERE company_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM privacy_person_loss", logger: logger)
+            try await connection.query("DELETE FROM privacy_person_request_loss", logger: logger)
             try await connection.query("DELETE FROM accounts WHERE id = \(id)", logger: logger)
         }
     }

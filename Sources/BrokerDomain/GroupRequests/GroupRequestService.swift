@@ -200,7 +200,7 @@ package struct GroupRequestService: Sendable {
                     on: connection, logger: logger)
                 try await PrivacyLedgerStore.record(
                     company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
-                try await PrivacyLedgerStore.debit(cohort, loss: charged, on: connection, logger: logger)
+                try await PrivacyLedgerStore.debit(cohort, loss: charged, company: company, request: request.id, on: connection, logger: logger)
                 try await AuditLog.append(
                     AuditEvent(
                         actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
@@ -379,7 +379,8 @@ package struct GroupRequestService: Sendable {
             else { return false }
             guard try await budgets.eligible(members, cost: cost, on: connection, logger: logger).count == members.count else { return false }
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
-            try await PrivacyLedgerStore.debit(members, loss: cost, on: connection, logger: logger)
+            try await PrivacyLedgerStore.debit(
+                members, loss: cost, company: request.thirdParty.id, request: request.id, on: connection, logger: logger)
             try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
             try await GroupReleaseStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
             try await WebhookOutboxStore.enqueue(

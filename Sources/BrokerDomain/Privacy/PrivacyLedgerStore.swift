@@ -55,13 +55,24 @@ enum PrivacyLedgerStore {
     /// SQL for "no earlier than the first day of the month eleven months ago".
     static let twelveMonths = "(date_trunc('month', now() AT TIME ZONE 'UTC') - interval '11 months')::date"
 
-    /// Adds `loss` to each member's current month.
-    static func debit(_ cohort: [Int32], loss: PrivacyLoss, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Adds `loss` to each member's current month: to their total (what the cap is checked against) and to
+    /// the request's line (what the company's share and the person's own page read), in one statement so the
+    /// two never disagree.
+    static func debit(
+        _ cohort: [Int32], loss: PrivacyLoss, company: UUID, request: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.query(
             """
-            INSERT INTO privacy_person_loss (person_number, month, loss_micro)
-            SELECT n, date_trunc('month', now() AT TIME ZONE 'UTC')::date, \(loss.micro) FROM unnest(\(cohort)::int4[]) AS n
-            ON CONFLICT (person_number, month) DO UPDATE SET loss_micro = privacy_person_loss.loss_micro + excluded.loss_micro
+            WITH totals AS (
+                INSERT INTO privacy_person_loss (person_number, month, loss_micro)
+                SELECT n, date_trunc('month', now() AT TIME ZONE 'UTC')::date, \(loss.micro) FROM unnest(\(cohort)::int4[]) AS n
+                ON CONFLICT (person_number, month) DO UPDATE SET loss_micro = privacy_person_loss.loss_micro + excluded.loss_micro
+            )
+            INSERT INTO privacy_person_request_loss (person_number, month, company_id, request_id, loss_micro)
+            SELECT n, date_trunc('month', now() AT TIME ZONE 'UTC')::date, \(company), \(request), \(loss.micro)
+            FROM unnest(\(cohort)::int4[]) AS n
+            ON CONFLICT (person_number, request_id, month)
+            DO UPDATE SET loss_micro = privacy_person_request_loss.loss_micro + excluded.loss_micro
             """, logger: logger)
     }
 
