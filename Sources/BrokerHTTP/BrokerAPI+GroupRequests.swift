@@ -104,8 +104,10 @@ extension Components.Schemas.GroupResults {
                     people: cell.people, mean: cell.mean, p10: cell.p10, p50: cell.p50, p90: cell.p90, suppressed: cell.suppressed,
                     accuracy: cell.accuracy.map {
                         .init(
-                            peopleStdDev: $0.peopleStdDev, sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth,
-                            meanMargin95: $0.meanMargin95, rho: $0.rho)
+                            peopleStdDev: $0.peopleStdDev, sumStdDev: $0.sumStdDev, percentileRho: $0.percentileRho,
+                            percentileStep: $0.percentileStep, binStdDev: $0.binStdDev, binWidth: $0.binWidth,
+                            meanMargin95: $0.meanMargin95, percentileRankMargin95: $0.percentileRankMargin95,
+                            p10Margin95: $0.p10Margin95, p50Margin95: $0.p50Margin95, p90Margin95: $0.p90Margin95, rho: $0.rho)
                     })
             })
     }
@@ -127,8 +129,11 @@ extension Components.Schemas.GroupRequestEstimate {
             types: estimate.types.map {
                 .init(
                     _type: .init($0.type), unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,
-                    sumStdDev: $0.sumStdDev, binStdDev: $0.binStdDev, binWidth: $0.binWidth, meanMargin95AtK: $0.meanMargin95AtK,
-                    meanMargin95At10K: $0.meanMargin95At10K, bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
+                    sumStdDev: $0.sumStdDev, percentileRho: $0.percentileRho, percentileStep: $0.percentileStep,
+                    split: .init(count: $0.split.count, sum: $0.split.sum, eachPercentile: $0.split.eachPercentile),
+                    meanMargin95AtK: $0.meanMargin95AtK, meanMargin95At10K: $0.meanMargin95At10K,
+                    medianRankMargin95AtK: $0.medianRankMargin95AtK, medianRankMargin95At10K: $0.medianRankMargin95At10K,
+                    bounds: [$0.bounds.lowerBound, $0.bounds.upperBound])
             })
     }
 }
@@ -143,10 +148,14 @@ extension Components.Schemas.PrivacyLedgerEntry {
 }
 
 /// Released results as RFC 4180 CSV; a suppressed cell's figures are empty. The noise columns follow the
-/// figures (empty in releases from before differential privacy).
+/// figures (empty in releases from before differential privacy): `bin_sd` and `bin_width` only in releases
+/// from before issue 32 (percentiles from a noisy histogram), the `percentile_*` and margin columns after.
 package enum GroupResultsCSV {
     package static func text(_ release: GroupRelease) -> String {
-        var lines = ["bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho"]
+        var lines = [
+            "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho,"
+                + "percentile_rho,percentile_step,p10_margin95,p50_margin95,p90_margin95"
+        ]
         let number = ReleasedSampleEncoder.number
         for cell in release.cells {
             let figures = [
@@ -155,8 +164,10 @@ package enum GroupResultsCSV {
             ].map { $0 ?? "" }
             let accuracy = cell.accuracy
             let noise = [
-                accuracy.map { number($0.peopleStdDev) }, accuracy.map { number($0.sumStdDev) }, accuracy.map { number($0.binStdDev) },
-                accuracy.map { number($0.binWidth) }, accuracy?.meanMargin95.map(number), accuracy.map { number($0.rho) },
+                accuracy.map { number($0.peopleStdDev) }, accuracy.map { number($0.sumStdDev) }, accuracy?.binStdDev.map(number),
+                accuracy?.binWidth.map(number), accuracy?.meanMargin95.map(number), accuracy.map { number($0.rho) },
+                accuracy?.percentileRho.map(number), accuracy?.percentileStep.map(number), accuracy?.p10Margin95.map(number),
+                accuracy?.p50Margin95.map(number), accuracy?.p90Margin95.map(number),
             ].map { $0 ?? "" }
             lines.append(
                 ([cell.bucketStart, cell.type.rawValue, cell.type.unit] + figures + [cell.suppressed ? "true" : "false"] + noise)

@@ -11,4 +11,10 @@ package struct NoNoise: NoiseSource {
         DiscreteGaussian.checkVariance(variance)
         return 0
     }
+
+    /// The best candidate (the lowest score; the first of equals): the exact answer the mechanism is centred on.
+    package func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int {
+        precondition(!scores.isEmpty && numerator > 0 && denominator > 0, "the exponential mechanism's arguments")
+        return scores.indices.min { scores[$0] < scores[$1] }!
+    }
 }

@@ -17,6 +17,10 @@ package struct SeededNoise: NoiseSource {
         generator.state.withLock { DiscreteGaussian.sample(variance: variance, using: &$0) }
     }
 
+    package func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int {
+        generator.state.withLock { ExponentialMechanism.sample(scores: scores, numerator: numerator, denominator: denominator, using: &$0) }
+    }
+
     /// A class, because `Mutex` is non-copyable and a `NoiseSource` must be copyable; copies of one
     /// `SeededNoise` therefore continue one stream rather than repeating it.
     private final class LockedGenerator: Sendable {

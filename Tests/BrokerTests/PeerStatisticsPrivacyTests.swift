@@ -154,7 +154,7 @@ struct PeerStatisticsPrivacyTests {
             // the discrete Gaussian on it costs Δ²/(2σ²) of the sum's share of the cell's loss, so σ² is at least
             // 6000² / (2 · 0.6 · ρ) — about 6,100 beats/min of noise on a day's sum at the default reserve.
             let rho = PrivacySettings().peerCellLoss.rho
-            let required = 6000.0 * 6000 / (2 * CellCalibration.sumShare * rho)
+            let required = 6000.0 * 6000 / (2 * CellCalibration.Split.groupCell.sum * rho)
             let heartRate = CellCalibration(type: .heartRate, loss: PrivacySettings().peerCellLoss)
             #expect(Double(heartRate.sumVariance) >= required)
             #expect(noise.variances.contains(heartRate.sumVariance))
@@ -328,6 +328,17 @@ final class RecordingNoise: NoiseSource, @unchecked Sendable {
             return noise.discreteGaussian(variance: variance)
         }
     }
+
+    func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int {
+        lock.withLock {
+            selections += 1
+            return noise.exponentialMechanism(scores: scores, numerator: numerator, denominator: denominator)
+        }
+    }
+
+    /// How many quantiles were drawn.
+    var quantileDraws: Int { lock.withLock { selections } }
+    private var selections = 0
 
     var draws: Int { lock.withLock { asked.values.reduce(0, +) } }
     var variances: Set<UInt64> { lock.withLock { Set(asked.keys) } }

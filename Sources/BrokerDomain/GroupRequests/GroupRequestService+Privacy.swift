@@ -10,8 +10,11 @@ extension GroupRequestService {
     package struct Estimate: Sendable {
         package struct TypeAccuracy: Sendable {
             package var type: SampleType
-            package var peopleStdDev, sumStdDev, binStdDev, binWidth: Double
+            package var peopleStdDev, sumStdDev, percentileRho, percentileStep: Double
+            /// Fractions of the cell's loss: the count's, the sum's, and each percentile's.
+            package var split: (count: Double, sum: Double, eachPercentile: Double)
             package var meanMargin95AtK, meanMargin95At10K: Double
+            package var medianRankMargin95AtK, medianRankMargin95At10K: Double
             package var bounds: ClosedRange<Double>
         }
         package var cells: Int
@@ -48,9 +51,12 @@ extension GroupRequestService {
                 let worst = calibration.bounds.upper
                 return .init(
                     type: type, peopleStdDev: calibration.countStandardDeviation, sumStdDev: calibration.sumStandardDeviation,
-                    binStdDev: calibration.binStandardDeviation, binWidth: calibration.bounds.binWidth,
+                    percentileRho: calibration.percentileLoss.rho, percentileStep: calibration.bounds.binWidth,
+                    split: (calibration.split.count, calibration.split.sum, calibration.split.percentile),
                     meanMargin95AtK: calibration.meanMargin(people: k, mean: worst),
                     meanMargin95At10K: calibration.meanMargin(people: 10 * k, mean: worst),
+                    medianRankMargin95AtK: calibration.percentileRankMargin(.p50, people: k),
+                    medianRankMargin95At10K: calibration.percentileRankMargin(.p50, people: 10 * k),
                     bounds: calibration.bounds.lower...calibration.bounds.upper)
             })
     }

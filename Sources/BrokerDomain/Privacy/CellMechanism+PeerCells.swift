@@ -7,7 +7,9 @@ extension CellMechanism {
     func noisyFigures(_ exact: CellAggregate, calibration: CellCalibration) -> NoisyCell {
         let people = exact.people + noise.discreteGaussian(variance: calibration.countVariance)
         let sum = exact.centredSum + noise.discreteGaussian(variance: calibration.sumVariance)
-        let bins = exact.bins.map { $0 + noise.discreteGaussian(variance: calibration.binVariance) }
+        // Until peer cells move to the quantile mechanism (issue 32): noise per bin at the percentiles' share.
+        let binVariance = CellCalibration.variance(sensitivity: 1, rho: calibration.percentileLoss.rho * 3)
+        let bins = exact.bins.map { $0 + noise.discreteGaussian(variance: binVariance) }
         return NoisyCell(people: people, centredSum: sum, bins: bins, loss: calibration.loss)
     }
 

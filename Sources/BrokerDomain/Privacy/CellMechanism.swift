@@ -3,10 +3,11 @@ import Foundation
 /// Turns exact cell aggregates into released figures: the one place a figure about people is made for
 /// release (group results, cohort sizes and peer statistics all come through here).
 ///
-/// Every count, sum and histogram bin gets discrete Gaussian noise calibrated by `CellCalibration`. A cell
-/// is released only when its *noisy* count reaches k, so the suppression itself is part of the mechanism
-/// and reveals nothing beyond it. Mean and percentiles are post-processing of the noisy figures (clamped
-/// to the type's bounds), which costs no further privacy.
+/// The count and the centred sum get discrete Gaussian noise, and each percentile is drawn by the
+/// exponential mechanism (`QuantileMechanism`), all calibrated by `CellCalibration`. A cell is released
+/// only when its *noisy* count reaches k, so the suppression itself is part of the mechanism and reveals
+/// nothing beyond it. The mean and the margins are post-processing of the noisy figures (clamped to the
+/// type's bounds), which costs no further privacy.
 package struct CellMechanism: Sendable {
     package init(noise: any NoiseSource, minimumPeople: Int) {
         self.noise = noise
@@ -20,10 +21,11 @@ package struct CellMechanism: Sendable {
     package func release(_ exact: CellAggregate, calibration: CellCalibration) -> GroupResultCell {
         let bounds = calibration.bounds
         // All noise is drawn whatever the outcome, so the time taken does not depend on the data.
-        let noisy = noisyFigures(exact, calibration: calibration)
-        let people = noisy.people
-        let sum = noisy.centredSum
-        let bins = noisy.bins
+        let people = exact.people + noise.discreteGaussian(variance: calibration.countVariance)
+        let sum = exact.centredSum + noise.discreteGaussian(variance: calibration.sumVariance)
+        let percentiles = QuantileMechanism.Percentile.allCases.map {
+            QuantileMechanism.release($0, histogram: exact.bins, bounds: bounds, loss: calibration.percentileLoss, noise: noise)
+        }
         var cell = GroupResultCell(
             bucketStart: exact.bucketStart, type: exact.type, people: nil, mean: nil, p10: nil, p50: nil, p90: nil, suppressed: true)
         cell.accuracy = .init(calibration)
@@ -31,12 +33,16 @@ package struct CellMechanism: Sendable {
         let mean = (bounds.middle + Double(sum) * bounds.resolution / Double(people)).clamped(to: bounds.lower...bounds.upper)
         cell.people = Int(people)
         cell.mean = mean.rounded(toMultipleOf: bounds.resolution)
-        cell.p10 = NoisyPercentiles.percentile(0.1, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
-        cell.p50 = NoisyPercentiles.percentile(0.5, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
-        cell.p90 = NoisyPercentiles.percentile(0.9, of: bins, bounds: bounds)?.rounded(toMultipleOf: bounds.resolution)
+        (cell.p10, cell.p50, cell.p90) = (percentiles[0], percentiles[1], percentiles[2])
         cell.suppressed = false
-        cell.accuracy?.meanMargin95 = calibration.meanMargin(people: Double(people), mean: mean)
-            .rounded(toMultipleOf: bounds.resolution)
+        cell.accuracy?.meanMargin95 = calibration.meanMargin(people: Double(people), mean: mean).rounded(toMultipleOf: bounds.resolution)
+        let margins = QuantileMechanism.valueMargins95(
+            p10: percentiles[0], p50: percentiles[1], p90: percentiles[2], people: Double(people), bounds: bounds,
+            loss: calibration.percentileLoss)
+        cell.accuracy?.p10Margin95 = margins.p10.rounded(toMultipleOf: bounds.resolution)
+        cell.accuracy?.p50Margin95 = margins.p50.rounded(toMultipleOf: bounds.resolution)
+        cell.accuracy?.p90Margin95 = margins.p90.rounded(toMultipleOf: bounds.resolution)
+        cell.accuracy?.percentileRankMargin95 = calibration.percentileRankMargin(.p50, people: Double(people)).rounded(toMultipleOf: 0.0001)
         return cell
     }
 

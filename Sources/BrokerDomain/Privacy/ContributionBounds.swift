@@ -9,7 +9,10 @@ package struct ContributionBounds: Sendable, Equatable {
     package var upper: Double
     /// The unit the figures are rounded to before summing, so sums and their noise are whole numbers.
     package var resolution: Double
-    /// Equal-width histogram bins over `lower...upper`, from which the percentiles are read.
+    /// The percentiles' grid: `bins` equal intervals over `lower...upper`, whose `bins + 1` edges are the
+    /// candidates `QuantileMechanism` chooses from. Fine enough that the grid's step is a small part of each
+    /// type's accuracy target (a quarter of a beat per minute, 50 steps, 3 minutes of sleep), coarse enough
+    /// that a percentile's draw stays cheap (its time grows with the number of candidates).
     package var bins: Int
 
     /// The midpoint: figures are summed as their distance from it, which halves the sensitivity of the sum
@@ -23,23 +26,23 @@ package struct ContributionBounds: Sendable, Equatable {
 
     package static func of(_ type: SampleType) -> ContributionBounds {
         switch type {
-        case .heartRate: .init(lower: 40, upper: 160, resolution: 0.01, bins: 40)
-        case .restingHeartRate: .init(lower: 35, upper: 115, resolution: 0.01, bins: 40)
-        case .systolicPressure: .init(lower: 80, upper: 200, resolution: 0.01, bins: 40)
-        case .diastolicPressure: .init(lower: 40, upper: 130, resolution: 0.01, bins: 45)
-        case .oxygenSaturation: .init(lower: 80, upper: 100, resolution: 0.01, bins: 40)
-        case .stepCount: .init(lower: 0, upper: 30_000, resolution: 1, bins: 60)
-        case .distanceWalkingRunning: .init(lower: 0, upper: 25_000, resolution: 1, bins: 50)
-        case .activeEnergyBurned: .init(lower: 0, upper: 2_000, resolution: 0.1, bins: 40)
-        case .standingHours: .init(lower: 0, upper: 16, resolution: 0.01, bins: 32)
-        case .sleepingHours: .init(lower: 0, upper: 14, resolution: 0.01, bins: 28)
-        case .weight: .init(lower: 30, upper: 200, resolution: 0.01, bins: 34)
-        case .height: .init(lower: 120, upper: 220, resolution: 0.01, bins: 50)
-        case .bodyTemperature: .init(lower: 34, upper: 41, resolution: 0.001, bins: 35)
-        case .respiratoryRate: .init(lower: 6, upper: 40, resolution: 0.01, bins: 34)
-        case .heartRateVariability: .init(lower: 5, upper: 200, resolution: 0.01, bins: 39)
-        case .bloodGlucose: .init(lower: 2, upper: 25, resolution: 0.001, bins: 46)
-        case .vo2Max: .init(lower: 10, upper: 80, resolution: 0.01, bins: 35)
+        case .heartRate: .init(lower: 40, upper: 160, resolution: 0.01, bins: 480)
+        case .restingHeartRate: .init(lower: 35, upper: 115, resolution: 0.01, bins: 320)
+        case .systolicPressure: .init(lower: 80, upper: 200, resolution: 0.01, bins: 480)
+        case .diastolicPressure: .init(lower: 40, upper: 130, resolution: 0.01, bins: 360)
+        case .oxygenSaturation: .init(lower: 80, upper: 100, resolution: 0.01, bins: 400)
+        case .stepCount: .init(lower: 0, upper: 30_000, resolution: 1, bins: 600)
+        case .distanceWalkingRunning: .init(lower: 0, upper: 25_000, resolution: 1, bins: 500)
+        case .activeEnergyBurned: .init(lower: 0, upper: 2_000, resolution: 0.1, bins: 400)
+        case .standingHours: .init(lower: 0, upper: 16, resolution: 0.01, bins: 320)
+        case .sleepingHours: .init(lower: 0, upper: 14, resolution: 0.01, bins: 280)
+        case .weight: .init(lower: 30, upper: 200, resolution: 0.01, bins: 680)
+        case .height: .init(lower: 120, upper: 220, resolution: 0.01, bins: 400)
+        case .bodyTemperature: .init(lower: 34, upper: 41, resolution: 0.001, bins: 700)
+        case .respiratoryRate: .init(lower: 6, upper: 40, resolution: 0.01, bins: 340)
+        case .heartRateVariability: .init(lower: 5, upper: 200, resolution: 0.01, bins: 390)
+        case .bloodGlucose: .init(lower: 2, upper: 25, resolution: 0.001, bins: 460)
+        case .vo2Max: .init(lower: 10, upper: 80, resolution: 0.01, bins: 700)
         }
     }
 }

@@ -7,4 +7,7 @@
 package protocol NoiseSource: Sendable {
     /// One draw from the discrete Gaussian N_Z(0, variance) — exact, integer arithmetic only.
     func discreteGaussian(variance: UInt64) -> Int64
+    /// One draw of the exponential mechanism (`ExponentialMechanism`): an index into `scores`, chosen with
+    /// probability ∝ exp(−(score − min score) · numerator / denominator) — exact, integer arithmetic only.
+    func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int
 }

@@ -9,4 +9,9 @@ package struct SecureNoise: NoiseSource {
         var generator = SystemRandomNumberGenerator()
         return DiscreteGaussian.sample(variance: variance, using: &generator)
     }
+
+    package func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int {
+        var generator = SystemRandomNumberGenerator()
+        return ExponentialMechanism.sample(scores: scores, numerator: numerator, denominator: denominator, using: &generator)
+    }
 }
