@@ -255,16 +255,23 @@ struct GroupPrivacyLedgerTests {
             #expect(Self.number((estimate["budget"] as? [String: Any])?["remaining"]) == 3)
             let types = try #require(estimate["types"] as? [[String: Any]])
             #expect(types.map { $0["type"] as? String } == ["heart_rate", "step_count"])
-            // A fifth of 0.02 on the count (σ² = 1/(2 × 0.004) = 125), three fifths on the sum, whose sensitivity
-            // is half the clamping range in resolution units (heart rate: 60 / 0.01; steps: 15,000 / 1).
-            for (type, sensitivity, resolution, width, bounds) in [
-                (types[0], 6000.0, 0.01, 3.0, [40.0, 160]), (types[1], 15_000, 1, 500, [0, 30_000]),
+            // A tenth of 0.02 on the count (σ² = 1/(2 × 0.002) = 250), 45 % on the sum, whose sensitivity is
+            // half the clamping range in resolution units (heart rate: 60 / 0.01; steps: 15,000 / 1), and 15 % on
+            // each percentile, drawn from the type's grid (heart rate every 0.25 beats/min, steps every 50).
+            for (type, sensitivity, resolution, step, bounds) in [
+                (types[0], 6000.0, 0.01, 0.25, [40.0, 160]), (types[1], 15_000, 1, 50, [0, 30_000]),
             ] {
-                #expect(abs((Self.number(type["peopleStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
-                #expect(abs((Self.number(type["binStdDev"]) ?? 0) - 125.0.squareRoot()) < 1e-9)
-                let sum = (sensitivity * sensitivity / (2 * 0.012)).rounded(.up).squareRoot() * resolution
+                #expect(abs((Self.number(type["peopleStdDev"]) ?? 0) - 250.0.squareRoot()) < 1e-9)
+                let sum = (sensitivity * sensitivity / (2 * 0.009)).rounded(.up).squareRoot() * resolution
                 #expect(abs((Self.number(type["sumStdDev"]) ?? 0) - sum) < 1e-6 * sum)
-                #expect(Self.number(type["binWidth"]) == width)
+                #expect(Self.number(type["percentileRho"]) == 0.003)
+                #expect(Self.number(type["percentileStep"]) == step)
+                let split = try #require(type["split"] as? [String: Any])
+                #expect(Self.number(split["count"]) == 0.1 && Self.number(split["sum"]) == 0.45 && Self.number(split["eachPercentile"]) == 0.15)
+                // ε = √(8 · 0.003); the rank margin is ln 20 · 2 · 0.5 / ε people, over k or 10 k people.
+                let rank = log(20.0) / (8 * 0.003).squareRoot()
+                #expect(abs((Self.number(type["medianRankMargin95AtK"]) ?? 0) - rank / Double(GroupFixtures.k)) < 1e-3)
+                #expect(abs((Self.number(type["medianRankMargin95At10K"]) ?? 0) - rank / Double(10 * GroupFixtures.k)) < 1e-3)
                 #expect((type["bounds"] as? [NSNumber])?.map(\.doubleValue) == bounds)
                 let atK = try #require(Self.number(type["meanMargin95AtK"]))
                 let at10K = try #require(Self.number(type["meanMargin95At10K"]))

@@ -111,7 +111,7 @@ struct GroupRequestTests {
         }
     }
 
-    @Test("results equal an independent computation over the raw samples (mean; percentiles from the histogram); small cells suppressed")
+    @Test("results equal an independent computation over the raw samples (mean; percentiles on the grid); small cells suppressed")
     func resultsAndSuppression() async throws {
         try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
             // Day 1: six people; day 2: only three of them have data.
@@ -139,18 +139,22 @@ struct GroupRequestTests {
             #expect(abs((GroupFixtures.number(day1["mean"]) ?? 0) - means.reduce(0, +) / 6) <= 0.01)
             for (key, fraction) in [("p10", 0.1), ("p50", 0.5), ("p90", 0.9)] {
                 let released = try #require(GroupFixtures.number(day1[key]), "\(key)")
-                #expect(abs(released - GroupFixtures.histogramPercentile(fraction, of: means, type: .heartRate)) < 1e-9, "\(key): \(released)")
+                #expect(abs(released - GroupFixtures.gridPercentile(fraction, of: means, type: .heartRate)) < 1e-9, "\(key): \(released)")
             }
-            // Where people are dense the histogram's median is within a bin (3 beats/min) of the exact one.
+            // Where people are dense the grid's median is within a step or two (0.25 beats/min) of the exact one.
             #expect(abs((GroupFixtures.number(day1["p50"]) ?? 0) - GroupFixtures.percentile(means, 0.5)) <= 3)
             #expect(day1["unit"] as? String == "beats/min")
-            // Every cell says how noisy it is: σ of each noise from ρ = 0.01 (a fifth to the count and the bins,
-            // three fifths to the sum; heart rate is clamped to 40–160, so one person moves the sum by 60).
+            // Every cell says how noisy it is: σ of each noise from ρ = 0.01 (a tenth to the count, 45 % to the
+            // sum, 15 % to each percentile; heart rate is clamped to 40–160, so one person moves the sum by 60).
             let accuracy = try #require(day1["accuracy"] as? [String: Any])
-            #expect(abs((GroupFixtures.number(accuracy["peopleStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
-            #expect(abs((GroupFixtures.number(accuracy["sumStdDev"]) ?? 0) - (6000.0 * 6000 / (2 * 0.006)).squareRoot() * 0.01) < 0.01)
-            #expect(abs((GroupFixtures.number(accuracy["binStdDev"]) ?? 0) - (1 / (2 * 0.002)).squareRoot()) < 0.01)
-            #expect(GroupFixtures.number(accuracy["binWidth"]) == 3)
+            #expect(abs((GroupFixtures.number(accuracy["peopleStdDev"]) ?? 0) - (1 / (2 * 0.001)).squareRoot()) < 0.01)
+            #expect(abs((GroupFixtures.number(accuracy["sumStdDev"]) ?? 0) - (6000.0 * 6000 / (2 * 0.0045)).squareRoot() * 0.01) < 0.01)
+            #expect(GroupFixtures.number(accuracy["percentileRho"]) == 0.0015)
+            #expect(GroupFixtures.number(accuracy["percentileStep"]) == 0.25)
+            #expect(accuracy["binStdDev"] == nil && accuracy["binWidth"] == nil)
+            // Six people: p50's rank is uncertain by far more than a person (ε = √(8 · 0.0015) ≈ 0.11).
+            #expect((GroupFixtures.number(accuracy["percentileRankMargin95"]) ?? 0) > 1)
+            for key in ["p10Margin95", "p50Margin95", "p90Margin95"] { #expect((GroupFixtures.number(accuracy[key]) ?? 0) > 0, "\(key)") }
             #expect(GroupFixtures.number(accuracy["rho"]) == 0.01)
             #expect((GroupFixtures.number(accuracy["meanMargin95"]) ?? 0) > 0)
             #expect(day2["suppressed"] as? Bool == true)
@@ -160,13 +164,16 @@ struct GroupRequestTests {
 
             let csv = try await harness.request(.get, "/v1/group-requests/\(id)/results?format=csv", token: company)
             let lines = harness.text(csv).split(separator: "\r\n").map(String.init)
-            #expect(lines.first == "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho")
+            #expect(
+                lines.first
+                    == "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho,"
+                    + "percentile_rho,percentile_step,p10_margin95,p50_margin95,p90_margin95")
             let last = try #require(lines.last).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             #expect(Array(last.prefix(9)) == ["2026-03-02", "heart_rate", "beats/min", "", "", "", "", "", "true"])
-            #expect(last.count == 15)
-            #expect(
-                Double(last[9]) == GroupFixtures.number(suppressedAccuracy["peopleStdDev"]) && last[12] == "3" && last[13] == "" && last[14] == "0.01"
-            )
+            #expect(last.count == 20)
+            #expect(Double(last[9]) == GroupFixtures.number(suppressedAccuracy["peopleStdDev"]))
+            // No histogram (bin_sd, bin_width) since issue 32, and no margins for a suppressed cell.
+            #expect(Array(last[11...]) == ["", "", "", "0.01", "0.0015", "0.25", "", "", ""])
         }
     }
 
@@ -190,10 +197,10 @@ struct GroupRequestTests {
             let firstWeek = (0..<5).map { (60 + Double($0) + 150) / 3 }
             #expect(items.map { $0["people"] as? Int } == [5, 5])
             #expect(abs((GroupFixtures.number(items[0]["mean"]) ?? 0) - firstWeek.reduce(0, +) / 5) <= 0.01)
-            #expect(GroupFixtures.number(items[0]["p50"]) == GroupFixtures.histogramPercentile(0.5, of: firstWeek, type: .heartRate))
+            #expect(GroupFixtures.number(items[0]["p50"]) == GroupFixtures.gridPercentile(0.5, of: firstWeek, type: .heartRate))
             #expect(GroupFixtures.number(items[1]["mean"]) == 90)
             #expect(
-                GroupFixtures.number(items[1]["p90"]) == GroupFixtures.histogramPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
+                GroupFixtures.number(items[1]["p90"]) == GroupFixtures.gridPercentile(0.9, of: Array(repeating: 90, count: 5), type: .heartRate))
         }
     }
 

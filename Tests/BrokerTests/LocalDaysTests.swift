@@ -316,9 +316,9 @@ struct LocalDaysTests {
                 let mean = try #require((cell["mean"] as? NSNumber)?.doubleValue)
                 // Steps are summed whole and the mean released whole.
                 #expect(abs(mean - totals.reduce(0, +) / 6) <= 1, "\(day): \(mean)")
-                // The median comes from the histogram (bins of 500 steps), as the privacy module reads it.
+                // The median is the grid candidate (every 50 steps) the mechanism centres on.
                 let median = try #require((cell["p50"] as? NSNumber)?.doubleValue)
-                #expect(Self.close(median, GroupFixtures.histogramPercentile(0.5, of: totals, type: .stepCount)), "\(day): \(median)")
+                #expect(Self.close(median, GroupFixtures.gridPercentile(0.5, of: totals, type: .stepCount)), "\(day): \(median)")
             }
         }
     }
@@ -361,7 +361,7 @@ struct LocalDaysTests {
                     // Each peer-day's total is one value of the bucket's histogram (steps: 60 bins of 500 from 0).
                     let figures = peerTotals.flatMap { totals in days.map { totals[$0]! } }
                     let median = try #require((peerBucket["p50"] as? NSNumber)?.doubleValue)
-                    let expected = GroupFixtures.histogramPercentile(0.5, of: figures, type: .stepCount)
+                    let expected = GroupFixtures.gridPercentile(0.5, of: figures, type: .stepCount)
                     #expect(abs(median - expected) <= 1, "\(bucket) \(start): \(median) vs \(expected)")
                     let mean = try #require((peerBucket["mean"] as? NSNumber)?.doubleValue)
                     #expect(abs(mean - figures.reduce(0, +) / Double(figures.count)) <= 1, "\(bucket) \(start)")

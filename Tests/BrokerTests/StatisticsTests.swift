@@ -307,7 +307,7 @@ struct StatisticsTests {
     /// person-day, percentiles from their histogram; nil when the mean day has fewer than k.
     static func expectedBucket(_ start: String, days: Int, figures: [Double], k: Int) -> PeerBucket? {
         guard !figures.isEmpty, figures.count >= k * days else { return nil }
-        func percentile(_ q: Double) -> Double { GroupFixtures.histogramPercentile(q, of: figures, type: .heartRate) }
+        func percentile(_ q: Double) -> Double { GroupFixtures.gridPercentile(q, of: figures, type: .heartRate) }
         return PeerBucket(
             start: start, people: Int((Double(figures.count) / Double(days)).rounded()),
             mean: hundredths(figures.reduce(0, +) / Double(figures.count)),

@@ -33,7 +33,8 @@ package struct CellMechanism: Sendable {
         let mean = (bounds.middle + Double(sum) * bounds.resolution / Double(people)).clamped(to: bounds.lower...bounds.upper)
         cell.people = Int(people)
         cell.mean = mean.rounded(toMultipleOf: bounds.resolution)
-        (cell.p10, cell.p50, cell.p90) = (percentiles[0], percentiles[1], percentiles[2])
+        let rounded = percentiles.map { $0.rounded(toMultipleOf: bounds.resolution) }
+        (cell.p10, cell.p50, cell.p90) = (rounded[0], rounded[1], rounded[2])
         cell.suppressed = false
         cell.accuracy?.meanMargin95 = calibration.meanMargin(people: Double(people), mean: mean).rounded(toMultipleOf: bounds.resolution)
         let margins = QuantileMechanism.valueMargins95(

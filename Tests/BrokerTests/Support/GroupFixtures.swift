@@ -145,27 +145,25 @@ enum GroupFixtures {
         (results["items"] as? [[String: Any]] ?? []).filter { $0["suppressed"] as? Bool == false }
     }
 
-    /// What `NoisyPercentiles` reads from a histogram without noise, computed here on its own: each figure
-    /// clamped to the type's bounds and counted in its equal-width bin; within a bin the people are taken as
-    /// spread evenly, so the q-th percentile is interpolated linearly across the bin where the cumulative
-    /// count reaches q × people. Rounded to the type's resolution, as released.
-    static func histogramPercentile(_ q: Double, of figures: [Double], type: SampleType) -> Double {
+    /// What the exponential mechanism centres on, computed independently of `QuantileMechanism`: the first
+    /// candidate of the type's grid (lower + j·step, j = 0…bins) whose count of figures below it, L, is
+    /// nearest to q·n. With `NoNoise` a released percentile is exactly this.
+    static func gridPercentile(_ q: Double, of figures: [Double], type: SampleType) -> Double {
         let bounds = ContributionBounds.of(type)
-        let width = (bounds.upper - bounds.lower) / Double(bounds.bins)
-        var bins = [Double](repeating: 0, count: bounds.bins)
+        let step = (bounds.upper - bounds.lower) / Double(bounds.bins)
+        var bins = [Int](repeating: 0, count: bounds.bins)
         for figure in figures {
             let clamped = min(max(figure, bounds.lower), bounds.upper)
-            bins[min(Int(((clamped - bounds.lower) / width).rounded(.down)), bounds.bins - 1)] += 1
+            bins[min(Int(((clamped - bounds.lower) / step).rounded(.down)), bounds.bins - 1)] += 1
         }
-        let target = q * Double(figures.count)
-        var below = 0.0
-        for (index, count) in bins.enumerated() where count > 0 {
-            if below + count >= target {
-                return (bounds.lower + (Double(index) + (target - below) / count) * width).rounded(toMultipleOf: bounds.resolution)
-            }
-            below += count
+        var best = (index: 0, distance: Double.infinity)
+        var below = 0
+        for index in 0...bounds.bins {
+            let distance = abs(Double(below) - q * Double(figures.count))
+            if distance < best.distance - 1e-9 { best = (index, distance) }
+            if index < bounds.bins { below += bins[index] }
         }
-        return bounds.upper
+        return (bounds.lower + Double(best.index) * step).rounded(toMultipleOf: bounds.resolution)
     }
 
     /// percentile_cont: linear interpolation between the closest ranks (what the exact figures were).
