@@ -90,6 +90,11 @@ extension Console {
             return request.page("access-log", title: request.t("title.who-saw-your-data"), values: values)
         }
 
+        get("/privacy", .role(.user), on: router) { request in
+            let loss = try await request.services.personPrivacy.loss(of: try request.caller, logger: request.logger)
+            return request.page("privacy", title: request.t("title.your-privacy-loss"), values: Wording.privacyLoss(loss))
+        }
+
         get("/data", .role(.user), on: router) { request in
             let principal = try request.caller
             var charts: [[String: Any]] = []

@@ -173,6 +173,8 @@ package enum ProblemTranslation {
             "Solo le persone scelgono cosa condividere.",
         "Only people have an access log.":
             "Solo le persone hanno un registro degli accessi.",
+        "Only people have a privacy loss of their own.":
+            "Solo le persone hanno una perdita di privacy propria.",
         "Only people have consent receipts of their own; companies read a request's.":
             "Solo le persone hanno ricevute di consenso proprie; le aziende leggono quelle di una richiesta.",
         "Only people join runs.":
