@@ -55,14 +55,23 @@ extension Console {
         }
     }
 
-    /// The company's budget in a sentence.
+    /// The company's budget in a sentence, and what it may take from each person (its share of their cap).
     static func budgetSentence(_ budget: CompanyBudget) -> String {
         let strings = Wording.strings
         let values = [
             "remaining": strings.decimal(budget.remainingRho), "limit": strings.decimal(budget.limitRho), "days": strings.number(budget.periodDays),
             "renewsAt": Wording.time(budget.renewsAt),
         ]
-        return strings.format(budget.renewsAt == nil ? "budget.sentence" : "budget.sentenceRenews", values)
+        let locale = strings.language.locale
+        // ρ to three significant digits: a share of a small cap (0.0333) must not read as 0.
+        let rho = FloatingPointFormatStyle<Double>.number.precision(.significantDigits(1...3)).grouping(.never).locale(locale)
+        let share = strings.format(
+            "budget.share",
+            [
+                "share": budget.personShareRho.formatted(rho), "cap": budget.personCapRho.formatted(rho),
+                "percent": budget.personShareOfCap.formatted(.percent.precision(.fractionLength(0...1)).locale(locale)),
+            ])
+        return strings.format(budget.renewsAt == nil ? "budget.sentence" : "budget.sentenceRenews", values) + " " + share
     }
 
     static func csvDownload(_ body: HTTPBody, filename: String) -> Response {

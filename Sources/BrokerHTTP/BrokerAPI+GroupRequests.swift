@@ -117,7 +117,8 @@ extension Components.Schemas.PrivacyBudget {
     init(_ budget: CompanyBudget) {
         self.init(
             rho: budget.limitRho, spent: budget.spentRho, remaining: budget.remainingRho, periodDays: budget.periodDays,
-            renewsAt: budget.renewsAt)
+            renewsAt: budget.renewsAt, personCap: budget.personCapRho, personShare: budget.personShareRho,
+            personShareOfCap: budget.personShareOfCap)
     }
 }
 
@@ -125,7 +126,7 @@ extension Components.Schemas.GroupRequestEstimate {
     init(_ estimate: GroupRequestService.Estimate) {
         self.init(
             cells: estimate.cells, cellLoss: estimate.cellLoss, rho: estimate.rho, epsilon: estimate.epsilon, delta: estimate.delta,
-            budget: .init(estimate.budget), affordable: estimate.affordable,
+            budget: .init(estimate.budget), affordable: estimate.affordable, withinShare: estimate.withinShare,
             types: estimate.types.map {
                 .init(
                     _type: .init($0.type), unit: $0.type.unit, peopleStdDev: $0.peopleStdDev,

@@ -192,6 +192,8 @@ struct GroupPrivacyLedgerTests {
                 // A group budget of 0.1 per person per twelve months: three requests of 0.03.
                 $0.privacy.personBudget = 0.6
                 $0.privacy.peerReserve = 0.5
+                // The cap alone, all of it to this one company (the share is GroupPrivacyShareTests').
+                $0.privacy.companyShare = 1
             }, noise: NoNoise()
         ) { harness in
             let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)

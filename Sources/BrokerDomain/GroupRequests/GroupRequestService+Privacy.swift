@@ -24,6 +24,9 @@ extension GroupRequestService {
         package var delta: Double
         package var budget: CompanyBudget
         package var affordable: Bool
+        /// Whether the request costs no more than one company may take from a person in twelve months
+        /// (`budget.personShareRho`): a dearer one would be answered from nobody, so sending it is a 422.
+        package var withinShare: Bool
         package var types: [TypeAccuracy]
     }
 
@@ -44,7 +47,8 @@ extension GroupRequestService {
         let k = Double(minimumCohort)
         return Estimate(
             cells: cells, cellLoss: valid.cellLoss.rho, rho: cost.rho, epsilon: cost.epsilon(delta: Self.reportingDelta),
-            delta: Self.reportingDelta, budget: budget, affordable: cost <= budget.remaining && cost <= privacy.personGroupBudget,
+            delta: Self.reportingDelta, budget: budget, affordable: cost <= budget.remaining && cost <= budget.personShare,
+            withinShare: cost <= budget.personShare,
             types: valid.types.map { type in
                 let calibration = CellCalibration(type: type, loss: valid.cellLoss)
                 // The mean at a bound is the worst case of the count's share of the error.

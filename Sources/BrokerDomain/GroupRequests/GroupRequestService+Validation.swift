@@ -88,16 +88,18 @@ extension GroupRequestService {
             purpose: purpose, subscriptionDays: creation.subscriptionDays, cellLoss: PrivacyLoss(rho: cellLoss), purposeCode: purposeCode)
     }
 
-    /// A release dearer than a person's yearly group cap would be answered from nobody (everyone would be
-    /// left out): a 422 that says so, rather than a refusal that looks like a small cohort.
+    /// A release dearer than one company's share of a person's yearly group cap (`PRIVACY_COMPANY_SHARE`)
+    /// would be answered from nobody (everyone would be left out): a 422 that says so, rather than a refusal
+    /// that looks like a small cohort. The share is at most the cap, so this covers the cap too.
     func ensureSomeoneCanAfford(_ cost: PrivacyLoss, cells: Int) throws {
-        guard cost > privacy.personGroupBudget else { return }
+        guard cost > privacy.companyShareLoss else { return }
         throw GroupRequestError.invalid([
             GroupRequestViolation(
                 field: .window,
-                message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than any person may give to group "
-                    + "requests in twelve months (ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): ask for fewer buckets or types, "
-                    + "or a lower privacy.cellLoss")
+                message: "\(cells) cells cost ρ \(PrivacyFormat.rho(cost.rho)), more than one company may take from any person in "
+                    + "twelve months (ρ \(PrivacyFormat.rho(privacy.companyShareLoss.rho)), PRIVACY_COMPANY_SHARE "
+                    + "\(PrivacyFormat.rho(privacy.companyShare)) of their group cap of ρ \(PrivacyFormat.rho(privacy.personGroupBudget.rho))): "
+                    + "ask for fewer buckets or types, or a lower privacy.cellLoss")
         ])
     }
 }

@@ -150,7 +150,8 @@ package struct GroupRequestService: Sendable {
 
     /// Evaluates the request at once and stores it accepted (with its first release) or refused.
     ///
-    /// The cohort leaves out anyone whose yearly privacy cap this request could pass. Its size is released
+    /// The cohort leaves out anyone whose yearly privacy cap, or this company's share of it, this request
+    /// could pass. Its size is released
     /// only as a noisy count, and the request is refused when that noisy count is below k: the refusal is
     /// part of the mechanism and costs the price of one cell. The expensive part (the cohort, then the cells)
     /// runs first, in evaluation slots and without any lock, each step on a connection of its own. Only the
@@ -174,7 +175,7 @@ package struct GroupRequestService: Sendable {
                     let matching = try await GroupCohortStore.cohort(
                         filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
                         excludingBlocksOf: company, on: connection, logger: logger)
-                    return try await budgets.eligible(matching, cost: cohortCost + releaseCost, on: connection, logger: logger)
+                    return try await budgets.eligible(matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
                 }
             }
             let size = mechanism.count(cohort.count, loss: cohortCost)
@@ -191,8 +192,10 @@ package struct GroupRequestService: Sendable {
             let stored: GroupRequest? = try await client.withTransaction(logger: logger) { connection in
                 try await PrivacyLedgerStore.lock(on: connection, logger: logger)
                 let charged = accepted ? cohortCost + releaseCost : cohortCost
-                // Someone's cap was spent by another release meanwhile: evaluate again without them.
-                guard try await budgets.eligible(cohort, cost: charged, on: connection, logger: logger).count == cohort.count else { return nil }
+                // Someone's cap, or this company's share of it, was spent by another release meanwhile: evaluate
+                // again without them.
+                guard try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
+                else { return nil }
                 try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger)
                 let request = try await GroupRequestStore.insert(
                     valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
@@ -348,7 +351,8 @@ package struct GroupRequestService: Sendable {
     }
 
     /// Releases a subscription's buckets that have closed (`ReleaseSchedule`) since its last release, while
-    /// it runs: the frozen cohort's remaining members who can still afford them, through the mechanism,
+    /// it runs: the frozen cohort's remaining members who can still afford them (within their cap and the
+    /// company's share of it), through the mechanism,
     /// debited and queued as `group_request.results_updated`. True when something was released.
     ///
     /// The computation holds no lock; the store runs under the ledger lock and the request's row lock, and
@@ -366,7 +370,7 @@ package struct GroupRequestService: Sendable {
         try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
         let members = try await client.withConnection { connection in
             let frozen = try await GroupCohortStore.cohort(of: request.id, on: connection, logger: logger)
-            return try await budgets.eligible(frozen, cost: cost, on: connection, logger: logger)
+            return try await budgets.eligible(frozen, cost: cost, company: request.thirdParty.id, on: connection, logger: logger)
         }
         let cells = try await released(
             types: request.types, bucket: request.bucket,
@@ -377,7 +381,10 @@ package struct GroupRequestService: Sendable {
             guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),
                 current.releasedThrough == request.releasedThrough
             else { return false }
-            guard try await budgets.eligible(members, cost: cost, on: connection, logger: logger).count == members.count else { return false }
+            guard
+                try await budgets.eligible(members, cost: cost, company: request.thirdParty.id, on: connection, logger: logger).count
+                    == members.count
+            else { return false }
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
             try await PrivacyLedgerStore.debit(
                 members, loss: cost, company: request.thirdParty.id, request: request.id, on: connection, logger: logger)

@@ -11,7 +11,8 @@ struct PrivacyBudgets: Sendable {
         let entries = try await PrivacyLedgerStore.companyEntries(company, days: settings.companyPeriodDays, on: connection, logger: logger)
         return CompanyBudget(
             limit: PrivacyLoss(rho: settings.companyBudget), spent: entries.reduce(.zero) { $0 + $1.loss },
-            periodDays: settings.companyPeriodDays, renewsAt: entries.first.map { renewal(of: $0.at) })
+            periodDays: settings.companyPeriodDays, renewsAt: entries.first.map { renewal(of: $0.at) },
+            personCap: settings.personGroupBudget, personShare: settings.companyShareLoss, personShareOfCap: settings.companyShare)
     }
 
     private func renewal(of at: Date) -> Date { at.addingTimeInterval(TimeInterval(settings.companyPeriodDays) * 86_400) }
@@ -39,8 +40,13 @@ struct PrivacyBudgets: Sendable {
         try await PrivacyLedgerStore.record(company: company, request: request, kind: kind, cells: cells, loss: cost, on: connection, logger: logger)
     }
 
-    /// The members who can still afford `cost` this year.
-    func eligible(_ cohort: [Int32], cost: PrivacyLoss, on connection: PostgresConnection, logger: Logger) async throws -> [Int32] {
-        try await PrivacyLedgerStore.withinCap(cohort, cost: cost, cap: settings.personGroupBudget, on: connection, logger: logger)
+    /// The members who can still afford `cost` from `company` this year: within their own cap, and within
+    /// the company's share of it (`PRIVACY_COMPANY_SHARE`), so one company cannot take the whole of anyone.
+    func eligible(_ cohort: [Int32], cost: PrivacyLoss, company: UUID, on connection: PostgresConnection, logger: Logger) async throws
+        -> [Int32]
+    {
+        try await PrivacyLedgerStore.withinCapAndShare(
+            cohort, cost: cost, cap: settings.personGroupBudget, company: company, share: settings.companyShareLoss, on: connection,
+            logger: logger)
     }
 }

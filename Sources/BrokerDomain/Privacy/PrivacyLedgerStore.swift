@@ -39,15 +39,22 @@ enum PrivacyLedgerStore {
     }
 
     /// The members of `cohort` whose loss over the last twelve calendar months plus `cost` stays within `cap`
-    /// (Feldman and Zrnic 2021: a person whose budget is spent is left out, and only their own loss decides).
-    static func withinCap(_ cohort: [Int32], cost: PrivacyLoss, cap: PrivacyLoss, on connection: PostgresConnection, logger: Logger)
-        async throws -> [Int32]
-    {
+    /// (Feldman and Zrnic 2021: a person whose budget is spent is left out, and only their own loss decides),
+    /// and whose loss to `company` over the same months plus `cost` stays within `share`. One statement: a
+    /// member's two sums are index lookups (`privacy_person_loss`'s key, and the share's index on
+    /// (company_id, person_number, month)), so a cohort of ten thousand is one pass.
+    static func withinCapAndShare(
+        _ cohort: [Int32], cost: PrivacyLoss, cap: PrivacyLoss, company: UUID, share: PrivacyLoss, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [Int32] {
         try await connection.query(
             """
             SELECT coalesce(array_agg(c.n ORDER BY c.n), '{}') FROM unnest(\(cohort)::int4[]) AS c(n)
             WHERE coalesce((SELECT sum(l.loss_micro) FROM privacy_person_loss l
                             WHERE l.person_number = c.n AND l.month >= \(unescaped: twelveMonths)), 0) + \(cost.micro) <= \(cap.micro)
+              AND coalesce((SELECT sum(r.loss_micro) FROM privacy_person_request_loss r
+                            WHERE r.company_id = \(company) AND r.person_number = c.n AND r.month >= \(unescaped: twelveMonths)), 0)
+                  + \(cost.micro) <= \(share.micro)
             """, logger: logger
         ).collect().first?.decode([Int32].self) ?? []
     }

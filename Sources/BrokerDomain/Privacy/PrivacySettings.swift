@@ -12,6 +12,10 @@ package struct PrivacySettings: Sendable, Equatable {
     /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed day
     /// publishes one peer cell per type, and a person can be in all of them.
     package var peerReserve = 0.5
+    /// `PRIVACY_COMPANY_SHARE`: the fraction of each person's yearly group cap (`personGroupBudget`) that one
+    /// company may take over the same twelve calendar months. Below 1 so that one company cannot spend a
+    /// person's whole year and leave every other company's requests without them; a third by default.
+    package var companyShare = 1.0 / 3.0
     /// `GROUP_RESULTS_LATENESS`: hours after the last time zone's day ends before a subscription's bucket is
     /// released, so uploads that arrive late (a phone synced the next morning) are in it.
     package var latenessHours = 24
@@ -38,11 +42,27 @@ package struct PrivacySettings: Sendable, Equatable {
     /// What group releases may take from one person in twelve months.
     var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }
 
+    /// What one company may take from one person in twelve months: `companyShare` of `personGroupBudget`,
+    /// to the nearest millionth (the share is a fraction as configured; a third of 1.5 is 0.5, not a
+    /// millionth less through binary rounding). Never more than the cap itself.
+    var companyShareLoss: PrivacyLoss {
+        PrivacyLoss(micro: min(personGroupBudget.micro, Int64((Double(personGroupBudget.micro) * companyShare).rounded())))
+    }
+
+    package var companyShareRho: Double { companyShareLoss.rho }
+    package var personGroupBudgetRho: Double { personGroupBudget.rho }
+
+    /// The cheapest request there can be: one cell and the cohort's size, at the lowest ρ per cell.
+    static var cheapestRequest: PrivacyLoss { PrivacyLoss(rho: cellLossRange.lowerBound) * 2 }
+    package static var cheapestRequestRho: Double { cheapestRequest.rho }
+    /// Whether one company's share leaves room for any request at all (else every one would be a 422).
+    package var companyShareFitsTheCheapestRequest: Bool { companyShareLoss >= Self.cheapestRequest }
+
     /// The most buckets of `types` one release may hold: within `maximumCellsPerRelease`, and cheap enough,
-    /// with the cohort's size, for a person with an untouched cap to be in it (a dearer release would
-    /// leave everyone out). At least one.
+    /// with the cohort's size, for a person untouched by this company to be in it: a release dearer than
+    /// one company's share of a person's cap would leave everyone out. At least one.
     func bucketsPerRelease(types: Int, cellLoss: PrivacyLoss) -> Int {
-        let affordable = Int(personGroupBudget.micro / max(1, cellLoss.micro)) - 1
+        let affordable = Int(companyShareLoss.micro / max(1, cellLoss.micro)) - 1
         return max(1, min(maximumCellsPerRelease, affordable) / max(1, types))
     }
 }
