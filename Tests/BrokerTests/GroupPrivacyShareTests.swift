@@ -2,6 +2,7 @@ import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Logging
 import Testing
 
 @testable import BrokerConsole
@@ -179,6 +180,50 @@ struct GroupPrivacyShareTests {
                     #"{"types":["heart_rate"],"demographics":{"sex":"F"},"window":{"from":"\#(GroupFixtures.daysAgo(3))","to":"\#(GroupFixtures.daysAgo(2))"},"bucket":"day","purposeCode":"HRESCH","purpose":"Other","privacy":{"cellLoss":0.1}}"#
                 #expect(try await Self.send(harness, body, other)["cohortSize"] as? Int == 8)
             })
+    }
+
+    /// The check runs on every cohort, under the ledger lock: ten thousand members, each with a year of
+    /// debits to this company and to others, is one statement on the indexes, well under a second.
+    @Test("the cap-and-share check over a 10,000-person cohort is one fast statement, and decides per person")
+    func largeCohort() async throws {
+        try await TestHarness.run(configure: Self.configure, noise: NoNoise()) { harness in
+            let company = UUID()
+            // Each of 10,000 people: ρ 0.1 a month for twelve months in total (1.2 of 1.5); to this company
+            // 0.03 a month (0.36 of 0.5), or 0.04 (0.48) for the even ones; and 0.03 a month to two others.
+            _ = try await harness.sql(
+                """
+                INSERT INTO privacy_person_loss (person_number, month, loss_micro)
+                SELECT n, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => k))::date, 100000
+                FROM generate_series(1, 10000) n, generate_series(0, 11) k
+                """)
+            for (owner, micro) in [
+                (company.uuidString, "CASE WHEN n % 2 = 0 THEN 40000 ELSE 30000 END"), (UUID().uuidString, "30000"), (UUID().uuidString, "30000"),
+            ] {
+                _ = try await harness.sql(
+                    """
+                    INSERT INTO privacy_person_request_loss (person_number, month, company_id, request_id, loss_micro)
+                    SELECT n, (date_trunc('month', now() AT TIME ZONE 'UTC') - make_interval(months => k))::date, '\(owner)',
+                           gen_random_uuid(), \(micro)
+                    FROM generate_series(1, 10000) n, generate_series(0, 11) k
+                    """)
+            }
+            _ = try await harness.sql("ANALYZE privacy_person_loss")
+            _ = try await harness.sql("ANALYZE privacy_person_request_loss")
+            let settings = PrivacySettings()
+            let cohort = Array(Int32(1)...Int32(10_000))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let eligible = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withConnection { connection in
+                    try await PrivacyLedgerStore.withinCapAndShare(
+                        cohort, cost: PrivacyLoss(rho: 0.1), cap: settings.personGroupBudget, company: company, share: settings.companyShareLoss,
+                        on: connection, logger: Logger(label: "share-test"))
+                }
+            }
+            let elapsed = clock.now - start
+            #expect(eligible == cohort.filter { $0 % 2 == 1 })
+            #expect(elapsed < .seconds(2), "took \(elapsed)")
+        }
     }
 
     @Test("the estimate and the budget report the share; a request dearer than the share is a 422 naming it, and changes nothing")
