@@ -183,8 +183,9 @@ struct GroupPrivacyShareTests {
     }
 
     /// The check runs on every cohort, under the ledger lock: ten thousand members, each with a year of
-    /// debits to this company and to others, is one statement on the indexes, well under a second.
-    @Test("the cap-and-share check over a 10,000-person cohort is one fast statement, and decides per person")
+    /// debits to this company and to others, in one statement that decides per person. (Its speed is the
+    /// group-requests bench's to measure, never a timed assertion here.)
+    @Test("the cap-and-share check over a 10,000-person cohort is one statement, and decides per person")
     func largeCohort() async throws {
         try await TestHarness.run(configure: Self.configure, noise: NoNoise()) { harness in
             let company = UUID()
@@ -211,19 +212,14 @@ struct GroupPrivacyShareTests {
             _ = try await harness.sql("ANALYZE privacy_person_request_loss")
             let settings = PrivacySettings()
             let cohort = Array(Int32(1)...Int32(10_000))
-            // Timed on an open connection: the statement, not the pool's start.
-            let (eligible, elapsed) = try await TestDatabase.withClient(harness.databaseURL) { client in
+            let eligible = try await TestDatabase.withClient(harness.databaseURL) { client in
                 try await client.withConnection { connection in
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    let eligible = try await PrivacyLedgerStore.withinCapAndShare(
+                    try await PrivacyLedgerStore.withinCapAndShare(
                         cohort, cost: PrivacyLoss(rho: 0.1), cap: settings.personGroupBudget, company: company, share: settings.companyShareLoss,
                         on: connection, logger: Logger(label: "share-test"))
-                    return (eligible, clock.now - start)
                 }
             }
             #expect(eligible == cohort.filter { $0 % 2 == 1 })
-            #expect(elapsed < .seconds(2), "took \(elapsed)")
         }
     }
 
