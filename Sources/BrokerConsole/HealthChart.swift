@@ -5,8 +5,9 @@ import Foundation
 /// A server-rendered SVG chart of one data type over the person's local days. A type read at moments (heart
 /// rate …) draws the daily mean as a line over the band between the day's lowest and highest reading; a
 /// cumulative type (steps, sleep …) draws each day's total as a bar, as a phone's health app does. The median
-/// of the peers' daily figures is dashed where enough peers contribute. Only numbers and fixed words go into
-/// the SVG; it is built here, not from user text.
+/// of the peers' month figures is a dashed step line, month by month, where enough peers contribute and the
+/// median is accurate enough to show (`Statistics.PeerBucket`); a sentence under the chart says what it is
+/// and how sure. Only numbers and fixed words go into the SVG; it is built here, not from user text.
 struct HealthChart {
     let statistics: Statistics
 
@@ -26,16 +27,31 @@ struct HealthChart {
             "isTotal": isTotal,
             "svg": svg,
             "peerGroup": Wording.peerGroup(statistics.group),
-            "peersAvailable": statistics.peersAvailable && !statistics.peerBuckets.isEmpty,
+            "peersAvailable": !medians.isEmpty,
+            "peerExplanation": peerExplanation,
             "rows": statistics.own.map { bucket -> [String: String] in
-                let peer = statistics.peerBuckets.first { $0.start == bucket.start }
+                let median = medians.first { $0.start == bucket.start }?.p50
                 return [
                     "day": strings.day(bucket.start), "mean": strings.decimal(bucket.mean), "min": strings.decimal(bucket.min),
                     "max": strings.decimal(bucket.max), "count": strings.number(bucket.count),
-                    "peerMedian": peer.map { strings.decimal($0.p50) } ?? "–",
+                    "peerMedian": median.map { strings.decimal($0) } ?? "–",
                 ]
             },
         ]
+    }
+
+    /// The peer buckets with a median to show (one accurate enough: `Statistics.PeerBucket.p50`).
+    private var medians: [Statistics.PeerBucket] {
+        statistics.peersAvailable ? statistics.peerBuckets.filter { $0.p50 != nil } : []
+    }
+
+    /// What the dashed line is and how sure, in plain words, with the newest shown median's margin; "" when
+    /// there is no line.
+    private var peerExplanation: String {
+        guard let newest = medians.last, let margin = newest.p50Margin95 else { return "" }
+        return strings.format(
+            "data.peers.explanation",
+            ["group": Wording.peerGroup(statistics.group), "margin": strings.decimal(margin), "unit": Wording.unit(statistics.type)])
     }
 
     var svg: String {
@@ -43,8 +59,8 @@ struct HealthChart {
         guard let firstDay = own.first?.start.dayNumber, let lastDay = own.last?.start.dayNumber else { return "" }
         // Peers' days within the person's own first and last: shared cells exist for every closed day, also
         // where the person has no data, and a point beyond the axes would be drawn outside the plot.
-        let peers = (statistics.peersAvailable ? statistics.peerBuckets : []).filter { (firstDay...lastDay).contains($0.start.dayNumber) }
-        let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.map(\.p50)
+        let peers = medians.filter { (firstDay...lastDay).contains($0.start.dayNumber) }
+        let values = (isTotal ? own.map(\.mean) + [0] : own.flatMap { [$0.min, $0.max] }) + peers.compactMap(\.p50)
         var low = values.min() ?? 0
         var high = values.max() ?? 1
         // A flat series still needs a range; totals keep their zero baseline (all-zero days draw on 0–1).
@@ -69,7 +85,21 @@ struct HealthChart {
         let band = (own.map { point($0.start.dayNumber, $0.max) } + own.reversed().map { point($0.start.dayNumber, $0.min) })
             .joined(separator: " ")
         let meanLine = own.map { point($0.start.dayNumber, $0.mean) }.joined(separator: " ")
-        let peerLine = peers.map { point($0.start.dayNumber, $0.p50) }.joined(separator: " ")
+        // A step line: each month's figure holds until the next month's bucket, where it steps; a month
+        // missing between two shown ones breaks the line (a polyline per run of consecutive months).
+        var peerRuns: [[String]] = []
+        var previous: Statistics.PeerBucket?
+        for peer in peers {
+            guard let median = peer.p50 else { continue }
+            if let last = previous, let lastMedian = last.p50, last.month == peer.month || Statistics.Bucket.month.next(after: last.month) == peer.month {
+                if last.month != peer.month { peerRuns[peerRuns.count - 1].append(point(peer.start.dayNumber, lastMedian)) }
+                peerRuns[peerRuns.count - 1].append(point(peer.start.dayNumber, median))
+            } else {
+                peerRuns.append([point(peer.start.dayNumber, median)])
+            }
+            previous = peer
+        }
+        let peerLines = peerRuns.map { #"<polyline class="peer" points="\#($0.joined(separator: " "))"/>"# }.joined()
         let lowest = isTotal ? low : low + padding
         let description = strings.format(
             isTotal ? "chart.description.total" : "chart.description.mean",
@@ -103,11 +133,11 @@ struct HealthChart {
                     #"<rect class="bar" x="\#(Self.coordinate(x(bucket.start.dayNumber) - barWidth / 2))" y="\#(Self.coordinate(top))""#
                     + #" width="\#(Self.coordinate(barWidth))" height="\#(Self.coordinate(max(0, bottom - top)))"><title>\#(strings.day(bucket.start)): \#(strings.decimal(bucket.mean))</title></rect>"#
             }
-            if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
+            svg += peerLines
             return svg + "</svg>"
         }
         svg += #"<polygon class="band" points="\#(band)"/>"#
-        if !peerLine.isEmpty { svg += #"<polyline class="peer" points="\#(peerLine)"/>"# }
+        svg += peerLines
         svg += #"<polyline class="mean" points="\#(meanLine)"/>"#
         for bucket in own {
             svg += #"<circle class="dot" cx="\#(Self.coordinate(x(bucket.start.dayNumber)))" cy="\#(Self.coordinate(y(bucket.mean)))" r="2.5"/>"#

@@ -73,8 +73,9 @@ extension BrokerAPI {
                             available: statistics.peersAvailable,
                             buckets: statistics.peerBuckets.map {
                                 .init(
-                                    start: $0.start.description, people: $0.people, mean: $0.mean, p10: $0.p10, p50: $0.p50, p90: $0.p90,
-                                    days: $0.days, meanMargin95: $0.meanMargin95, peopleMargin95: $0.peopleMargin95)
+                                    start: $0.start.description, month: $0.month.description, people: $0.people,
+                                    peopleMargin95: $0.peopleMargin95, p10: $0.p10, p10Margin95: $0.p10Margin95, p50: $0.p50,
+                                    p50Margin95: $0.p50Margin95, p90: $0.p90, p90Margin95: $0.p90Margin95)
                             })))))
     }
 

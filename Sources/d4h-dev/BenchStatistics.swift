@@ -17,9 +17,9 @@ extension Bench {
             commandName: "statistics",
             abstract: "GET /v1/me/statistics for --days daily buckets (a year), against GET /v1/me (auth and one query) in the same run.",
             discussion: """
-                Peer figures are composed from stored daily cells: the first request publishes up to 31 missing closed \
-                days (timed apart), and requests are repeated until the year's closed days are all published before \
-                the measured ones.
+                Peer figures are read from stored monthly cells: the first request publishes the missing closed months \
+                of the last two (timed apart), and requests are repeated until no more are published before the \
+                measured ones.
                 """)
 
         @Option(help: "The server to measure.") var url = "http://127.0.0.1:8080"
@@ -65,14 +65,14 @@ extension Bench {
                 .init(name: "type", value: "heart_rate"), .init(name: "bucket", value: "day"),
                 .init(name: "from", value: from.description), .init(name: "to", value: today.description),
             ]
-            // The first request publishes the missing closed days it can (at most 31); later ones the rest, until
-            // no request adds any (the background loop may be publishing too).
+            // The first request publishes the missing closed months of the horizon (at most two); later ones find
+            // them there, until no request adds any (the background loop may be publishing too).
             let firstRequest = try await time(statistics.url!, token: token, session: session)
             var published = -1
             for _ in 0..<20 {
                 let now = try await withDatabase(url: databaseURL, logger: logger) { client in
                     try await client.query(
-                        "SELECT count(*) FROM peer_days WHERE day BETWEEN \(from.description)::date AND \(today.description)::date", logger: logger
+                        "SELECT count(*) FROM peer_months WHERE month BETWEEN \(from.description)::date AND \(today.description)::date", logger: logger
                     ).collect().first?.decode(Int64.self) ?? 0
                 }
                 if now == published { break }
@@ -89,7 +89,7 @@ extension Bench {
             }
 
             print(
-                "First request (publishes up to 31 missing peer days): \(String(format: "%.1f", firstRequest)) ms; \(published) days of the window published"
+                "First request (publishes up to 2 missing peer months): \(String(format: "%.1f", firstRequest)) ms; \(published) months of the window published"
             )
             print(
                 "## Statistics (one person, \(days) daily buckets; \(requests) sequential requests; \(answer.peers.buckets.count) peer buckets shown)"

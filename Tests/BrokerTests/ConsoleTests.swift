@@ -383,26 +383,46 @@ struct ConsoleTests {
         }
     }
 
-    @Test("the chart draws the min–max band, the mean line and, when available, the peer median, from numbers only")
+    @Test(
+        "the chart draws the min–max band, the mean line and, when available, the peer median where it is accurate enough, and says in plain words what the dashed line is and how sure"
+    )
     func chart() throws {
         let day = CalendarDate(iso: "2026-03-01")!
-        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, days: 1, mean: 70 + Double($0), min: 55, max: 110) }
-        let peers = (0..<3).map { Statistics.PeerBucket(start: day.adding(days: $0), people: 1200, mean: 72, p10: 60, p50: 71, p90: 85) }
+        let own = (0..<5).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 24, days: 1, mean: 70 + Double($0), min: 55, max: 110) }
+        // Three days with a median to show; two whose median missed its target (nil): the table says "–", the line stops.
+        let peers = (0..<5).map {
+            Statistics.PeerBucket(
+                start: day.adding(days: $0), month: day, people: 1200, peopleMargin95: 99, p10: nil, p50: $0 < 3 ? 71 : nil, p90: nil,
+                p50Margin95: $0 < 3 ? 0.6 : nil)
+        }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
-        let withPeers = HealthChart(
+        let chart = HealthChart(
             statistics: Statistics(
-                type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers)
-        ).svg
+                type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers))
+        let withPeers = chart.svg
         #expect(withPeers.contains(#"<polygon class="band""#))
         #expect(withPeers.contains(#"<polyline class="mean""#))
-        #expect(withPeers.contains(#"<polyline class="peer""#))
+        let line = try #require(withPeers.components(separatedBy: #"<polyline class="peer" points=""#).dropFirst().first?.prefix { $0 != "\"" })
+        #expect(line.split(separator: " ").count == 3, "only the days with a median: \(line)")
         #expect(!withPeers.contains("nan") && !withPeers.contains("inf"))
+        #expect((chart.values["rows"] as? [[String: String]])?.map { $0["peerMedian"] } == ["71", "71", "71", "–", "–"])
+        #expect(
+            chart.values["peerExplanation"] as? String
+                == "Dashed line: the median of women aged 30–39 on Data4Help, month by month — half of them are above it. 95 times in 100 it is within ±0.6 beats/min of the true median."
+        )
         let alone = HealthChart(
             statistics: Statistics(
                 type: .heartRate, timeZone: "UTC", bucket: .day, own: Array(own.prefix(1)), group: group, peersAvailable: false,
                 peerBuckets: [])
-        ).svg
-        #expect(!alone.contains("peer") && alone.contains(#"<polyline class="mean""#))
+        )
+        #expect(!alone.svg.contains("peer") && alone.svg.contains(#"<polyline class="mean""#))
+        #expect(alone.values["peerExplanation"] as? String == "")
+        // Peers whose medians all missed the target: no line, no legend, no sentence.
+        let noMedian = HealthChart(
+            statistics: Statistics(
+                type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true,
+                peerBuckets: peers.map { var peer = $0; (peer.p50, peer.p50Margin95) = (nil, nil); return peer }))
+        #expect(!noMedian.svg.contains("peer") && noMedian.values["peersAvailable"] as? Bool == false)
     }
 
     @Test("a cumulative type is drawn as one bar per day's total, standing on zero")

@@ -289,7 +289,7 @@ struct SharingPreferenceTests {
                         cohort: everyone, type: type, bucket: .day, from: from, to: to, on: connection, logger: logger
                     ).map(Exact.init)
                 }
-                let peers = try await PeerCellStore.exactCells(day: from, type: .heartRate, on: connection, logger: logger)
+                let peers = try await PeerCellStore.exactCells(month: from, type: .heartRate, on: connection, logger: logger)
                 return Evaluation(
                     everyone: everyone, highHeartRate: high, heartRate: try await cells(.heartRate), steps: try await cells(.stepCount),
                     peerHeartRate: peers.map { Exact($0.aggregate) })

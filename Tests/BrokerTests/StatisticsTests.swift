@@ -9,9 +9,9 @@ import Testing
 @testable import BrokerHTTP
 @testable import BrokerServer
 
-/// `GET /v1/me/statistics`: the caller's own buckets, and their peers' composed from the shared noisy day
-/// cells (exact here: the tests that check figures inject `NoNoise`), gated on k. Peer data is on closed
-/// days, at least three days back; attacks on these figures are in `PeerStatisticsPrivacyTests`.
+/// `GET /v1/me/statistics`: the caller's own buckets, and their peers' read from the shared noisy monthly
+/// cells (exact here: the tests that check figures inject `NoNoise`), gated on k. Peer data is in the last
+/// closed month; attacks on these figures are in `PeerStatisticsPrivacyTests`.
 @Suite("Statistics", .serialized)
 struct StatisticsTests {
     typealias Triple = (type: String, value: Double, at: String)
@@ -29,19 +29,11 @@ struct StatisticsTests {
 
     struct PeerBucket: Equatable, CustomStringConvertible {
         var start: String
+        var month: String
         var people: Int
-        var mean, p10, p50, p90: Double
-        var days: Int
-        var description: String { "\(start) people=\(people) mean=\(mean) p10=\(p10) p50=\(p50) p90=\(p90) days=\(days)" }
-
-        static func == (a: Self, b: Self) -> Bool { a.isClose(to: b, within: 1e-6) }
-
-        func isWithinAHundredth(of other: Self) -> Bool { isClose(to: other, within: 0.0100001) }
-
-        func isClose(to b: Self, within tolerance: Double) -> Bool {
-            start == b.start && people == b.people && days == b.days
-                && [(mean, b.mean), (p10, b.p10), (p50, b.p50), (p90, b.p90)].allSatisfy { abs($0 - $1) < tolerance }
-        }
+        var peopleMargin95: Double
+        var p50: Double?
+        var description: String { "\(start) (\(month)) people=\(people)±\(peopleMargin95) p50=\(p50.map { "\($0)" } ?? "nil")" }
     }
 
     struct Result {
@@ -66,10 +58,8 @@ struct StatisticsTests {
         let peers = body["peers"] as? [String: Any] ?? [:]
         let peerBuckets = (peers["buckets"] as? [[String: Any]] ?? []).map {
             PeerBucket(
-                start: $0["start"] as? String ?? "?", people: $0["people"] as? Int ?? -1,
-                mean: ($0["mean"] as? NSNumber)?.doubleValue ?? .nan, p10: ($0["p10"] as? NSNumber)?.doubleValue ?? .nan,
-                p50: ($0["p50"] as? NSNumber)?.doubleValue ?? .nan, p90: ($0["p90"] as? NSNumber)?.doubleValue ?? .nan,
-                days: $0["days"] as? Int ?? -1)
+                start: $0["start"] as? String ?? "?", month: $0["month"] as? String ?? "?", people: $0["people"] as? Int ?? -1,
+                peopleMargin95: ($0["peopleMargin95"] as? NSNumber)?.doubleValue ?? .nan, p50: ($0["p50"] as? NSNumber)?.doubleValue)
         }
         return Result(body: body, own: own, available: peers["available"] as? Bool, group: peers["group"] as? String, peers: peerBuckets)
     }
@@ -101,8 +91,8 @@ struct StatisticsTests {
 
     // MARK: Own
 
-    // These tests do not look at peers, but their requests publish the window's closed days: without noise
-    // that is cheap (the exact sampler draws some 18,000 values per day).
+    // These tests do not look at peers, but their requests publish the window's closed months when they are
+    // among the last two: without noise that is cheap.
 
     /// Heart rate of the caller across March 2026, plus samples the window or the type must leave out.
     private static let ownSamples: [Triple] = [
@@ -300,24 +290,14 @@ struct StatisticsTests {
 
     // MARK: Peers
 
-    static func hundredths(_ value: Double) -> Double { (value * 100).rounded() / 100 }
-
-    /// The noise-free heart-rate bucket of `days` published days holding these person-day figures (each a
-    /// multiple of 0.01, so the centred sum is exact): people the mean day's count, the mean over every
-    /// person-day, percentiles from their histogram; nil when the mean day has fewer than k.
-    static func expectedBucket(_ start: String, days: Int, figures: [Double], k: Int) -> PeerBucket? {
-        guard !figures.isEmpty, figures.count >= k * days else { return nil }
-        func percentile(_ q: Double) -> Double { GroupFixtures.gridPercentile(q, of: figures, type: .heartRate) }
-        return PeerBucket(
-            start: start, people: Int((Double(figures.count) / Double(days)).rounded()),
-            mean: hundredths(figures.reduce(0, +) / Double(figures.count)),
-            p10: percentile(0.1), p50: percentile(0.5), p90: percentile(0.9), days: days)
-    }
-
-    /// The offset from today of the Monday on or before the day `offset` days from today.
-    static func monday(onOrBefore offset: Int) -> Int {
-        let dayNumber = CalendarDate(iso: StatisticsFixtures.day(offset))!.dayNumber
-        return offset - (dayNumber + 3) % 7  // 1970-01-05, day number 4, was a Monday
+    /// The newest closed month (its first day), a day `offset` days into it, and its last day.
+    static var month: CalendarDate { PeerStatistics.lastClosedMonth(at: Date(), latenessHours: PrivacySettings().latenessHours) }
+    static func day(_ offset: Int) -> String { month.adding(days: offset).description }
+    static var monthEnd: CalendarDate { Statistics.Bucket.month.next(after: month).adding(days: -1) }
+    /// `peopleMargin95` at the default peer cell loss: 1.96 σ of the count's noise.
+    static var peopleMargin: Double {
+        (1.96 * CellCalibration(type: .heartRate, loss: PrivacySettings().peerCellLoss, split: .peerCell).countStandardDeviation)
+            .rounded(toMultipleOf: 0.1)
     }
 
     @Test("the peer group names the caller's sex and ten-year band")
@@ -344,9 +324,9 @@ struct StatisticsTests {
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             for birth in StatisticsFixtures.peerBirthDates {
                 let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-5), [70])
+                try await rollup(harness, peer, .heartRate, Self.day(5), [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-10))&to=\(StatisticsFixtures.day(0))")
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(0))&to=\(Self.monthEnd)")
             #expect(result.available == false)
             #expect(result.peers.isEmpty)
             #expect(result.group == "women aged 30–39")
@@ -354,12 +334,11 @@ struct StatisticsTests {
     }
 
     @Test(
-        "with k = 3, per closed day: people, mean and histogram percentiles; a day with fewer than k peers is left out, and so are today and yesterday (not closed); men, other ages and other types do not count, the caller does"
+        "with k = 3, every day, week and month bucket of the closed month carries its month's cell: people and their margin, and no median from five people (its margin misses the target); the current month has none; men, other ages and other types do not count, the caller does"
     )
-    func peersByDay() async throws {
+    func peersByMonth() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
-            let (d1, d2, d3) = (StatisticsFixtures.day(-6), StatisticsFixtures.day(-5), StatisticsFixtures.day(-4))
             let a = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F")
             let b = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[1], sex: "F")
             let c = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F")
@@ -372,226 +351,127 @@ struct StatisticsTests {
             let older = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 45)-05-05", sex: "F")
             let younger = try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 25)-05-05", sex: "F")
             let otherType = try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[4], sex: "F")
+            try await rollup(harness, a, .heartRate, Self.day(1), [60])
+            try await rollup(harness, a, .heartRate, Self.day(9), [64])
+            try await rollup(harness, b, .heartRate, Self.day(2), [70, 80])
+            try await rollup(harness, c, .heartRate, Self.day(20), [90])
+            try await upload(harness, [("heart_rate", 100, "\(Self.day(3))T10:00:00Z")], d)
+            try await upload(harness, [("heart_rate", 150, "\(Self.day(4))T08:00:00Z")], token)
+            for outsider in [man, older, younger] { try await rollup(harness, outsider, .heartRate, Self.day(2), [70]) }
+            try await rollup(harness, otherType, .weight, Self.day(2), [70])
+            // The current month has not closed: never in peer figures, however many peers.
+            let today = CalendarDate.today
+            for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, today.description, [80]) }
 
-            // d1: four peers and the caller, who is one of her band like everyone else.
-            try await rollup(harness, a, .heartRate, d1, [60])
-            try await rollup(harness, b, .heartRate, d1, [70, 80])
-            try await rollup(harness, c, .heartRate, d1, [90])
-            try await upload(harness, [("heart_rate", 100, "\(d1)T10:00:00Z")], d)
-            try await upload(harness, [("heart_rate", 150, "\(d1)T08:00:00Z")], token)
-            // d2: two peers (plus a man, other ages and another type: not enough).
-            try await rollup(harness, a, .heartRate, d2, [50])
-            try await rollup(harness, b, .heartRate, d2, [60])
-            for outsider in [man, older, younger] { try await rollup(harness, outsider, .heartRate, d2, [70]) }
-            try await rollup(harness, otherType, .weight, d2, [70])
-            // d3: three peers.
-            try await rollup(harness, a, .heartRate, d3, [65])
-            try await rollup(harness, b, .heartRate, d3, [66])
-            try await rollup(harness, c, .heartRate, d3, [67])
-            // Yesterday and today have not closed: never in peer figures, however many peers.
-            for offset in [-1, 0] {
-                for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(offset), [80]) }
+            let window = "from=\(Self.day(0))&to=\(today)"
+            let days = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=day")
+            #expect(days.available == true)
+            #expect(days.group == "women aged 30–39")
+            let month = Self.month.description
+            let expected = Statistics.Bucket.day.starts(from: Self.month, to: Self.monthEnd).map {
+                PeerBucket(start: $0.description, month: month, people: 5, peopleMargin95: Self.peopleMargin, p50: nil)
             }
-            // Outside the window.
-            for peer in [a, b, c] { try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-8), [60]) }
-
-            let result = try await statistics(
-                harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(0))&bucket=day")
-            #expect(result.available == true)
-            #expect(result.group == "women aged 30–39")
-            // By hand. Heart rate's bins are 3 beats/min wide from 40. d1: 60, 75, 90, 100, 150 are in bins 6, 11,
-            // 16, 20, 36; p10 (rank 0.5 of 5) is half-way into bin 6: 40 + 3 × 6.5 = 59.5; p50 (2.5) half-way into
-            // bin 16: 89.5; p90 (4.5) half-way into bin 36: 149.5. d3: 65 and 66 in bin 8, 67 in bin 9: p10 (0.3)
-            // = 40 + 3 × (8 + 0.3/2) = 64.45, p50 (1.5) = 40 + 3 × 8.75 = 66.25, p90 (2.7) = 40 + 3 × 9.7 = 69.1.
-            #expect(
-                result.peers == [
-                    PeerBucket(start: d1, people: 5, mean: 95, p10: 59.5, p50: 89.5, p90: 149.5, days: 1),
-                    PeerBucket(start: d3, people: 3, mean: 66, p10: 64.45, p50: 66.25, p90: 69.1, days: 1),
-                ])
-            #expect(
-                result.peers
-                    == [
-                        Self.expectedBucket(d1, days: 1, figures: [60, 75, 90, 100, 150], k: 3),
-                        Self.expectedBucket(d3, days: 1, figures: [65, 66, 67], k: 3),
-                    ].compactMap { $0 })
-            // Every bucket says how far the noise may have moved it.
-            let buckets = try #require(((result.body["peers"] as? [String: Any])?["buckets"]) as? [[String: Any]])
-            #expect(buckets.allSatisfy { (($0["meanMargin95"] as? NSNumber)?.doubleValue ?? 0) > 0 && $0["peopleMargin95"] is NSNumber })
-            #expect(result.own.map(\.start) == [d1])
-        }
-    }
-
-    @Test("a week or a month composes its days: the mean weighs every peer-day, people is the mean day's count, and k applies to that mean day")
-    func peersByWeekAndMonth() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(StatisticsFixtures.caller())
-            var ids: [String] = []
-            for birth in StatisticsFixtures.peerBirthDates.prefix(3) { ids.append(try await harness.insertPerson(birthDate: birth, sex: "F")) }
-            // Two whole closed weeks, Monday to Sunday.
-            let monday = Self.monday(onOrBefore: -16)
-            var figures: [String: [Double]] = [:]
-            // Week 1: every peer every day. a: three readings of 60 and one of 100 on Monday (that day's
-            // figure is 70), 60 on the other days; b 80 and c 120 every day.
-            for offset in monday..<(monday + 7) {
-                let day = StatisticsFixtures.day(offset)
-                try await rollup(harness, ids[0], .heartRate, day, offset == monday ? [60, 60, 60, 100] : [60])
-                try await rollup(harness, ids[1], .heartRate, day, [80])
-                try await rollup(harness, ids[2], .heartRate, day, [120])
-                figures[day] = [offset == monday ? 70 : 60, 80, 120]
-            }
-            // Week 2: each peer on two days only: three peers in the week, but about one on its mean day.
-            for (index, offset) in [monday + 7, monday + 8, monday + 9, monday + 10, monday + 11, monday + 12].enumerated() {
-                try await rollup(harness, ids[index % 3], .heartRate, StatisticsFixtures.day(offset), [70])
-                figures[StatisticsFixtures.day(offset)] = [70]
-            }
-            let window = "from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(monday + 13))"
-
+            #expect(days.peers == expected)
             let weeks = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=week")
-            #expect(weeks.available == true)
-            // By hand: 21 peer-days, mean (70 + 6 × 60 + 7 × 80 + 7 × 120) / 21 = 87.14; bins 6 (60) ×6, 10 (70) ×1,
-            // 13 (80) ×7, 26 (120) ×7: p10 (rank 2.1) = 40 + 3 × (6 + 2.1/6) = 59.05, p50 (10.5) = 40 + 3 × 13.5 =
-            // 80.5, p90 (18.9) = 40 + 3 × 26.7 = 120.1.
-            #expect(
-                weeks.peers == [PeerBucket(start: StatisticsFixtures.day(monday), people: 3, mean: 87.14, p10: 59.05, p50: 80.5, p90: 120.1, days: 7)]
-            )
-
-            // Months: each month bucket composes the window's days in it and starts on its first. Week 1 alone
-            // has three peers every day, so whichever months it spans are shown; over both weeks a month is
-            // shown only if its mean day still has three (it depends on where the month ends).
-            for last in [monday + 6, monday + 13] {
-                let months = try await statistics(
-                    harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(monday))&to=\(StatisticsFixtures.day(last))&bucket=month")
-                var byMonth: [String: (days: Int, figures: [Double])] = [:]
-                for offset in monday...last {
-                    let day = StatisticsFixtures.day(offset)
-                    let start = String(day.prefix(8)) + "01"
-                    byMonth[start, default: (0, [])].days += 1
-                    byMonth[start, default: (0, [])].figures += figures[day] ?? []
-                }
-                let expected = byMonth.keys.sorted().compactMap { start in
-                    Self.expectedBucket(start, days: byMonth[start]!.days, figures: byMonth[start]!.figures, k: 3)
-                }
-                // Within a hundredth: a mean or percentile on an exact half-hundredth may round either way.
-                #expect(
-                    months.peers.count == expected.count && zip(months.peers, expected).allSatisfy { $0.isWithinAHundredth(of: $1) },
-                    "\(months.peers) ≠ \(expected)")
-                if last == monday + 6 { #expect(!months.peers.isEmpty) }
-            }
+            #expect(weeks.peers.map(\.start) == Statistics.Bucket.week.starts(from: Self.month, to: today).filter { $0 >= Self.month && $0 <= Self.monthEnd }.map(\.description))
+            #expect(weeks.peers.allSatisfy { $0.people == 5 && $0.month == month })
+            let months = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=month")
+            #expect(months.peers == [PeerBucket(start: month, month: month, people: 5, peopleMargin95: Self.peopleMargin, p50: nil)])
         }
     }
 
-    @Test("peers spread over the days so that no day reaches k: nothing is shown, not even their month, and available is false")
-    func spreadPeersShowNothing() async throws {
-        try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(StatisticsFixtures.caller())
-            for (index, birth) in StatisticsFixtures.peerBirthDates.prefix(3).enumerated() {
-                let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, StatisticsFixtures.day(-5 - index), [70])
-            }
-            for bucket in ["day", "week", "month"] {
-                let result = try await statistics(
-                    harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-9))&to=\(StatisticsFixtures.day(-3))&bucket=\(bucket)")
-                #expect(result.available == false, "\(bucket)")
-                #expect(result.peers.isEmpty, "\(bucket)")
-            }
-        }
-    }
-
-    @Test("the caller is one of her band's peers: two others and she make three")
+    @Test("the caller is one of her band's peers: two others and she make three; each is one person however many days she has")
     func callerCounts() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
             for birth in StatisticsFixtures.peerBirthDates.prefix(2) {
-                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, StatisticsFixtures.day(-4), [70])
+                let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
+                for offset in 0..<10 { try await rollup(harness, peer, .heartRate, Self.day(offset), [70]) }
             }
-            try await upload(harness, [("heart_rate", 73, "\(StatisticsFixtures.day(-4))T12:00:00Z")], token)
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-6))&to=\(StatisticsFixtures.day(-3))")
+            try await upload(harness, [("heart_rate", 73, "\(Self.day(4))T12:00:00Z")], token)
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(0))&to=\(Self.day(0))")
             #expect(result.peers.map(\.people) == [3])
-            #expect(result.peers.map(\.mean) == [71])
         }
     }
 
     @Test(
-        "two true peers plus someone who must not count is not enough for k = 3; three true peers are",
+        "two true peers plus someone who must not count is not enough for k = 3; a third true peer is",
         arguments: [
             "a man of the same age", "a woman of the next band", "a woman of the band below", "a peer with another type",
-            "a peer with data outside the window", "a company account",
+            "a peer with data in another month", "a company account", "a third true peer",
         ])
     func nonPeersDoNotCount(extra: String) async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(StatisticsFixtures.caller())
-            // Two true peers and the extra on `short`; three true peers on `full` (a published day is never
-            // recomputed, so everything is in place before the first request).
-            let short = StatisticsFixtures.day(-5)
-            let full = StatisticsFixtures.day(-4)
-            for birth in StatisticsFixtures.peerBirthDates.prefix(2) {
-                let peer = try await harness.insertPerson(birthDate: birth, sex: "F")
-                try await rollup(harness, peer, .heartRate, short, [70])
-                try await rollup(harness, peer, .heartRate, full, [70])
-            }
-            try await rollup(
-                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[3], sex: "F"), .heartRate, full, [70])
+            // The caller and one true peer; the extra would make the third.
+            let caller = try await harness.activeUser(StatisticsFixtures.caller())
+            let day = Self.day(5)
+            try await upload(harness, [("heart_rate", 70, "\(day)T12:00:00Z")], caller)
+            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day, [70])
             switch extra {
             case "a man of the same age":
                 try await rollup(
-                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-01-01", sex: "M"), .heartRate, short, [70])
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 35)-01-01", sex: "M"), .heartRate, day, [70])
             case "a woman of the next band":
                 try await rollup(
-                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 41)-01-01", sex: "F"), .heartRate, short, [70])
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 42)-01-01", sex: "F"), .heartRate, day, [70])
             case "a woman of the band below":
                 try await rollup(
-                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 29)-12-31", sex: "F"), .heartRate, short, [70])
+                    harness, try await harness.insertPerson(birthDate: "\(StatisticsFixtures.year - 28)-12-31", sex: "F"), .heartRate, day, [70])
             case "a peer with another type":
                 try await rollup(
-                    harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .weight, short, [70])
-            case "a peer with data outside the window":
+                    harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .weight, day, [70])
+            case "a peer with data in another month":
                 try await rollup(
                     harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .heartRate,
-                    StatisticsFixtures.day(-8), [70])
-            default:
+                    Self.month.adding(days: -1).description, [70])
+            case "a company account":
                 let company = try await harness.activeCompany()
-                let id = try await harness.accountID(company)
-                try await rollup(harness, id, .heartRate, short, [70])
+                try await rollup(harness, try await harness.accountID(company), .heartRate, day, [70])
+            default:
+                try await rollup(
+                    harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[2], sex: "F"), .heartRate, day, [70])
             }
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(StatisticsFixtures.day(-7))&to=\(StatisticsFixtures.day(-3))")
-            #expect(result.available == true)
-            #expect(result.peers.map(\.start) == [full])
-            #expect(result.peers.map(\.people) == [3])
+            let result = try await statistics(harness, caller, "type=heart_rate&from=\(Self.day(0))&to=\(Self.monthEnd)&bucket=month")
+            if extra == "a third true peer" {
+                #expect(result.peers.map(\.people) == [3])
+            } else {
+                #expect(result.available == false, "\(result.peers)")
+                #expect(result.peers.isEmpty)
+            }
         }
     }
 
-    @Test("a day's band is the peers' age on that day: 30 that day is in, 30 the next day is not; 40 that day is out, 40 the next day is in")
-    func bandByAgeOnTheDay() async throws {
+    @Test("a month's band is the peers' age on its first day: 30 that day is in, 30 the next day is not; 40 that day is out, 40 the next day is in")
+    func bandByAgeOnTheMonthsFirstDay() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
             let token = try await harness.activeUser(StatisticsFixtures.caller())
-            // A closed day with no month-end or leap-day ambiguity in "the same date, N years earlier".
-            var offset = -4
-            while CalendarDate(iso: StatisticsFixtures.day(offset))!.day > 28 { offset -= 1 }
-            let day = CalendarDate(iso: StatisticsFixtures.day(offset))!
+            let first = Self.month
             func born(_ years: Int, daysLater: Int) -> String {
-                CalendarDate(year: day.year - years, month: day.month, day: day.day)!.adding(days: daysLater).description
+                CalendarDate(year: first.year - years, month: first.month, day: 1)!.adding(days: daysLater).description
             }
+            // All of them have data later in the month, when the ones born a day later have had their birthday.
             for birth in [born(30, daysLater: 0), born(40, daysLater: 1), born(30, daysLater: 1), born(40, daysLater: 0)] {
-                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, day.description, [70])
+                try await rollup(harness, try await harness.insertPerson(birthDate: birth, sex: "F"), .heartRate, Self.day(10), [70])
             }
             // Two inside, and one more peer: three. Had either outsider counted, four or five.
             try await rollup(
-                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day.description, [70])
-            let result = try await statistics(harness, token, "type=heart_rate&from=\(day.adding(days: -1))&to=\(day.adding(days: 1))")
-            #expect(result.peers.map(\.start) == [day.description])
+                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, Self.day(10), [70])
+            let result = try await statistics(harness, token, "type=heart_rate&from=\(Self.day(0))&to=\(Self.monthEnd)&bucket=month")
             #expect(result.peers.map(\.people) == [3])
         }
     }
 
-    @Test("the console's chart draws the peers' median from shared cells only over the person's own days, inside the axes")
+    @Test("the console's chart draws the peers' median as a monthly step line, only over the person's own days, inside the axes")
     func chartWithSharedCells() throws {
-        let day = CalendarDate(iso: "2026-03-10")!
-        let own = (0..<3).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 3, days: 1, mean: 70, min: 60, max: 80) }
-        // Shared cells exist for every closed day, before and after the person's own data too.
-        let peers = (-5..<6).map {
-            Statistics.PeerBucket(
-                start: day.adding(days: $0), people: 1000, mean: 72, p10: 60, p50: 71 + Double($0), p90: 85, days: 1,
-                meanMargin95: 15.9, peopleMargin95: 346.6)
+        let day = CalendarDate(iso: "2026-03-29")!
+        let own = (0..<5).map { Statistics.OwnBucket(start: day.adding(days: $0), count: 3, days: 1, mean: 70, min: 60, max: 80) }
+        // Every day carries its month's figures: 71 in March, 74 in April; days before and after the person's own too.
+        let peers = (-5..<8).map { offset -> Statistics.PeerBucket in
+            let start = day.adding(days: offset)
+            let month = Statistics.Bucket.month.start(of: start)
+            return Statistics.PeerBucket(
+                start: start, month: month, people: 1000, peopleMargin95: 99, p10: nil, p50: month.month == 3 ? 71 : 74, p90: nil,
+                p50Margin95: 0.8)
         }
         let group = Statistics.PeerGroup(sex: .female, birthDate: CalendarDate(iso: "1990-01-01")!, today: day)
         let chart = HealthChart(
@@ -599,10 +479,12 @@ struct StatisticsTests {
                 type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true, peerBuckets: peers))
         let svg = chart.svg
         let line = try #require(svg.components(separatedBy: #"<polyline class="peer" points=""#).dropFirst().first?.prefix { $0 != "\"" })
-        let xs = line.split(separator: " ").compactMap { Double($0.split(separator: ",")[0]) }
-        #expect(xs.count == 3)
-        #expect(xs.allSatisfy { $0 >= HealthChart.left && $0 <= HealthChart.width - HealthChart.right }, "\(xs)")
-        #expect((chart.values["rows"] as? [[String: String]])?.map { $0["peerMedian"] } == ["71", "72", "73"])
+        let points = line.split(separator: " ").map { $0.split(separator: ",").compactMap { Double($0) } }
+        // 29, 30, 31 March, then a step at 1 April (March's level, then April's), and 2 April.
+        #expect(points.count == 6, "\(line)")
+        #expect(points.allSatisfy { $0[0] >= HealthChart.left && $0[0] <= HealthChart.width - HealthChart.right }, "\(points)")
+        #expect(points[3][0] == points[4][0] && points[2][1] == points[3][1] && points[4][1] < points[3][1], "a vertical step up: \(points)")
+        #expect((chart.values["rows"] as? [[String: String]])?.map { $0["peerMedian"] } == ["71", "71", "71", "74", "74"])
         #expect(chart.values["peersAvailable"] as? Bool == true)
     }
 

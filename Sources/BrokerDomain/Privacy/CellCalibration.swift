@@ -9,7 +9,8 @@
 /// it only divides the sum), and a percentile's error is in *ranks*, so it needs far less than the sum,
 /// whose sensitivity is half the type's range.
 package struct CellCalibration: Sendable, Equatable {
-    /// How a cell's loss is shared between its figures (fractions adding up to at most 1).
+    /// How a cell's loss is shared between its figures (fractions adding up to at most 1). A share of 0
+    /// means the figure is not released at all (and has no noise to speak of).
     package struct Split: Sendable, Equatable {
         var count: Double
         var sum: Double
@@ -17,12 +18,17 @@ package struct CellCalibration: Sendable, Equatable {
         var percentile: Double
 
         package static let groupCell = Split(count: 0.1, sum: 0.45, percentile: 0.15)
+        /// Peer statistics' monthly cells (issue 32): no mean, so no sum. At a peer cell's loss the sum's
+        /// noise could not meet any type's accuracy target, while a percentile's error is in ranks and can:
+        /// a tenth to the count (which only gates and sizes the cell), 30 % to each percentile.
+        package static let peerCell = Split(count: 0.1, sum: 0, percentile: 0.3)
     }
 
     var bounds: ContributionBounds
     var loss: PrivacyLoss
     var split: Split
-    /// Variances of the noise on the count and on the centred sum (in `resolution` units).
+    /// Variances of the noise on the count and on the centred sum (in `resolution` units); the sum's is 0
+    /// when the split releases no sum.
     var countVariance: UInt64
     var sumVariance: UInt64
     /// What each percentile's exponential mechanism costs: its share, rounded *down* to a millionth.
@@ -39,7 +45,7 @@ package struct CellCalibration: Sendable, Equatable {
         let rho = loss.rho
         // Rounded up: a larger variance only adds privacy.
         countVariance = Self.variance(sensitivity: 1, rho: rho * split.count)
-        sumVariance = Self.variance(sensitivity: Double(bounds.sumSensitivity), rho: rho * split.sum)
+        sumVariance = split.sum > 0 ? Self.variance(sensitivity: Double(bounds.sumSensitivity), rho: rho * split.sum) : 0
         percentileLoss = PrivacyLoss(micro: max(1, Int64((Double(loss.micro) * split.percentile).rounded(.down))))
     }
 

@@ -2,13 +2,13 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Publishes peer statistics' closed days in the background (`PeerStatistics`): each step the newest
-/// closed day of the last `PeerStatistics.horizonDays` not yet published, one day per step, until none is
-/// left; then it looks again every `interval`. So a day's cells are there soon after it closes, before
-/// anyone's page needs them, and a new server catches up on the last 400 days newest first.
+/// Publishes peer statistics' closed months in the background (`PeerStatistics`): each step the newest
+/// closed month of the last `PeerStatistics.horizonMonths` not yet published, one month per step, until none
+/// is left; then it looks again every `interval`. So a month's cells are there soon after it closes, before
+/// anyone's page needs them, and a new server catches up on the last two closed months, newest first.
 ///
-/// Cost: one query per type over one day's rollups (the `(type, day)` index) and one insert per day. Two
-/// instances share the work: a day's lock makes the second wait, then find it done.
+/// Cost: one query per type over one month's rollups (the `(type, day)` index) and one insert per month.
+/// Two instances share the work: a month's lock makes the second wait, then find it done.
 package struct PeerStatisticsPublishing: Service {
     package init(peers: PeerStatistics, interval: Duration?, logger: Logger, clock: WallClock = .system) {
         self.clock = clock
@@ -21,7 +21,7 @@ package struct PeerStatisticsPublishing: Service {
     /// `PEER_STATISTICS_INTERVAL`; nil turns the loop off (requests still publish what they need).
     let interval: Duration?
     let logger: Logger
-    /// Which days have closed.
+    /// Which months have closed.
     let clock: WallClock
 
     package func run() async throws {
@@ -31,7 +31,7 @@ package struct PeerStatisticsPublishing: Service {
         let logger = logger
         let clock = clock
         await repeatUntilShutdown(every: interval, logger: logger, failure: "publishing peer statistics failed; will retry") {
-            try await peers.publishNewestMissingDay(at: clock.now, logger: logger)
+            try await peers.publishNewestMissingMonth(at: clock.now, logger: logger)
         }
     }
 }

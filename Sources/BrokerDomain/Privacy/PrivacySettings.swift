@@ -9,7 +9,7 @@ package struct PrivacySettings: Sendable, Equatable {
     /// `PRIVACY_PERSON_BUDGET`: each person's cap over the last twelve calendar months, across every company
     /// and peer statistics together. A person whose group releases would pass it is left out of them.
     package var personBudget = 2.0
-    /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed day
+    /// The part of the person's cap set aside for peer statistics, whatever they upload: every closed month
     /// publishes one peer cell per type, and a person can be in all of them.
     package var peerReserve = 0.5
     /// `PRIVACY_COMPANY_SHARE`: the fraction of each person's yearly group cap (`personGroupBudget`) that one
@@ -28,16 +28,17 @@ package struct PrivacySettings: Sendable, Equatable {
 
     package init() {}
 
-    var peerCellLoss: PrivacyLoss {
-        // A per-day, per-type share of the reserve (never below a millionth), over every day that can be
-        // published in any 366 days.
-        PrivacyLoss(micro: max(1, PrivacyLoss(rho: peerReserve).micro / Int64(Self.peerDaysPerYear * SampleType.allCases.count)))
+    /// What one peer cell costs: a per-month, per-type share of the reserve (never below a millionth), over
+    /// every month that can be published in any 366 days. At the default reserve ρ ≈ 0.00196.
+    package var peerCellLoss: PrivacyLoss {
+        PrivacyLoss(micro: max(1, PrivacyLoss(rho: peerReserve).micro / Int64(Self.peerMonthsPerYear * SampleType.allCases.count)))
     }
 
-    /// How many days' peer cells any 366 days can publish: a day is published once, and only within
-    /// `PeerStatistics.horizonDays` of now, so 366 days of publishing cover at most 367 + horizon days
-    /// (a new server's catch-up included).
-    static var peerDaysPerYear: Int { 367 + PeerStatistics.horizonDays }
+    /// How many months' peer cells any 366 days can publish: a month is published once, after it closes
+    /// (`ReleaseSchedule`), and only within `PeerStatistics.horizonMonths` of the newest closed month. Any
+    /// 366 days hold at most 13 closings (one a month, and 366 days can reach the same day of the month a
+    /// year on); a new server's first step can also publish up to the horizon's months at once. 13 + 2.
+    static var peerMonthsPerYear: Int { 13 + PeerStatistics.horizonMonths }
 
     /// What group releases may take from one person in twelve months.
     var personGroupBudget: PrivacyLoss { PrivacyLoss(rho: personBudget) - PrivacyLoss(rho: peerReserve) }

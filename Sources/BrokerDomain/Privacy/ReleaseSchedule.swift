@@ -28,7 +28,7 @@ struct ReleaseSchedule: Sendable {
 
 extension Statistics.Bucket {
     /// The start of the bucket holding `day` (weeks start on Monday, as PostgreSQL's `date_trunc` does).
-    func start(of day: CalendarDate) -> CalendarDate {
+    package func start(of day: CalendarDate) -> CalendarDate {
         switch self {
         case .day: day
         case .week: day.adding(days: -CalendarDate.weekday(ofDayNumber: day.dayNumber))
@@ -36,7 +36,7 @@ extension Statistics.Bucket {
         }
     }
 
-    func next(after start: CalendarDate) -> CalendarDate {
+    package func next(after start: CalendarDate) -> CalendarDate {
         switch self {
         case .day: start.adding(days: 1)
         case .week: start.adding(days: 7)

@@ -20,7 +20,7 @@ extension SampleService {
     /// after the commit. Answers how many samples were deleted; nothing is recorded when there were none.
     ///
     /// What was already released stays as it was: a company's copy of a download, and group and peer
-    /// figures already computed and stored (`group_releases`, `peer_cells`), which are never recomputed.
+    /// figures already computed and stored (`group_releases`, `peer_month_cells`), which are never recomputed.
     package func correct(_ correction: SampleCorrection, by principal: Principal, logger: Logger) async throws -> Int {
         guard principal.role == .user else { throw SampleError.notAUser }
         return try await client.withTransaction(logger: logger) { connection in

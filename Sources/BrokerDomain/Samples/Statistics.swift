@@ -29,19 +29,30 @@ package struct Statistics: Sendable, Equatable {
         package var total: Double?
     }
 
-    /// Peers' figures for one bucket, composed from the stored noisy cells of its closed days
-    /// (`PeerStatistics`). For a week or month they describe peers' *days*: the mean is Σ noisy sums over
-    /// Σ noisy counts of its days, and the percentiles come from the days' summed histograms.
+    /// Peers' figures for one bucket: those of the stored noisy cell of the caller's band for the calendar
+    /// month holding the bucket's start (`PeerStatistics`), so the buckets of one month carry the same
+    /// figures. Each percentile is there only when its 95 % margin meets the type's accuracy target
+    /// (`PeerAccuracyTarget`).
     package struct PeerBucket: Sendable, Equatable {
         package var start: CalendarDate
-        /// Noisy: the peers with data that day; for a week or month, the mean over its days.
+        /// The first day of the month the figures describe.
+        package var month: CalendarDate
+        /// Noisy: the peers with data that month.
         package var people: Int
-        package var mean, p10, p50, p90: Double
-        /// Closed days composed into the bucket (those of the window that have been published).
-        package var days = 1
-        /// Half the width of the 95 % intervals the noise leaves around `mean` and `people`.
-        package var meanMargin95: Double?
-        package var peopleMargin95: Double?
+        /// Half the width of the 95 % interval the noise leaves around `people`.
+        package var peopleMargin95: Double
+        /// Peers' month figures' percentiles, each with half the width of its 95 % interval (nil together).
+        package var p10, p50, p90: Double?
+        package var p10Margin95, p50Margin95, p90Margin95: Double?
+
+        package init(
+            start: CalendarDate, month: CalendarDate, people: Int, peopleMargin95: Double, p10: Double?, p50: Double?, p90: Double?,
+            p10Margin95: Double? = nil, p50Margin95: Double? = nil, p90Margin95: Double? = nil
+        ) {
+            (self.start, self.month, self.people, self.peopleMargin95) = (start, month, people, peopleMargin95)
+            (self.p10, self.p50, self.p90) = (p10, p50, p90)
+            (self.p10Margin95, self.p50Margin95, self.p90Margin95) = (p10Margin95, p50Margin95, p90Margin95)
+        }
     }
 
     /// The peer group: people of the caller's sex and ten-year age band (the caller too: the cells are the
@@ -76,7 +87,7 @@ package struct Statistics: Sendable, Equatable {
     package var group: PeerGroup
     /// True when some bucket is shown.
     package var peersAvailable: Bool
-    /// Only buckets whose noisy count of peers (per day) reaches `GROUP_MIN_COHORT`.
+    /// Only buckets whose month's noisy count of peers reaches `GROUP_MIN_COHORT`.
     package var peerBuckets: [PeerBucket]
 }
 

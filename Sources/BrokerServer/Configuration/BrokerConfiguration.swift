@@ -26,8 +26,8 @@ package struct BrokerConfiguration: Sendable {
     /// How often a live group subscription's results are recomputed to announce new figures
     /// (`GROUP_RESULTS_REFRESH_INTERVAL`, seconds; 0 turns it off). Nil is off.
     package var groupResultsRefreshInterval: Duration? = .seconds(3600)
-    /// How often the background looks for closed days whose peer statistics are not yet published
-    /// (`PEER_STATISTICS_INTERVAL`, seconds; 0 turns it off: requests then publish the days they need). Nil is off.
+    /// How often the background looks for closed months whose peer statistics are not yet published
+    /// (`PEER_STATISTICS_INTERVAL`, seconds; 0 turns it off: requests then publish the months they need). Nil is off.
     package var peerStatisticsInterval: Duration? = .seconds(600)
     /// Lifetime of a session token, in seconds.
     package var sessionTTL: Int
