@@ -91,7 +91,9 @@ struct HealthChart {
         var previous: Statistics.PeerBucket?
         for peer in peers {
             guard let median = peer.p50 else { continue }
-            if let last = previous, let lastMedian = last.p50, last.month == peer.month || Statistics.Bucket.month.next(after: last.month) == peer.month {
+            if let last = previous, let lastMedian = last.p50,
+                last.month == peer.month || Statistics.Bucket.month.next(after: last.month) == peer.month
+            {
                 if last.month != peer.month { peerRuns[peerRuns.count - 1].append(point(peer.start.dayNumber, lastMedian)) }
                 peerRuns[peerRuns.count - 1].append(point(peer.start.dayNumber, median))
             } else {

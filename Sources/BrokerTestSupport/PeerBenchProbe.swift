@@ -36,7 +36,8 @@ package enum PeerBenchProbe {
         -> (figures: PeerFigures, p50Margin95: Double, shown: Bool)
     {
         let mechanism = CellMechanism(noise: noise, minimumPeople: minimumPeople)
-        let figures = mechanism.peerFigures(cell.aggregate, calibration: CellCalibration(type: cell.type, loss: settings.peerCellLoss, split: .peerCell))
+        let figures = mechanism.peerFigures(
+            cell.aggregate, calibration: CellCalibration(type: cell.type, loss: settings.peerCellLoss, split: .peerCell))
         let margins = CellMechanism.margins95(figures, type: cell.type)
         return (figures, margins.p50, mechanism.shown(figures, type: cell.type)?.p50 != nil)
     }

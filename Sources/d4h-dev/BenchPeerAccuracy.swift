@@ -11,7 +11,8 @@ extension Bench {
     struct PeerAccuracy: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "peer-accuracy",
-            abstract: "Accuracy of peer statistics' monthly medians per type and band: 95th-percentile error, target, how often shown, margin coverage.",
+            abstract:
+                "Accuracy of peer statistics' monthly medians per type and band: 95th-percentile error, target, how often shown, margin coverage.",
             discussion: """
                 For one closed month (default: the last closed one), each sex-and-age band's peer cell of each type is \
                 computed once, exactly, by the server's code (`PeerCellStore.exactCells`), then released --draws times \

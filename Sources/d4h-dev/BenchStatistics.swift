@@ -72,7 +72,8 @@ extension Bench {
             for _ in 0..<20 {
                 let now = try await withDatabase(url: databaseURL, logger: logger) { client in
                     try await client.query(
-                        "SELECT count(*) FROM peer_months WHERE month BETWEEN \(from.description)::date AND \(today.description)::date", logger: logger
+                        "SELECT count(*) FROM peer_months WHERE month BETWEEN \(from.description)::date AND \(today.description)::date",
+                        logger: logger
                     ).collect().first?.decode(Int64.self) ?? 0
                 }
                 if now == published { break }

@@ -421,7 +421,11 @@ struct ConsoleTests {
         let noMedian = HealthChart(
             statistics: Statistics(
                 type: .heartRate, timeZone: "UTC", bucket: .day, own: own, group: group, peersAvailable: true,
-                peerBuckets: peers.map { var peer = $0; (peer.p50, peer.p50Margin95) = (nil, nil); return peer }))
+                peerBuckets: peers.map {
+                    var peer = $0
+                    (peer.p50, peer.p50Margin95) = (nil, nil)
+                    return peer
+                }))
         #expect(!noMedian.svg.contains("peer") && noMedian.values["peersAvailable"] as? Bool == false)
     }
 

@@ -140,7 +140,9 @@ struct PeerStatisticsPrivacyTests {
             // A window of six months back to today: only the horizon's two closed months are published.
             let from = Statistics.Bucket.month.start(of: Self.month.adding(days: -150)).description
             _ = try await Self.peerBuckets(harness, token, from: from, to: CalendarDate.today.description, bucket: "month")
-            let months = try await harness.sql("SELECT to_char(month, 'YYYY-MM-DD') FROM peer_months ORDER BY month").map { try $0.decode(String.self) }
+            let months = try await harness.sql("SELECT to_char(month, 'YYYY-MM-DD') FROM peer_months ORDER BY month").map {
+                try $0.decode(String.self)
+            }
             #expect(months == [PeerStatistics.month(before: Self.month).description, Self.month.description])
             #expect(try await harness.int("SELECT count(*) FROM peer_month_cells") == 2 * 442)
             let loss = PrivacySettings().peerCellLoss.micro * Int64(SampleType.allCases.count)
@@ -159,11 +161,15 @@ struct PeerStatisticsPrivacyTests {
         }
     }
 
-    @Test("the arithmetic: any 366 days publish at most 15 months (a new server's catch-up included), and 15 months of cells cost a person at most the reserve")
+    @Test(
+        "the arithmetic: any 366 days publish at most 15 months (a new server's catch-up included), and 15 months of cells cost a person at most the reserve"
+    )
     func perPersonArithmetic() throws {
         let settings = PrivacySettings()
         #expect(PrivacySettings.peerMonthsPerYear == 15)
-        #expect(settings.peerCellLoss.micro * Int64(SampleType.allCases.count * PrivacySettings.peerMonthsPerYear) <= PrivacyLoss(rho: settings.peerReserve).micro)
+        #expect(
+            settings.peerCellLoss.micro * Int64(SampleType.allCases.count * PrivacySettings.peerMonthsPerYear)
+                <= PrivacyLoss(rho: settings.peerReserve).micro)
         #expect(abs(settings.peerCellLoss.rho - 0.5 / 255) < 1e-6)
         // Simulate servers started on many days: each publishes the horizon's months at its start, then every
         // month as it closes (a step a day is finer than any closing). Any 366 days hold at most 15 publications.
@@ -296,7 +302,8 @@ struct PeerStatisticsPrivacyTests {
                 let newest = peers.lastClosedMonth(at: now)
                 // The newest closed month: the previous one, or the one before in the first 36 hours of a month.
                 let thisMonth = Statistics.Bucket.month.start(of: CalendarDate(now, in: TimeZone(identifier: "UTC")!))
-                #expect([PeerStatistics.month(before: thisMonth), PeerStatistics.month(before: PeerStatistics.month(before: thisMonth))].contains(newest))
+                #expect(
+                    [PeerStatistics.month(before: thisMonth), PeerStatistics.month(before: PeerStatistics.month(before: thisMonth))].contains(newest))
                 for _ in 0..<2 { #expect(try await peers.publishNewestMissingMonth(at: now, logger: TestDatabase.logger)) }
                 #expect(try await peers.publishNewestMissingMonth(at: now, logger: TestDatabase.logger) == false)
                 let months = try await harness.sql("SELECT to_char(month, 'YYYY-MM-DD') FROM peer_months ORDER BY computed_at, month").map {
@@ -341,7 +348,9 @@ struct PeerStatisticsPrivacyTests {
 struct ShiftedNoise: NoiseSource {
     var shift: Int64
     func discreteGaussian(variance: UInt64) -> Int64 { shift }
-    func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int { NoNoise().exponentialMechanism(scores: scores, numerator: numerator, denominator: denominator) }
+    func exponentialMechanism(scores: [UInt64], numerator: UInt64, denominator: UInt64) -> Int {
+        NoNoise().exponentialMechanism(scores: scores, numerator: numerator, denominator: denominator)
+    }
 }
 
 /// The server's seeded exact samplers (`SeededNoise`: calibrated as the secure source is, but the same on every

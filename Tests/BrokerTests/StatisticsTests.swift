@@ -373,7 +373,10 @@ struct StatisticsTests {
             }
             #expect(days.peers == expected)
             let weeks = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=week")
-            #expect(weeks.peers.map(\.start) == Statistics.Bucket.week.starts(from: Self.month, to: today).filter { $0 >= Self.month && $0 <= Self.monthEnd }.map(\.description))
+            #expect(
+                weeks.peers.map(\.start)
+                    == Statistics.Bucket.week.starts(from: Self.month, to: today).filter { $0 >= Self.month && $0 <= Self.monthEnd }.map(
+                        \.description))
             #expect(weeks.peers.allSatisfy { $0.people == 5 && $0.month == month })
             let months = try await statistics(harness, token, "type=heart_rate&\(window)&bucket=month")
             #expect(months.peers == [PeerBucket(start: month, month: month, people: 5, peopleMargin95: Self.peopleMargin, p50: nil)])
@@ -406,7 +409,8 @@ struct StatisticsTests {
             let caller = try await harness.activeUser(StatisticsFixtures.caller())
             let day = Self.day(5)
             try await upload(harness, [("heart_rate", 70, "\(day)T12:00:00Z")], caller)
-            try await rollup(harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day, [70])
+            try await rollup(
+                harness, try await harness.insertPerson(birthDate: StatisticsFixtures.peerBirthDates[0], sex: "F"), .heartRate, day, [70])
             switch extra {
             case "a man of the same age":
                 try await rollup(

@@ -129,7 +129,8 @@ package struct PeerStatistics: Sendable {
         let client = client
         let read = {
             try await client.withConnection { connection in
-                try await PeerCellStore.cells(sex: group.sex, ageFrom: band, type: type, from: firstMonth, to: lastMonth, on: connection, logger: logger)
+                try await PeerCellStore.cells(
+                    sex: group.sex, ageFrom: band, type: type, from: firstMonth, to: lastMonth, on: connection, logger: logger)
             }
         }
         var cells = try await read()
