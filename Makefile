@@ -166,7 +166,7 @@ test-tools: ## install the Python tools the Swift tests run (aiosmtpd) into var/
 
 # The Swift tests check the sampler against its exact pmf from inside; this checks `d4h-dev privacy noise` from outside,
 # with scipy and against OpenDP's own sampler (both from PyPI, in var/venv). No database; about 20 s.
-privacy-noise-check: deps build ## the discrete Gaussian noise against scipy's exact pmf and OpenDP's sampler
+privacy-noise-check: deps build ## noise samplers (discrete Gaussian, exponential mechanism, percentiles) vs exact pmfs and OpenDP
 	D4H_DEV='$(D4H_DEV)' bash scripts/privacy-noise-check.sh
 
 browser-test: deps build test-db-start ## the web console in headless Chromium (selenium); screenshots to docs/screenshots

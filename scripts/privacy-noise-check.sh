@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The discrete Gaussian noise sampler (Sources/BrokerDomain/Privacy/Noise) checked from outside Swift: draws from
-# `d4h privacy noise` against scipy's statistics on the exact pmf, and against OpenDP's own sampler
-# (scripts/privacy-noise-check.py says how). Needs no database or server; about 20 s on a debug build.
+# The noise samplers (Sources/BrokerDomain/Privacy/Noise) checked from outside Swift: draws of the discrete Gaussian
+# (`d4h-dev privacy noise`) against scipy's statistics on the exact pmf and against OpenDP's own sampler, and draws of
+# the exponential mechanism (`d4h-dev privacy exponential`) and of the percentiles' `QuantileMechanism`
+# (`d4h-dev privacy quantile`) against their exact pmfs computed in Python (scripts/privacy-noise-check.py says how).
+# Needs no database or server; under a minute on a debug build.
 #
 # scipy and opendp are installed from PyPI into the project venv, var/venv, the one the browser tests and the
 # fuzzer use (scripts/lib/served-d4h.sh): a tool is added to it, never by recreating it. That file's venv_install
