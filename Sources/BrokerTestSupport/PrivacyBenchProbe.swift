@@ -98,6 +98,20 @@ package enum PrivacyBenchProbe {
         }
     }
 
+    /// Per bucket of one type's cells, every contributor's figure clamped to the type's bounds, ascending:
+    /// the figures the mechanism counts, sums and bins (`CellAggregateStore.clampedFigures`). For a bench's
+    /// exact percentiles and its baselines; the bench writes them only to its own files, never to output.
+    package static func clampedFigures(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, client: DatabasePool,
+        logger: Logger
+    ) async throws -> [String: [Double]] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
+            return try await CellAggregateStore.clampedFigures(
+                cohort: cohort, type: type, bucket: bucket, from: from, to: to, on: connection, logger: logger)
+        }
+    }
+
     /// The (ε, δ)-DP guarantee of a total loss ρ (zCDP), as the server states it.
     package static func epsilon(rho: Double, delta: Double) -> Double { PrivacyLoss(rho: rho).epsilon(delta: delta) }
 

@@ -43,6 +43,40 @@ package enum CellAggregateStore {
         return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
     }
 
+    /// The bench's baseline only (`PrivacyBenchProbe`), never released: per bucket of a group request's cells,
+    /// every contributor's figure clamped to the bounds, ascending. The `per_person` rows are `groupCells`'s
+    /// own (kept in step with it), so these are exactly the figures it counts, sums and bins, and a bench can
+    /// compute their exact percentiles and run other mechanisms on them.
+    package static func clampedFigures(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: [Double]] {
+        let b = ContributionBounds.of(type)
+        let perPerson =
+            bucket == .day
+            ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
+            : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
+                + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
+        let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
+        let rows = try await connection.query(
+            """
+            WITH per_person AS (
+                \(unescaped: perPerson)
+                FROM daily_rollups r
+                WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
+                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
+                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
+                \(unescaped: grouping)
+            )
+            SELECT start, array_agg(v ORDER BY v)
+            FROM (SELECT start, least(greatest(figure, (\(b.lower))::float8), (\(b.upper))::float8) AS v FROM per_person) p
+            GROUP BY start
+            """, logger: logger)
+        var figures: [String: [Double]] = [:]
+        for try await (start, values) in rows.decode((String, [Double]).self) { figures[start] = values }
+        return figures
+    }
+
     /// The rest of a query that starts with a `per_person` CTE (one row per person and cell: the cell's key
     /// columns `keys`, comma-separated, and the person's `figure`): each figure clamped to the bounds, put in
     /// its bin and rounded to the resolution as its distance from the middle, then per cell the key columns,
