@@ -19,8 +19,9 @@ cell per type (χ² homogeneity of the two samples' candidates), and fails if no
 the draws' errors). The server's mechanism is worse only when its interval lies wholly above OpenDP's. The median's
 goal: its 95th-percentile error at most twice the mean's.
 
-Exit status: 0 when every goal is met, 1 when one is missed (the table says where), 2 on any other failure.
-Usage: quantile-opendp.py DIR [--draws N]
+Exit status: 0 when every goal is met (or with --no-goals, as bench/smoke runs it), 1 when one is missed (the table
+says where), 2 on any other failure.
+Usage: quantile-opendp.py DIR [--draws N] [--no-goals]
 """
 
 import argparse
@@ -110,6 +111,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
     parser.add_argument("--draws", type=int, default=None, help="OpenDP draws per cell and percentile (default: the Swift bench's)")
+    parser.add_argument("--no-goals", action="store_true", help="print the table without judging the goals (exit 0 when missed)")
     arguments = parser.parse_args()
     started = time.monotonic()
 
@@ -215,8 +217,8 @@ def main():
             return 2
     if missed:
         print()
-        print("Goals missed: " + "; ".join(missed))
-        return 1
+        print(("Goals missed (not judged): " if arguments.no_goals else "Goals missed: ") + "; ".join(missed))
+        return 0 if arguments.no_goals else 1
     return 0
 
 
