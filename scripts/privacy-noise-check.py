@@ -11,7 +11,7 @@ Runs `d4h-dev privacy noise` for a few variances and checks its draws
      a χ² test of homogeneity on the same cells.
 
 The exponential mechanism (`ExponentialMechanism`, the percentiles' sampler): `d4h-dev privacy exponential` for a few
-score vectors — a quantile's V (|10·Lⱼ − 5n| over a small histogram), ties, a single candidate, a steep one where all
+score vectors — a quantile's V (|5·Bⱼ − 5·Aⱼ| over a small histogram), ties, a single candidate, a steep one where all
 but a few weights are below 10^−20 — against the exact pmf p(i) ∝ exp(−(sᵢ − s_min)·numerator/denominator) computed
 here: Pearson's χ² over the candidates expected at least 5 times (the rest pooled into one cell), and no draw of a
 candidate whose probability is below 10^−12. Then `QuantileMechanism` end to end (`d4h-dev privacy quantile`): p50
@@ -55,13 +55,14 @@ V_HISTOGRAM = [2, 5, 9, 14, 20, 14, 9, 5, 2, 1]
 
 
 def quantile_scores(histogram, tenths):
-    """|10·Lⱼ − tenths·n| for each candidate j = 0…bins, Lⱼ the people below candidate j (bins before it)."""
+    """Scores in tenths of a rank, as QuantileMechanism computes them: histogram[j] counts the figures at candidate j;
+    candidate j scores |(10 − tenths)·below − tenths·above|, those at it counting in neither."""
     people = sum(histogram)
     below, scores = 0, []
-    for j in range(len(histogram) + 1):
-        scores.append(abs(10 * below - tenths * people))
-        if j < len(histogram):
-            below += histogram[j]
+    for count in histogram:
+        above = people - below - count
+        scores.append(abs((10 - tenths) * below - tenths * above))
+        below += count
     return scores
 
 

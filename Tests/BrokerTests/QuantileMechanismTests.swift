@@ -12,18 +12,18 @@ import Testing
 struct QuantileMechanismTests {
     typealias Percentile = QuantileMechanism.Percentile
 
-    /// A grid of step 1 from 0 with `bins` intervals: a released figure is its candidate's index.
+    /// A grid of step 1 from 0 with `bins` intervals (`bins + 1` candidates): a released figure is its candidate's index.
     static func grid(_ bins: Int) -> ContributionBounds { ContributionBounds(lower: 0, upper: Double(bins), resolution: 1, bins: bins) }
 
-    @Test("scores of a small histogram, by hand: |10·Lⱼ − 10q·n| over the candidates")
+    @Test("scores of a small histogram, by hand: |(1 − q)·below − q·above| in tenths, those on a candidate in neither")
     func scoresByHand() {
-        // 10 people: 2 in [c0, c1), 3 in [c1, c2), 5 in [c2, c3]. Below c0…c3: 0, 2, 5, 10.
+        // 10 people: 2 at c0, 3 at c1, 5 at c2. Below c0, c1, c2: 0, 2, 5; above: 8, 5, 0.
         let histogram: [Int64] = [2, 3, 5]
-        #expect(QuantileMechanism.scores(.p10, histogram: histogram) == [10, 10, 40, 90])
-        #expect(QuantileMechanism.scores(.p50, histogram: histogram) == [50, 30, 0, 50])
-        #expect(QuantileMechanism.scores(.p90, histogram: histogram) == [90, 70, 40, 10])
+        #expect(QuantileMechanism.scores(.p10, histogram: histogram) == [8, 13, 45])
+        #expect(QuantileMechanism.scores(.p50, histogram: histogram) == [40, 15, 25])
+        #expect(QuantileMechanism.scores(.p90, histogram: histogram) == [72, 43, 5])
         // Nobody: every candidate scores 0 (the draw is uniform: an empty cell says nothing).
-        #expect(QuantileMechanism.scores(.p50, histogram: [0, 0]) == [0, 0, 0])
+        #expect(QuantileMechanism.scores(.p50, histogram: [0, 0, 0]) == [0, 0, 0])
     }
 
     @Test("adding or removing one person moves every score by at most Δ tenths, and by Δ somewhere (every histogram of 3 bins up to 4 people each)")
@@ -84,7 +84,7 @@ struct QuantileMechanismTests {
         let loss = PrivacyLoss(micro: 1500)
         for percentile in Percentile.allCases {
             let noise = RecordingNoise()
-            _ = QuantileMechanism.release(percentile, histogram: histogram, bounds: Self.grid(4), loss: loss, noise: noise)
+            _ = QuantileMechanism.release(percentile, histogram: histogram, bounds: Self.grid(3), loss: loss, noise: noise)
             let call = noise.calls.withLock { $0 }
             #expect(call.count == 1)
             #expect(call.first?.scores == QuantileMechanism.scores(percentile, histogram: histogram))
@@ -95,46 +95,43 @@ struct QuantileMechanismTests {
 
     @Test("without noise a release is the exact grid percentile: the candidate with the fewest ranks to the target")
     func noNoiseIsExact() {
-        // 100 people: 10, 20, 40, 20, 10 over 5 bins of a grid from 0; below c0…c5: 0, 10, 30, 70, 90, 100.
+        // 100 people: 10, 20, 40, 20, 10 at the candidates 0…4 of a grid from 0.
         let histogram: [Int64] = [10, 20, 40, 20, 10]
-        let bounds = Self.grid(5)
+        let bounds = Self.grid(4)
         let release = { (percentile: Percentile) in
             QuantileMechanism.release(percentile, histogram: histogram, bounds: bounds, loss: PrivacyLoss(micro: 1000), noise: NoNoise())
         }
-        // p10: 10 people below c1 exactly. p90: 90 below c4. p50: 30 below c2 and 70 below c3, 20 ranks either
-        // way: the first of equals.
+        // p10: c1 has 10 below and 70 above, 9·10 − 70 = 20 tenths off, the least. p50: c2, 30 below and 30 above.
+        // p90: c3, 70 below and 10 above, 70 − 9·10 = −20.
         #expect(release(.p10) == 1)
         #expect(release(.p50) == 2)
-        #expect(release(.p90) == 4)
+        #expect(release(.p90) == 3)
         // Through the cell mechanism on a real type's grid (heart rate: 40 + j·0.25): the same candidates.
         let hr = ContributionBounds.of(.heartRate)
-        var bins = [Int64](repeating: 0, count: hr.bins)
+        var bins = [Int64](repeating: 0, count: hr.bins + 1)
         for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[index] = Int64(people) }
         let cell = CellMechanism(noise: NoNoise(), minimumPeople: 0).release(
             CellAggregate(bucketStart: "2026-01-01", type: .heartRate, people: 100, centredSum: 0, bins: bins),
             calibration: CellCalibration(type: .heartRate, loss: PrivacyLoss(rho: 0.01)))
-        // Below c0…c100: nobody; c101…c140: 10; c141…c200: 90. p10 is reached at c101, p90 at c141 (p50: `crowdedFigure`).
+        // Every candidate from c101 to c139 has exactly 10 below (and 90 above): each is a 10th percentile, and the
+        // first of equals is drawn; likewise c141…c199 for p90. p50 is `crowdedFigure`'s.
         #expect(cell.p10 == 40 + 101 * 0.25)
         #expect(cell.p90 == 40 + 141 * 0.25)
     }
 
-    @Test("a crowded figure: when the median's people share one figure on the grid, the median is that figure (known issue)")
+    @Test("a crowded figure: when the median's people share one figure on the grid, the median is that figure")
     func crowdedFigure() {
-        // 10 people at 65, 80 at 75 and 10 at 90 beats/min, each exactly on a candidate (bins 100, 140 and 200).
+        // 10 people at 65, 80 at 75 and 10 at 90 beats/min, each exactly on a candidate (100, 140 and 200). Counting
+        // the people at a candidate as below it (the first version) made c101…c200 tie at 40 ranks: 65.25 was drawn.
         let hr = ContributionBounds.of(.heartRate)
-        var bins = [Int64](repeating: 0, count: hr.bins)
+        var bins = [Int64](repeating: 0, count: hr.bins + 1)
         for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[index] = Int64(people) }
         let median = QuantileMechanism.release(.p50, histogram: bins, bounds: hr, loss: PrivacyLoss(micro: 15_000), noise: NoNoise())
-        withKnownIssue(
-            """
-            Issue 32: Lⱼ counts the people below a candidate, so c101…c200 (65.25 to 90) all score 40 ranks and tie, \
-            even without noise; OpenDP's score, |(1 − q)·below − q·above|, leaves out the people equal to a candidate \
-            and picks 75. This is why the new median is up to twice OpenDP's error on systolic pressure and sleep \
-            (bench/README.md). When the score is fixed this test fails: drop withKnownIssue.
-            """
-        ) {
-            #expect(median == 75 || median == 75.25, "the median of a cell of 80 % people at 75 beats/min is \(median)")
-        }
+        #expect(median == 75, "the median of a cell of 80 % people at 75 beats/min is \(median)")
+        // And with noise, almost always: the nearest rival scores 400 tenths worse.
+        let noise = SeededNoise(seed: 75)
+        let draws = (0..<200).map { _ in QuantileMechanism.release(.p50, histogram: bins, bounds: hr, loss: PrivacyLoss(micro: 15_000), noise: noise) }
+        #expect(draws.filter { $0 == 75 }.count >= 190)
     }
 
     @Test("the stated margins narrow with more people and with more ρ, and p10's rank margin is 1.8 times p50's")
@@ -173,11 +170,12 @@ struct QuantileMechanismTests {
     func medianIsAccurate() {
         let hr = ContributionBounds.of(.heartRate)
         // 1,000 people, mean 75 and standard deviation 10 beats/min, on the 0.25 beats/min grid.
-        var histogram = [Int64](repeating: 0, count: hr.bins)
+        var histogram = [Int64](repeating: 0, count: hr.bins + 1)
         let normal = { (x: Double) in 0.5 * (1 + erf((x - 75) / (10 * 2.0.squareRoot()))) }
-        for bin in histogram.indices {
-            let low = hr.lower + Double(bin) * hr.binWidth
-            histogram[bin] = Int64((1000 * (normal(low + hr.binWidth) - normal(low))).rounded())
+        for candidate in histogram.indices {
+            // The people nearest to this candidate.
+            let low = hr.lower + (Double(candidate) - 0.5) * hr.binWidth
+            histogram[candidate] = Int64((1000 * (normal(low + hr.binWidth) - normal(low))).rounded())
         }
         let loss = PrivacyLoss(micro: 1500)
         let exact = QuantileMechanism.release(.p50, histogram: histogram, bounds: hr, loss: loss, noise: NoNoise())

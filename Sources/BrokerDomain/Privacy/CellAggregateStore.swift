@@ -79,7 +79,7 @@ package enum CellAggregateStore {
 
     /// The rest of a query that starts with a `per_person` CTE (one row per person and cell: the cell's key
     /// columns `keys`, comma-separated, and the person's `figure`): each figure clamped to the bounds, put in
-    /// its bin and rounded to the resolution as its distance from the middle, then per cell the key columns,
+    /// its nearest candidate of the percentiles' grid (`bin`), and rounded to the resolution as its distance from the middle, then per cell the key columns,
     /// people (int8), centred sum (int8), and the non-empty bins (int4[]) with their people (int8[]). The
     /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers.
     static func aggregates(by keys: String, bounds b: ContributionBounds) -> String {
@@ -87,7 +87,7 @@ package enum CellAggregateStore {
         let upper = "(\(b.upper))::float8"
         return """
             , clamped AS (
-                SELECT \(keys), v, least(width_bucket(v, \(lower), \(upper), \(b.bins)), \(b.bins)) - 1 AS bin
+                SELECT \(keys), v, round((v - \(lower)) / (\(b.binWidth))::float8)::int4 AS bin
                 FROM (SELECT \(keys), least(greatest(figure, \(lower)), \(upper)) AS v FROM per_person) p
             ), binned AS (
                 SELECT \(keys), bin, count(*) AS people, sum(round((v - (\(b.middle))::float8) / (\(b.resolution))::float8)::int8) AS centred

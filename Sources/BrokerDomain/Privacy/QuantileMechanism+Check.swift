@@ -6,8 +6,8 @@ extension QuantileMechanism {
     /// to end, as a release uses them.
     package static func candidate(tenths: Int, histogram: [Int64], rhoMicro: Int64, noise: any NoiseSource) -> Int? {
         guard let percentile = Percentile(rawValue: tenths), !histogram.isEmpty else { return nil }
-        // A grid of step 1 from 0: the released figure is the candidate's index.
-        let grid = ContributionBounds(lower: 0, upper: Double(histogram.count), resolution: 1, bins: histogram.count)
+        // A grid of step 1 from 0 (one candidate per entry): the released figure is the candidate's index.
+        let grid = ContributionBounds(lower: 0, upper: Double(histogram.count - 1), resolution: 1, bins: histogram.count - 1)
         return Int(release(percentile, histogram: histogram, bounds: grid, loss: PrivacyLoss(micro: rhoMicro), noise: noise))
     }
 }

@@ -5,11 +5,13 @@ import Foundation
 /// histogram: a noisy histogram's empty bins carry noise too, which pushed medians up by a fifth of a
 /// bin's people in sparse tails, and every bin's noise was paid for whether a percentile needed it or not.
 ///
-/// The candidates are the type's grid, lower + j·step for j = 0…bins (`ContributionBounds`). The score of
-/// candidate j for the q-quantile is |Lⱼ − q·n|, where Lⱼ is how many people's figures lie below it and n
-/// how many contribute: 0 at the exact quantile, growing by one per person away from it. Adding or removing
-/// a person moves Lⱼ by at most 1 and q·n by q, so the score moves by at most Δ = max(q, 1 − q). Scores are
-/// kept in tenths (q is 0.1, 0.5 or 0.9) so they are whole numbers, which the exact sampler needs.
+/// The candidates are the type's grid, lower + j·step for j = 0…bins (`ContributionBounds`), and each
+/// person's figure counts at its nearest candidate. The score of candidate j for the q-quantile is
+/// |(1 − q)·Bⱼ − q·Aⱼ|, where Bⱼ and Aⱼ are how many people's figures lie below and above it (the people
+/// *on* it count in neither, as in OpenDP): 0 at the exact quantile, and a candidate many people share
+/// scores as well as they deserve, not like the empty candidates beside it. Adding or removing a person
+/// moves Bⱼ or Aⱼ by at most 1, so the score moves by at most Δ = max(q, 1 − q). Scores are kept in
+/// tenths (q is 0.1, 0.5 or 0.9) so they are whole numbers, which the exact sampler needs.
 ///
 /// Privacy: the mechanism with weights exp(−ε·score/(2Δ)) is ε-bounded-range, hence ε²/8-zCDP (Cesar and
 /// Rogers 2021), so a percentile costing ρ uses ε = √(8ρ). ε is rounded *down* to a millionth: a smaller ε
@@ -23,17 +25,20 @@ package enum QuantileMechanism {
         var sensitivity: UInt64 { UInt64(max(rawValue, 10 - rawValue)) }
     }
 
-    /// The scores of every candidate (bins + 1 of them) for `percentile`, from the exact histogram of the
-    /// cell's figures over the grid's intervals (bin j holds the figures in [cⱼ, cⱼ₊₁), the last also the upper bound).
+    /// The scores of every candidate for `percentile`, from the exact count of the cell's figures at each
+    /// candidate (`histogram[j]`: the people whose figure is nearest to candidate j; bins + 1 of them).
     static func scores(_ percentile: Percentile, histogram: [Int64]) -> [UInt64] {
         let people = histogram.reduce(0) { $0 + max(0, $1) }
-        let target = Int64(percentile.rawValue) * people
+        let weightBelow = Int64(10 - percentile.rawValue)
+        let weightAbove = Int64(percentile.rawValue)
         var below: Int64 = 0
         var scores: [UInt64] = []
-        scores.reserveCapacity(histogram.count + 1)
-        for index in 0...histogram.count {
-            scores.append((10 * below - target).magnitude)
-            if index < histogram.count { below += max(0, histogram[index]) }
+        scores.reserveCapacity(histogram.count)
+        for count in histogram {
+            let here = max(0, count)
+            let above = people - below - here
+            scores.append((weightBelow * below - weightAbove * above).magnitude)
+            below += here
         }
         return scores
     }
@@ -56,8 +61,8 @@ package enum QuantileMechanism {
 
     /// Half the width of the 95 % interval of the released percentile's *rank*, in people: the mechanism's
     /// rank error is about Laplace with scale 2Δ/ε (weights exp(−ε·|rank error|/(2Δ)) over a dense grid), so
-    /// 95 % of draws land within ln 20 · 2Δ/ε ranks. Data-independent. A grid coarser than the data (several
-    /// people on one candidate) only narrows it.
+    /// 95 % of draws land within ln 20 · 2Δ/ε ranks. Data-independent; where several people share a
+    /// candidate the figure moves in steps of them, which the value margins' grid step allows for.
     static func rankMargin95(_ percentile: Percentile, loss: PrivacyLoss) -> Double {
         let epsilon = Double(max(1, scaledEpsilon(loss))) / 1_000_000
         return log(20) * 2 * (Double(percentile.sensitivity) / 10) / epsilon
