@@ -323,10 +323,9 @@ struct LocalDaysTests {
         }
     }
 
-    @Test("peer statistics compare daily totals: each peer's total for the day, and a week's days' totals")
+    @Test("peer statistics compare daily totals: each peer's figure for a month is their mean daily total")
     func peersCompareDailyTotals() async throws {
         try await TestHarness.run(configure: { $0.groupMinCohort = 3 }, noise: NoNoise()) { harness in
-            let token = try await harness.activeUser(StatisticsFixtures.caller())
             var peerTotals: [[String: Double]] = []
             for (index, birth) in StatisticsFixtures.peerBirthDates.prefix(3).enumerated() {
                 let id = try #require(UUID(uuidString: try await harness.insertPerson(birthDate: birth, sex: "F")))
@@ -338,38 +337,27 @@ struct LocalDaysTests {
                 }
                 peerTotals.append(Self.totals(records, in: Self.rome))
             }
-            // Peer figures are published per closed day, once; these days are published here rather than by
-            // the request, which publishes only days of the last 400.
-            try await TestDatabase.withClient(harness.databaseURL) { client in
-                let peers = PeerStatistics(client: client, mechanism: CellMechanism(noise: NoNoise(), minimumPeople: 3), settings: PrivacySettings())
-                for day in Self.dstDays { try await peers.publish(CalendarDate(iso: day)!, logger: TestDatabase.logger) }
-            }
-            for bucket in ["day", "week"] {
-                let response = try await harness.request(
-                    .get, "/v1/me/statistics?type=step_count&from=2026-10-22&to=2026-10-28&bucket=\(bucket)", token: token)
-                let peers = try #require(try harness.object(response)["peers"] as? [String: Any])
-                let buckets = try #require(peers["buckets"] as? [[String: Any]])
-                #expect(peers["available"] as? Bool == true)
-                for peerBucket in buckets {
-                    let start = try #require(peerBucket["start"] as? String)
-                    let days =
-                        bucket == "day"
-                        ? [start]
-                        : Self.dstDays.filter { day in
-                            CalendarDate(iso: day)!.dayNumber - CalendarDate(iso: start)!.dayNumber < 7 && day >= start
-                        }
-                    // Each peer-day's total is one value of the bucket's histogram (steps: 60 bins of 500 from 0).
-                    let figures = peerTotals.flatMap { totals in days.map { totals[$0]! } }
-                    let median = try #require((peerBucket["p50"] as? NSNumber)?.doubleValue)
-                    let expected = GroupFixtures.gridPercentile(0.5, of: figures, type: .stepCount)
-                    #expect(abs(median - expected) <= 1, "\(bucket) \(start): \(median) vs \(expected)")
-                    let mean = try #require((peerBucket["mean"] as? NSNumber)?.doubleValue)
-                    #expect(abs(mean - figures.reduce(0, +) / Double(figures.count)) <= 1, "\(bucket) \(start)")
-                    #expect(peerBucket["people"] as? Int == 3)
-                    #expect(peerBucket["days"] as? Int == days.count)
+            // The exact October cells the mechanism is given (peer cells are monthly): each peer's figure is the
+            // mean of their local days' totals, counted at the nearest candidate of the steps' grid (every 50).
+            // A per-record mean (a few hundred steps) would put all three near 0.
+            let cells = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withConnection { connection in
+                    try await PeerCellStore.exactCells(
+                        month: CalendarDate(iso: "2026-10-01")!, type: .stepCount, on: connection, logger: TestDatabase.logger)
                 }
-                #expect(buckets.count == (bucket == "day" ? 7 : 2))
             }
+            let occupied = cells.filter { $0.aggregate.people > 0 }
+            #expect(occupied.count == 1)
+            let cell = try #require(occupied.first)
+            #expect(cell.sex == .female && cell.aggregate.people == 3)
+            let bounds = ContributionBounds.of(.stepCount)
+            let figures = peerTotals.map { totals in Self.dstDays.map { totals[$0]! }.reduce(0, +) / Double(Self.dstDays.count) }
+            var expected = [Int64](repeating: 0, count: bounds.bins + 1)
+            for figure in figures { expected[Int((min(max(figure, bounds.lower), bounds.upper) / bounds.binWidth).rounded())] += 1 }
+            #expect(cell.aggregate.bins == expected)
+            #expect(figures.allSatisfy { $0 > 2000 })
+            let centred = figures.map { Int64((min(max($0, bounds.lower), bounds.upper) - bounds.middle).rounded()) }.reduce(0, +)
+            #expect(abs(cell.aggregate.centredSum - centred) <= 3)
         }
     }
 
