@@ -112,8 +112,9 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@test -f '$(CONSENT_KEY)' || '$(D4H)' consent keygen '$(CONSENT_KEY)'
 	$(RUN_ENV) '$(D4H)' migrate
 	@# 20,000 people put about 1,400 in each sex and ten-year age band: enough for peer statistics and
-	@# group requests at the default k = 1000. Seeded once (about half a minute); later runs skip it.
-	$(RUN_ENV) '$(D4H_DEV)' seed --people 20000 --days 7
+	@# group requests at the default k = 1000. 35 days reach into the last closed month whatever the date,
+	@# so the peers' monthly line has data. Seeded once (a few minutes); later runs skip it.
+	$(RUN_ENV) '$(D4H_DEV)' seed --people 20000 --days 35
 	@echo
 	@echo "Data4Help is at $(PUBLIC_URL) — open it in a browser for the web console (demo accounts above);"
 	@echo "the API is under $(PUBLIC_URL)/v1 (openapi.yaml at $(PUBLIC_URL)/openapi.yaml); activation mails go to $(MAIL_DIR)"

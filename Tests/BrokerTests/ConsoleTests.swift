@@ -408,7 +408,7 @@ struct ConsoleTests {
         #expect((chart.values["rows"] as? [[String: String]])?.map { $0["peerMedian"] } == ["71", "71", "71", "–", "–"])
         #expect(
             chart.values["peerExplanation"] as? String
-                == "Dashed line: the median of women aged 30–39 on Data4Help, month by month — half of them are above it. 95 times in 100 it is within ±0.6 beats/min of the true median."
+                == "Dashed line: the median of women aged 30–39 on Data4Help, month by month (this month: the last closed month's) — half of them are above it. 95 times in 100 it is within ±0.6 beats/min of the true median."
         )
         let alone = HealthChart(
             statistics: Statistics(

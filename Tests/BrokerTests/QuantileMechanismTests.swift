@@ -130,7 +130,8 @@ struct QuantileMechanismTests {
         #expect(median == 75, "the median of a cell of 80 % people at 75 beats/min is \(median)")
         // And with noise, almost always: the nearest rival scores 400 tenths worse.
         let noise = SeededNoise(seed: 75)
-        let draws = (0..<200).map { _ in QuantileMechanism.release(.p50, histogram: bins, bounds: hr, loss: PrivacyLoss(micro: 15_000), noise: noise) }
+        let draws = (0..<200).map { _ in QuantileMechanism.release(.p50, histogram: bins, bounds: hr, loss: PrivacyLoss(micro: 15_000), noise: noise)
+        }
         #expect(draws.filter { $0 == 75 }.count >= 190)
     }
 

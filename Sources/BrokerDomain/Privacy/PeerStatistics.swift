@@ -114,7 +114,8 @@ package struct PeerStatistics: Sendable {
 
     /// The peer buckets of `group` for `type` from `from` to `to`: each bucket carries the figures of the
     /// stored cell of the group's band for the month holding the bucket's start (so a day or week bucket
-    /// shows its month's figures), when that cell's noisy count reaches k. Months of the window within the
+    /// shows its month's figures; one after the last closed month shows that month's), when that cell's noisy
+    /// count reaches k. Months of the window within the
     /// horizon that are not yet published are published first (at most `horizonMonths`, so a request
     /// waits for at most that many).
     func buckets(
@@ -124,7 +125,11 @@ package struct PeerStatistics: Sendable {
         let band = PeerCellStore.band(ageFrom: group.ageFrom)
         let starts = bucket.starts(from: from, to: to)
         guard let firstStart = starts.first, let lastStart = starts.last else { return [] }
-        let firstMonth = Statistics.Bucket.month.start(of: firstStart)
+        // Buckets after the last closed month (this month, whose figures do not exist yet) show that month's
+        // figures, saying so in `month`: a person's recent days then have a line to compare with, and it is
+        // the newest figure there is. So that month is read even when the window starts after it.
+        let closed = lastClosedMonth(at: now)
+        let firstMonth = min(Statistics.Bucket.month.start(of: firstStart), closed)
         let lastMonth = Statistics.Bucket.month.start(of: lastStart)
         let client = client
         let read = {
@@ -147,7 +152,7 @@ package struct PeerStatistics: Sendable {
             if let figures = mechanism.shown(figures, type: type) { shown[month] = figures }
         }
         return starts.compactMap { start in
-            let month = Statistics.Bucket.month.start(of: start)
+            let month = min(Statistics.Bucket.month.start(of: start), closed)
             guard let figures = shown[month] else { return nil }
             return Statistics.PeerBucket(
                 start: start, month: month, people: figures.people, peopleMargin95: figures.peopleMargin95, p10: figures.p10?.value,
