@@ -19,7 +19,9 @@ import Foundation
 package enum QuantileMechanism {
     /// The released percentiles, in tenths of the distribution.
     package enum Percentile: Int, CaseIterable, Sendable {
-        case p10 = 1, p50 = 5, p90 = 9
+        case p10 = 1
+        case p50 = 5
+        case p90 = 9
         var q: Double { Double(rawValue) / 10 }
         /// Δ in tenths of a rank.
         var sensitivity: UInt64 { UInt64(max(rawValue, 10 - rawValue)) }
