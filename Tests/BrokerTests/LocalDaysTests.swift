@@ -338,7 +338,7 @@ struct LocalDaysTests {
                 peerTotals.append(Self.totals(records, in: Self.rome))
             }
             // The exact October cells the mechanism is given (peer cells are monthly): each peer's figure is the
-            // mean of their local days' totals, counted at the nearest candidate of the steps' grid (every 50).
+            // mean of their local days' totals, placed on the steps' grid (every 50).
             // A per-record mean (a few hundred steps) would put all three near 0.
             let cells = try await TestDatabase.withClient(harness.databaseURL) { client in
                 try await client.withConnection { connection in
@@ -352,8 +352,12 @@ struct LocalDaysTests {
             #expect(cell.sex == .female && cell.aggregate.people == 3)
             let bounds = ContributionBounds.of(.stepCount)
             let figures = peerTotals.map { totals in Self.dstDays.map { totals[$0]! }.reduce(0, +) / Double(Self.dstDays.count) }
-            var expected = [Int64](repeating: 0, count: bounds.bins + 1)
-            for figure in figures { expected[Int((min(max(figure, bounds.lower), bounds.upper) / bounds.binWidth).rounded())] += 1 }
+            var expected = [Int64](repeating: 0, count: 2 * bounds.bins + 1)
+            for figure in figures {
+                // On a candidate (every 50 steps): place 2j; between candidates j and j + 1: 2j + 1.
+                let steps = min(max(figure, bounds.lower), bounds.upper) / bounds.binWidth
+                expected[abs(steps - steps.rounded()) < 1e-9 ? 2 * Int(steps.rounded()) : 2 * Int(steps.rounded(.down)) + 1] += 1
+            }
             #expect(cell.aggregate.bins == expected)
             #expect(figures.allSatisfy { $0 > 2000 })
             let centred = figures.map { Int64((min(max($0, bounds.lower), bounds.upper) - bounds.middle).rounded()) }.reduce(0, +)

@@ -269,7 +269,7 @@ struct PeerStatisticsPrivacyTests {
                         try await TestDatabase.withClient(url) { client in
                             let peers = PeerStatistics(
                                 client: client, mechanism: CellMechanism(noise: NoNoise(), minimumPeople: 3), settings: PrivacySettings())
-                            return try await peers.publish(month, logger: TestDatabase.logger) ? 1 : 0
+                            return try await peers.publish(month, logger: TestDatabase.logger) == .published ? 1 : 0
                         }
                     }
                 }
@@ -310,6 +310,35 @@ struct PeerStatisticsPrivacyTests {
                     try $0.decode(String.self)
                 }
                 #expect(months == [newest, PeerStatistics.month(before: newest)].map(\.description))
+            }
+        }
+    }
+
+    @Test("the reserve is enforced: with a year of daily peer entries (an upgraded server) a month waits, and publishes once they age out")
+    func reserveIsEnforced() async throws {
+        try await TestHarness.run(noise: NoNoise()) { harness in
+            // Daily peer cells before issue 32 cost 0.5 / 402 a day, and a server upgraded in December has about
+            // 365 of them in its twelve calendar months; here 300 entries of ρ 0.0016 (0.48 in all) leave less of the
+            // reserve than a month costs (0.0333). Without the check the month is published: 0.513 of a 0.5 reserve.
+            _ = try await harness.sql(
+                """
+                INSERT INTO privacy_ledger (at, company_id, request_id, kind, cells, loss_micro)
+                SELECT now() - make_interval(hours => d), NULL, NULL, 'peer_statistics', 442, 1600
+                FROM generate_series(0, 299) d
+                """)
+            let now = Date()
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                let peers = PeerStatistics(client: client, mechanism: CellMechanism(noise: NoNoise(), minimumPeople: 3), settings: PrivacySettings())
+                let month = peers.lastClosedMonth(at: now)
+                #expect(try await peers.publish(month, logger: TestDatabase.logger) == .reserveSpent)
+                // The background step stops rather than spinning, and nothing is stored or debited.
+                #expect(try await peers.publishNewestMissingMonth(at: now, logger: TestDatabase.logger) == false)
+                #expect(try await harness.sql("SELECT count(*)::int8 FROM peer_month_cells").first?.decode(Int64.self) == 0)
+                #expect(try await harness.sql("SELECT count(*)::int8 FROM privacy_ledger").first?.decode(Int64.self) == 300)
+                // Entries older than the twelve calendar months no longer count: the month is published.
+                _ = try await harness.sql("UPDATE privacy_ledger SET at = at - interval '13 months'")
+                #expect(try await peers.publish(month, logger: TestDatabase.logger) == .published)
+                #expect(try await peers.publish(month, logger: TestDatabase.logger) == .alreadyPublished)
             }
         }
     }

@@ -15,15 +15,23 @@ struct QuantileMechanismTests {
     /// A grid of step 1 from 0 with `bins` intervals (`bins + 1` candidates): a released figure is its candidate's index.
     static func grid(_ bins: Int) -> ContributionBounds { ContributionBounds(lower: 0, upper: Double(bins), resolution: 1, bins: bins) }
 
+    /// The cell's histogram (`CellAggregate.bins`) of people who are all on candidates: `onCandidates[j]` on
+    /// candidate j, nobody between.
+    static func places(_ onCandidates: [Int64]) -> [Int64] {
+        onCandidates.enumerated().flatMap { index, count -> [Int64] in index == 0 ? [count] : [0, count] }
+    }
+
     @Test("scores of a small histogram, by hand: |(1 − q)·below − q·above| in tenths, those on a candidate in neither")
     func scoresByHand() {
         // 10 people: 2 at c0, 3 at c1, 5 at c2. Below c0, c1, c2: 0, 2, 5; above: 8, 5, 0.
-        let histogram: [Int64] = [2, 3, 5]
+        let histogram = Self.places([2, 3, 5])
         #expect(QuantileMechanism.scores(.p10, histogram: histogram) == [8, 13, 45])
         #expect(QuantileMechanism.scores(.p50, histogram: histogram) == [40, 15, 25])
         #expect(QuantileMechanism.scores(.p90, histogram: histogram) == [72, 43, 5])
         // Nobody: every candidate scores 0 (the draw is uniform: an empty cell says nothing).
-        #expect(QuantileMechanism.scores(.p50, histogram: [0, 0, 0]) == [0, 0, 0])
+        #expect(QuantileMechanism.scores(.p50, histogram: [0, 0, 0, 0, 0]) == [0, 0, 0])
+        // People between candidates count below the one above them and above the one below.
+        #expect(QuantileMechanism.scores(.p50, histogram: [1, 2, 0, 0, 1]) == [15, 10, 15])
     }
 
     @Test("adding or removing one person moves every score by at most Δ tenths, and by Δ somewhere (every histogram of 3 bins up to 4 people each)")
@@ -80,7 +88,7 @@ struct QuantileMechanismTests {
 
     @Test("a release draws with weights exp(−ε·score/(2Δ)): numerator ε·10⁶, denominator 2·Δ·10⁶, the histogram's scores")
     func releaseRate() {
-        let histogram: [Int64] = [4, 0, 7, 1]
+        let histogram = Self.places([4, 0, 7, 1])
         let loss = PrivacyLoss(micro: 1500)
         for percentile in Percentile.allCases {
             let noise = RecordingNoise()
@@ -96,7 +104,7 @@ struct QuantileMechanismTests {
     @Test("without noise a release is the exact grid percentile: the candidate with the fewest ranks to the target")
     func noNoiseIsExact() {
         // 100 people: 10, 20, 40, 20, 10 at the candidates 0…4 of a grid from 0.
-        let histogram: [Int64] = [10, 20, 40, 20, 10]
+        let histogram = Self.places([10, 20, 40, 20, 10])
         let bounds = Self.grid(4)
         let release = { (percentile: Percentile) in
             QuantileMechanism.release(percentile, histogram: histogram, bounds: bounds, loss: PrivacyLoss(micro: 1000), noise: NoNoise())
@@ -108,8 +116,8 @@ struct QuantileMechanismTests {
         #expect(release(.p90) == 3)
         // Through the cell mechanism on a real type's grid (heart rate: 40 + j·0.25): the same candidates.
         let hr = ContributionBounds.of(.heartRate)
-        var bins = [Int64](repeating: 0, count: hr.bins + 1)
-        for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[index] = Int64(people) }
+        var bins = [Int64](repeating: 0, count: 2 * hr.bins + 1)
+        for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[2 * index] = Int64(people) }
         let cell = CellMechanism(noise: NoNoise(), minimumPeople: 0).release(
             CellAggregate(bucketStart: "2026-01-01", type: .heartRate, people: 100, centredSum: 0, bins: bins),
             calibration: CellCalibration(type: .heartRate, loss: PrivacyLoss(rho: 0.01)))
@@ -124,8 +132,8 @@ struct QuantileMechanismTests {
         // 10 people at 65, 80 at 75 and 10 at 90 beats/min, each exactly on a candidate (100, 140 and 200). Counting
         // the people at a candidate as below it (the first version) made c101…c200 tie at 40 ranks: 65.25 was drawn.
         let hr = ContributionBounds.of(.heartRate)
-        var bins = [Int64](repeating: 0, count: hr.bins + 1)
-        for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[index] = Int64(people) }
+        var bins = [Int64](repeating: 0, count: 2 * hr.bins + 1)
+        for (index, people) in [(100, 10), (140, 80), (200, 10)] { bins[2 * index] = Int64(people) }
         let median = QuantileMechanism.release(.p50, histogram: bins, bounds: hr, loss: PrivacyLoss(micro: 15_000), noise: NoNoise())
         #expect(median == 75, "the median of a cell of 80 % people at 75 beats/min is \(median)")
         // And with noise, almost always: the nearest rival scores 400 tenths worse.
@@ -171,12 +179,12 @@ struct QuantileMechanismTests {
     func medianIsAccurate() {
         let hr = ContributionBounds.of(.heartRate)
         // 1,000 people, mean 75 and standard deviation 10 beats/min, on the 0.25 beats/min grid.
-        var histogram = [Int64](repeating: 0, count: hr.bins + 1)
+        // Everyone between candidates (place 2j + 1: between candidates j and j + 1).
+        var histogram = [Int64](repeating: 0, count: 2 * hr.bins + 1)
         let normal = { (x: Double) in 0.5 * (1 + erf((x - 75) / (10 * 2.0.squareRoot()))) }
-        for candidate in histogram.indices {
-            // The people nearest to this candidate.
-            let low = hr.lower + (Double(candidate) - 0.5) * hr.binWidth
-            histogram[candidate] = Int64((1000 * (normal(low + hr.binWidth) - normal(low))).rounded())
+        for interval in 0..<hr.bins {
+            let low = hr.lower + Double(interval) * hr.binWidth
+            histogram[2 * interval + 1] = Int64((1000 * (normal(low + hr.binWidth) - normal(low))).rounded())
         }
         let loss = PrivacyLoss(micro: 1500)
         let exact = QuantileMechanism.release(.p50, histogram: histogram, bounds: hr, loss: loss, noise: NoNoise())
@@ -190,7 +198,7 @@ struct QuantileMechanismTests {
             steps.append(abs(released - exact) / hr.binWidth)
             // The released candidate's rank (people below it) against the target n/2.
             let index = Int(((released - hr.lower) / hr.binWidth).rounded())
-            let below = Double(histogram[..<index].reduce(0, +))
+            let below = Double(histogram[..<(2 * index)].reduce(0, +))
             if abs(below - people / 2) <= rankMargin { within += 1 }
         }
         steps.sort()

@@ -43,6 +43,14 @@ package enum CellAggregateStore {
         return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
     }
 
+    /// SQL for where a figure `v` (already clamped) lies on the percentiles' grid of `b`, as an index into
+    /// `CellAggregate.bins`: 2j when it is on candidate j (to a billionth of a step), 2j + 1 when it lies
+    /// between candidates j and j + 1. The people on a candidate count neither below nor above it.
+    static func gridPosition(_ v: String, bounds b: ContributionBounds) -> String {
+        let steps = "((\(v) - (\(b.lower))::float8) / (\(b.binWidth))::float8)"
+        return "(CASE WHEN abs(\(steps) - round(\(steps))) < 1e-9 THEN 2 * round(\(steps)) ELSE 2 * floor(\(steps)) + 1 END)::int4"
+    }
+
     /// The bench's baseline only (`PrivacyBenchProbe`), never released: per bucket of a group request's cells,
     /// every contributor's figure clamped to the bounds, ascending. The `per_person` rows are `groupCells`'s
     /// own (kept in step with it), so these are exactly the figures it counts, sums and bins, and a bench can
@@ -79,7 +87,7 @@ package enum CellAggregateStore {
 
     /// The rest of a query that starts with a `per_person` CTE (one row per person and cell: the cell's key
     /// columns `keys`, comma-separated, and the person's `figure`): each figure clamped to the bounds, put in
-    /// its nearest candidate of the percentiles' grid (`bin`), and rounded to the resolution as its distance from the middle, then per cell the key columns,
+    /// its place on the percentiles' grid (`bin`, `gridPosition`), and rounded to the resolution as its distance from the middle, then per cell the key columns,
     /// people (int8), centred sum (int8), and the non-empty bins (int4[]) with their people (int8[]). The
     /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers.
     static func aggregates(by keys: String, bounds b: ContributionBounds) -> String {
@@ -87,7 +95,7 @@ package enum CellAggregateStore {
         let upper = "(\(b.upper))::float8"
         return """
             , clamped AS (
-                SELECT \(keys), v, round((v - \(lower)) / (\(b.binWidth))::float8)::int4 AS bin
+                SELECT \(keys), v, \(gridPosition("v", bounds: b)) AS bin
                 FROM (SELECT \(keys), least(greatest(figure, \(lower)), \(upper)) AS v FROM per_person) p
             ), binned AS (
                 SELECT \(keys), bin, count(*) AS people, sum(round((v - (\(b.middle))::float8) / (\(b.resolution))::float8)::int8) AS centred

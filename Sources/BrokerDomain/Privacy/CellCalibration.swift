@@ -46,7 +46,10 @@ package struct CellCalibration: Sendable, Equatable {
         // Rounded up: a larger variance only adds privacy.
         countVariance = Self.variance(sensitivity: 1, rho: rho * split.count)
         sumVariance = split.sum > 0 ? Self.variance(sensitivity: Double(bounds.sumSensitivity), rho: rho * split.sum) : 0
-        percentileLoss = PrivacyLoss(micro: max(1, Int64((Double(loss.micro) * split.percentile).rounded(.down))))
+        percentileLoss = PrivacyLoss(micro: Int64((Double(loss.micro) * split.percentile).rounded(.down)))
+        // Never round a share up to something: a percentile must cost what its share pays (a cell costs at
+        // least a thousandth of ρ, so a share is at least 150 millionths).
+        precondition(split.percentile == 0 || percentileLoss.micro >= 1, "a percentile's share of \(loss.rho) rounds to nothing")
     }
 
     /// σ² = Δ²/(2ρ), rounded up to a whole number.

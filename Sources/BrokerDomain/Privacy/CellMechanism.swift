@@ -20,7 +20,8 @@ package struct CellMechanism: Sendable {
 
     package func release(_ exact: CellAggregate, calibration: CellCalibration) -> GroupResultCell {
         let bounds = calibration.bounds
-        // All noise is drawn whatever the outcome, so the time taken does not depend on the data.
+        // All noise is drawn whatever the outcome, so suppression changes nothing that is drawn. (How long the
+        // percentiles' draws take does depend on the cell: docs/privacy.md, "Limits we know of".)
         let people = exact.people + noise.discreteGaussian(variance: calibration.countVariance)
         let sum = exact.centredSum + noise.discreteGaussian(variance: calibration.sumVariance)
         let percentiles = QuantileMechanism.Percentile.allCases.map {

@@ -69,16 +69,36 @@ package struct PeerStatistics: Sendable {
 
     // MARK: Publishing
 
-    /// Computes, noises and stores every cell of `month` (its first day), with its ledger entry, in one
-    /// transaction under the month's lock; false when the month was already published (by another instance,
-    /// or a request). The caller decides that the month has closed and is within the horizon.
+    /// What `publish` did.
+    enum Publication: Equatable {
+        case published
+        /// Another instance, or a request, published it first.
+        case alreadyPublished
+        /// The peer statistics published in the last twelve calendar months leave less of the reserve than the
+        /// month costs: it waits (see `publish`).
+        case reserveSpent
+    }
+
+    /// Computes, noises and stores every cell of `month`, with its ledger entry, in one transaction under the
+    /// month's lock; the caller decides that the month has closed.
+    ///
+    /// The reserve is enforced, not only argued: under the ledger's lock, the `peer_statistics` entries of the
+    /// last twelve calendar months plus this month's cost must fit in `PRIVACY_PEER_RESERVE`. In steady state
+    /// that always holds (at most 15 months in any 366 days, each at a fifteenth of the reserve); it matters
+    /// when the arithmetic's assumptions do not hold, e.g. a server upgraded from daily peer cells, whose
+    /// entries still count for a year, or a changed lateness that moves month closings.
     @discardableResult
-    func publish(_ month: CalendarDate, logger: Logger) async throws -> Bool {
+    func publish(_ month: CalendarDate, logger: Logger) async throws -> Publication {
         let mechanism = mechanism
         let settings = settings
+        let cost = settings.peerCellLoss * SampleType.allCases.count
         return try await client.withTransaction(logger: logger) { connection in
             try await PeerCellStore.lock(month, on: connection, logger: logger)
-            guard try await !PeerCellStore.isPublished(month, on: connection, logger: logger) else { return false }
+            guard try await !PeerCellStore.isPublished(month, on: connection, logger: logger) else { return .alreadyPublished }
+            // After the month's lock (always in this order): two months publishing at once see each other's entry.
+            try await PrivacyLedgerStore.lock(on: connection, logger: logger)
+            let spent = try await PrivacyLedgerStore.peerStatisticsLoss(on: connection, logger: logger)
+            guard spent + cost <= PrivacyLoss(rho: settings.peerReserve) else { return .reserveSpent }
             var cells: [PeerCell] = []
             for type in SampleType.allCases {
                 let calibration = CellCalibration(type: type, loss: settings.peerCellLoss, split: .peerCell)
@@ -90,12 +110,10 @@ package struct PeerStatistics: Sendable {
                 }
             }
             try await PeerCellStore.store(cells, month: month, on: connection, logger: logger)
-            // Company NULL: no company receives it. Not under the ledger's lock, which orders budget
-            // decisions: no budget is checked here (each person's share is reserved ahead, `peerReserve`).
+            // Company NULL: no company receives it.
             try await PrivacyLedgerStore.record(
-                company: nil, request: nil, kind: .peerStatistics, cells: cells.count,
-                loss: settings.peerCellLoss * SampleType.allCases.count, on: connection, logger: logger)
-            return true
+                company: nil, request: nil, kind: .peerStatistics, cells: cells.count, loss: cost, on: connection, logger: logger)
+            return .published
         }
     }
 
@@ -104,10 +122,17 @@ package struct PeerStatistics: Sendable {
         let months = monthsWithinHorizon(at: now)
         let published = try await client.withConnection { try await PeerCellStore.published(months, on: $0, logger: logger) }
         guard let month = months.first(where: { !published.contains($0) }) else { return false }
-        if try await publish(month, logger: logger) {
+        switch try await publish(month, logger: logger) {
+        case .published:
             logger.info("peer statistics published", metadata: ["month": "\(month)"])
+            return true
+        case .alreadyPublished:
+            return true
+        case .reserveSpent:
+            // Until older entries leave the twelve months: look again at the next interval, not at once.
+            logger.info("peer statistics wait for the reserve", metadata: ["month": "\(month)"])
+            return false
         }
-        return true
     }
 
     // MARK: Reading

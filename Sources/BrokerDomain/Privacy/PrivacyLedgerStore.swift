@@ -114,4 +114,17 @@ enum PrivacyLedgerStore {
         }
         return entries
     }
+
+    /// What peer statistics published in the last twelve calendar months cost each person at most: the sum of
+    /// their ledger entries (`PeerStatistics.publish` keeps it within the reserve).
+    static func peerStatisticsLoss(on connection: PostgresConnection, logger: Logger) async throws -> PrivacyLoss {
+        let micro =
+            try await connection.query(
+                """
+                SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger
+                WHERE kind = \(LedgerEntry.Kind.peerStatistics.rawValue) AND at >= \(unescaped: twelveMonths)
+                """, logger: logger
+            ).collect().first?.decode(Int64.self) ?? 0
+        return PrivacyLoss(micro: micro)
+    }
 }

@@ -5,8 +5,7 @@ import Foundation
 /// histogram: a noisy histogram's empty bins carry noise too, which pushed medians up by a fifth of a
 /// bin's people in sparse tails, and every bin's noise was paid for whether a percentile needed it or not.
 ///
-/// The candidates are the type's grid, lower + j·step for j = 0…bins (`ContributionBounds`), and each
-/// person's figure counts at its nearest candidate. The score of candidate j for the q-quantile is
+/// The candidates are the type's grid, lower + j·step for j = 0…bins (`ContributionBounds`). The score of candidate j for the q-quantile is
 /// |(1 − q)·Bⱼ − q·Aⱼ|, where Bⱼ and Aⱼ are how many people's figures lie below and above it (the people
 /// *on* it count in neither, as in OpenDP): 0 at the exact quantile, and a candidate many people share
 /// scores as well as they deserve, not like the empty candidates beside it. Adding or removing a person
@@ -27,19 +26,21 @@ package enum QuantileMechanism {
         var sensitivity: UInt64 { UInt64(max(rawValue, 10 - rawValue)) }
     }
 
-    /// The scores of every candidate for `percentile`, from the exact count of the cell's figures at each
-    /// candidate (`histogram[j]`: the people whose figure is nearest to candidate j; bins + 1 of them).
+    /// The scores of every candidate for `percentile`, from the exact count of the cell's figures by place on
+    /// the grid (`CellAggregate.bins`: entry 2j on candidate j, entry 2j + 1 between candidates j and j + 1).
     static func scores(_ percentile: Percentile, histogram: [Int64]) -> [UInt64] {
         let people = histogram.reduce(0) { $0 + max(0, $1) }
         let weightBelow = Int64(10 - percentile.rawValue)
         let weightAbove = Int64(percentile.rawValue)
         var below: Int64 = 0
         var scores: [UInt64] = []
-        scores.reserveCapacity(histogram.count)
-        for count in histogram {
+        scores.reserveCapacity(histogram.count / 2 + 1)
+        for (place, count) in histogram.enumerated() {
             let here = max(0, count)
-            let above = people - below - here
-            scores.append((weightBelow * below - weightAbove * above).magnitude)
+            if place % 2 == 0 {
+                let above = people - below - here
+                scores.append((weightBelow * below - weightAbove * above).magnitude)
+            }
             below += here
         }
         return scores
@@ -54,7 +55,8 @@ package enum QuantileMechanism {
     static func release(
         _ percentile: Percentile, histogram: [Int64], bounds: ContributionBounds, loss: PrivacyLoss, noise: any NoiseSource
     ) -> Double {
-        let epsilon = max(1, scaledEpsilon(loss))
+        let epsilon = scaledEpsilon(loss)
+        precondition(epsilon >= 1, "a percentile must cost something: ρ \(loss.rho) gives no ε")
         // exp(−ε·score/(2Δ)) with score and Δ both in tenths and ε in millionths.
         let index = noise.exponentialMechanism(
             scores: scores(percentile, histogram: histogram), numerator: epsilon, denominator: 2 * percentile.sensitivity * 1_000_000)

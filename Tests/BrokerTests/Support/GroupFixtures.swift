@@ -145,24 +145,20 @@ enum GroupFixtures {
         (results["items"] as? [[String: Any]] ?? []).filter { $0["suppressed"] as? Bool == false }
     }
 
-    /// What the exponential mechanism centres on, computed independently of `QuantileMechanism`: each figure
-    /// at its nearest candidate of the type's grid (lower + j·step, j = 0…bins), the first candidate with the
-    /// least |(1 − q)·below − q·above|. With `NoNoise` a released percentile is exactly this.
+    /// What the exponential mechanism centres on, computed independently of `QuantileMechanism`: the first
+    /// candidate of the type's grid (lower + j·step, j = 0…bins) with the least |(1 − q)·below − q·above|,
+    /// counting the clamped figures strictly below and above it. With `NoNoise` a released percentile is this.
     static func gridPercentile(_ q: Double, of figures: [Double], type: SampleType) -> Double {
         let bounds = ContributionBounds.of(type)
         let step = (bounds.upper - bounds.lower) / Double(bounds.bins)
-        var counts = [Int](repeating: 0, count: bounds.bins + 1)
-        for figure in figures {
-            let clamped = min(max(figure, bounds.lower), bounds.upper)
-            counts[Int(((clamped - bounds.lower) / step).rounded(.toNearestOrAwayFromZero))] += 1
-        }
+        let clamped = figures.map { min(max($0, bounds.lower), bounds.upper) }
         var best = (index: 0, distance: Double.infinity)
-        var below = 0
-        for (index, here) in counts.enumerated() {
-            let above = figures.count - below - here
+        for index in 0...bounds.bins {
+            let candidate = bounds.lower + Double(index) * step
+            let below = clamped.filter { $0 < candidate - step * 1e-9 }.count
+            let above = clamped.filter { $0 > candidate + step * 1e-9 }.count
             let distance = abs((1 - q) * Double(below) - q * Double(above))
             if distance < best.distance - 1e-9 { best = (index, distance) }
-            below += here
         }
         return (bounds.lower + Double(best.index) * step).rounded(toMultipleOf: bounds.resolution)
     }
