@@ -73,7 +73,7 @@ extension Bench {
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
             }
-            // The mechanism alone on aggregates read once: what the noise costs (2 + bins draws per cell).
+            // The mechanism alone on aggregates read once: what the noise costs (2 Gaussian and 3 exponential-mechanism draws per cell).
             var aggregates: [PrivacyBenchProbe.Aggregate] = []
             for type in types {
                 aggregates += try await PrivacyBenchProbe.aggregates(

@@ -481,7 +481,8 @@ class ConsoleTests(ConsoleTestCase):
         self.assertIn("text/csv", csv.headers.get("Content-Type", ""))
         lines = c.csv_lines(csv.body)
         self.assertEqual(lines[0], "bucket_start,type,unit,people,mean,p10,p50,p90,suppressed,"
-                                   "people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho")
+                                   "people_sd,sum_sd,bin_sd,bin_width,mean_margin95,rho,"
+                                   "percentile_rho,percentile_step,p10_margin95,p50_margin95,p90_margin95")
         self.assertGreater(len(lines), 1, csv.text)
         self.assertEqual({line.split(",")[1] for line in lines[1:]}, {"heart_rate", "step_count"})
         STATE["group"] = {"id": request_id, "csv": csv.body}
