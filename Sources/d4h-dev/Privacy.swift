@@ -94,10 +94,11 @@ struct Privacy: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print draws of a cell's percentile by the quantile mechanism: candidate indices (0…bins), one per line.",
             discussion: """
-                The cell's exact histogram over a grid of --histogram's bins, its percentile (10, 50 or 90) at a loss of                 --rho-micro millionths of ρ, through `QuantileMechanism` as a release draws it (seeded, or `SecureNoise`).
+                The cell's people on each candidate of a grid (--histogram), its percentile (10, 50 or 90) at a loss of \
+                --rho-micro millionths of ρ, through `QuantileMechanism` as a release draws it (seeded, or `SecureNoise`).
                 """)
 
-        @Option(help: "People per bin, comma-separated.")
+        @Option(help: "People on each candidate, comma-separated.")
         var histogram: String
         @Option(help: "10, 50 or 90.")
         var percentile: Int

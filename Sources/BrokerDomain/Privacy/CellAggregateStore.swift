@@ -16,15 +16,29 @@ package enum CellAggregateStore {
         cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [CellAggregate] {
-        let b = ContributionBounds.of(type)
+        let rows = try await connection.query(
+            groupQuery(cohort: cohort, type: type, bucket: bucket, from: from, to: to, then: aggregates(by: "start", bounds: .of(type))),
+            logger: logger)
+        var found: [String: CellAggregate] = [:]
+        for try await (start, people, centred, bins, counts) in rows.decode((String, Int64, Int64, [Int32], [Int64]).self) {
+            found[start] = CellAggregate(bucketStart: start, type: type, people: people, centredSum: centred, binIndices: bins, binCounts: counts)
+        }
+        // Every bucket of the range: one nobody contributed to goes through the same noise as any other.
+        return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
+    }
+
+    /// A query over a group's cells: its `per_person` CTE (one row per member and bucket: `start` and the
+    /// member's `figure`, members who do not share `type` left out), then `rest`, which reads it.
+    private static func groupQuery(
+        cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, then rest: String
+    ) -> PostgresQuery {
         let perPerson =
             bucket == .day
             ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
             : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
                 + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
         let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
-        let rows = try await connection.query(
-            """
+        return """
             WITH per_person AS (
                 \(unescaped: perPerson)
                 FROM daily_rollups r
@@ -33,14 +47,8 @@ package enum CellAggregateStore {
                   AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
                 \(unescaped: grouping)
             )
-            \(unescaped: aggregates(by: "start", bounds: b))
-            """, logger: logger)
-        var found: [String: CellAggregate] = [:]
-        for try await (start, people, centred, bins, counts) in rows.decode((String, Int64, Int64, [Int32], [Int64]).self) {
-            found[start] = CellAggregate(bucketStart: start, type: type, people: people, centredSum: centred, binIndices: bins, binCounts: counts)
-        }
-        // Every bucket of the range: one nobody contributed to goes through the same noise as any other.
-        return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
+            \(unescaped: rest)
+            """
     }
 
     /// SQL for where a figure `v` (already clamped) lies on the percentiles' grid of `b`, as an index into
@@ -53,33 +61,20 @@ package enum CellAggregateStore {
 
     /// The bench's baseline only (`PrivacyBenchProbe`), never released: per bucket of a group request's cells,
     /// every contributor's figure clamped to the bounds, ascending. The `per_person` rows are `groupCells`'s
-    /// own (kept in step with it), so these are exactly the figures it counts, sums and bins, and a bench can
+    /// own (`groupQuery`), so these are exactly the figures it counts, sums and bins, and a bench can
     /// compute their exact percentiles and run other mechanisms on them.
     package static func clampedFigures(
         cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [String: [Double]] {
         let b = ContributionBounds.of(type)
-        let perPerson =
-            bucket == .day
-            ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
-            : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
-                + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
-        let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
-        let rows = try await connection.query(
-            """
-            WITH per_person AS (
-                \(unescaped: perPerson)
-                FROM daily_rollups r
-                WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
-                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
-                \(unescaped: grouping)
-            )
+        let rest = """
             SELECT start, array_agg(v ORDER BY v)
             FROM (SELECT start, least(greatest(figure, (\(b.lower))::float8), (\(b.upper))::float8) AS v FROM per_person) p
             GROUP BY start
-            """, logger: logger)
+            """
+        let rows = try await connection.query(
+            groupQuery(cohort: cohort, type: type, bucket: bucket, from: from, to: to, then: rest), logger: logger)
         var figures: [String: [Double]] = [:]
         for try await (start, values) in rows.decode((String, [Double]).self) { figures[start] = values }
         return figures

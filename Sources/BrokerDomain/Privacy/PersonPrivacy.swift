@@ -29,7 +29,7 @@ package struct PersonPrivacy: Sendable {
             return (
                 try await PersonPrivacyLossStore.months(account: account, from: first, through: last, on: connection, logger: logger),
                 try await PersonPrivacyLossStore.requests(account: account, from: first, through: last, on: connection, logger: logger),
-                try await PersonPrivacyLossStore.peerStatistics(since: since, until: until, on: connection, logger: logger)
+                try await PrivacyLedgerStore.peerStatisticsLoss(since: since, until: until, on: connection, logger: logger)
             )
         }
         let monthly = months.map { PersonPrivacyLoss.Month(start: $0, loss: byMonth[$0.description] ?? .zero) }

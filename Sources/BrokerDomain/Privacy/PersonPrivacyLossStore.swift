@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The SQL of a person's own view of the ledger (`PersonPrivacy`): only their own rows, and the peer
-/// statistics entries, which are the same for everyone.
+/// The SQL of a person's own view of the ledger (`PersonPrivacy`): only their own rows. (The peer statistics
+/// entries, the same for everyone, are `PrivacyLedgerStore.peerStatisticsLoss`.)
 enum PersonPrivacyLossStore {
     /// The person's group loss per month from `from` to `through` (first days of months), as the cap is
     /// checked against it; months without a debit are absent.
@@ -53,18 +53,5 @@ enum PersonPrivacyLossStore {
                     loss: PrivacyLoss(micro: micro)))
         }
         return requests
-    }
-
-    /// What the peer statistics entries dated from `since` to before `until` add up to: what the days they
-    /// published can have cost any one person at most.
-    static func peerStatistics(since: Date, until: Date, on connection: PostgresConnection, logger: Logger) async throws -> PrivacyLoss {
-        let micro =
-            try await connection.query(
-                """
-                SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger
-                WHERE kind = \(LedgerEntry.Kind.peerStatistics.rawValue) AND at >= \(since) AND at < \(until)
-                """, logger: logger
-            ).collect().first?.decode(Int64.self) ?? 0
-        return PrivacyLoss(micro: micro)
     }
 }

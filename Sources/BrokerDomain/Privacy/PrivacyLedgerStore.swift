@@ -115,14 +115,18 @@ enum PrivacyLedgerStore {
         return entries
     }
 
-    /// What peer statistics published in the last twelve calendar months cost each person at most: the sum of
-    /// their ledger entries (`PeerStatistics.publish` keeps it within the reserve).
-    static func peerStatisticsLoss(on connection: PostgresConnection, logger: Logger) async throws -> PrivacyLoss {
+    /// What peer statistics published from `since` to before `until` cost each person at most: the sum of
+    /// their ledger entries. Without bounds, the last twelve calendar months by the database's clock, as the
+    /// reserve is checked (`PeerStatistics.publish`); a person's page passes its own months.
+    static func peerStatisticsLoss(since: Date? = nil, until: Date? = nil, on connection: PostgresConnection, logger: Logger) async throws
+        -> PrivacyLoss
+    {
         let micro =
             try await connection.query(
                 """
                 SELECT coalesce(sum(loss_micro), 0)::int8 FROM privacy_ledger
-                WHERE kind = \(LedgerEntry.Kind.peerStatistics.rawValue) AND at >= \(unescaped: twelveMonths)
+                WHERE kind = \(LedgerEntry.Kind.peerStatistics.rawValue)
+                  AND at >= coalesce(\(since)::timestamptz, \(unescaped: twelveMonths)) AND (\(until)::timestamptz IS NULL OR at < \(until))
                 """, logger: logger
             ).collect().first?.decode(Int64.self) ?? 0
         return PrivacyLoss(micro: micro)
