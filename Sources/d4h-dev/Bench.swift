@@ -13,7 +13,8 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure a running server. Results are ratios against baselines measured in the same run.",
         subcommands: [
-            Login.self, Load.self, Accounts.self, Ingest.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self, Webhooks.self,
+            Login.self, Load.self, Accounts.self, Ingest.self, SmallUploads.self, StatisticsLatency.self, AppleHealthParse.self, AppleHealthFile.self,
+            Webhooks.self,
             GroupRequestEvaluation.self, GroupAccuracy.self, GroupQuantiles.self, PeerAccuracy.self, GroupReadmeRequest.self, SOSMonitorBench.self,
             Runs.self, DownloadSetup.self, Mail.self,
         ])

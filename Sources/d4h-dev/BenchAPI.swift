@@ -30,12 +30,20 @@ struct BenchAPI {
 
     @discardableResult
     func send(_ method: HTTPMethod, _ path: String, token: String?, json: [String: String]?, expecting status: UInt) async throws -> [UInt8] {
+        try await send(
+            method, path, token: token, body: try json.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) },
+            expecting: status)
+    }
+
+    /// Sends `body` (JSON text) as is.
+    @discardableResult
+    func send(_ method: HTTPMethod, _ path: String, token: String?, body json: String?, expecting status: UInt) async throws -> [UInt8] {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)))
+            request.body = .bytes(ByteBuffer(string: json))
         }
         let response = try await http.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)

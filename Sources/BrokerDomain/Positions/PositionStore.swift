@@ -14,6 +14,84 @@ package enum PositionStore {
     {
         guard !positions.isEmpty else { return (0, 0) }
         let base = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
+        var binds = PostgresBindings()
+        binds.append(userID)  // $1
+        binds.append(base)  // $2
+        binds.append(RequestedType.positionCode)  // $3
+        let staged: String
+        if positions.count <= SampleStore.boundArrayLimit {
+            // Times as exact microsecond text (binding a Date truncates); an absent elevation or accuracy as a
+            // false flag beside a placeholder, since arrays of optionals do not bind.
+            binds.append(positions.map { Timestamp.postgresText($0.at) })  // $4
+            binds.append(positions.map(\.latitude))  // $5
+            binds.append(positions.map(\.longitude))  // $6
+            binds.append(positions.map { $0.elevation != nil })  // $7
+            binds.append(positions.map { $0.elevation ?? 0 })  // $8
+            binds.append(positions.map { $0.accuracy != nil })  // $9
+            binds.append(positions.map { $0.accuracy ?? 0 })  // $10
+            staged = """
+                SELECT (n - 1)::integer AS ordinal, at, latitude, longitude,
+                       CASE WHEN has_elevation THEN elevation END AS elevation, CASE WHEN has_accuracy THEN accuracy END AS accuracy
+                FROM unnest($4::text[]::timestamptz[], $5::float8[], $6::float8[], $7::bool[], $8::float8[], $9::bool[], $10::float8[])
+                     WITH ORDINALITY AS u(at, latitude, longitude, has_elevation, elevation, has_accuracy, accuracy, n)
+                """
+        } else {
+            try await stage(positions, on: connection, logger: logger)
+            staged = "SELECT ordinal, at, latitude, longitude, elevation, accuracy FROM staged_positions"
+        }
+        // One statement, as `SampleStore.ingest`: the positions, the arrival number, the batch's record and the
+        // live subscribers that asked for `position` to whom this upload releases one (inside the window), each
+        // with where their last download of positions before this upload ended (the last released position's
+        // arrival, never a sample's).
+        let sql = """
+            WITH staged AS (
+                \(staged)
+            ), batch AS (
+                SELECT DISTINCT ON (at) ordinal, at, latitude, longitude, elevation, accuracy FROM staged ORDER BY at, ordinal
+            ), inserted AS (
+                INSERT INTO positions (user_id, at, latitude, longitude, elevation, accuracy, arrival)
+                SELECT $1, at, latitude, longitude, elevation, accuracy, $2 + row_number() OVER (ORDER BY ordinal)
+                FROM batch
+                ON CONFLICT DO NOTHING
+                RETURNING at
+            ), advanced AS (
+                UPDATE sample_arrivals SET last_arrival = $2 + (SELECT count(*) FROM batch) WHERE user_id = $1
+            ), recorded AS (
+                -- The batch's last arrival number: its distinct positions only (a repeat takes none).
+                INSERT INTO sample_batches (user_id, last_arrival, received_at)
+                SELECT $1, $2 + (SELECT count(*) FROM batch), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
+            ), subscribers AS (
+                SELECT r.id, r.third_party_id, coalesce((
+                           SELECT max(p.arrival) FROM positions p
+                           WHERE p.user_id = r.user_id AND p.arrival <= $2
+                             AND (r.window_from IS NULL OR p.at >= r.window_from)
+                             AND (r.window_to IS NULL OR p.at <= r.window_to)), 0) AS arrival
+                FROM single_requests r
+                WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                  AND r.ended_at IS NULL AND r.ends_at > now() AND $3::int2 = ANY(r.types)
+                  AND EXISTS (
+                      SELECT 1 FROM inserted i
+                      WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))
+            ), announced AS (
+                SELECT coalesce(array_agg(id ORDER BY id), '{}') AS requests,
+                       coalesce(array_agg(third_party_id ORDER BY id), '{}') AS parties,
+                       coalesce(array_agg(arrival ORDER BY id), '{}') AS arrivals
+                FROM subscribers
+            )
+            SELECT (SELECT count(*) FROM inserted), requests, parties, arrivals FROM announced
+            """
+        let row = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect().first
+        guard let (accepted, requests, parties, arrivals) = try row?.decode((Int64, [UUID], [UUID], [Int64]).self) else {
+            throw AccountStoreError.noRow
+        }
+        try await SampleStore.announce(
+            .subscriptionPositionsAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, kind: .positions,
+            on: connection, logger: logger)
+        return (Int(accepted), positions.count - Int(accepted))
+    }
+
+    /// Fills the session's temporary table of staged positions by COPY (created on the connection's first use).
+    private static func stage(_ positions: [Position], on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             CREATE TEMP TABLE IF NOT EXISTS staged_positions (
@@ -38,59 +116,6 @@ package enum PositionStore {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
-        let (accepted, distinct) =
-            try await connection.query(
-                """
-                WITH batch AS (
-                    SELECT DISTINCT ON (at) ordinal, at, latitude, longitude, elevation, accuracy FROM staged_positions ORDER BY at, ordinal
-                ), inserted AS (
-                    INSERT INTO positions (user_id, at, latitude, longitude, elevation, accuracy, arrival)
-                    SELECT \(userID), at, latitude, longitude, elevation, accuracy, \(base) + row_number() OVER (ORDER BY ordinal)
-                    FROM batch
-                    ON CONFLICT DO NOTHING
-                    RETURNING 1
-                ), advanced AS (
-                    UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
-                )
-                SELECT count(*), (SELECT count(*) FROM batch) FROM inserted
-                """, logger: logger
-            ).collect().first?.decode((Int64, Int64).self) ?? (Int64(0), Int64(0))
-        if accepted > 0 {
-            // The batch's last arrival number: its distinct positions only (a repeat takes none).
-            try await connection.query(
-                """
-                INSERT INTO sample_batches (user_id, last_arrival, received_at)
-                VALUES (\(userID), \(base + distinct), clock_timestamp())
-                """, logger: logger)
-            try await announceArrival(userID: userID, after: base, upTo: base + distinct, on: connection, logger: logger)
-        }
-        return (Int(accepted), positions.count - Int(accepted))
-    }
-
-    /// Tells the person's live subscribers that asked for `position` that new positions are available, only
-    /// those to whom this upload releases one (inside the window). Their cursor is where their last download
-    /// of positions before this upload ended: the last released position's arrival, never a sample's.
-    private static func announceArrival(userID: UUID, after base: Int64, upTo last: Int64, on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        let rows = try await connection.query(
-            """
-            SELECT r.id, r.third_party_id, coalesce((
-                       SELECT max(p.arrival) FROM positions p
-                       WHERE p.user_id = r.user_id AND p.arrival <= \(base)
-                         AND (r.window_from IS NULL OR p.at >= r.window_from)
-                         AND (r.window_to IS NULL OR p.at <= r.window_to)), 0)
-            FROM single_requests r
-            WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-              AND r.ended_at IS NULL AND r.ends_at > now() AND \(RequestedType.positionCode)::int2 = ANY(r.types)
-              AND EXISTS (
-                  SELECT 1 FROM positions p
-                  WHERE p.user_id = r.user_id AND p.arrival > \(base) AND p.arrival <= \(last)
-                    AND (r.window_from IS NULL OR p.at >= r.window_from)
-                    AND (r.window_to IS NULL OR p.at <= r.window_to))
-            """, logger: logger)
-        let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
-        try await SampleStore.announce(.subscriptionPositionsAvailable, to: subscribers, kind: .positions, on: connection, logger: logger)
     }
 
     /// A page of the person's positions in time order, within [from, to], after `cursor`.

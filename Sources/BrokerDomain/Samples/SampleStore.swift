@@ -18,6 +18,11 @@ package enum SampleStore {
         package var arrivalBase: Int64
     }
 
+    /// Batches of at most this many samples reach the statement as bound arrays; larger ones through a temporary
+    /// table filled by COPY. A phone's upload of a few samples then costs two statements on the transaction (the
+    /// arrival lock and the ingest) instead of seven, and a large batch keeps COPY's speed.
+    static let boundArrayLimit = 1000
+
     /// Stores a batch on the caller's transaction (imports stream several batches into one); a sample whose
     /// (type, at) is already stored is a duplicate.
     /// `existingUpTo`: samples whose arrival number is at most this count as already there; later ones
@@ -27,6 +32,114 @@ package enum SampleStore {
     ) async throws -> IngestResult {
         guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
         let base = try await lockArrivals(of: userID, on: connection, logger: logger)
+        var binds = PostgresBindings()
+        binds.append(userID)  // $1
+        binds.append(base)  // $2
+        binds.append(existingUpTo ?? base)  // $3
+        let staged: String
+        if samples.count <= boundArrayLimit {
+            // Times as exact microsecond text: binding a Date truncates.
+            binds.append(samples.map(\.type.code))  // $4
+            binds.append(samples.map { Timestamp.postgresText($0.at) })  // $5
+            binds.append(samples.map(\.value))  // $6
+            staged = """
+                SELECT (n - 1)::integer AS ordinal, type, at, value
+                FROM unnest($4::int2[], $5::text[]::timestamptz[], $6::float8[]) WITH ORDINALITY AS u(type, at, value, n)
+                """
+        } else {
+            try await stage(samples, on: connection, logger: logger)
+            staged = "SELECT ordinal, type, at, value FROM staged_samples"
+        }
+        // One statement: the samples, the person's daily rollups, their arrival number, the batch's record
+        // (subscription expiry is judged by when it arrived) and the live subscribers this upload releases
+        // something to. Every part reads the statement's snapshot, taken under the arrival row lock: rows
+        // stored before this batch, told apart from this batch's (`inserted`) by their arrival number.
+        let sql = """
+            WITH staged AS (
+                \(staged)
+            ), batch AS (
+                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged ORDER BY type, at, ordinal
+            ), inserted AS (
+                INSERT INTO samples (user_id, type, at, value, arrival)
+                SELECT $1, type, at, value, $2 + row_number() OVER (ORDER BY ordinal) FROM batch
+                ON CONFLICT DO NOTHING
+                RETURNING type, at, value
+            ), zone AS (
+                SELECT time_zone FROM users WHERE account_id = $1
+            ), rolled_up AS (
+                -- The person's local day (sample_day, migration 0007); their zone cannot change meanwhile:
+                -- a change takes the arrival row lock this transaction holds.
+                INSERT INTO daily_rollups AS r (user_id, type, day, count, sum, sum_squares, min, max)
+                SELECT $1, type, sample_day(type, at, value, (SELECT time_zone FROM zone)),
+                       count(*), sum(value), sum(value * value), min(value), max(value)
+                FROM inserted GROUP BY type, 3
+                ON CONFLICT (user_id, type, day) DO UPDATE SET
+                    count = r.count + excluded.count, sum = r.sum + excluded.sum,
+                    sum_squares = r.sum_squares + excluded.sum_squares,
+                    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+            ), advanced AS (
+                UPDATE sample_arrivals SET last_arrival = $2 + (SELECT count(*) FROM batch) WHERE user_id = $1
+            ), recorded AS (
+                -- When this upload arrived (subscription expiry is judged by it), if it stored anything. Its
+                -- last number is `$2` plus the batch's distinct samples, as `advanced` sets it: a sample
+                -- repeated inside the batch takes no number. (Counting the repeats recorded a number the next
+                -- upload would give again, and that upload failed on `sample_batches`' key.) Under the arrival
+                -- row lock, so `clock_timestamp()` grows with the arrival numbers.
+                INSERT INTO sample_batches (user_id, last_arrival, received_at)
+                SELECT $1, $2 + (SELECT count(*) FROM batch), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
+            ), conflicted AS (
+                SELECT b.type, b.at FROM batch b
+                WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.type = b.type AND i.at = b.at)
+            ), already AS (
+                -- Only the rows that were not inserted, each probed by primary key in its month's partition
+                -- (a join would read all of the person's samples, for every batch of an import).
+                SELECT count(*) AS n FROM conflicted c
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM samples s
+                    WHERE s.user_id = $1 AND s.type = c.type AND s.at = c.at AND s.arrival <= $3
+                    LIMIT 1
+                ) stored_before
+            ), subscribers AS (
+                -- The person's live subscribers to whom this upload releases something (a sample of a requested
+                -- type the person shares, inside the window: an upload of unshared types alone is announced to
+                -- no one, as a download would release nothing of it), each with the arrival its last download
+                -- of everything before this upload ended at: the last released sample's, never the person's
+                -- raw arrival count (which would tell them how much else they uploaded).
+                SELECT r.id, r.third_party_id, coalesce((
+                           SELECT max(s.arrival) FROM samples s
+                           WHERE s.user_id = r.user_id AND s.arrival <= $2 AND s.type = ANY(r.types)
+                             AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                             AND (r.window_from IS NULL OR s.at >= r.window_from)
+                             AND (r.window_to IS NULL OR s.at <= r.window_to)), 0) AS arrival
+                FROM single_requests r
+                WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                  AND r.ended_at IS NULL AND r.ends_at > now()
+                  AND EXISTS (
+                      SELECT 1 FROM inserted i
+                      WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                        AND (r.window_from IS NULL OR i.at >= r.window_from)
+                        AND (r.window_to IS NULL OR i.at <= r.window_to))
+            ), announced AS (
+                SELECT coalesce(array_agg(id ORDER BY id), '{}') AS requests,
+                       coalesce(array_agg(third_party_id ORDER BY id), '{}') AS parties,
+                       coalesce(array_agg(arrival ORDER BY id), '{}') AS arrivals
+                FROM subscribers
+            )
+            SELECT (SELECT count(*) FROM inserted), (SELECT n FROM already), requests, parties, arrivals FROM announced
+            """
+        let row = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect().first
+        guard let (inserted, already, requests, parties, arrivals) = try row?.decode((Int64, Int64, [UUID], [UUID], [Int64]).self) else {
+            throw AccountStoreError.noRow
+        }
+        // Subscribers are told that data is available, with the sealed cursor to download from.
+        try await announce(
+            .subscriptionDataAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, on: connection, logger: logger)
+        return IngestResult(
+            accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
+    }
+
+    /// Fills the session's temporary table of staged samples by COPY (created on the connection's first use).
+    private static func stage(_ samples: [Sample], on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             CREATE TEMP TABLE IF NOT EXISTS staged_samples (
@@ -47,102 +160,20 @@ package enum SampleStore {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
-        let rows = try await connection.query(
-            """
-            WITH batch AS (
-                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged_samples ORDER BY type, at, ordinal
-            ), inserted AS (
-                INSERT INTO samples (user_id, type, at, value, arrival)
-                SELECT \(userID), type, at, value, \(base) + row_number() OVER (ORDER BY ordinal) FROM batch
-                ON CONFLICT DO NOTHING
-                RETURNING type, at, value
-            ), zone AS (
-                SELECT time_zone FROM users WHERE account_id = \(userID)
-            ), rolled_up AS (
-                -- The person's local day (sample_day, migration 0007); their zone cannot change meanwhile:
-                -- a change takes the arrival row lock this transaction holds.
-                INSERT INTO daily_rollups AS r (user_id, type, day, count, sum, sum_squares, min, max)
-                SELECT \(userID), type, sample_day(type, at, value, (SELECT time_zone FROM zone)),
-                       count(*), sum(value), sum(value * value), min(value), max(value)
-                FROM inserted GROUP BY type, 3
-                ON CONFLICT (user_id, type, day) DO UPDATE SET
-                    count = r.count + excluded.count, sum = r.sum + excluded.sum,
-                    sum_squares = r.sum_squares + excluded.sum_squares,
-                    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
-            ), advanced AS (
-                UPDATE sample_arrivals SET last_arrival = \(base) + (SELECT count(*) FROM batch) WHERE user_id = \(userID)
-            ), conflicted AS (
-                SELECT b.type, b.at FROM batch b
-                WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.type = b.type AND i.at = b.at)
-            ), already AS (
-                -- Only the rows that were not inserted, each probed by primary key in its month's partition
-                -- (a join would read all of the person's samples, for every batch of an import). The
-                -- statement's snapshot: rows stored before it, told apart by their arrival number.
-                SELECT count(*) AS n FROM conflicted c
-                CROSS JOIN LATERAL (
-                    SELECT 1 FROM samples s
-                    WHERE s.user_id = \(userID) AND s.type = c.type AND s.at = c.at AND s.arrival <= \(existingUpTo ?? base)
-                    LIMIT 1
-                ) stored_before
-            )
-            SELECT count(*), coalesce(array_agg(DISTINCT type), '{}'), (SELECT n FROM already), (SELECT count(*) FROM batch)
-            FROM inserted
-            """, logger: logger)
-        let (inserted, types, already, distinct) =
-            try await rows.collect().first?.decode((Int64, [Int16], Int64, Int64).self) ?? (Int64(0), [Int16](), Int64(0), Int64(0))
-        if inserted > 0 {
-            // The last number this batch gave is `base` plus its distinct samples, as `advanced` set it: a sample
-            // repeated inside the batch takes no number. (Counting the repeats recorded a number the next upload
-            // would give again, and that upload failed on `sample_batches`' key.)
-            try await Self.announceArrival(
-                userID: userID, after: base, upTo: base + distinct, types: types, on: connection, logger: logger)
-        }
-        return IngestResult(
-            accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
     }
 
     /// The person's last arrival number, with their arrival row locked until the transaction ends: the lock
-    /// orders their concurrent uploads (of samples and of positions), so arrival order is commit order.
+    /// orders their concurrent uploads (of samples and of positions), so arrival order is commit order. One
+    /// statement: the upsert makes the row on a first upload and locks it as `FOR UPDATE` would, returning
+    /// the value current when the lock was granted.
     static func lockArrivals(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        try await connection.query("INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
-        return try await connection.query(
-            "SELECT last_arrival FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger
-        ).collect().first?.decode(Int64.self) ?? 0
-    }
-
-    /// Records when this upload arrived (subscription expiry is judged by it) and tells the person's live
-    /// subscribers that data is available, only those to whom this upload releases something (a sample of
-    /// a requested type the person shares, inside the window: an upload of unshared types alone is
-    /// announced to no one, as a download would release nothing of it). The cursor they are given is the one their last download of
-    /// everything before this upload ended at: the last released sample's arrival, sealed (`DownloadCursor`),
-    /// never the person's raw arrival count (which would tell them how much else they uploaded). Runs under the arrival
-    /// row lock, so `clock_timestamp()` grows with the arrival numbers.
-    private static func announceArrival(
-        userID: UUID, after base: Int64, upTo last: Int64, types: [Int16], on connection: PostgresConnection, logger: Logger
-    ) async throws {
         try await connection.query(
-            "INSERT INTO sample_batches (user_id, last_arrival, received_at) VALUES (\(userID), \(last), clock_timestamp())",
-            logger: logger)
-        let rows = try await connection.query(
             """
-            SELECT r.id, r.third_party_id, coalesce((
-                       SELECT max(s.arrival) FROM samples s
-                       WHERE s.user_id = r.user_id AND s.arrival <= \(base) AND s.type = ANY(r.types)
-                         AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = \(userID)))
-                         AND (r.window_from IS NULL OR s.at >= r.window_from)
-                         AND (r.window_to IS NULL OR s.at <= r.window_to)), 0)
-            FROM single_requests r
-            WHERE r.user_id = \(userID) AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-              AND r.ended_at IS NULL AND r.ends_at > now() AND r.types && \(types)::int2[]
-              AND EXISTS (
-                  SELECT 1 FROM samples s
-                  WHERE s.user_id = r.user_id AND s.arrival > \(base) AND s.arrival <= \(last) AND s.type = ANY(r.types)
-                    AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = \(userID)))
-                    AND (r.window_from IS NULL OR s.at >= r.window_from)
-                    AND (r.window_to IS NULL OR s.at <= r.window_to))
-            """, logger: logger)
-        let subscribers = try await rows.collect().map { try $0.decode((UUID, UUID, Int64).self) }
-        try await announce(.subscriptionDataAvailable, to: subscribers, on: connection, logger: logger)
+            INSERT INTO sample_arrivals AS a (user_id) VALUES (\(userID))
+            ON CONFLICT (user_id) DO UPDATE SET last_arrival = a.last_arrival
+            RETURNING last_arrival
+            """, logger: logger
+        ).collect().first?.decode(Int64.self) ?? 0
     }
 
     /// Queues `type` for each subscriber (request, its sender, the arrival its cursor stands for) with the
