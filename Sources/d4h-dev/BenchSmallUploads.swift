@@ -49,7 +49,7 @@ extension Bench {
                     let token = try await api.logIn(email: person.email, password: person.password)
                     let at = Timestamp.rfc3339(Date().addingTimeInterval(-86_400))
                     try await api.send(
-                        .POST, "/v1/me/samples", token: token, body: #"{"samples":[{"type":"steps","value":1,"at":"\#(at)"}]}"#, expecting: 200)
+                        .POST, "/v1/me/samples", token: token, body: #"{"samples":[{"type":"step_count","value":1,"at":"\#(at)"}]}"#, expecting: 200)
                 }
                 for (round, size) in sizes.enumerated() {
                     let server = try await upload(http: http, tokens: tokens, size: size, round: round)

@@ -5,6 +5,64 @@ import PostgresNIO
 
 /// The SQL of positions (`0015_positions.sql`).
 package enum PositionStore {
+    /// What the ingest statement answers: positions stored, and the live subscribers to tell (request, its
+    /// sender, the arrival their cursor stands for) as parallel arrays.
+    typealias IngestRow = (Int64, [UUID], [UUID], [Int64])
+
+    /// The ingest of a batch given as bound arrays, prepared once per connection as `SampleStore`'s is. Times as
+    /// exact microsecond text (binding a Date truncates); an absent elevation or accuracy as a false flag beside
+    /// a placeholder, since arrays of optionals do not bind.
+    struct IngestFromArrays: PostgresPreparedStatement {
+        static let name = "d4h_position_ingest_arrays"
+        static let sql = ingestSQL(
+            staged: """
+                SELECT (n - 1)::integer AS ordinal, at, latitude, longitude,
+                       CASE WHEN has_elevation THEN elevation END AS elevation, CASE WHEN has_accuracy THEN accuracy END AS accuracy
+                FROM unnest($4::text[]::timestamptz[], $5::float8[], $6::float8[], $7::bool[], $8::float8[], $9::bool[], $10::float8[])
+                     WITH ORDINALITY AS u(at, latitude, longitude, has_elevation, elevation, has_accuracy, accuracy, n)
+                """)
+        typealias Row = IngestRow
+        var userID: UUID
+        var base: Int64
+        var positions: [Position]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(base)
+            binds.append(RequestedType.positionCode)
+            binds.append(positions.map { Timestamp.postgresText($0.at) })
+            binds.append(positions.map(\.latitude))
+            binds.append(positions.map(\.longitude))
+            binds.append(positions.map { $0.elevation != nil })
+            binds.append(positions.map { $0.elevation ?? 0 })
+            binds.append(positions.map { $0.accuracy != nil })
+            binds.append(positions.map { $0.accuracy ?? 0 })
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// The ingest of a batch staged by COPY in the session's `staged_positions` (`stage`).
+    struct IngestFromStagedTable: PostgresPreparedStatement {
+        static let name = "d4h_position_ingest_staged"
+        static let sql = ingestSQL(staged: "SELECT ordinal, at, latitude, longitude, elevation, accuracy FROM staged_positions")
+        typealias Row = IngestRow
+        var userID: UUID
+        var base: Int64
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(base)
+            binds.append(RequestedType.positionCode)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// Stores positions on the caller's transaction; a position whose `at` is already stored for the person,
     /// or repeated earlier in the batch, is a duplicate. Arrival numbers come from the person's sample
     /// arrival sequence, under its row lock, and the batch is recorded in `sample_batches` as an upload of
@@ -14,36 +72,31 @@ package enum PositionStore {
     {
         guard !positions.isEmpty else { return (0, 0) }
         let base = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
-        var binds = PostgresBindings()
-        binds.append(userID)  // $1
-        binds.append(base)  // $2
-        binds.append(RequestedType.positionCode)  // $3
-        let staged: String
+        var row: IngestRow?
         if positions.count <= SampleStore.boundArrayLimit {
-            // Times as exact microsecond text (binding a Date truncates); an absent elevation or accuracy as a
-            // false flag beside a placeholder, since arrays of optionals do not bind.
-            binds.append(positions.map { Timestamp.postgresText($0.at) })  // $4
-            binds.append(positions.map(\.latitude))  // $5
-            binds.append(positions.map(\.longitude))  // $6
-            binds.append(positions.map { $0.elevation != nil })  // $7
-            binds.append(positions.map { $0.elevation ?? 0 })  // $8
-            binds.append(positions.map { $0.accuracy != nil })  // $9
-            binds.append(positions.map { $0.accuracy ?? 0 })  // $10
-            staged = """
-                SELECT (n - 1)::integer AS ordinal, at, latitude, longitude,
-                       CASE WHEN has_elevation THEN elevation END AS elevation, CASE WHEN has_accuracy THEN accuracy END AS accuracy
-                FROM unnest($4::text[]::timestamptz[], $5::float8[], $6::float8[], $7::bool[], $8::float8[], $9::bool[], $10::float8[])
-                     WITH ORDINALITY AS u(at, latitude, longitude, has_elevation, elevation, has_accuracy, accuracy, n)
-                """
+            let rows = try await connection.execute(IngestFromArrays(userID: userID, base: base, positions: positions), logger: logger)
+            for try await answer in rows { row = answer }
         } else {
             try await stage(positions, on: connection, logger: logger)
-            staged = "SELECT ordinal, at, latitude, longitude, elevation, accuracy FROM staged_positions"
+            let rows = try await connection.execute(IngestFromStagedTable(userID: userID, base: base), logger: logger)
+            for try await answer in rows { row = answer }
         }
+        guard let (accepted, requests, parties, arrivals) = row else { throw AccountStoreError.noRow }
+        try await SampleStore.announce(
+            .subscriptionPositionsAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, kind: .positions,
+            on: connection, logger: logger)
+        return (Int(accepted), positions.count - Int(accepted))
+    }
+
+    /// The ingest statement around a batch's rows (`staged` selects ordinal, at, latitude, longitude, elevation,
+    /// accuracy), with `$1` the person, `$2` their last arrival number before the batch, `$3` the type code of
+    /// positions in a request.
+    private static func ingestSQL(staged: String) -> String {
         // One statement, as `SampleStore.ingest`: the positions, the arrival number, the batch's record and the
         // live subscribers that asked for `position` to whom this upload releases one (inside the window), each
         // with where their last download of positions before this upload ended (the last released position's
         // arrival, never a sample's).
-        let sql = """
+        return """
             WITH staged AS (
                 \(staged)
             ), batch AS (
@@ -80,14 +133,6 @@ package enum PositionStore {
             )
             SELECT (SELECT count(*) FROM inserted), requests, parties, arrivals FROM announced
             """
-        let row = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect().first
-        guard let (accepted, requests, parties, arrivals) = try row?.decode((Int64, [UUID], [UUID], [Int64]).self) else {
-            throw AccountStoreError.noRow
-        }
-        try await SampleStore.announce(
-            .subscriptionPositionsAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, kind: .positions,
-            on: connection, logger: logger)
-        return (Int(accepted), positions.count - Int(accepted))
     }
 
     /// Fills the session's temporary table of staged positions by COPY (created on the connection's first use).

@@ -23,6 +23,63 @@ package enum SampleStore {
     /// arrival lock and the ingest) instead of seven, and a large batch keeps COPY's speed.
     static let boundArrayLimit = 1000
 
+    /// What the ingest statement answers: samples stored, of the others those stored before, and the live
+    /// subscribers to tell (request, its sender, the arrival their cursor stands for) as parallel arrays.
+    typealias IngestRow = (Int64, Int64, [UUID], [UUID], [Int64])
+
+    /// The ingest of a batch given as bound arrays (`$4` types, `$5` times, `$6` values). Prepared once per
+    /// connection: planning the statement (samples and each of its monthly partitions, the rollups, the
+    /// subscribers) cost PostgreSQL more than running it for a phone's few samples.
+    struct IngestFromArrays: PostgresPreparedStatement {
+        static let name = "d4h_sample_ingest_arrays"
+        static let sql = ingestSQL(
+            staged: """
+                SELECT (n - 1)::integer AS ordinal, type, at, value
+                FROM unnest($4::int2[], $5::text[]::timestamptz[], $6::float8[]) WITH ORDINALITY AS u(type, at, value, n)
+                """)
+        typealias Row = IngestRow
+        var userID: UUID
+        var base: Int64
+        var existingUpTo: Int64
+        var types: [Int16]
+        /// Exact microsecond text: binding a Date truncates.
+        var times: [String]
+        var values: [Double]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(base)
+            binds.append(existingUpTo)
+            binds.append(types)
+            binds.append(times)
+            binds.append(values)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// The ingest of a batch staged by COPY in the session's `staged_samples` (`stage`).
+    struct IngestFromStagedTable: PostgresPreparedStatement {
+        static let name = "d4h_sample_ingest_staged"
+        static let sql = ingestSQL(staged: "SELECT ordinal, type, at, value FROM staged_samples")
+        typealias Row = IngestRow
+        var userID: UUID
+        var base: Int64
+        var existingUpTo: Int64
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(base)
+            binds.append(existingUpTo)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// Stores a batch on the caller's transaction (imports stream several batches into one); a sample whose
     /// (type, at) is already stored is a duplicate.
     /// `existingUpTo`: samples whose arrival number is at most this count as already there; later ones
@@ -32,29 +89,36 @@ package enum SampleStore {
     ) async throws -> IngestResult {
         guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
         let base = try await lockArrivals(of: userID, on: connection, logger: logger)
-        var binds = PostgresBindings()
-        binds.append(userID)  // $1
-        binds.append(base)  // $2
-        binds.append(existingUpTo ?? base)  // $3
-        let staged: String
+        var row: IngestRow?
         if samples.count <= boundArrayLimit {
-            // Times as exact microsecond text: binding a Date truncates.
-            binds.append(samples.map(\.type.code))  // $4
-            binds.append(samples.map { Timestamp.postgresText($0.at) })  // $5
-            binds.append(samples.map(\.value))  // $6
-            staged = """
-                SELECT (n - 1)::integer AS ordinal, type, at, value
-                FROM unnest($4::int2[], $5::text[]::timestamptz[], $6::float8[]) WITH ORDINALITY AS u(type, at, value, n)
-                """
+            let rows = try await connection.execute(
+                IngestFromArrays(
+                    userID: userID, base: base, existingUpTo: existingUpTo ?? base, types: samples.map(\.type.code),
+                    times: samples.map { Timestamp.postgresText($0.at) }, values: samples.map(\.value)),
+                logger: logger)
+            for try await answer in rows { row = answer }
         } else {
             try await stage(samples, on: connection, logger: logger)
-            staged = "SELECT ordinal, type, at, value FROM staged_samples"
+            let rows = try await connection.execute(
+                IngestFromStagedTable(userID: userID, base: base, existingUpTo: existingUpTo ?? base), logger: logger)
+            for try await answer in rows { row = answer }
         }
+        guard let (inserted, already, requests, parties, arrivals) = row else { throw AccountStoreError.noRow }
+        // Subscribers are told that data is available, with the sealed cursor to download from.
+        try await announce(
+            .subscriptionDataAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, on: connection, logger: logger)
+        return IngestResult(
+            accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
+    }
+
+    /// The ingest statement around a batch's rows (`staged` selects ordinal, type, at, value), with `$1` the person,
+    /// `$2` their last arrival number before the batch, `$3` the last that counts as "already there".
+    private static func ingestSQL(staged: String) -> String {
         // One statement: the samples, the person's daily rollups, their arrival number, the batch's record
         // (subscription expiry is judged by when it arrived) and the live subscribers this upload releases
         // something to. Every part reads the statement's snapshot, taken under the arrival row lock: rows
         // stored before this batch, told apart from this batch's (`inserted`) by their arrival number.
-        let sql = """
+        return """
             WITH staged AS (
                 \(staged)
             ), batch AS (
@@ -127,15 +191,6 @@ package enum SampleStore {
             )
             SELECT (SELECT count(*) FROM inserted), (SELECT n FROM already), requests, parties, arrivals FROM announced
             """
-        let row = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect().first
-        guard let (inserted, already, requests, parties, arrivals) = try row?.decode((Int64, Int64, [UUID], [UUID], [Int64]).self) else {
-            throw AccountStoreError.noRow
-        }
-        // Subscribers are told that data is available, with the sealed cursor to download from.
-        try await announce(
-            .subscriptionDataAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, on: connection, logger: logger)
-        return IngestResult(
-            accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
     }
 
     /// Fills the session's temporary table of staged samples by COPY (created on the connection's first use).
@@ -167,13 +222,29 @@ package enum SampleStore {
     /// statement: the upsert makes the row on a first upload and locks it as `FOR UPDATE` would, returning
     /// the value current when the lock was granted.
     static func lockArrivals(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        try await connection.query(
-            """
-            INSERT INTO sample_arrivals AS a (user_id) VALUES (\(userID))
+        var last: Int64 = 0
+        for try await value in try await connection.execute(ArrivalLock(userID: userID), logger: logger) { last = value }
+        return last
+    }
+
+    /// `lockArrivals`' upsert, prepared once per connection: every upload runs it.
+    struct ArrivalLock: PostgresPreparedStatement {
+        static let name = "d4h_arrival_lock"
+        static let sql = """
+            INSERT INTO sample_arrivals AS a (user_id) VALUES ($1)
             ON CONFLICT (user_id) DO UPDATE SET last_arrival = a.last_arrival
             RETURNING last_arrival
-            """, logger: logger
-        ).collect().first?.decode(Int64.self) ?? 0
+            """
+        typealias Row = Int64
+        var userID: UUID
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
     }
 
     /// Queues `type` for each subscriber (request, its sender, the arrival its cursor stands for) with the
