@@ -121,7 +121,7 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@echo
 	@exec env $(RUN_ENV) '$(D4H)' serve
 
-# The tests that measure peak memory of a long run (a 200 MB import, a 5-million-line AutomatedSOS replay)
+# The tests that measure peak memory of a long run (a 200 MB import, a 2-million-line AutomatedSOS replay)
 # run after the parallel suite, on their own: each keeps a core busy for minutes, which would starve the
 # rest of a 2-core machine, and other tests in the same process would blur the memory they measure.
 MEMORY_TESTS := largeImport|aLongTraceInConstantMemory
@@ -142,6 +142,10 @@ TEST_PARALLELISM ?= 8
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
 # Each test holds a score of descriptors (its server, pool, clients); a shell's soft limit of 1,024 is
 # not much above eight tests' worth once URLSession and child processes join. Raised to the hard limit.
+# Each stage of `make test` is timed (`scripts/stage.sh`), and the times are printed at the end, so that CI's
+# log says where its minutes went.
+STAGE_TIMES := $(CURDIR)/var/test-stage-times.txt
+STAGE := STAGE_TIMES='$(STAGE_TIMES)' bash $(CURDIR)/scripts/stage.sh
 RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
 
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
@@ -151,14 +155,17 @@ test: deps test-db-start test-tools ## swift test against the test PostgreSQL, t
 ifneq ($(TEST_FILTER),)
 	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(TEST_FILTER)'
 else
-	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
-	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
-	$(RAISE_FD_LIMIT) D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
-	@$(MAKE) --no-print-directory privacy-noise-check
-	@$(MAKE) --no-print-directory browser-test
-	@$(MAKE) --no-print-directory readme-walk
-	@$(MAKE) --no-print-directory fhir-check
-	@$(MAKE) --no-print-directory bench-smoke
+	@rm -f $(STAGE_TIMES)
+	@$(STAGE) "swift build --build-tests" $(SWIFT) build --build-tests
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (the parallel suite)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (URLSession suites)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (memory tests)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
+	@$(STAGE) privacy-noise-check $(MAKE) --no-print-directory privacy-noise-check
+	@$(STAGE) browser-test $(MAKE) --no-print-directory browser-test
+	@$(STAGE) readme-walk $(MAKE) --no-print-directory readme-walk
+	@$(STAGE) fhir-check $(MAKE) --no-print-directory fhir-check
+	@$(STAGE) bench-smoke $(MAKE) --no-print-directory bench-smoke
+	@echo "==== make test: seconds per stage ====" && cat $(STAGE_TIMES)
 endif
 
 # The Python tools the Swift tests start themselves (aiosmtpd for the SMTP transport's tests), in var/venv.
