@@ -139,8 +139,11 @@ extension Bench {
             let database = try DatabaseURL(databaseURL)
             let processes = try people.map { person in
                 let process = Process()
+                // Through Python, to clear the signal mask this process's threads block and a spawned child
+                // inherits: pgbench's `-T` ends on SIGALRM, and with it blocked pgbench never stopped.
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
                 process.arguments = [
+                    "python3", "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])",
                     pgbench, "-n", "-M", "prepared", "-h", database.host, "-p", String(database.port), "-U", database.username,
                     "-d", database.database, "-c", "1", "-T", String(seconds), "-D", "uid=\(person.id.uuidString.lowercased())",
                     "-f", file.path,
