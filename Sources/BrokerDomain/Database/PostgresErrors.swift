@@ -37,6 +37,12 @@ package enum PostgresErrors {
         return ["55P03", "57014", "25P03"].contains(state)
     }
 
+    /// The upload's single statement could not finish alone and undid itself (`upload_needs_transaction`,
+    /// migration 0042): store it again in a transaction.
+    static func uploadNeedsTransaction(_ error: any Error) -> Bool {
+        psqlError(in: error)?.serverInfo?[.sqlState] == "D4H01"
+    }
+
     package static func psqlError(in error: any Error) -> PSQLError? {
         if let psql = error as? PSQLError { return psql }
         if let transaction = error as? PostgresTransactionError {

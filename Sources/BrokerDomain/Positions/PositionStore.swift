@@ -9,9 +9,7 @@ package enum PositionStore {
     /// sender, the arrival their cursor stands for) as parallel arrays.
     typealias IngestRow = (Int64, [UUID], [UUID], [Int64])
 
-    /// The ingest of a batch given as bound arrays, prepared once per connection as `SampleStore`'s is. Times as
-    /// exact microsecond text (binding a Date truncates); an absent elevation or accuracy as a false flag beside
-    /// a placeholder, since arrays of optionals do not bind.
+    /// The ingest of a batch given as bound arrays (`bindArrays`), prepared once per connection as `SampleStore`'s is.
     struct IngestFromArrays: PostgresPreparedStatement {
         static let name = "d4h_position_ingest_arrays"
         static let sql = ingestSQL(
@@ -31,13 +29,7 @@ package enum PositionStore {
             binds.append(userID)
             binds.append(base)
             binds.append(RequestedType.positionCode)
-            binds.append(positions.map { Timestamp.postgresText($0.at) })
-            binds.append(positions.map(\.latitude))
-            binds.append(positions.map(\.longitude))
-            binds.append(positions.map { $0.elevation != nil })
-            binds.append(positions.map { $0.elevation ?? 0 })
-            binds.append(positions.map { $0.accuracy != nil })
-            binds.append(positions.map { $0.accuracy ?? 0 })
+            PositionStore.bindArrays(positions, to: &binds)
             return binds
         }
 
@@ -61,6 +53,97 @@ package enum PositionStore {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// A phone's upload of positions on its own in one statement, committed as it ends, as
+    /// `SampleStore.ingestAlone` does for samples; nil (and nothing written) when it could not finish alone.
+    package static func ingestAlone(_ positions: [Position], for userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> (accepted: Int, duplicates: Int)?
+    {
+        guard !positions.isEmpty, positions.count <= SampleStore.boundArrayLimit else { return nil }
+        do {
+            var accepted: Int64?
+            for try await answer in try await connection.execute(IngestAlone(userID: userID, positions: positions), logger: logger) {
+                accepted = answer
+            }
+            guard let accepted else { throw AccountStoreError.noRow }
+            return (Int(accepted), positions.count - Int(accepted))
+        } catch  where PostgresErrors.uploadNeedsTransaction(error) {
+            return nil
+        }
+    }
+
+    /// The positions as seven parallel arrays: times as exact microsecond text (binding a Date truncates); an
+    /// absent elevation or accuracy as a false flag beside a placeholder, since arrays of optionals do not bind.
+    static func bindArrays(_ positions: [Position], to binds: inout PostgresBindings) {
+        binds.append(positions.map { Timestamp.postgresText($0.at) })
+        binds.append(positions.map(\.latitude))
+        binds.append(positions.map(\.longitude))
+        binds.append(positions.map { $0.elevation != nil })
+        binds.append(positions.map { $0.elevation ?? 0 })
+        binds.append(positions.map { $0.accuracy != nil })
+        binds.append(positions.map { $0.accuracy ?? 0 })
+    }
+
+    /// `ingestAlone`'s statement: the arrival lock taken inside it, and the checks that it may commit alone
+    /// (`SampleStore.IngestAlone` explains them). `$1` the person, `$2` the type code of positions in a
+    /// request, `$3`… the positions as `IngestFromArrays` binds them.
+    struct IngestAlone: PostgresPreparedStatement {
+        static let name = "d4h_position_ingest_alone"
+        static let sql = """
+            WITH staged AS (
+                SELECT (n - 1)::integer AS ordinal, at, latitude, longitude,
+                       CASE WHEN has_elevation THEN elevation END AS elevation, CASE WHEN has_accuracy THEN accuracy END AS accuracy
+                FROM unnest($3::text[]::timestamptz[], $4::float8[], $5::float8[], $6::bool[], $7::float8[], $8::bool[], $9::float8[])
+                     WITH ORDINALITY AS u(at, latitude, longitude, has_elevation, elevation, has_accuracy, accuracy, n)
+            ), batch AS (
+                SELECT DISTINCT ON (at) ordinal, at, latitude, longitude, elevation, accuracy FROM staged ORDER BY at, ordinal
+            ), seen AS (
+                SELECT coalesce((SELECT version FROM sample_arrivals WHERE user_id = $1), -1) AS version
+            ), locked AS (
+                INSERT INTO sample_arrivals AS a (user_id, last_arrival) VALUES ($1, (SELECT count(*) FROM batch))
+                ON CONFLICT (user_id) DO UPDATE SET last_arrival = a.last_arrival + excluded.last_arrival, version = a.version + 1
+                RETURNING last_arrival, version
+            ), base AS (
+                SELECT last_arrival - (SELECT count(*) FROM batch) AS arrival, version FROM locked
+            ), inserted AS (
+                INSERT INTO positions (user_id, at, latitude, longitude, elevation, accuracy, arrival)
+                SELECT $1, at, latitude, longitude, elevation, accuracy, (SELECT arrival FROM base) + row_number() OVER (ORDER BY ordinal)
+                FROM batch
+                ON CONFLICT DO NOTHING
+                RETURNING at
+            ), recorded AS (
+                INSERT INTO sample_batches (user_id, last_arrival, received_at)
+                SELECT $1, (SELECT last_arrival FROM locked), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
+            ), subscribed AS (
+                SELECT EXISTS (
+                    SELECT 1 FROM single_requests r
+                    WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                      AND r.ended_at IS NULL AND r.ends_at > now() AND $2::int2 = ANY(r.types)
+                      AND EXISTS (
+                          SELECT 1 FROM inserted i
+                          WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))) AS found
+            )
+            SELECT CASE
+                       WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
+                           THEN upload_needs_transaction('the arrival lock was held after the snapshot')
+                       WHEN (SELECT found FROM subscribed) THEN upload_needs_transaction('subscribers to tell')
+                   END IS NULL,
+                   (SELECT count(*) FROM inserted)
+            """
+        typealias Row = Int64
+        var userID: UUID
+        var positions: [Position]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(RequestedType.positionCode)
+            PositionStore.bindArrays(positions, to: &binds)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Bool, Int64).self).1 }
     }
 
     /// Stores positions on the caller's transaction; a position whose `at` is already stored for the person,

@@ -42,6 +42,14 @@ package struct SampleService: Sendable {
         case .failure(let error): throw error
         case .success(let valid):
             guard zoneErrors.isEmpty else { throw SampleError.invalid(zoneErrors) }
+            // A phone's upload alone: one statement, no transaction around it, unless it must be stored with more.
+            if timeZone == nil,
+                let stored = try await client.withConnection({
+                    try await SampleStore.ingestAlone(valid, for: principal.accountID, on: $0, logger: logger)
+                })
+            {
+                return stored
+            }
             // `timeZone` becomes the person's first if they have none (see `TimeZoneStore`), in the batch's transaction.
             return try await client.withTransaction(logger: logger) { connection in
                 if let timeZone {

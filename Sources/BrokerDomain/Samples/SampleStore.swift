@@ -80,6 +80,121 @@ package enum SampleStore {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
+    /// A phone's upload on its own (at most `boundArrayLimit` samples, nothing else to write with it) in one
+    /// statement, committed as it ends: two round trips fewer than `ingest` in a transaction (its BEGIN, lock
+    /// and COMMIT). Nil when it could not finish alone, and then nothing was written: someone held the
+    /// person's arrival lock after the statement's snapshot (a concurrent upload, correction or change of
+    /// zone committed while it waited), so parts of it read too old a state; or live subscribers must be
+    /// told, which takes the cursor's key, in the same transaction. The caller then stores the batch with
+    /// `ingest` in a transaction.
+    package static func ingestAlone(_ samples: [Sample], for userID: UUID, on connection: PostgresConnection, logger: Logger)
+        async throws -> IngestResult?
+    {
+        guard !samples.isEmpty, samples.count <= boundArrayLimit else { return nil }
+        do {
+            var row: IngestAlone.Row?
+            let rows = try await connection.execute(
+                IngestAlone(
+                    userID: userID, types: samples.map(\.type.code), times: samples.map { Timestamp.postgresText($0.at) },
+                    values: samples.map(\.value)), logger: logger)
+            for try await answer in rows { row = answer }
+            guard let (inserted, already, base) = row else { throw AccountStoreError.noRow }
+            return IngestResult(
+                accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
+        } catch  where PostgresErrors.uploadNeedsTransaction(error) {
+            return nil
+        }
+    }
+
+    /// `ingestAlone`'s statement: `ingestSQL`'s, with the arrival lock taken inside it and the checks that it
+    /// may commit alone. `$1` the person, `$2` types, `$3` times as exact text, `$4` values.
+    struct IngestAlone: PostgresPreparedStatement {
+        static let name = "d4h_sample_ingest_alone"
+        static let sql = """
+            WITH staged AS (
+                SELECT (n - 1)::integer AS ordinal, type, at, value
+                FROM unnest($2::int2[], $3::text[]::timestamptz[], $4::float8[]) WITH ORDINALITY AS u(type, at, value, n)
+            ), batch AS (
+                SELECT DISTINCT ON (type, at) ordinal, type, at, value FROM staged ORDER BY type, at, ordinal
+            ), seen AS (
+                -- The arrival row's version in this statement's snapshot (-1: no row yet, a first upload).
+                SELECT coalesce((SELECT version FROM sample_arrivals WHERE user_id = $1), -1) AS version
+            ), locked AS (
+                -- The lock, and the batch's arrival numbers taken at once: the row is written once per statement.
+                INSERT INTO sample_arrivals AS a (user_id, last_arrival) VALUES ($1, (SELECT count(*) FROM batch))
+                ON CONFLICT (user_id) DO UPDATE SET last_arrival = a.last_arrival + excluded.last_arrival, version = a.version + 1
+                RETURNING last_arrival, version
+            ), base AS (
+                SELECT last_arrival - (SELECT count(*) FROM batch) AS arrival, version FROM locked
+            ), inserted AS (
+                INSERT INTO samples (user_id, type, at, value, arrival)
+                SELECT $1, type, at, value, (SELECT arrival FROM base) + row_number() OVER (ORDER BY ordinal) FROM batch
+                ON CONFLICT DO NOTHING
+                RETURNING type, at, value
+            ), zone AS (
+                SELECT time_zone FROM users WHERE account_id = $1
+            ), rolled_up AS (
+                INSERT INTO daily_rollups AS r (user_id, type, day, count, sum, sum_squares, min, max)
+                SELECT $1, type, sample_day(type, at, value, (SELECT time_zone FROM zone)),
+                       count(*), sum(value), sum(value * value), min(value), max(value)
+                FROM inserted GROUP BY type, 3
+                ON CONFLICT (user_id, type, day) DO UPDATE SET
+                    count = r.count + excluded.count, sum = r.sum + excluded.sum,
+                    sum_squares = r.sum_squares + excluded.sum_squares,
+                    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+            ), recorded AS (
+                INSERT INTO sample_batches (user_id, last_arrival, received_at)
+                SELECT $1, (SELECT last_arrival FROM locked), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
+            ), conflicted AS (
+                SELECT b.type, b.at FROM batch b
+                WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.type = b.type AND i.at = b.at)
+            ), already AS (
+                SELECT count(*) AS n FROM conflicted c
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM samples s
+                    WHERE s.user_id = $1 AND s.type = c.type AND s.at = c.at AND s.arrival <= (SELECT arrival FROM base)
+                    LIMIT 1
+                ) stored_before
+            ), subscribed AS (
+                -- Whether this upload releases anything to a live subscriber (as `ingestSQL`'s `subscribers`).
+                SELECT EXISTS (
+                    SELECT 1 FROM single_requests r
+                    WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                      AND r.ended_at IS NULL AND r.ends_at > now()
+                      AND EXISTS (
+                          SELECT 1 FROM inserted i
+                          WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                            AND (r.window_from IS NULL OR i.at >= r.window_from)
+                            AND (r.window_to IS NULL OR i.at <= r.window_to))) AS found
+            )
+            SELECT CASE
+                       WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
+                           THEN upload_needs_transaction('the arrival lock was held after the snapshot')
+                       WHEN (SELECT found FROM subscribed) THEN upload_needs_transaction('subscribers to tell')
+                   END IS NULL,
+                   (SELECT count(*) FROM inserted), (SELECT n FROM already), (SELECT arrival FROM base)
+            """
+        typealias Row = (Int64, Int64, Int64)
+        var userID: UUID
+        var types: [Int16]
+        var times: [String]
+        var values: [Double]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(types)
+            binds.append(times)
+            binds.append(values)
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (_, inserted, already, base) = try row.decode((Bool, Int64, Int64, Int64).self)
+            return (inserted, already, base)
+        }
+    }
+
     /// Stores a batch on the caller's transaction (imports stream several batches into one); a sample whose
     /// (type, at) is already stored is a duplicate.
     /// `existingUpTo`: samples whose arrival number is at most this count as already there; later ones
@@ -220,7 +335,7 @@ package enum SampleStore {
     /// The person's last arrival number, with their arrival row locked until the transaction ends: the lock
     /// orders their concurrent uploads (of samples and of positions), so arrival order is commit order. One
     /// statement: the upsert makes the row on a first upload and locks it as `FOR UPDATE` would, returning
-    /// the value current when the lock was granted.
+    /// the value current when the lock was granted. Everything that takes this lock takes it here.
     static func lockArrivals(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         var last: Int64 = 0
         for try await value in try await connection.execute(ArrivalLock(userID: userID), logger: logger) { last = value }
@@ -230,9 +345,11 @@ package enum SampleStore {
     /// `lockArrivals`' upsert, prepared once per connection: every upload runs it.
     struct ArrivalLock: PostgresPreparedStatement {
         static let name = "d4h_arrival_lock"
+        // `version` counts the lock's holders, so that an upload's single statement knows whether anyone held it
+        // after its snapshot (`IngestAlone`).
         static let sql = """
             INSERT INTO sample_arrivals AS a (user_id) VALUES ($1)
-            ON CONFLICT (user_id) DO UPDATE SET last_arrival = a.last_arrival
+            ON CONFLICT (user_id) DO UPDATE SET version = a.version + 1
             RETURNING last_arrival
             """
         typealias Row = Int64

@@ -23,9 +23,7 @@ enum TimeZoneStore {
         // tzdata, or a name it reads as a fixed-offset abbreviation first). A name it does not know as a zone is
         // refused here rather than failing every later upload.
         guard try await knownToDatabase(identifier, on: connection, logger: logger) else { throw UnknownZone(identifier: identifier) }
-        try await connection.query(
-            "INSERT INTO sample_arrivals (user_id) VALUES (\(userID)) ON CONFLICT DO NOTHING", logger: logger)
-        try await connection.query("SELECT 1 FROM sample_arrivals WHERE user_id = \(userID) FOR UPDATE", logger: logger)
+        _ = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
         try await connection.query("UPDATE users SET time_zone = \(identifier) WHERE account_id = \(userID)", logger: logger)
         try await LongStatements.allow(on: connection, logger: logger)
         try await connection.query("SELECT rebuild_daily_rollups(\(userID))", logger: logger)

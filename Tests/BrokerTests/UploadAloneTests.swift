@@ -1,0 +1,90 @@
+import BrokerTestSupport
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import Testing
+
+@testable import BrokerDomain
+
+/// A phone's upload is one statement with no transaction around it (`SampleStore.ingestAlone`). Its snapshot
+/// is taken before it waits for the person's arrival lock; whenever someone held that lock meanwhile, the
+/// statement undoes itself and the upload is stored again in a transaction, after the lock.
+@Suite("Uploads in one statement")
+struct UploadAloneTests {
+    /// A change of zone rebuilds the person's rollups on the new days under the arrival lock. An upload that
+    /// waited for it and then rolled its sample up on the zone its snapshot saw (UTC) would leave a rollup on
+    /// a day the rebuilt ones do not use.
+    @Test("an upload that waited for a change of zone rolls its samples up on the new zone's days")
+    func waitsForAZoneChange() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
+            let personID = try #require(UUID(uuidString: try await harness.accountID(token)))
+            // 23:30 UTC is 00:30 of the next day in Rome (UTC+1 in March).
+            let first = try await harness.request(
+                .post, "/v1/me/samples", json: #"{"samples":[{"type":"heart_rate","value":60,"at":"2026-03-01T23:30:00Z"}]}"#, token: token)
+            try #require(first.status == .ok, "\(harness.text(first))")
+            let upload = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    #expect(
+                        try await TimeZoneStore.setTimeZone(
+                            "Europe/Rome", for: personID, onlyIfUnknown: false, on: connection, logger: TestDatabase.logger))
+                    let upload = Task {
+                        try await harness.requestOnNewConnection(
+                            .post, "/v1/me/samples", json: #"{"samples":[{"type":"heart_rate","value":70,"at":"2026-03-01T23:40:00Z"}]}"#,
+                            token: token)
+                    }
+                    // The upload's statement has begun and waits for the lock this transaction holds.
+                    try await Task.sleep(for: .milliseconds(800))
+                    #expect(try await harness.int("SELECT count(*) FROM samples") == 1)
+                    return upload
+                }
+            }
+            let (status, body) = try await upload.value
+            #expect(status == .ok, "\(body)")
+            #expect(body.contains(#""accepted":1"#), "\(body)")
+            #expect(try await harness.int(ConsistencyChecks.rollupMismatches) == 0)
+            #expect(
+                try await harness.sql("SELECT day::text || ' ' || count FROM daily_rollups").map { try $0.decode(String.self) } == ["2026-03-02 2"])
+        }
+    }
+
+    /// Two uploads of one person at once: whichever waits is stored after the other, with the next arrival
+    /// numbers (as in a transaction, the repeat of a stored sample takes one too: 4 here, and 7 is 5).
+    @Test("an upload that waited for another of the same person takes the next arrival numbers and counts its repeats")
+    func waitsForAnotherUpload() async throws {
+        try await TestHarness.run { harness in
+            let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
+            let personID = try #require(UUID(uuidString: try await harness.accountID(token)))
+            try await harness.uploadHeartRates([TestHarness.time(minutes: 0)], token: token)
+            let upload = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    let held = try await SampleStore.ingest(
+                        [5, 6].map { Sample(type: .heartRate, value: 70, at: Timestamp.parse(TestHarness.time(minutes: $0))!) }, for: personID,
+                        on: connection, logger: TestDatabase.logger)
+                    #expect(held.accepted == 2)
+                    let upload = Task {
+                        try await harness.requestOnNewConnection(
+                            .post, "/v1/me/samples",
+                            json: #"{"samples":[{"type":"heart_rate","value":70,"at":"\#(TestHarness.time(minutes: 6))"},"#
+                                + #"{"type":"heart_rate","value":71,"at":"\#(TestHarness.time(minutes: 7))"}]}"#, token: token)
+                    }
+                    try await Task.sleep(for: .milliseconds(800))
+                    return upload
+                }
+            }
+            let (status, body) = try await upload.value
+            #expect(status == .ok, "\(body)")
+            #expect(body.contains(#""accepted":1"#) && body.contains(#""duplicates":1"#), "\(body)")
+            #expect(
+                try await harness.sql("SELECT arrival::text FROM samples ORDER BY arrival").map { try $0.decode(String.self) } == [
+                    "1", "2", "3", "5",
+                ])
+            #expect(
+                try await harness.sql("SELECT last_arrival::text FROM sample_batches ORDER BY last_arrival").map { try $0.decode(String.self) } == [
+                    "1", "3", "5",
+                ])
+            #expect(try await harness.int("SELECT last_arrival FROM sample_arrivals") == 5)
+            #expect(try await harness.int(ConsistencyChecks.rollupMismatches) == 0)
+        }
+    }
+}
