@@ -9,9 +9,10 @@ package func registerAPI(
     on router: Router<BrokerRequestContext>, services: Services, metrics: PrometheusCollectorRegistry, budgeted: BudgetedOperations
 ) throws {
     let api = BrokerAPI(services, metrics: metrics, budgeted: budgeted)
+    let streaming = StreamingEndpoints(api: api)
     let transport = RouteRecordingTransport(
-        router: router, replacements: StreamingEndpoints(api: api).handlers, gate: AuthenticationGate(accounts: services.accounts),
-        outageGuard: OutageGuard(availability: services.availability))
+        router: router, replacements: streaming.handlers, bufferReplacements: streaming.bufferHandlers,
+        gate: AuthenticationGate(accounts: services.accounts), outageGuard: OutageGuard(availability: services.availability))
     // Compact JSON (the generator's default pretty-prints): smaller, and a line-oriented script can read it.
     try api.registerHandlers(
         on: transport, configuration: .init(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: [.sortedKeys]))

@@ -62,10 +62,12 @@ struct AuthenticationGate: Sendable {
         }
     }
 
-    /// `handler`, behind a 401 unless the operation is public.
-    func guarding(_ handler: @escaping StreamingEndpoints.Handler, method: HTTPRequest.Method, path: String)
-        -> StreamingEndpoints.Handler
-    {
+    /// `handler`, behind a 401 unless the operation is public (whatever its answer's type: an `HTTPBody` or,
+    /// for a body of shared buffers, Hummingbird's own).
+    func guarding<Answer: Sendable>(
+        _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> Answer, method: HTTPRequest.Method,
+        path: String
+    ) -> @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> Answer {
         guard !Self.publicOperations.contains("\(method.rawValue) \(path)") else { return handler }
         let accounts = accounts
         let bundleDecodes = bundleDecodes

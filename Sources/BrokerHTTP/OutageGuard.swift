@@ -18,12 +18,14 @@ import OpenAPIRuntime
 struct OutageGuard: Sendable {
     let availability: DatabaseAvailability
 
-    func guarding(_ handler: @escaping StreamingEndpoints.Handler) -> StreamingEndpoints.Handler {
+    func guarding<Answer: Sendable>(
+        _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> Answer
+    ) -> @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> Answer {
         let availability = availability
         return { request, body, metadata in
             // The operation's task inherits the request's task locals (RequestScope) and priority.
             let operation = Task { try await handler(request, body, metadata) }
-            let first = FirstOutcome<(HTTPResponse, HTTPBody?)>()
+            let first = FirstOutcome<Answer>()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     first.install(continuation)

@@ -14,6 +14,8 @@ final class RouteRecordingTransport: ServerTransport {
 
     /// Hand-written handlers that replace the generated ones for the same `METHOD path` (streamed bodies).
     private let replacements: [String: StreamingEndpoints.Handler]
+    /// The same, for bodies of buffers written as they are (`StreamingEndpoints.BufferHandler`).
+    private let bufferReplacements: [String: StreamingEndpoints.BufferHandler]
 
     /// Checks the bearer token before a handler decodes anything.
     private let gate: AuthenticationGate
@@ -22,10 +24,11 @@ final class RouteRecordingTransport: ServerTransport {
 
     init(
         router: Router<BrokerRequestContext>, replacements: [String: StreamingEndpoints.Handler] = [:],
-        gate: AuthenticationGate, outageGuard: OutageGuard
+        bufferReplacements: [String: StreamingEndpoints.BufferHandler] = [:], gate: AuthenticationGate, outageGuard: OutageGuard
     ) {
         self.router = router
         self.replacements = replacements
+        self.bufferReplacements = bufferReplacements
         self.gate = gate
         self.outageGuard = outageGuard
     }
@@ -38,6 +41,10 @@ final class RouteRecordingTransport: ServerTransport {
         method: HTTPRequest.Method,
         path: String
     ) throws {
+        if let buffered = bufferReplacements["\(method.rawValue) \(path)"] {
+            registerBuffered(buffered, method: method, path: path)
+            return
+        }
         let chosen = replacements["\(method.rawValue) \(path)"] ?? generated
         // An operation whose body is optional (joining a run, accepting a request) gets none when the request carries none: the
         // transport hands every request a body, and the generated code would try to decode "" as JSON. Only
@@ -65,6 +72,27 @@ final class RouteRecordingTransport: ServerTransport {
                     let (response, _) = try await handler(get, body, metadata)
                     return (response, nil)
                 }, method: .head, path: path)
+        }
+        routes.withLock { $0[path, default: []].insert(method) }
+    }
+
+    /// Registers a handler of shared buffers straight on the router, behind the same gate and guard as the
+    /// others: OpenAPIHummingbird's own registration would copy every chunk of its body.
+    private func registerBuffered(_ buffered: @escaping StreamingEndpoints.BufferHandler, method: HTTPRequest.Method, path: String) {
+        let handler = outageGuard.guarding(gate.guarding(buffered, method: method, path: path))
+        let respond: @Sendable (HTTPRequest, BrokerRequestContext, _ withBody: Bool) async throws -> Response = { request, context, withBody in
+            let parameters = [String: Substring](context.parameters.map { (String($0.0), $0.1) }) { first, _ in first }
+            let (head, body) = try await handler(request, nil, ServerRequestMetadata(pathParameters: parameters))
+            return Response(status: head.status, headers: head.headerFields, body: withBody ? body : ResponseBody())
+        }
+        router.on(RouterPath(path), method: method) { request, context in try await respond(request.head, context, true) }
+        if method == .get {
+            // HEAD is GET without the body (RFC 9110 §9.3.2).
+            router.on(RouterPath(path), method: .head) { request, context in
+                var get = request.head
+                get.method = .get
+                return try await respond(get, context, false)
+            }
         }
         routes.withLock { $0[path, default: []].insert(method) }
     }

@@ -1,6 +1,7 @@
 import BrokerDomain
 import Foundation
 import HTTPTypes
+import Hummingbird
 import Logging
 import OpenAPIRuntime
 import ServiceLifecycle
@@ -11,6 +12,10 @@ import ServiceLifecycle
 /// downloads themselves (`BudgetedOperations+Downloads`) are what the console sends too.
 struct StreamingEndpoints: Sendable {
     typealias Handler = @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    /// A handler whose body is written as the `ByteBuffer`s it yields. An `HTTPBody` carries bytes as
+    /// `ArraySlice<UInt8>`, which the transport copies into a new buffer for every chunk of every response:
+    /// a body that many responses share (one encoded event for every spectator) is written this way instead.
+    typealias BufferHandler = @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, ResponseBody)
 
     let api: BrokerAPI
 
@@ -20,9 +25,13 @@ struct StreamingEndpoints: Sendable {
             "GET /v1/single-requests/{id}/data": download,
             "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
-            "GET /v1/runs/{id}/live/events": liveEvents,
             "GET /v1/fhir/bulk-files/{id}/{file}": bulkExportFile,
         ]
+    }
+
+    /// Keyed the same way: the operations whose bodies are shared buffers.
+    var bufferHandlers: [String: BufferHandler] {
+        ["GET /v1/runs/{id}/live/events": liveEvents]
     }
 
     /// `GET /v1/single-requests/{id}/data?cursor=&format=`
@@ -67,15 +76,15 @@ struct StreamingEndpoints: Sendable {
         return (download.head, download.body)
     }
 
-    /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change.
-    func liveEvents(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+    /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change. Each event is
+    /// the buffer `RunLiveFeeds` encoded once for every spectator of the run, written to the socket as it is.
+    func liveEvents(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, ResponseBody) {
         let id = try api.runID(metadata.pathParameters["id"].map(String.init) ?? "")
         let (events, stop) = try await api.liveFeeds.watch(id)
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "text/event-stream; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
-        let body = EndsAtShutdown(base: events.map { ArraySlice($0) }, stop: stop)
-        return (head, HTTPBody(body, length: .unknown, iterationBehavior: .single))
+        return (head, ResponseBody(asyncSequence: EndsAtShutdown(base: events, stop: stop)))
     }
 
     static func query(of request: HTTPRequest) -> [String: String] {

@@ -20,7 +20,8 @@ extension RunService {
             let now = clock.now
             let state = run.state(at: now)
             // After the run the public page shows the path and the results, not tracks.
-            let runners = state == .live ? try await RunStore.liveRunners(run: id, on: connection, logger: logger) : []
+            let runners =
+                state == .live ? try await RunStore.liveRunners(run: id, during: run.startsAt...run.endsAt, on: connection, logger: logger) : []
             // A runner inside their zone's hidden area is not shown at all (not even where they were before).
             return LiveSnapshot(run: run, state: state, runners: runners.filter { !($0.zone?.hides($0.runner.point) ?? false) }.map(\.runner))
         }

@@ -392,10 +392,14 @@ package enum RunStore {
 extension RunStore {
     /// Each runner spectators may see now (R49–R51): checked in, not removed, their run request accepted and
     /// not ended, with their latest position taken during the run, and their privacy zone, which the caller
-    /// applies (`RunService.live`).
-    static func liveRunners(run runID: UUID, on connection: PostgresConnection, logger: Logger) async throws
+    /// applies (`RunService.live`). `during` is the run's time as the caller read it: the same bounds as
+    /// the run's row, given as values (a second wider, for the rounding of dates) so that the planner
+    /// reads only the month partitions of `positions` the run covers instead of preparing every one for
+    /// each runner; the row's exact bounds still decide.
+    static func liveRunners(run runID: UUID, during: ClosedRange<Date>, on connection: PostgresConnection, logger: Logger) async throws
         -> [(runner: LiveRunner, zone: PrivacyZone?)]
     {
+        let (from, to) = (during.lowerBound.addingTimeInterval(-1), during.upperBound.addingTimeInterval(1))
         let rows = try await connection.query(
             """
             SELECT p.bib, p.display_name, p.finished_at IS NOT NULL, x.at, x.latitude, x.longitude, \(unescaped: zoneColumns)
@@ -407,6 +411,7 @@ extension RunStore {
                 SELECT at, latitude, longitude FROM positions
                 WHERE user_id = p.user_id AND at >= r.starts_at
                   AND at <= least(now(), r.starts_at + make_interval(mins => r.duration_minutes))
+                  AND at >= \(from) AND at <= \(to)
                   -- Only what the runner consented to: inside their request's window.
                   AND (q.window_from IS NULL OR at >= q.window_from) AND (q.window_to IS NULL OR at <= q.window_to)
                 ORDER BY at DESC LIMIT 1
