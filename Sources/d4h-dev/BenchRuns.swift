@@ -196,12 +196,12 @@ extension Bench {
         /// the first 50 runners, the delay from a position being stored (its upload answered) to the first event
         /// that shows it, as seen by the first `measuringSpectators` of them. Those decode every event as the
         /// `RunLive` document it must be (a document that is not one fails the benchmark); the others only
-        /// read their stream, as a browser that draws nothing would, so the bench's own decoding takes no more
-        /// of the two cores as spectators are added (the server sends every spectator the same document).
+        /// count the events in their stream's bytes (`EventCounter`), as a browser that draws nothing would,
+        /// so the bench's own work per spectator stays small as spectators are added: it shares the two cores
+        /// with the server and PostgreSQL, and what it spends is taken from them.
         func fanOut(http: HTTPClient, runID: UUID, tokens: [String], spectators: Int) async throws -> FanOutResult {
             let tally = Tally()
             let stored = Completions()
-            let watched = 50
             let duration = fanOutSeconds
             let url = url
             let phase = self
@@ -213,40 +213,19 @@ extension Bench {
                         request.headers.add(name: "Accept", value: "text/event-stream")
                         guard let response = try? await http.execute(request, timeout: .seconds(30)), response.status == .ok else { return }
                         tally.connected.add(1, ordering: .relaxed)
-                        var seen: [Int: String] = [:]
-                        var pending = ""
-                        var decoded = 0
                         let until = ContinuousClock.now + .seconds(duration)
-                        let decoder = JSONDecoder()
-                        do {
-                            for try await chunk in response.body {
-                                pending += String(buffer: chunk)
-                                while let end = pending.range(of: "\n\n") {
-                                    let event = pending[..<end.lowerBound]
-                                    pending = String(pending[end.upperBound...])
-                                    guard let data = event.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
-                                    tally.events.add(1, ordering: .relaxed)
-                                    guard spectator < measuring else { continue }
-                                    let received = Date()
-                                    let live: RunLiveDocument
-                                    do { live = try decoder.decode(RunLiveDocument.self, from: Data(data.dropFirst(6).utf8)) } catch {
-                                        tally.recordMalformed("\(error): \(data.prefix(200))")
-                                        continue
-                                    }
-                                    decoded += 1
-                                    for runner in live.runners where runner.bib <= watched && seen[runner.bib] != runner.at {
-                                        // The first event is the state on connecting: only changes after it count.
-                                        if seen[runner.bib] != nil, let answered = stored.times.withLock({ $0["\(runner.bib)|\(runner.at)"] }) {
-                                            let delay = max(0, received.timeIntervalSince(answered))
-                                            tally.values.withLock { $0.append(delay) }
-                                        }
-                                        seen[runner.bib] = runner.at
-                                    }
+                        if spectator < measuring {
+                            let decoded = await Self.measure(response.body, until: until, stored: stored, tally: tally)
+                            if decoded == 0 { tally.recordMalformed("a spectator received no positions event in \(duration) s") }
+                        } else {
+                            var counter = EventCounter()
+                            do {
+                                for try await chunk in response.body {
+                                    tally.events.add(counter.count(in: chunk), ordering: .relaxed)
+                                    if ContinuousClock.now > until { break }
                                 }
-                                if ContinuousClock.now > until { break }
-                            }
-                        } catch {}
-                        if spectator < measuring && decoded == 0 { tally.recordMalformed("a spectator received no positions event in \(duration) s") }
+                            } catch {}
+                        }
                     }
                 }
                 group.addTask {
@@ -256,10 +235,63 @@ extension Bench {
                 try await group.waitForAll()
             }
             if let problem = tally.firstMalformed() { throw ValidationError("the run's event stream: \(problem)") }
-            let sorted = tally.values.withLock { $0.sorted() }
+            // A fix can show in an event before its upload's answer has reached the bench (the server read it
+            // between its commit and the answer): no delay at all, counted as 0 now that the answer is known.
+            let early = tally.unresolved.withLock { $0 }
+            let times = stored.times.withLock { $0 }
+            let delays =
+                tally.values.withLock { $0 } + early.compactMap { key, received in times[key].map { max(0, received.timeIntervalSince($0)) } }
+            let sorted = delays.sorted()
             return FanOutResult(
                 connected: tally.connected.load(ordering: .relaxed), events: tally.events.load(ordering: .relaxed), p50: quantile(sorted, 0.5),
                 p99: quantile(sorted, 0.99), max: sorted.last ?? 0)
+        }
+
+        /// The runners whose delays are timed (bibs 1–50).
+        static let watched = 50
+
+        /// A measuring spectator: splits its stream into events, decodes each `positions` event, and times
+        /// every change of a watched runner's fix from its upload's answer to the event's last bytes arriving.
+        /// Returns how many events it decoded.
+        private static func measure(_ body: HTTPClientResponse.Body, until: ContinuousClock.Instant, stored: Completions, tally: Tally) async -> Int {
+            var seen: [Int: String] = [:]
+            var pending = ByteBuffer()
+            var decoded = 0
+            let decoder = JSONDecoder()
+            do {
+                for try await chunk in body {
+                    // Stamped as the bytes arrive, before any of the bench's own work on them.
+                    let received = Date()
+                    pending.writeImmutableBuffer(chunk)
+                    while let event = EventCounter.nextEvent(in: &pending) {
+                        // `event: positions`, then the data on one line (a comment has no data line).
+                        let data = Array("data: ".utf8)
+                        guard let newline = event.firstIndex(of: UInt8(ascii: "\n")), event[(newline + 1)...].starts(with: data) else { continue }
+                        let line = event[(newline + 1)...]
+                        tally.events.add(1, ordering: .relaxed)
+                        let live: RunLiveDocument
+                        do { live = try decoder.decode(RunLiveDocument.self, from: Data(line.dropFirst(data.count))) } catch {
+                            tally.recordMalformed("\(error): \(String(decoding: line.prefix(200), as: UTF8.self))")
+                            continue
+                        }
+                        decoded += 1
+                        for runner in live.runners where runner.bib <= watched && seen[runner.bib] != runner.at {
+                            // The first event is the state on connecting: only changes after it count.
+                            if seen[runner.bib] != nil {
+                                let key = "\(runner.bib)|\(runner.at)"
+                                if let answered = stored.times.withLock({ $0[key] }) {
+                                    tally.values.withLock { $0.append(max(0, received.timeIntervalSince(answered))) }
+                                } else {
+                                    tally.unresolved.withLock { $0.append((key, received)) }
+                                }
+                            }
+                            seen[runner.bib] = runner.at
+                        }
+                    }
+                    if ContinuousClock.now > until { break }
+                }
+            } catch {}
+            return decoded
         }
 
         /// How many spectators decode the events and time them.
@@ -300,6 +332,8 @@ final class Completions: Sendable {
 /// What the bench's concurrent clients count.
 private final class Tally: Sendable {
     let values = Mutex<[Double]>([])
+    /// Fixes a spectator saw before the bench had their upload's answer: (bib|at, when the event arrived).
+    let unresolved = Mutex<[(String, Date)]>([])
     let failures = Atomic<Int>(0)
     let connected = Atomic<Int>(0)
     let events = Atomic<Int>(0)
@@ -308,4 +342,57 @@ private final class Tally: Sendable {
     /// Keeps the first event that was not what the API promises.
     func recordMalformed(_ problem: String) { malformed.withLock { $0 = $0 ?? problem } }
     func firstMalformed() -> String? { malformed.withLock { $0 } }
+}
+
+/// Server-sent events in a stream's bytes, found with `memchr` (a loop over the bytes, in a debug build,
+/// would cost the bench more than the server's whole fan-out).
+struct EventCounter {
+    /// Whether the previous chunk ended in a newline, the next byte starts an event, and the current event is
+    /// one (`event: …`) rather than a comment (`: still watching`).
+    private var lastWasNewline = false
+    private var atStart = true
+    private var isEvent = false
+
+    /// The events that end in `chunk`.
+    mutating func count(in chunk: ByteBuffer) -> Int {
+        chunk.withUnsafeReadableBytes { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
+            var found = 0
+            var index = 0
+            while index < bytes.count {
+                if atStart {
+                    isEvent = bytes[index] == UInt8(ascii: "e")
+                    atStart = false
+                }
+                guard let newline = memchr(base + index, 0x0A, bytes.count - index) else { break }
+                let at = base.distance(to: UnsafeRawPointer(newline))
+                // A blank line ends an event (the data never holds one: JSON escapes its newlines).
+                if at > 0 ? bytes[at - 1] == 0x0A : lastWasNewline {
+                    if isEvent { found += 1 }
+                    atStart = true
+                }
+                index = at + 1
+            }
+            lastWasNewline = bytes[bytes.count - 1] == 0x0A
+            return found
+        }
+    }
+
+    /// Takes the first whole event (without its blank line) off `pending`, if one has arrived.
+    static func nextEvent(in pending: inout ByteBuffer) -> [UInt8]? {
+        let end: Int? = pending.withUnsafeReadableBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            var index = 0
+            while index < bytes.count, let newline = memchr(base + index, 0x0A, bytes.count - index) {
+                let at = base.distance(to: UnsafeRawPointer(newline))
+                if at + 1 < bytes.count, bytes[at + 1] == 0x0A { return at }
+                index = at + 1
+            }
+            return nil
+        }
+        guard let end, let event = pending.readBytes(length: end) else { return nil }
+        pending.moveReaderIndex(forwardBy: 2)
+        pending.discardReadBytes()
+        return event
+    }
 }
