@@ -36,9 +36,12 @@ extension Bench {
             }
             let setup = Self.seconds(since: setupStart)
             let steps = spectators.split(separator: ",").compactMap { Int($0) }
+            // Every spectator holds a connection for its whole step, beside the runners' uploads: with 256 at
+            // most, 400 spectators took them all and the uploads (and 144 spectators) waited for one.
+            let connections = 256 + (steps.max() ?? 0)
             try await HTTPClient.withHTTPClient(
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-                configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256))
+                configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections))
             ) { http in
                 let positions = try await ingest(http: http, tokens: tokens, kind: .position, batch: 1)
                 let samples = try await ingest(http: http, tokens: tokens, kind: .heartRate, batch: 1)

@@ -146,6 +146,8 @@ package actor RunLiveFeeds {
             } catch RunError.notFound {
                 end(runID)
             } catch {
+                // The last spectator left while the run was read: the read was cancelled with the reader, as meant.
+                guard !Task.isCancelled, !(error is CancellationError) else { return }
                 logger.warning("a run's live feed could not be read", metadata: ["run.id": "\(runID)", "error": "\(error)"])
             }
         }
