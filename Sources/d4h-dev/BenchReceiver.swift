@@ -15,16 +15,30 @@ import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
-/// A webhook receiver on a loopback port that verifies every signature, as a third party's would.
+/// A webhook receiver on a loopback port that verifies every signature, as a third party's would. It
+/// keeps connections alive (HTTP/1.1's default, Hummingbird's too) and counts them, so the bench shows
+/// whether the sender reuses them.
 enum BenchReceiver {
+    /// The request context: Hummingbird's, plus the sender's end of the connection.
+    struct Context: RequestContext {
+        var coreContext: CoreRequestContextStorage
+        let remoteAddress: SocketAddress?
+
+        init(source: ApplicationRequestContextSource) {
+            coreContext = .init(source: source)
+            remoteAddress = source.channel.remoteAddress
+        }
+    }
+
     static func run(tally: ReceiverTally, logger: Logger, _ body: @Sendable (String) async throws -> Void) async throws {
-        let router = Router()
-        router.post("/hook") { request, _ -> HTTPResponse.Status in
+        let router = Router(context: Context.self)
+        router.post("/hook") { request, context -> HTTPResponse.Status in
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let signature = request.headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""
             tally.record(
                 eventID: request.headers[HTTPField.Name(WebhookSignature.eventIDHeaderName)!],
-                signatureValid: WebhookSignature.verify(header: signature, body: bytes.readableBytesView, secret: tally.secret))
+                signatureValid: WebhookSignature.verify(header: signature, body: bytes.readableBytesView, secret: tally.secret),
+                connection: context.remoteAddress.map { "\($0)" } ?? "?")
             return .noContent
         }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

@@ -56,7 +56,7 @@ extension Bench {
                         )
                     }
                     print(
-                        "Outbox run: \(outboxCounts.distinct) distinct events received, \(outboxCounts.total) in total, \(outboxCounts.badSignatures) bad signatures."
+                        "Outbox run: \(outboxCounts.distinct) distinct events received, \(outboxCounts.total) in total, \(outboxCounts.badSignatures) bad signatures, over \(outboxCounts.connections) connections (direct: \(directCounts.connections))."
                     )
                     guard outboxCounts.distinct == events, outboxCounts.total == events, outboxCounts.badSignatures == 0,
                         directCounts.distinct == events

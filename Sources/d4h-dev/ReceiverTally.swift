@@ -17,11 +17,13 @@ import Synchronization
 
 /// What the bench receiver saw: distinct event ids, all requests, and signatures that did not verify.
 final class ReceiverTally: Sendable {
-    struct Counts { var distinct, total, badSignatures: Int }
+    struct Counts { var distinct, total, badSignatures, connections: Int }
     private struct State {
         var ids = Set<String>()
         var total = 0
         var badSignatures = 0
+        /// The senders' ends (address and port) of the connections the requests came on.
+        var connections = Set<String>()
         var lastArrival: ContinuousClock.Instant?
     }
 
@@ -30,8 +32,9 @@ final class ReceiverTally: Sendable {
 
     init(secret: String) { self.secret = secret }
 
-    func record(eventID: String?, signatureValid: Bool) {
+    func record(eventID: String?, signatureValid: Bool, connection: String) {
         state.withLock {
+            $0.connections.insert(connection)
             if let eventID { $0.ids.insert(eventID) }
             $0.total += 1
             if !signatureValid { $0.badSignatures += 1 }
@@ -39,15 +42,19 @@ final class ReceiverTally: Sendable {
         }
     }
 
-    func counts() -> Counts { state.withLock { Counts(distinct: $0.ids.count, total: $0.total, badSignatures: $0.badSignatures) } }
+    func counts() -> Counts { state.withLock { Self.counts($0) } }
     func lastArrival() -> ContinuousClock.Instant? { state.withLock { $0.lastArrival } }
 
     /// The counts so far, and a fresh start.
     func reset() -> Counts {
         state.withLock {
-            let counts = Counts(distinct: $0.ids.count, total: $0.total, badSignatures: $0.badSignatures)
+            let counts = Self.counts($0)
             $0 = State()
             return counts
         }
+    }
+
+    private static func counts(_ state: State) -> Counts {
+        Counts(distinct: state.ids.count, total: state.total, badSignatures: state.badSignatures, connections: state.connections.count)
     }
 }

@@ -44,58 +44,162 @@ package struct WebhookDelivery: Service {
     }
 
     private enum Wake: Sendable {
-        case finished(thirdPartyID: UUID)
+        case claimed([WebhookDeliveryStore.ClaimedEvent], at: ContinuousClock.Instant, limit: Int)
+        case claimFailed
+        case posted(WebhookDeliveryStore.Finished)
+        case recorded
+        case released
+        case recordDue
         case tick
+        case stop
     }
 
-    /// Claims while there are free slots and due events, otherwise sleeps one poll interval. On graceful
-    /// shutdown it stops claiming and lets the posts in flight finish (each bounded by the request
-    /// timeout); on cancellation they are abandoned and their events claimed again when the lease ends.
+    /// A claimed event waiting for a free slot of its third party (or of the instance).
+    private struct Waiting {
+        var event: WebhookDeliveryStore.ClaimedEvent
+        /// When the claim that leased it was sent: its lease runs out `lease` after this at the earliest.
+        var claimedAt: ContinuousClock.Instant
+        /// Claim order, across parties: the slots go to the longest-waiting event first.
+        var order: Int
+    }
+
+    /// The loop's parts run as child tasks and report back here, so that no part waits for another:
+    /// claims, posts, outcome records and the poll timer overlap. Claims lease several rounds of posts
+    /// ahead (`claimDepth`); a post's slot is free again the moment its response is in, and its outcome
+    /// joins the next batch record (`recordBatch`, `recordDelay`) instead of a transaction of its own.
+    /// One party's hanging posts hold only that party's slots; nothing else waits for them.
+    ///
+    /// On graceful shutdown it stops claiming, gives back the events it claimed but has not posted, lets
+    /// the posts in flight finish (each bounded by the request timeout) and records every outcome before
+    /// it returns. On cancellation everything is abandoned and the events are claimed again when their
+    /// lease ends (at least once, never lost).
     private func deliverUntilShutdown(with http: HTTPClient) async {
+        let perParty = configuration.maxInFlightPerThirdParty
+        let depth = configuration.claimDepth
+        let heldPerParty = perParty * depth
+        let maxHeld = configuration.maxInFlight * depth
+        // Claiming is a transaction on the loop's path of every event; after a backlog has been found,
+        // claim again once half a party's claimed share is done (or everything is, or at a poll tick).
+        let refill = max(1, heldPerParty / 2)
+        let startBefore = configuration.requestTimeout + configuration.leaseMargin
         await withTaskGroup(of: Wake.self) { group in
+            var waiting: [UUID: [Waiting]] = [:]
             var inFlight: [UUID: Int] = [:]
-            var total = 0
-            var ticking = false
+            var posting = 0
+            // Claimed and not yet finished (waiting or in flight), per party and in all.
+            var held: [UUID: Int] = [:]
+            var heldTotal = 0
+            var claimOrder = 0
+            var claiming = false
             var moreDue = true
-            // Claiming is one transaction on the loop's path; claiming after every single finished post
-            // would cap throughput at one event per round trip. After a backlog has been found, claim
-            // again once half a third party's share of posts is done (or everything is, or a poll tick).
-            let refill = max(1, configuration.maxInFlightPerThirdParty / 2)
+            var ticking = false
             var finishedSinceClaim = 0
-            while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                let free = configuration.maxInFlight - total
-                if moreDue, free > 0 {
-                    finishedSinceClaim = 0
-                    do {
-                        // While the database is down a claim waits for a pool connection until the pool gives
-                        // up (about a minute); shutting down must not wait for that.
-                        let claimed = try await cancelWhenGracefulShutdown { [inFlight] in
-                            try await client.withConnection { connection in
-                                try await WebhookDeliveryStore.claim(
-                                    limit: free, perThirdParty: configuration.maxInFlightPerThirdParty, inFlight: inFlight,
-                                    lease: configuration.lease, on: connection, logger: logger)
-                            }
+            var finished: [WebhookDeliveryStore.Finished] = []
+            var recording = false
+            var recordTimer = false
+            var releasing = false
+            var stopping = false
+
+            func letGo(_ event: WebhookDeliveryStore.ClaimedEvent) {
+                held[event.thirdPartyID, default: 1] -= 1
+                if held[event.thirdPartyID] == 0 { held[event.thirdPartyID] = nil }
+                heldTotal -= 1
+            }
+
+            group.addTask {
+                // Wakes the loop at the start of a graceful shutdown, even while every post hangs.
+                await cancelWhenGracefulShutdown { try? await Task.sleep(for: .seconds(365 * 24 * 3600)) }
+                return .stop
+            }
+            while !Task.isCancelled {
+                if Task.isShuttingDownGracefully, !stopping {
+                    stopping = true
+                    let unposted = waiting.values.flatMap { $0.map(\.event) }
+                    waiting = [:]
+                    unposted.forEach(letGo)
+                    if !unposted.isEmpty {
+                        releasing = true
+                        group.addTask {
+                            await release(unposted)
+                            return .released
                         }
-                        for event in claimed {
-                            inFlight[event.thirdPartyID, default: 0] += 1
-                            total += 1
-                            group.addTask {
-                                await deliver(event, with: http)
-                                return .finished(thirdPartyID: event.thirdPartyID)
-                            }
-                        }
-                        // Fewer than asked: nothing else is due, or only events of parties at their cap.
-                        moreDue = claimed.count == free
-                    } catch {
-                        // The database may be down or restarting; try again after a poll interval. A claim cut
-                        // short by the shutdown is no failure.
-                        if !Task.isShuttingDownGracefully {
-                            logger.warning("claiming webhook events failed", metadata: ["error": "\(String(reflecting: error))"])
-                        }
-                        moreDue = false
                     }
                 }
-                if !moreDue, !ticking {
+
+                // Posts: the longest-waiting event of any party with a free slot, while the instance has one.
+                while !stopping, posting < configuration.maxInFlight {
+                    var next: (party: UUID, order: Int)?
+                    for (party, queue) in waiting where (inFlight[party] ?? 0) < perParty {
+                        if let head = queue.first, head.order < next?.order ?? .max { next = (party, head.order) }
+                    }
+                    guard let party = next?.party, let head = waiting[party]?.first else { break }
+                    waiting[party]?.removeFirst()
+                    if waiting[party]?.isEmpty == true { waiting[party] = nil }
+                    // A post that might outlast the lease is not started: another instance could claim
+                    // and send the event meanwhile. The lease runs out and it is claimed again.
+                    if ContinuousClock.now + startBefore > head.claimedAt + configuration.lease {
+                        logger.info(
+                            "webhook event left for its lease to run out", metadata: ["webhook.event.id": "\(head.event.id)"])
+                        letGo(head.event)
+                        continue
+                    }
+                    inFlight[party, default: 0] += 1
+                    posting += 1
+                    let event = head.event
+                    group.addTask { .posted(await deliver(event, with: http)) }
+                }
+
+                // Records: at once when a batch is full or when stopping, otherwise after `recordDelay`.
+                if !recording, !finished.isEmpty, stopping || finished.count >= configuration.recordBatch {
+                    let batch = Array(finished.prefix(configuration.recordBatch))
+                    finished.removeFirst(batch.count)
+                    recording = true
+                    group.addTask {
+                        await record(batch)
+                        return .recorded
+                    }
+                } else if !recording, !finished.isEmpty, !recordTimer {
+                    recordTimer = true
+                    let delay = configuration.recordDelay
+                    group.addTask {
+                        try? await Task.sleep(for: delay)
+                        return .recordDue
+                    }
+                }
+
+                // Claims: one at a time, beside the posts, while there is room and a backlog may be waiting.
+                if !stopping, !claiming, moreDue, heldTotal == 0 || maxHeld - heldTotal >= min(refill, maxHeld) {
+                    claiming = true
+                    finishedSinceClaim = 0
+                    let limit = maxHeld - heldTotal
+                    let busy = held
+                    group.addTask {
+                        let at = ContinuousClock.now
+                        do {
+                            // While the database is down a claim waits for a pool connection until the pool
+                            // gives up (about a minute); shutting down must not wait for that.
+                            let claimed = try await cancelWhenGracefulShutdown {
+                                try await client.withConnection { connection in
+                                    try await WebhookDeliveryStore.claim(
+                                        limit: limit, perThirdParty: heldPerParty, inFlight: busy, lease: configuration.lease,
+                                        on: connection, logger: logger)
+                                }
+                            }
+                            return .claimed(claimed, at: at, limit: limit)
+                        } catch {
+                            // The database may be down or restarting; try again after a poll interval. A
+                            // claim cut short by the shutdown is no failure.
+                            if !Task.isShuttingDownGracefully {
+                                logger.warning("claiming webhook events failed", metadata: ["error": "\(String(reflecting: error))"])
+                            }
+                            return .claimFailed
+                        }
+                    }
+                    // Claim again when something may have become due since this claim looked (finished
+                    // posts, records), when it comes back full, or at the next tick.
+                    moreDue = false
+                }
+                if !stopping, !claiming, !moreDue, !ticking {
                     ticking = true
                     let interval = configuration.pollInterval
                     group.addTask {
@@ -103,49 +207,130 @@ package struct WebhookDelivery: Service {
                         return .tick
                     }
                 }
+
+                if stopping, posting == 0, finished.isEmpty, !recording, !releasing, !claiming { break }
                 switch await group.next() {
-                case .finished(let party):
-                    total -= 1
-                    inFlight[party, default: 1] -= 1
-                    if inFlight[party] == 0 { inFlight[party] = nil }
+                case .claimed(let events, let at, let limit):
+                    claiming = false
+                    for event in events {
+                        held[event.thirdPartyID, default: 0] += 1
+                        heldTotal += 1
+                    }
+                    if stopping {
+                        // Claimed as the shutdown began: give them back too.
+                        events.forEach(letGo)
+                        if !events.isEmpty {
+                            releasing = true
+                            group.addTask {
+                                await release(events)
+                                return .released
+                            }
+                        }
+                        break
+                    }
+                    for event in events {
+                        waiting[event.thirdPartyID, default: []].append(Waiting(event: event, claimedAt: at, order: claimOrder))
+                        claimOrder += 1
+                    }
+                    // A full claim means more may be due; otherwise claim again once posts free some
+                    // party's share or a record lets a request's next event go (below), or at the next tick.
+                    if events.count == limit { moreDue = true }
+                case .claimFailed:
+                    claiming = false
+                    moreDue = false
+                case .posted(let done):
+                    posting -= 1
+                    inFlight[done.event.thirdPartyID, default: 1] -= 1
+                    if inFlight[done.event.thirdPartyID] == 0 { inFlight[done.event.thirdPartyID] = nil }
+                    letGo(done.event)
+                    finished.append(done)
                     finishedSinceClaim += 1
-                    // Slots (and that party's budget) are free again: its next events may be waiting.
-                    if finishedSinceClaim >= refill || total == 0 { moreDue = true }
+                    // Room again (and that party's budget): its next events may be waiting.
+                    if finishedSinceClaim >= refill || heldTotal == 0 { moreDue = true }
+                case .recorded:
+                    recording = false
+                    // A recorded delivery lets the next event of its request be claimed.
+                    moreDue = true
+                    // What finished during the write goes now, as one batch: no timer to wait for.
+                    if !finished.isEmpty, !recordTimer {
+                        let batch = Array(finished.prefix(configuration.recordBatch))
+                        finished.removeFirst(batch.count)
+                        recording = true
+                        group.addTask {
+                            await record(batch)
+                            return .recorded
+                        }
+                    }
+                case .recordDue:
+                    recordTimer = false
+                    if !recording, !finished.isEmpty {
+                        let batch = Array(finished.prefix(configuration.recordBatch))
+                        finished.removeFirst(batch.count)
+                        recording = true
+                        group.addTask {
+                            await record(batch)
+                            return .recorded
+                        }
+                    }
+                case .released:
+                    releasing = false
                 case .tick:
                     ticking = false
                     moreDue = true
-                case nil:
-                    moreDue = true
+                case .stop, nil:
+                    break
                 }
             }
+            // The poll timer and the shutdown watch are all that can be left.
+            group.cancelAll()
         }
     }
 
-    /// Posts one event and records the attempt; never throws (a failure is an attempt's outcome).
-    private func deliver(_ event: WebhookDeliveryStore.ClaimedEvent, with http: HTTPClient) async {
+    /// Posts one event; never throws (a failure is an attempt's outcome).
+    private func deliver(_ event: WebhookDeliveryStore.ClaimedEvent, with http: HTTPClient) async -> WebhookDeliveryStore.Finished {
         let start = ContinuousClock.now
         var outcome = await post(event, with: http)
         let elapsed = ContinuousClock.now - start
         outcome.durationMs = Int(elapsed.inSeconds * 1000)
-        let metadata: Logger.Metadata = [
+        if outcome.delivered {
+            logger.debug("webhook delivered", metadata: metadata(event, outcome))
+        } else {
+            logger.info("webhook attempt failed", metadata: metadata(event, outcome).merging(["error": "\(outcome.error ?? "")"]) { $1 })
+        }
+        return WebhookDeliveryStore.Finished(
+            event: event, outcome: outcome, retryDelay: configuration.retryDelay(afterAttempt: event.attempt))
+    }
+
+    private func metadata(_ event: WebhookDeliveryStore.ClaimedEvent, _ outcome: WebhookDeliveryStore.Outcome) -> Logger.Metadata {
+        [
             "webhook.event.id": "\(event.id)", "webhook.event.type": "\(event.type)", "webhook.attempt": "\(event.attempt)",
             "account.id": "\(event.thirdPartyID)", "http.status": "\(outcome.statusCode.map(String.init) ?? "-")",
             "duration.ms": "\(outcome.durationMs)",
         ]
-        if outcome.delivered {
-            logger.debug("webhook delivered", metadata: metadata)
-        } else {
-            logger.info("webhook attempt failed", metadata: metadata.merging(["error": "\(outcome.error ?? "")"]) { $1 })
-        }
+    }
+
+    /// Records a batch of attempts in one statement; never throws.
+    private func record(_ batch: [WebhookDeliveryStore.Finished]) async {
         do {
             try await client.withConnection { connection in
-                try await WebhookDeliveryStore.record(
-                    event, outcome: outcome, retryDelay: configuration.retryDelay(afterAttempt: event.attempt),
-                    horizon: configuration.retryHorizon, on: connection, logger: logger)
+                try await WebhookDeliveryStore.record(batch, horizon: configuration.retryHorizon, on: connection, logger: logger)
             }
         } catch {
-            // The lease runs out and the event is claimed again: at least once, never lost.
-            logger.warning("recording a webhook attempt failed", metadata: metadata.merging(["error": "\(String(reflecting: error))"]) { $1 })
+            // Their leases run out and the events are claimed again: at least once, never lost.
+            logger.warning(
+                "recording webhook attempts failed", metadata: ["webhook.attempts": "\(batch.count)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// Gives claimed, unposted events back; never throws (if it fails, their leases run out instead).
+    private func release(_ events: [WebhookDeliveryStore.ClaimedEvent]) async {
+        do {
+            try await client.withConnection { connection in
+                try await WebhookDeliveryStore.release(events, on: connection, logger: logger)
+            }
+        } catch {
+            logger.warning(
+                "giving back claimed webhook events failed", metadata: ["webhook.events": "\(events.count)", "error": "\(String(reflecting: error))"])
         }
     }
 

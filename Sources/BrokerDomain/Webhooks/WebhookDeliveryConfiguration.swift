@@ -15,6 +15,13 @@ package struct WebhookDeliveryConfiguration: Sendable {
     /// Posts in flight at once to one third party, so a slow or hanging receiver holds only this many
     /// of the `maxInFlight` slots and everyone else's deliveries go on.
     package var maxInFlightPerThirdParty = 8
+    /// Finished attempts are recorded together, one statement for up to this many; a batch is written
+    /// once `recordDelay` has passed since its first attempt finished, or at once when it is full, or
+    /// when the previous batch's write returns (those that finished meanwhile go together).
+    package var recordBatch = 256
+    /// How long a finished attempt may wait for others to be recorded with. A recorded outcome is what
+    /// releases the next event of the same request, so this is also the most it delays that event.
+    package var recordDelay: Duration = .milliseconds(5)
     /// The first retry's delay; each further retry doubles it up to `backoffCap`, then ±25 % jitter applies.
     package var backoffBase: Duration = .seconds(10)
     package var backoffCap: Duration = .seconds(60 * 60)
@@ -22,6 +29,21 @@ package struct WebhookDeliveryConfiguration: Sendable {
     package var retryHorizon: Duration = .seconds(24 * 60 * 60)
 
     package init() {}
+
+    /// The time a claimed event's lease must still have when its post starts, beyond the post's own
+    /// timeout: for recording the outcome before another instance may claim the event.
+    package var leaseMargin: Duration { max(.zero, min(.seconds(5), (lease - requestTimeout) / 2)) }
+
+    /// How many rounds of posts are claimed ahead: each third party's claimed events (in flight and
+    /// waiting) are at most `maxInFlightPerThirdParty × claimDepth`, and the instance's
+    /// `maxInFlight × claimDepth`. Deeper claims mean fewer claim transactions per event; the depth is
+    /// bounded so that the last of a party's waiting events still starts its post within its lease even
+    /// if every post before it runs to the timeout (a post that could not finish within the lease is
+    /// not started: its event is left to be claimed again).
+    package var claimDepth: Int {
+        guard requestTimeout > .zero else { return 1 }
+        return max(1, Int(((lease - leaseMargin) / requestTimeout).rounded(.down)))
+    }
 
     /// The delay before the next attempt after `attempt` (1-based) failed: exponential, capped, and
     /// jittered so receivers coming back from an outage are not hit by every sender at the same second.

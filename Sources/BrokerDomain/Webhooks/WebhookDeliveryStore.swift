@@ -53,9 +53,12 @@ enum WebhookDeliveryStore {
                 LEFT JOIN unnest(\(parties)::uuid[], \(counts)::int[]) AS busy (third_party_id, in_flight)
                   ON busy.third_party_id = c.third_party_id
             ), due AS (
-                SELECT e.id, e.third_party_id FROM webhook_events e JOIN ranked r ON r.id = e.id
-                WHERE r.n <= r.budget AND e.status = 'pending' AND e.next_attempt_at <= now()
-                ORDER BY r.next_attempt_at
+                -- By primary key: a join let the planner re-read every due row (and each dead version
+                -- the backlog's claims and records left behind, until vacuum) on every claim.
+                SELECT e.id, e.third_party_id FROM webhook_events e
+                WHERE e.id = ANY(ARRAY(SELECT r.id FROM ranked r WHERE r.n <= r.budget))
+                  AND e.status = 'pending' AND e.next_attempt_at <= now()
+                ORDER BY e.next_attempt_at
                 LIMIT \(limit)
                 FOR UPDATE OF e SKIP LOCKED
             )
@@ -85,32 +88,66 @@ enum WebhookDeliveryStore {
         var durationMs: Int
     }
 
-    /// Records the attempt and settles the event: delivered, or retried after `retryDelay`, or failed
-    /// when that retry would fall after `horizon` from the event's creation. The event is only changed
-    /// while this instance still holds it (same attempt number, still pending): if the lease ran out and
-    /// another instance claimed it, or the webhook was removed, that newer state wins.
-    static func record(
-        _ event: ClaimedEvent, outcome: Outcome, retryDelay: Duration, horizon: Duration, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        let error = outcome.error.map { String($0.prefix(500)) }
-        let statusCode = outcome.statusCode.map(Int32.init)
+    /// One finished attempt, waiting to be recorded.
+    struct Finished: Sendable {
+        var event: ClaimedEvent
+        var outcome: Outcome
+        /// The delay before the next attempt, should this one have failed.
+        var retryDelay: Duration
+    }
+
+    /// Records a batch of attempts and settles their events, in one statement (one transaction and one
+    /// commit for the batch, instead of one per event): each event delivered, or retried after its
+    /// `retryDelay`, or failed when that retry would fall after `horizon` from the event's creation. An
+    /// event is only changed while this instance still holds it (same attempt number, still pending): if
+    /// its lease ran out and another instance claimed it, or the webhook was removed, that newer state wins.
+    static func record(_ batch: [Finished], horizon: Duration, on connection: PostgresConnection, logger: Logger) async throws {
+        guard !batch.isEmpty else { return }
+        // Arrays cannot carry NULLs here: 0 stands for "no status code" and "" for "no error".
+        let ids = batch.map(\.event.id)
+        let attempts = batch.map { Int32($0.event.attempt) }
+        let delivered = batch.map(\.outcome.delivered)
+        let statusCodes = batch.map { Int32(clamping: $0.outcome.statusCode ?? 0) }
+        let errors = batch.map { $0.outcome.error.map { String($0.prefix(500)) } ?? "" }
+        let durations = batch.map { Int32(clamping: $0.outcome.durationMs) }
+        let retryDelays = batch.map(\.retryDelay.inSeconds)
         _ = try await connection.query(
             """
-            WITH attempt AS (
+            WITH outcome AS (
+                SELECT * FROM unnest(\(ids)::uuid[], \(attempts)::int[], \(delivered)::bool[], \(statusCodes)::int[], \(errors)::text[],
+                                     \(durations)::int[], \(retryDelays)::float8[])
+                    AS o (event_id, attempt, delivered, status_code, error, duration_ms, retry_delay)
+            ), attempt AS (
                 INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
-                VALUES (\(event.id), \(Int32(event.attempt)), \(statusCode), \(error), \(Int32(clamping: outcome.durationMs)))
+                SELECT event_id, attempt, nullif(status_code, 0), nullif(error, ''), duration_ms FROM outcome
                 ON CONFLICT (event_id, attempt) DO NOTHING
             )
-            UPDATE webhook_events SET
+            UPDATE webhook_events e SET
                 status = CASE
-                    WHEN \(outcome.delivered) THEN 'delivered'
-                    WHEN now() + make_interval(secs => \(retryDelay.inSeconds))
-                         > created_at + make_interval(secs => \(horizon.inSeconds)) THEN 'failed'
+                    WHEN o.delivered THEN 'delivered'
+                    WHEN now() + make_interval(secs => o.retry_delay)
+                         > e.created_at + make_interval(secs => \(horizon.inSeconds)) THEN 'failed'
                     ELSE 'pending' END,
-                delivered_at = CASE WHEN \(outcome.delivered) THEN now() END,
-                next_attempt_at = CASE WHEN \(outcome.delivered) THEN next_attempt_at
-                    ELSE now() + make_interval(secs => \(retryDelay.inSeconds)) END
-            WHERE id = \(event.id) AND status = 'pending' AND attempts = \(Int32(event.attempt))
+                delivered_at = CASE WHEN o.delivered THEN now() END,
+                next_attempt_at = CASE WHEN o.delivered THEN e.next_attempt_at
+                    ELSE now() + make_interval(secs => o.retry_delay) END
+            FROM outcome o
+            WHERE e.id = o.event_id AND e.status = 'pending' AND e.attempts = o.attempt
+            """, logger: logger
+        ).collect()
+    }
+
+    /// Gives claimed events back unposted (a stopping instance's queue): due again at once, for any
+    /// instance, instead of when their lease would have run out. Their attempt stays counted (the
+    /// coalescing index admits a fresh event beside one with `attempts > 0`, and lowering it again could
+    /// collide with that event), so attempt numbers may skip one.
+    static func release(_ events: [ClaimedEvent], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !events.isEmpty else { return }
+        _ = try await connection.query(
+            """
+            UPDATE webhook_events e SET next_attempt_at = now()
+            FROM unnest(\(events.map(\.id))::uuid[], \(events.map { Int32($0.attempt) })::int[]) AS r (id, attempt)
+            WHERE e.id = r.id AND e.status = 'pending' AND e.attempts = r.attempt
             """, logger: logger
         ).collect()
     }
