@@ -78,8 +78,9 @@ package struct WebhookDelivery: Service {
         let depth = configuration.claimDepth
         let heldPerParty = perParty * depth
         let maxHeld = configuration.maxInFlight * depth
-        // Claiming is a transaction on the loop's path of every event; after a backlog has been found,
-        // claim again once half a party's claimed share is done (or everything is, or at a poll tick).
+        // Each claim is a transaction: after a backlog has been found, claim again once half a party's
+        // claimed share is done, when a record may have let a request's next event go, when everything
+        // is done, or at a poll tick; never one claim per finished post.
         let refill = max(1, heldPerParty / 2)
         let startBefore = configuration.requestTimeout + configuration.leaseMargin
         await withTaskGroup(of: Wake.self) { group in
