@@ -42,7 +42,11 @@ enum WebhookDeliveryStore {
                   AND NOT EXISTS (
                       SELECT 1 FROM webhook_events earlier
                       WHERE earlier.third_party_id = e.third_party_id AND earlier.request_id = e.request_id
-                        AND earlier.status = 'pending' AND earlier.seq < e.seq)
+                        AND earlier.status = 'pending' AND earlier.seq < e.seq
+                      -- Keeps this a probe of the index per candidate. As an anti join, with statistics
+                      -- from before a burst of events (nothing pending), the planner scanned the whole
+                      -- index for every candidate: 0.8 s a claim at 4,000 pending, until autoanalyze ran.
+                      OFFSET 0)
                 ORDER BY e.next_attempt_at
                 LIMIT \(limit * 4)
             ), ranked AS (
