@@ -7,6 +7,7 @@ import CommandLineSupport
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 extension Bench {
     struct GroupRequestEvaluation: AsyncParsableCommand {
@@ -44,7 +45,9 @@ extension Bench {
         }
 
         static func measure(client: DatabasePool, bench: GroupBenchCompany, runs: Int, naiveRuns: Int, k: Int, logger: Logger) async throws {
-            let service = bench.service(client: client, k: k)
+            var service = bench.service(client: client, k: k)
+            let stepTimes = StepTimes()
+            service.stepTimer = EvaluationStepTimer { step, took in stepTimes.add(step, took) }
             let last = try await GroupBenchCompany.lastDay(client: client, logger: logger)
             let first = last.adding(days: -89)
             let types: [SampleType] = [.heartRate, .systolicPressure]
@@ -52,10 +55,12 @@ extension Bench {
             let creation = GroupRequestService.Creation(
                 types: types, filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), windowFrom: first, windowTo: last,
                 bucket: .day, purpose: "Benchmark", subscriptionDays: nil, purposeCode: .healthcareResearch)
+            // As the service evaluates it (each filter's type side by side), without its timer.
+            let cohortService = bench.service(client: client, k: k)
             let cohortOf = { @Sendable () async throws -> [Int32] in
-                try await PrivacyBenchProbe.cohort(
-                    filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last, client: client,
-                    logger: logger)
+                try await cohortService.matchingCohort(
+                    filters: filters, demographics: .init(ageMin: nil, ageMax: nil, sex: nil), from: first, to: last,
+                    excludingBlocksOf: bench.id, logger: logger)
             }
             let cohort = try await cohortOf()
             let noise = SecureNoise()
@@ -100,8 +105,12 @@ extension Bench {
             var mechanism: [Double] = []
             var accepted: GroupRequest?
             var exactFigures: [PrivacyBenchProbe.ExactCell] = []
+            var steps: [[EvaluationStep?: Double]] = []
             for index in 0..<(runs + 1) {
+                _ = stepTimes.take()
                 let (request, e) = try await timed { try await service.create(creation, by: bench.principal, logger: logger) }
+                var runSteps = stepTimes.take()
+                runSteps[.none] = e
                 accepted = request
                 let (_, d) = try await timed { try await dpCells() }
                 let (figures, x) = try await timed { try await exactCells() }
@@ -109,6 +118,7 @@ extension Bench {
                 let (_, c) = try await timed { try await cohortOf() }
                 let (_, m) = try await timed { aggregates.map { PrivacyBenchProbe.release($0, rho: 0.01, minimumPeople: k, noise: noise) } }
                 guard index > 0 else { continue }
+                steps.append(runSteps)
                 mechanism.append(m)
                 evaluation.append(e)
                 dp.append(d)
@@ -149,6 +159,36 @@ extension Bench {
                 "The evaluation is \(String(format: "%.1f", percentile(naiveTimes, 0.5) / percentile(evaluation, 0.5)))× faster than the naive query; p50 \(percentile(evaluation, 0.5) <= 1000 ? "within" : "OVER") the 1 s goal."
             )
             print(agreement(exactFigures: exactFigures, naive: naiveCells, released: released))
+            print()
+            print(shares(steps, exactCells: base))
+        }
+
+        /// The whole path's steps (`EvaluationStep`, timed by the service itself in the same runs): each
+        /// one's p50, and its share of the path's p50. A step that runs more than once side by side (a
+        /// filter's people, a type's cells) counts its slowest, the one the path waits for.
+        static func shares(_ runs: [[EvaluationStep?: Double]], exactCells: Double) -> String {
+            let whole = percentile(runs.map { $0[.none] ?? 0 }, 0.5)
+            var lines = [
+                "| step of the POST /v1/group-requests path (\(runs.count) runs) | p50 ms | share of the path's p50 | ratio to exact cells |",
+                "|---|---:|---:|---:|",
+            ]
+            func line(_ name: String, _ values: [Double]) {
+                let p50 = percentile(values, 0.5)
+                lines.append(
+                    "| \(name) | \(ms(p50)) | \(String(format: "%.0f %%", 100 * p50 / whole)) | \(String(format: "%.2f", p50 / exactCells)) |")
+            }
+            for step in EvaluationStep.allCases {
+                line(step.isPart ? "– " + step.rawValue.trimmingCharacters(in: .whitespaces) : step.rawValue, runs.map { $0[step] ?? 0 })
+            }
+            let writeParts: [EvaluationStep] = [.lock, .capsAgain, .companyBudget, .requestRow, .debits, .release, .accessLog]
+            line("– rest of the transaction: ledger entries, audit events, results checked, commit", runs.map { run in
+                (run[.write] ?? 0) - writeParts.reduce(0) { $0 + (run[$1] ?? 0) }
+            })
+            line("rest of the path: validation, the noisy gate, waits for slots and connections", runs.map { run in
+                (run[.none] ?? 0) - EvaluationStep.allCases.filter { !$0.isPart }.reduce(0) { $0 + (run[$1] ?? 0) }
+            })
+            line("the whole path", runs.map { $0[.none] ?? 0 })
+            return lines.joined(separator: "\n")
         }
 
         /// Whether the baselines agree with each other, and how far the released means are from the exact ones.
@@ -283,6 +323,19 @@ struct GroupBenchCompany: Sendable {
         ).collect().first!.decode((Int64, Int64).self)
         return "\(people) people × \(days) days"
     }
+}
+
+/// The durations the service reports in one run, in milliseconds: the slowest of each step's reports.
+final class StepTimes: Sendable {
+    private let times = Mutex<[EvaluationStep?: Double]>([:])
+
+    func add(_ step: EvaluationStep, _ took: Duration) {
+        let value = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
+        times.withLock { $0[step] = max($0[step] ?? 0, value) }
+    }
+
+    /// The run's durations so far, and a fresh start for the next run.
+    func take() -> [EvaluationStep?: Double] { times.withLock { times in defer { times = [:] }; return times } }
 }
 
 /// Milliseconds `work` took, with its result.

@@ -15,6 +15,8 @@ package struct GroupRequestService: Sendable {
     let mechanism: CellMechanism
     /// Which buckets have closed.
     let clock: WallClock
+    /// The bench's seam (`EvaluationStep`); nil on a server and in the tests.
+    package var stepTimer: EvaluationStepTimer?
     var budgets: PrivacyBudgets { PrivacyBudgets(settings: privacy) }
     var schedule: ReleaseSchedule { ReleaseSchedule(latenessHours: privacy.latenessHours) }
 
@@ -167,43 +169,58 @@ package struct GroupRequestService: Sendable {
         let releaseCost = valid.cellLoss * cellCount
         try ensureSomeoneCanAfford(cohortCost + releaseCost, cells: cellCount)
         // Refused before any data is read when the budget cannot pay (a data-independent answer).
-        try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
+        try await step(.budgetCheck) {
+            try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
+        }
         for _ in 0..<3 {
             let cohort = try await evaluations.withSlot(for: company) {
                 try await client.withTransaction(logger: logger) { connection in
                     try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
-                    let matching = try await GroupCohortStore.cohort(
-                        filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                        excludingBlocksOf: company, on: connection, logger: logger)
-                    return try await budgets.eligible(matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
+                    let matching = try await step(.cohort) {
+                        try await GroupCohortStore.cohort(
+                            filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                            excludingBlocksOf: company, on: connection, logger: logger)
+                    }
+                    return try await step(.caps) {
+                        try await budgets.eligible(matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
+                    }
                 }
             }
             let size = mechanism.count(cohort.count, loss: cohortCost)
             let accepted = size >= minimumCohort
             let cells =
                 accepted && !buckets.isEmpty
-                ? try await released(
-                    types: valid.types, bucket: valid.bucket,
-                    days: Self.days(
-                        of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
-                        windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
-                    cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
+                ? try await step(.cells) {
+                    try await released(
+                        types: valid.types, bucket: valid.bucket,
+                        days: Self.days(
+                            of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
+                            windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
+                        cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
+                }
                 : []
-            let stored: GroupRequest? = try await client.withTransaction(logger: logger) { connection in
-                try await PrivacyLedgerStore.lock(on: connection, logger: logger)
+            let stored: GroupRequest? = try await step(.write) {
+                try await client.withTransaction(logger: logger) { connection in
+                try await step(.lock) { try await PrivacyLedgerStore.lock(on: connection, logger: logger) }
                 let charged = accepted ? cohortCost + releaseCost : cohortCost
                 // Someone's cap, or this company's share of it, was spent by another release meanwhile: evaluate
                 // again without them.
-                guard try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
-                else { return nil }
-                try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger)
-                let request = try await GroupRequestStore.insert(
-                    valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
-                    cohort: accepted ? cohort : nil, cohortSize: accepted ? size : nil, releasedThrough: accepted ? buckets.last : nil,
-                    on: connection, logger: logger)
+                let stillEligible = try await step(.capsAgain) {
+                    try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
+                }
+                guard stillEligible else { return nil }
+                try await step(.companyBudget) { try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger) }
+                let request = try await step(.requestRow) {
+                    try await GroupRequestStore.insert(
+                        valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
+                        cohort: accepted ? cohort : nil, cohortSize: accepted ? size : nil, releasedThrough: accepted ? buckets.last : nil,
+                        on: connection, logger: logger)
+                }
                 try await PrivacyLedgerStore.record(
                     company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
-                try await PrivacyLedgerStore.debit(cohort, loss: charged, company: company, request: request.id, on: connection, logger: logger)
+                try await step(.debits) {
+                    try await PrivacyLedgerStore.debit(cohort, loss: charged, company: company, request: request.id, on: connection, logger: logger)
+                }
                 try await AuditLog.append(
                     AuditEvent(
                         actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
@@ -220,12 +237,13 @@ package struct GroupRequestService: Sendable {
                     // A subscription none of whose buckets has closed yet releases nothing now: no empty release,
                     // and no access-log entry for a contribution that has not happened.
                     if !cells.isEmpty {
-                        try await record(cells, of: request, members: cohort, loss: releaseCost, on: connection, logger: logger)
+                        try await record(cells, of: request, members: cohort, firstRelease: false, loss: releaseCost, on: connection, logger: logger)
                     }
                     // Just released: the background release need not look at it for a whole interval.
                     try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
                 }
                 return request
+                }
             }
             if let stored { return stored }
         }
@@ -233,15 +251,19 @@ package struct GroupRequestService: Sendable {
     }
 
     /// Stores newly released cells and records them: the ledger debit, an audit event with what it cost,
-    /// and an access-log entry for each member whose data went into them.
+    /// and an access-log entry for each member whose data went into them. `firstRelease`: the request was
+    /// inserted in this very transaction, so no member can have an entry of it yet.
     private func record(
-        _ cells: [GroupResultCell], of request: GroupRequest, members: [Int32], loss: PrivacyLoss, on connection: PostgresConnection,
-        logger: Logger
+        _ cells: [GroupResultCell], of request: GroupRequest, members: [Int32], firstRelease: Bool, loss: PrivacyLoss,
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await GroupReleaseStore.storeRelease(cells, of: request.id, loss: loss, on: connection, logger: logger)
+        try await step(.release) { try await GroupReleaseStore.storeRelease(cells, of: request.id, loss: loss, on: connection, logger: logger) }
         try await PrivacyLedgerStore.record(
             company: request.thirdParty.id, request: request.id, kind: .release, cells: cells.count, loss: loss, on: connection, logger: logger)
-        try await AccessLogStore.recordGroupContributions(of: request, members: members, on: connection, logger: logger)
+        try await step(.accessLog) {
+            try await AccessLogStore.recordGroupContributions(
+                of: request, members: members, firstToday: firstRelease, on: connection, logger: logger)
+        }
         try await AuditLog.append(
             AuditEvent(
                 actorID: request.thirdParty.id.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
@@ -251,6 +273,55 @@ package struct GroupRequestService: Sendable {
                     "rho": .string(PrivacyFormat.rho(loss.rho)),
                 ]),
             on: connection, logger: logger)
+    }
+
+    /// The people who match `filters` and `demographics` over the window (`GroupCohortStore.cohort`), before
+    /// their caps: each filter's type is read on a connection of its own in an evaluation slot, side by side
+    /// when slots are free, and a person is in the cohort only when every filter's read has them (so only
+    /// when active, of the demographics and not blocking the company in each). Each read scans only its
+    /// own type's rollups, so two filters take about the time of one rather than of both.
+    package func matchingCohort(
+        filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
+        excludingBlocksOf company: UUID, logger: Logger
+    ) async throws -> [Int32] {
+        let client = client
+        let evaluations = evaluations
+        let parts: [[GroupRequest.Filter]] = filters.isEmpty ? [[]] : filters.map { [$0] }
+        let matches = try await withThrowingTaskGroup(of: [Int32].self) { group in
+            for part in parts {
+                group.addTask {
+                    try await step(.cohortFilter) {
+                        try await evaluations.withSlot(for: company) {
+                            try await client.withTransaction(logger: logger) { connection in
+                                try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
+                                return try await GroupCohortStore.cohort(
+                                    filters: part, demographics: demographics, from: from, to: to, excludingBlocksOf: company,
+                                    on: connection, logger: logger)
+                            }
+                        }
+                    }
+                }
+            }
+            return try await group.reduce(into: [[Int32]]()) { $0.append($1) }
+        }
+        return Self.intersection(of: matches)
+    }
+
+    /// The numbers in every one of `sets` (each sorted ascending, as `GroupCohortStore.cohort` returns
+    /// them), ascending.
+    static func intersection(of sets: [[Int32]]) -> [Int32] {
+        guard var result = sets.min(by: { $0.count < $1.count }) else { return [] }
+        for other in sets {
+            let members = Set(other)
+            result = result.filter(members.contains)
+        }
+        return result
+    }
+
+    /// Times `work` as `step` when the bench set a timer.
+    func step<T>(_ step: EvaluationStep, _ work: () async throws -> T) async rethrows -> T {
+        guard let stepTimer else { return try await work() }
+        return try await stepTimer.time(step, work)
     }
 
     /// The days the cells of `buckets` (bucket starts, in order) hold: every day of each bucket, but none
@@ -282,6 +353,7 @@ package struct GroupRequestService: Sendable {
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
             for type in types {
                 group.addTask {
+                    try await step(.cellsType) {
                     let exact = try await evaluations.withSlot(for: company) {
                         try await client.withTransaction(logger: logger) { connection in
                             try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
@@ -291,6 +363,7 @@ package struct GroupRequestService: Sendable {
                     }
                     let calibration = CellCalibration(type: type, loss: cellLoss)
                     return exact.map { mechanism.release($0, calibration: calibration) }
+                    }
                 }
             }
             return try await group.reduce(into: []) { $0 += $1 }
@@ -388,7 +461,7 @@ package struct GroupRequestService: Sendable {
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
             try await PrivacyLedgerStore.debit(
                 members, loss: cost, company: request.thirdParty.id, request: request.id, on: connection, logger: logger)
-            try await record(cells, of: current, members: members, loss: cost, on: connection, logger: logger)
+            try await record(cells, of: current, members: members, firstRelease: false, loss: cost, on: connection, logger: logger)
             try await GroupReleaseStore.setReleasedThrough(buckets.last!, of: request.id, on: connection, logger: logger)
             try await WebhookOutboxStore.enqueue(
                 .groupRequestResultsUpdated, to: current.thirdParty.id, requestID: current.id, data: [:],

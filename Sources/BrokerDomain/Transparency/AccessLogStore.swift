@@ -35,10 +35,12 @@ package enum AccessLogStore {
 
     /// Tells each member whose data went into a release that it contributed to an anonymised aggregate:
     /// once a UTC day per request, however many releases that day (releases are serialised by the ledger
-    /// lock, so two cannot both find the day's entry missing).
-    static func recordGroupContributions(of request: GroupRequest, members: [Int32], on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
+    /// lock, so two cannot both find the day's entry missing). `firstToday`: the caller knows no member has
+    /// an entry of the request yet (it was inserted in the caller's transaction), so the probe for one is
+    /// skipped.
+    static func recordGroupContributions(
+        of request: GroupRequest, members: [Int32], firstToday: Bool = false, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.query(
             """
             INSERT INTO access_log (user_id, third_party_id, company_name, request_id, kind, types, samples)
@@ -46,7 +48,7 @@ package enum AccessLogStore {
                    \(request.types.map(\.code))::int2[], NULL
             FROM unnest(\(members)::int4[]) AS n(person_number)
             JOIN users u ON u.person_number = n.person_number
-            WHERE NOT EXISTS (
+            WHERE \(firstToday)::bool OR NOT EXISTS (
                   SELECT 1 FROM access_log a
                   WHERE a.user_id = u.account_id AND a.request_id = \(request.id) AND a.kind = 'group'
                     AND a.at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
