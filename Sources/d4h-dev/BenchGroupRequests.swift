@@ -181,12 +181,16 @@ extension Bench {
                 line(step.isPart ? "– " + step.rawValue.trimmingCharacters(in: .whitespaces) : step.rawValue, runs.map { $0[step] ?? 0 })
             }
             let writeParts: [EvaluationStep] = [.lock, .capsAgain, .companyBudget, .requestRow, .debits, .release, .accessLog]
-            line("– rest of the transaction: ledger entries, audit events, results checked, commit", runs.map { run in
-                (run[.write] ?? 0) - writeParts.reduce(0) { $0 + (run[$1] ?? 0) }
-            })
-            line("rest of the path: validation, the noisy gate, waits for slots and connections", runs.map { run in
-                (run[.none] ?? 0) - EvaluationStep.allCases.filter { !$0.isPart }.reduce(0) { $0 + (run[$1] ?? 0) }
-            })
+            line(
+                "– rest of the transaction: ledger entries, audit events, results checked, commit",
+                runs.map { run in
+                    (run[.write] ?? 0) - writeParts.reduce(0) { $0 + (run[$1] ?? 0) }
+                })
+            line(
+                "rest of the path: validation, the noisy gate, waits for slots and connections",
+                runs.map { run in
+                    (run[.none] ?? 0) - EvaluationStep.allCases.filter { !$0.isPart }.reduce(0) { $0 + (run[$1] ?? 0) }
+                })
             line("the whole path", runs.map { $0[.none] ?? 0 })
             return lines.joined(separator: "\n")
         }
@@ -335,7 +339,12 @@ final class StepTimes: Sendable {
     }
 
     /// The run's durations so far, and a fresh start for the next run.
-    func take() -> [EvaluationStep?: Double] { times.withLock { times in defer { times = [:] }; return times } }
+    func take() -> [EvaluationStep?: Double] {
+        times.withLock { times in
+            defer { times = [:] }
+            return times
+        }
+    }
 }
 
 /// Milliseconds `work` took, with its result.

@@ -489,6 +489,50 @@ struct GroupRequestTests {
         }
     }
 
+    /// The evaluation reads each filter's type on a connection of its own and intersects (issue 33): the
+    /// cohort must be exactly the one statement's over all filters, whatever the filters mix: types of both
+    /// aggregations, two filters on one type, none, demographics, a person who blocked the company and one
+    /// who stopped sharing a filter's type.
+    @Test("a cohort read filter by filter side by side is the single statement's cohort, blocks and unshared types included")
+    func cohortFilterByFilter() async throws {
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
+            let company = try #require(UUID(uuidString: try await harness.accountID(try await harness.activeCompany())))
+            // A woman at 70 blocks the company; a man stops sharing his steps.
+            try await harness.sql("INSERT INTO blocks (user_id, third_party_id) VALUES ('\(ids[0])', '\(company)')")
+            try await harness.sql("INSERT INTO unshared_types (user_id, type) VALUES ('\(ids[7])', \(SampleType.stepCount.code))")
+            let anyone = GroupRequest.Demographics(ageMin: nil, ageMax: nil, sex: nil)
+            let cases: [(filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, expected: Int)] = [
+                ([], anyone, 12),
+                ([.init(type: .heartRate, min: 60, max: 80)], anyone, 6),
+                ([.init(type: .heartRate, min: 0, max: 300), .init(type: .stepCount, min: 8000, max: nil)], anyone, 5),
+                ([.init(type: .heartRate, min: 70, max: nil), .init(type: .heartRate, min: nil, max: 71)], anyone, 5),
+                (
+                    [.init(type: .stepCount, min: nil, max: 6000), .init(type: .heartRate, min: 71, max: 300)],
+                    .init(ageMin: nil, ageMax: 39, sex: .female), 2
+                ),
+                ([.init(type: .heartRate, min: nil, max: 80), .init(type: .stepCount, min: 8000, max: nil)], anyone, 0),
+            ]
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                let service = GroupRequestService(
+                    client: client, minimumCohort: GroupFixtures.k, evaluations: EvaluationSlots(slots: 2, timeout: .seconds(30)))
+                let from = try #require(CalendarDate(iso: "2026-03-01"))
+                let to = try #require(CalendarDate(iso: "2026-03-02"))
+                for (filters, demographics, expected) in cases {
+                    let sideBySide = try await service.matchingCohort(
+                        filters: filters, demographics: demographics, from: from, to: to, excludingBlocksOf: company, logger: TestDatabase.logger)
+                    let oneStatement = try await client.withConnection { connection in
+                        try await GroupCohortStore.cohort(
+                            filters: filters, demographics: demographics, from: from, to: to, excludingBlocksOf: company, on: connection,
+                            logger: TestDatabase.logger)
+                    }
+                    #expect(sideBySide == oneStatement, "filters \(filters)")
+                    #expect(sideBySide.count == expected, "filters \(filters)")
+                }
+            }
+        }
+    }
+
     @Test("members' access logs show an anonymised contribution; releases are audited")
     func accessLogAndAudit() async throws {
         try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
@@ -505,6 +549,10 @@ struct GroupRequestTests {
             #expect(entry["samples"] == nil || entry["samples"] is NSNull)
             #expect(entry["requestId"] as? String == request["id"] as? String)
             #expect((entry["description"] as? String)?.contains("anonymised aggregate") == true)
+            // One entry per member (the person and the five), written without looking for earlier ones: the
+            // request is new.
+            #expect(try await harness.int("SELECT count(*) FROM access_log WHERE request_id = '\(request["id"] as! String)'") == 6)
+            #expect(try await harness.int("SELECT count(DISTINCT user_id) FROM access_log WHERE request_id = '\(request["id"] as! String)'") == 6)
             let actions = try await harness.sql("SELECT action FROM audit_events WHERE request_id = '\(request["id"] as! String)' ORDER BY seq")
             #expect(try actions.map { try $0.decode(String.self) } == ["group_request.accepted", "group_request.results_released"])
             // Each says what it spent: the cohort's size one cell (ρ 0.01), the release its two days (ρ 0.02).

@@ -173,17 +173,14 @@ package struct GroupRequestService: Sendable {
             try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
         }
         for _ in 0..<3 {
-            let cohort = try await evaluations.withSlot(for: company) {
-                try await client.withTransaction(logger: logger) { connection in
-                    try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
-                    let matching = try await step(.cohort) {
-                        try await GroupCohortStore.cohort(
-                            filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                            excludingBlocksOf: company, on: connection, logger: logger)
-                    }
-                    return try await step(.caps) {
-                        try await budgets.eligible(matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
-                    }
+            let matching = try await step(.cohort) {
+                try await matchingCohort(
+                    filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                    excludingBlocksOf: company, logger: logger)
+            }
+            let cohort = try await step(.caps) {
+                try await client.withConnection { connection in
+                    try await budgets.eligible(matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
                 }
             }
             let size = mechanism.count(cohort.count, loss: cohortCost)
@@ -201,48 +198,50 @@ package struct GroupRequestService: Sendable {
                 : []
             let stored: GroupRequest? = try await step(.write) {
                 try await client.withTransaction(logger: logger) { connection in
-                try await step(.lock) { try await PrivacyLedgerStore.lock(on: connection, logger: logger) }
-                let charged = accepted ? cohortCost + releaseCost : cohortCost
-                // Someone's cap, or this company's share of it, was spent by another release meanwhile: evaluate
-                // again without them.
-                let stillEligible = try await step(.capsAgain) {
-                    try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
-                }
-                guard stillEligible else { return nil }
-                try await step(.companyBudget) { try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger) }
-                let request = try await step(.requestRow) {
-                    try await GroupRequestStore.insert(
-                        valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
-                        cohort: accepted ? cohort : nil, cohortSize: accepted ? size : nil, releasedThrough: accepted ? buckets.last : nil,
-                        on: connection, logger: logger)
-                }
-                try await PrivacyLedgerStore.record(
-                    company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
-                try await step(.debits) {
-                    try await PrivacyLedgerStore.debit(cohort, loss: charged, company: company, request: request.id, on: connection, logger: logger)
-                }
-                try await AuditLog.append(
-                    AuditEvent(
-                        actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
-                        action: accepted ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
-                        requestID: request.id,
-                        details: [
-                            "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
-                            "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
-                            "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho)),
-                            "purposeCode": .string(valid.purposeCode.code),
-                        ]),
-                    on: connection, logger: logger)
-                if accepted {
-                    // A subscription none of whose buckets has closed yet releases nothing now: no empty release,
-                    // and no access-log entry for a contribution that has not happened.
-                    if !cells.isEmpty {
-                        try await record(cells, of: request, members: cohort, firstRelease: false, loss: releaseCost, on: connection, logger: logger)
+                    try await step(.lock) { try await PrivacyLedgerStore.lock(on: connection, logger: logger) }
+                    let charged = accepted ? cohortCost + releaseCost : cohortCost
+                    // Someone's cap, or this company's share of it, was spent by another release meanwhile: evaluate
+                    // again without them.
+                    let stillEligible = try await step(.capsAgain) {
+                        try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
                     }
-                    // Just released: the background release need not look at it for a whole interval.
-                    try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
-                }
-                return request
+                    guard stillEligible else { return nil }
+                    try await step(.companyBudget) { try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger) }
+                    let request = try await step(.requestRow) {
+                        try await GroupRequestStore.insert(
+                            valid, thirdPartyID: company, status: accepted ? .accepted : .refused, reason: accepted ? nil : .cohortBelowThreshold,
+                            cohort: accepted ? cohort : nil, cohortSize: accepted ? size : nil, releasedThrough: accepted ? buckets.last : nil,
+                            on: connection, logger: logger)
+                    }
+                    try await PrivacyLedgerStore.record(
+                        company: company, request: request.id, kind: .cohort, cells: 1, loss: cohortCost, on: connection, logger: logger)
+                    try await step(.debits) {
+                        try await PrivacyLedgerStore.debit(
+                            cohort, loss: charged, company: company, request: request.id, on: connection, logger: logger)
+                    }
+                    try await AuditLog.append(
+                        AuditEvent(
+                            actorID: company.uuidString.lowercased(), actorRole: Role.thirdParty.rawValue,
+                            action: accepted ? AuditAction.groupRequestAccepted : AuditAction.groupRequestRefused,
+                            requestID: request.id,
+                            details: [
+                                "types": .string(valid.types.map(\.rawValue).joined(separator: ",")),
+                                "reason": .string(accepted ? "" : GroupRequest.RefusalReason.cohortBelowThreshold.rawValue),
+                                "cohortSize": .int(accepted ? size : 0), "rho": .string(PrivacyFormat.rho(cohortCost.rho)),
+                                "purposeCode": .string(valid.purposeCode.code),
+                            ]),
+                        on: connection, logger: logger)
+                    if accepted {
+                        // A subscription none of whose buckets has closed yet releases nothing now: no empty release,
+                        // and no access-log entry for a contribution that has not happened.
+                        if !cells.isEmpty {
+                            try await record(
+                                cells, of: request, members: cohort, firstRelease: true, loss: releaseCost, on: connection, logger: logger)
+                        }
+                        // Just released: the background release need not look at it for a whole interval.
+                        try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
+                    }
+                    return request
                 }
             }
             if let stored { return stored }
@@ -354,15 +353,15 @@ package struct GroupRequestService: Sendable {
             for type in types {
                 group.addTask {
                     try await step(.cellsType) {
-                    let exact = try await evaluations.withSlot(for: company) {
-                        try await client.withTransaction(logger: logger) { connection in
-                            try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
-                            return try await CellAggregateStore.groupCells(
-                                cohort: cohort, type: type, bucket: bucket, from: first, to: last, on: connection, logger: logger)
+                        let exact = try await evaluations.withSlot(for: company) {
+                            try await client.withTransaction(logger: logger) { connection in
+                                try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
+                                return try await CellAggregateStore.groupCells(
+                                    cohort: cohort, type: type, bucket: bucket, from: first, to: last, on: connection, logger: logger)
+                            }
                         }
-                    }
-                    let calibration = CellCalibration(type: type, loss: cellLoss)
-                    return exact.map { mechanism.release($0, calibration: calibration) }
+                        let calibration = CellCalibration(type: type, loss: cellLoss)
+                        return exact.map { mechanism.release($0, calibration: calibration) }
                     }
                 }
             }
