@@ -9,6 +9,9 @@ package struct AppleHealthImport: Sendable {
     package let client: DatabasePool
     /// What "in the future" is judged against.
     let clock: WallClock
+    /// How the file is cut into batches (`batchSize`, `bytesPerBatch`); tests cut a small file into many.
+    var samplesPerBatch = Self.batchSize
+    var bytesPerBatch = Self.bytesPerBatch
 
     package init(client: DatabasePool, clock: WallClock = .system) {
         self.client = client
@@ -84,8 +87,21 @@ package struct AppleHealthImport: Sendable {
         }
     }
 
-    /// Samples are stored in batches of this many, each through `SampleStore.ingest` on the one transaction.
+    /// Samples are stored in batches of this many, each through `SampleStore.ingest` on the one transaction; records
+    /// of cumulative types are staged in batches of as many.
     static let batchSize = 10_000
+    /// A batch is also cut after this many bytes of the upload, so that progress is reported through a stretch of
+    /// records Data4Help skips.
+    static let bytesPerBatch: UInt64 = 4 << 20
+
+    /// The producer's next batch, in the import's terms: a file that cannot be imported is `importFailed`.
+    private static func nextBatch(of producer: AppleHealthBatchProducer) async throws -> AppleHealthBatchProducer.Batch? {
+        do {
+            return try producer.next()
+        } catch let error as AppleHealthImportError {
+            throw SampleError.importFailed(error.message)
+        }
+    }
 
     /// Imports `file`; throws `SampleError.importFailed` (nothing stored) for a file that cannot be imported, and
     /// `CancellationError` (nothing stored) when the task is cancelled.
@@ -109,19 +125,20 @@ package struct AppleHealthImport: Sendable {
                 var parser = AppleHealthParser(now: clock.now)
                 // Steps, distance, energy, standing and sleep wait in the database until every source is known.
                 parser.separatesSources = true
+                let producer = AppleHealthBatchProducer(
+                    reader: reader, parser: parser, samplesPerBatch: samplesPerBatch, sourcedPerBatch: samplesPerBatch,
+                    bytesPerBatch: bytesPerBatch)
                 var stored = 0
                 var duplicates = 0
                 var alreadyThere = 0
                 // "Already there" means stored before the import began: the arrival number before its first batch.
                 var existingUpTo: Int64?
-                var pending: [Sample] = []
-                pending.reserveCapacity(Self.batchSize)
 
                 // Every copy of a sample held before the import counts as already there, wherever it is in the
                 // file; a batch counts one per distinct (type, at), so copies within a batch go in a batch of
                 // their own (rare: Apple's repeated blood pressure records are far apart in the file).
-                func store() async throws {
-                    var rest = pending
+                func store(_ samples: [Sample]) async throws {
+                    var rest = samples
                     while !rest.isEmpty {
                         let (distinct, again) = Self.splitRepeats(rest)
                         let batch = try await SampleStore.ingest(
@@ -132,25 +149,25 @@ package struct AppleHealthImport: Sendable {
                         alreadyThere += batch.alreadyThere
                         rest = again
                     }
-                    pending.removeAll(keepingCapacity: true)
                 }
 
-                do {
-                    await progress?(Progress(bytesTotal: total, bytesRead: 0, recordsRead: 0, stored: 0))
-                    while let chunk = try reader.next() {
-                        try Task.checkCancellation()
-                        pending += try parser.feed(chunk)
-                        try await AppleHealthSourceOverlapStore.stage(parser.takeSourcedRecords(), on: connection, logger: logger)
-                        if pending.count >= Self.batchSize { try await store() }
-                        await progress?(
-                            Progress(
-                                bytesTotal: total, bytesRead: Int64(reader.bytesRead), recordsRead: parser.recordsSeen, stored: stored))
-                    }
-                    try parser.finish()
-                } catch let error as AppleHealthImportError {
-                    throw SampleError.importFailed(error.message)
+                // A pipeline of two: while batch N is written on the connection, batch N+1 is parsed in a child
+                // task, and it is awaited before batch N+2 is begun. So at most two batches exist at any time
+                // (memory stays flat whatever the file's size), the database's work and the parser's overlap,
+                // and the statements still run one after the other in file order on the one transaction. An
+                // error on either side ends the import: a database error leaves the scope, which cancels the
+                // child and waits for it (it stops at its next chunk); a parsing error is thrown where the
+                // batch is awaited. Either way the transaction rolls back and nothing is stored.
+                await progress?(Progress(bytesTotal: total, bytesRead: 0, recordsRead: 0, stored: 0))
+                var batch = try await Self.nextBatch(of: producer)
+                while let current = batch {
+                    async let following = Self.nextBatch(of: producer)
+                    try await AppleHealthSourceOverlapStore.stage(current.sourced, on: connection, logger: logger)
+                    try await store(current.samples)
+                    await progress?(Progress(bytesTotal: total, bytesRead: current.bytesRead, recordsRead: current.recordsSeen, stored: stored))
+                    batch = try await following
                 }
-                if !pending.isEmpty { try await store() }
+                parser = producer.parser
                 // Each period of a cumulative type once, from its highest-priority source; then stored in pages.
                 let covered = try await AppleHealthSourceOverlapStore.resolve(
                     priority: parser.sourcePriority, on: connection, logger: logger)
@@ -160,8 +177,7 @@ package struct AppleHealthImport: Sendable {
                     let page = try await AppleHealthSourceOverlapStore.keptPage(
                         after: after, limit: Self.batchSize, on: connection, logger: logger)
                     guard !page.samples.isEmpty else { break }
-                    pending = page.samples
-                    try await store()
+                    try await store(page.samples)
                     after = page.last
                     await progress?(Progress(bytesTotal: total, bytesRead: total, recordsRead: parser.recordsSeen, stored: stored))
                 }
