@@ -114,7 +114,8 @@ struct AppleHealthImportPipelineTests {
                     try await TestDatabase.withClient(harness.databaseURL) { client in
                         try await Self.importer(client, samplesPerBatch: 500, bytesPerBatch: 64 << 10).run(
                             file: file, format: .xml, userID: UUID(uuidString: userID)!, logger: TestDatabase.logger,
-                            progress: { progress in seen.withLock { $0 = (max($0.stored, progress.stored), progress.bytesRead, progress.bytesTotal) } })
+                            progress: { progress in seen.withLock { $0 = (max($0.stored, progress.stored), progress.bytesRead, progress.bytesTotal) }
+                            })
                     }
                 }
                 #expect(String(reflecting: outcome).contains("late batch refused"), "\(String(reflecting: outcome))")
