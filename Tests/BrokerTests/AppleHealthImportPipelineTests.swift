@@ -132,8 +132,9 @@ struct AppleHealthImportPipelineTests {
             try await TestHarness.run { harness in
                 let userID = try await harness.accountID(try await harness.activeUser())
                 let seen = Mutex((stored: 0, read: Int64(0), total: Int64(0)))
-                let task = Task {
-                    try await TestDatabase.withClient(harness.databaseURL) { client in
+                // Only the import's task is cancelled, as a stopping server cancels a job's: the pool lives on.
+                try await TestDatabase.withClient(harness.databaseURL) { client in
+                    let task = Task {
                         try await Self.importer(client, samplesPerBatch: 500, bytesPerBatch: 64 << 10).run(
                             file: file, format: .xml, userID: UUID(uuidString: userID)!, logger: TestDatabase.logger,
                             progress: { progress in
@@ -143,8 +144,8 @@ struct AppleHealthImportPipelineTests {
                                 withUnsafeCurrentTask { $0?.cancel() }
                             })
                     }
+                    await #expect(throws: CancellationError.self) { try await task.value }
                 }
-                await #expect(throws: CancellationError.self) { try await task.value }
                 let (stored, read, total) = seen.withLock { $0 }
                 #expect(stored >= 1000 && read < total, "cancelled after \(stored) samples were stored and \(read) of \(total) bytes read")
                 try await Self.expectNothingStored(harness, userID)

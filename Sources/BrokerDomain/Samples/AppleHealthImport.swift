@@ -161,6 +161,8 @@ package struct AppleHealthImport: Sendable {
                 await progress?(Progress(bytesTotal: total, bytesRead: 0, recordsRead: 0, stored: 0))
                 var batch = try await Self.nextBatch(of: producer)
                 while let current = batch {
+                    // Before the batch's statements, as before every chunk's: a cancelled import sends no more.
+                    try Task.checkCancellation()
                     async let following = Self.nextBatch(of: producer)
                     try await AppleHealthSourceOverlapStore.stage(current.sourced, on: connection, logger: logger)
                     try await store(current.samples)
