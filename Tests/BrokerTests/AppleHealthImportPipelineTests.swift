@@ -126,12 +126,17 @@ struct AppleHealthImportPipelineTests {
         }
     }
 
+    /// What the progress callback saw, shared with the import's task.
+    final class Seen: Sendable {
+        let value = Mutex((stored: 0, read: Int64(0), total: Int64(0)))
+    }
+
     @Test("an import cancelled after several batches stores nothing")
     func cancelledLateStoresNothing() async throws {
         try await Self.withExport(bytes: 3_000_000, seed: 23) { file in
             try await TestHarness.run { harness in
                 let userID = try await harness.accountID(try await harness.activeUser())
-                let seen = Mutex((stored: 0, read: Int64(0), total: Int64(0)))
+                let seen = Seen()
                 // Only the import's task is cancelled, as a stopping server cancels a job's: the pool lives on.
                 try await TestDatabase.withClient(harness.databaseURL) { client in
                     let task = Task {
@@ -140,13 +145,13 @@ struct AppleHealthImportPipelineTests {
                             progress: { progress in
                                 // Cancelled from inside, between two batches: no timing involved.
                                 guard progress.stored >= 1000 else { return }
-                                seen.withLock { $0 = (max($0.stored, progress.stored), progress.bytesRead, progress.bytesTotal) }
+                                seen.value.withLock { $0 = (max($0.stored, progress.stored), progress.bytesRead, progress.bytesTotal) }
                                 withUnsafeCurrentTask { $0?.cancel() }
                             })
                     }
                     await #expect(throws: CancellationError.self) { try await task.value }
                 }
-                let (stored, read, total) = seen.withLock { $0 }
+                let (stored, read, total) = seen.value.withLock { $0 }
                 #expect(stored >= 1000 && read < total, "cancelled after \(stored) samples were stored and \(read) of \(total) bytes read")
                 try await Self.expectNothingStored(harness, userID)
             }
