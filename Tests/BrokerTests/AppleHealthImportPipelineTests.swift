@@ -1,6 +1,5 @@
 import BrokerTestSupport
 import Foundation
-import NIOCore
 import PostgresNIO
 import Synchronization
 import Testing
@@ -155,24 +154,6 @@ struct AppleHealthImportPipelineTests {
                 #expect(stored >= 1000 && read < total, "cancelled after \(stored) samples were stored and \(read) of \(total) bytes read")
                 try await Self.expectNothingStored(harness, userID)
             }
-        }
-    }
-
-    @Test("the staged records' COPY text is exactly Timestamp.postgresText's")
-    func copyTimestampText() {
-        let times: [Double] = [
-            0, 1, -1, 0.25, 1_700_000_000, 1_700_000_000.123456, 1_700_000_000.9999996, -86_400.5, 253_402_300_799,
-            951_782_400, 4_102_444_800.000001,
-        ]
-        for seconds in times {
-            var buffer = ByteBuffer()
-            buffer.writeCopyTimestamp(seconds)
-            #expect(buffer.readString(length: buffer.readableBytes) == Timestamp.postgresText(Date(timeIntervalSince1970: seconds)), "\(seconds)")
-        }
-        for value in [0, 7, 10, 99, 1234, -1, -905, Int(Int32.max), Int.min + 1] {
-            var buffer = ByteBuffer()
-            buffer.writeCopyInteger(value)
-            #expect(buffer.readString(length: buffer.readableBytes) == String(value))
         }
     }
 }

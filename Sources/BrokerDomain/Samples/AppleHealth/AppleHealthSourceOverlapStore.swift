@@ -26,19 +26,10 @@ enum AppleHealthSourceOverlapStore {
             table: "staged_sourced_records", columns: ["type", "source", "start", "stop", "value"], logger: logger
         ) { writer in
             var buffer = ByteBuffer()
-            buffer.reserveCapacity(256 * 1024)
             for record in records {
-                // Written byte by byte: formatting each row through string interpolation cost more than its COPY.
-                buffer.writeCopyInteger(Int(record.type.code))
-                buffer.writeInteger(UInt8(ascii: "\t"))
-                buffer.writeCopyInteger(Int(record.source))
-                buffer.writeInteger(UInt8(ascii: "\t"))
-                buffer.writeCopyTimestamp(record.start)
-                buffer.writeInteger(UInt8(ascii: "\t"))
-                buffer.writeCopyTimestamp(record.end)
-                buffer.writeInteger(UInt8(ascii: "\t"))
-                buffer.writeString(record.value.description)
-                buffer.writeInteger(UInt8(ascii: "\n"))
+                let start = Timestamp.postgresText(Date(timeIntervalSince1970: record.start))
+                let stop = Timestamp.postgresText(Date(timeIntervalSince1970: record.end))
+                buffer.writeString("\(record.type.code)\t\(record.source)\t\(start)\t\(stop)\t\(record.value)\n")
                 if buffer.readableBytes > 200 * 1024 {
                     try await writer.write(buffer)
                     buffer.clear()
@@ -120,53 +111,5 @@ enum AppleHealthSourceOverlapStore {
             if let type = SampleType(code: code) { samples.append(Sample(type: type, value: value, at: start)) }
         }
         return (samples, last)
-    }
-}
-
-extension ByteBuffer {
-    /// `value` in decimal, as COPY's text format reads an integer.
-    mutating func writeCopyInteger(_ value: Int) {
-        if value < 0 { writeInteger(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt = 1
-        while magnitude / divisor >= 10 { divisor *= 10 }
-        while divisor > 0 {
-            writeInteger(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
-            divisor /= 10
-        }
-    }
-
-    /// Seconds since 1970 as `Timestamp.postgresText` writes them (`2026-03-01 08:00:00.250000+00`), without
-    /// making strings (years outside 1–9999, which no valid record has, go through it).
-    mutating func writeCopyTimestamp(_ seconds: Double) {
-        let date = Date(timeIntervalSince1970: seconds)
-        let (whole, micros) = Timestamp.split(date)
-        let (year, month, day, hour, minute, second) = Timestamp.civil(whole)
-        guard (1...9999).contains(year) else {
-            writeString(Timestamp.postgresText(date))
-            return
-        }
-        writePadded(year, 4, "-")
-        writePadded(month, 2, "-")
-        writePadded(day, 2, " ")
-        writePadded(hour, 2, ":")
-        writePadded(minute, 2, ":")
-        writePadded(second, 2, ".")
-        writePadded(micros, 6, "+")
-        writeInteger(UInt8(ascii: "0"))
-        writeInteger(UInt8(ascii: "0"))
-    }
-
-    /// A non-negative `value` zero-padded to `width` digits, then `separator`.
-    private mutating func writePadded(_ value: Int, _ width: Int, _ separator: Unicode.Scalar) {
-        var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
-        for _ in digits..<max(width, digits) { writeInteger(UInt8(ascii: "0")) }
-        writeCopyInteger(value)
-        writeInteger(UInt8(ascii: separator))
     }
 }
