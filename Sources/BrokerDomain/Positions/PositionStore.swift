@@ -115,19 +115,19 @@ package enum PositionStore {
             ), recorded AS (
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
                 SELECT $1, (SELECT last_arrival FROM locked), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
-            ), subscribed AS (
-                SELECT EXISTS (
-                    SELECT 1 FROM single_requests r
-                    WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                      AND r.ended_at IS NULL AND r.ends_at > now() AND $2::int2 = ANY(r.types)
-                      AND EXISTS (
-                          SELECT 1 FROM inserted i
-                          WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))) AS found
             )
+            -- Subscribers first, before the lock or any write (`SampleStore.IngestAlone` explains the order).
             SELECT CASE
+                       WHEN EXISTS (
+                           SELECT 1 FROM single_requests r
+                           WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                             AND r.ended_at IS NULL AND r.ends_at > now() AND $2::int2 = ANY(r.types)
+                             AND EXISTS (
+                                 SELECT 1 FROM batch b
+                                 WHERE (r.window_from IS NULL OR b.at >= r.window_from) AND (r.window_to IS NULL OR b.at <= r.window_to)))
+                           THEN upload_needs_transaction('subscribers to tell')
                        WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
                            THEN upload_needs_transaction('the arrival lock was held after the snapshot')
-                       WHEN (SELECT found FROM subscribed) THEN upload_needs_transaction('subscribers to tell')
                    END IS NULL,
                    (SELECT count(*) FROM inserted)
             """

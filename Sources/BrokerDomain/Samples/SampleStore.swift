@@ -155,22 +155,24 @@ package enum SampleStore {
                     WHERE s.user_id = $1 AND s.type = c.type AND s.at = c.at AND s.arrival <= (SELECT arrival FROM base)
                     LIMIT 1
                 ) stored_before
-            ), subscribed AS (
-                -- Whether this upload releases anything to a live subscriber (as `ingestSQL`'s `subscribers`).
-                SELECT EXISTS (
-                    SELECT 1 FROM single_requests r
-                    WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                      AND r.ended_at IS NULL AND r.ends_at > now()
-                      AND EXISTS (
-                          SELECT 1 FROM inserted i
-                          WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
-                            AND (r.window_from IS NULL OR i.at >= r.window_from)
-                            AND (r.window_to IS NULL OR i.at <= r.window_to))) AS found
             )
+            -- The checks, in this order: the first reads only the batch and the person's requests, so an
+            -- upload with live subscribers to tell (a runner's, during a run) is refused before the lock is
+            -- taken or anything written (a modifying CTE runs when read, or at the end). Any of the batch's
+            -- samples counts, as the transactional path's `subscribers` counts only those stored.
             SELECT CASE
+                       WHEN EXISTS (
+                           SELECT 1 FROM single_requests r
+                           WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+                             AND r.ended_at IS NULL AND r.ends_at > now()
+                             AND EXISTS (
+                                 SELECT 1 FROM batch b
+                                 WHERE b.type = ANY(r.types) AND b.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                                   AND (r.window_from IS NULL OR b.at >= r.window_from)
+                                   AND (r.window_to IS NULL OR b.at <= r.window_to)))
+                           THEN upload_needs_transaction('subscribers to tell')
                        WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
                            THEN upload_needs_transaction('the arrival lock was held after the snapshot')
-                       WHEN (SELECT found FROM subscribed) THEN upload_needs_transaction('subscribers to tell')
                    END IS NULL,
                    (SELECT count(*) FROM inserted), (SELECT n FROM already), (SELECT arrival FROM base)
             """
