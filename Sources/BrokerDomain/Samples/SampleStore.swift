@@ -19,8 +19,8 @@ package enum SampleStore {
     }
 
     /// Batches of at most this many samples reach the statement as bound arrays; larger ones through a temporary
-    /// table filled by COPY. A phone's upload of a few samples then costs two statements on the transaction (the
-    /// arrival lock and the ingest) instead of seven, and a large batch keeps COPY's speed.
+    /// table filled by COPY. A phone's upload of a few samples is then one statement (`ingestAlone`), or two in
+    /// a transaction (the arrival lock and the ingest) instead of seven, and a large batch keeps COPY's speed.
     static let boundArrayLimit = 1000
 
     /// What the ingest statement answers: samples stored, of the others those stored before, and the live
