@@ -34,7 +34,7 @@ struct UploadAloneTests {
                             token: token)
                     }
                     // The upload's statement has begun and waits for the lock this transaction holds.
-                    try await Task.sleep(for: .milliseconds(800))
+                    try await Self.untilAStatementWaitsForALock(harness)
                     #expect(try await harness.int("SELECT count(*) FROM samples") == 1)
                     return upload
                 }
@@ -68,7 +68,7 @@ struct UploadAloneTests {
                             json: #"{"samples":[{"type":"heart_rate","value":70,"at":"\#(TestHarness.time(minutes: 6))"},"#
                                 + #"{"type":"heart_rate","value":71,"at":"\#(TestHarness.time(minutes: 7))"}]}"#, token: token)
                     }
-                    try await Task.sleep(for: .milliseconds(800))
+                    try await Self.untilAStatementWaitsForALock(harness)
                     return upload
                 }
             }
@@ -86,5 +86,47 @@ struct UploadAloneTests {
             #expect(try await harness.int("SELECT last_arrival FROM sample_arrivals") == 5)
             #expect(try await harness.int(ConsistencyChecks.rollupMismatches) == 0)
         }
+    }
+
+    /// PostgresNIO keeps a statement whose preparation failed for the connection's life and answers every
+    /// later execute of it with that error. The first upload on a connection prepares the upload statement;
+    /// here its Parse waits behind a table lock until `lock_timeout`. That upload is a 503; the next one, on
+    /// the pool's only connection, must be stored (before the connection was dropped on such an error, it
+    /// was a 503 for as long as the connection lived).
+    @Test("an upload whose statement could not be prepared fails alone: the next ones on the pool are stored")
+    func aFailedPreparationIsNotKept() async throws {
+        try await TestHarness.run(configure: {
+            $0.database.poolSize = 1
+            $0.database.lockTimeout = .milliseconds(300)
+        }) { harness in
+            let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
+            let upload = #"{"samples":[{"type":"heart_rate","value":60,"at":"\#(TestHarness.time(minutes: 0))"}]}"#
+            let blocked = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query("LOCK TABLE sample_arrivals IN ACCESS EXCLUSIVE MODE", logger: TestDatabase.logger)
+                    return try await harness.request(.post, "/v1/me/samples", json: upload, token: token)
+                }
+            }
+            #expect(blocked.status == .serviceUnavailable, "\(harness.text(blocked))")
+            for minute in 1...3 {
+                let next = try await harness.request(
+                    .post, "/v1/me/samples", json: #"{"samples":[{"type":"heart_rate","value":60,"at":"\#(TestHarness.time(minutes: minute))"}]}"#,
+                    token: token)
+                #expect(next.status == .ok, "upload \(minute): \(harness.text(next))")
+            }
+            #expect(try await harness.int("SELECT count(*) FROM samples") == 3)
+        }
+    }
+
+    /// Waits (polling, at most 10 s) until a statement of the test's database waits for a lock: the upload
+    /// under test has taken its snapshot and stands behind the lock the test holds.
+    static func untilAStatementWaitsForALock(_ harness: TestHarness) async throws {
+        for _ in 0..<500 {
+            let waiting = try await harness.int(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            if waiting > 0 { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("no statement waited for a lock within 10 s")
     }
 }

@@ -62,11 +62,7 @@ package enum PositionStore {
     {
         guard !positions.isEmpty, positions.count <= SampleStore.boundArrayLimit else { return nil }
         do {
-            var accepted: Int64?
-            for try await answer in try await connection.execute(IngestAlone(userID: userID, positions: positions), logger: logger) {
-                accepted = answer
-            }
-            guard let accepted else { throw AccountStoreError.noRow }
+            let accepted = try await connection.preparedRow(IngestAlone(userID: userID, positions: positions), logger: logger)
             return (Int(accepted), positions.count - Int(accepted))
         } catch  where PostgresErrors.uploadNeedsTransaction(error) {
             return nil
@@ -155,16 +151,14 @@ package enum PositionStore {
     {
         guard !positions.isEmpty else { return (0, 0) }
         let base = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
-        var row: IngestRow?
+        let row: IngestRow
         if positions.count <= SampleStore.boundArrayLimit {
-            let rows = try await connection.execute(IngestFromArrays(userID: userID, base: base, positions: positions), logger: logger)
-            for try await answer in rows { row = answer }
+            row = try await connection.preparedRow(IngestFromArrays(userID: userID, base: base, positions: positions), logger: logger)
         } else {
             try await stage(positions, on: connection, logger: logger)
-            let rows = try await connection.execute(IngestFromStagedTable(userID: userID, base: base), logger: logger)
-            for try await answer in rows { row = answer }
+            row = try await connection.preparedRow(IngestFromStagedTable(userID: userID, base: base), logger: logger)
         }
-        guard let (accepted, requests, parties, arrivals) = row else { throw AccountStoreError.noRow }
+        let (accepted, requests, parties, arrivals) = row
         try await SampleStore.announce(
             .subscriptionPositionsAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, kind: .positions,
             on: connection, logger: logger)

@@ -92,13 +92,10 @@ package enum SampleStore {
     {
         guard !samples.isEmpty, samples.count <= boundArrayLimit else { return nil }
         do {
-            var row: IngestAlone.Row?
-            let rows = try await connection.execute(
+            let (inserted, already, base) = try await connection.preparedRow(
                 IngestAlone(
                     userID: userID, types: samples.map(\.type.code), times: samples.map { Timestamp.postgresText($0.at) },
                     values: samples.map(\.value)), logger: logger)
-            for try await answer in rows { row = answer }
-            guard let (inserted, already, base) = row else { throw AccountStoreError.noRow }
             return IngestResult(
                 accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
         } catch  where PostgresErrors.uploadNeedsTransaction(error) {
@@ -206,21 +203,19 @@ package enum SampleStore {
     ) async throws -> IngestResult {
         guard !samples.isEmpty else { return IngestResult(accepted: 0, duplicates: 0, alreadyThere: 0, arrivalBase: 0) }
         let base = try await lockArrivals(of: userID, on: connection, logger: logger)
-        var row: IngestRow?
+        let row: IngestRow
         if samples.count <= boundArrayLimit {
-            let rows = try await connection.execute(
+            row = try await connection.preparedRow(
                 IngestFromArrays(
                     userID: userID, base: base, existingUpTo: existingUpTo ?? base, types: samples.map(\.type.code),
                     times: samples.map { Timestamp.postgresText($0.at) }, values: samples.map(\.value)),
                 logger: logger)
-            for try await answer in rows { row = answer }
         } else {
             try await stage(samples, on: connection, logger: logger)
-            let rows = try await connection.execute(
+            row = try await connection.preparedRow(
                 IngestFromStagedTable(userID: userID, base: base, existingUpTo: existingUpTo ?? base), logger: logger)
-            for try await answer in rows { row = answer }
         }
-        guard let (inserted, already, requests, parties, arrivals) = row else { throw AccountStoreError.noRow }
+        let (inserted, already, requests, parties, arrivals) = row
         // Subscribers are told that data is available, with the sealed cursor to download from.
         try await announce(
             .subscriptionDataAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, on: connection, logger: logger)
@@ -339,9 +334,7 @@ package enum SampleStore {
     /// statement: the upsert makes the row on a first upload and locks it as `FOR UPDATE` would, returning
     /// the value current when the lock was granted. Everything that takes this lock takes it here.
     static func lockArrivals(of userID: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        var last: Int64 = 0
-        for try await value in try await connection.execute(ArrivalLock(userID: userID), logger: logger) { last = value }
-        return last
+        try await connection.preparedRow(ArrivalLock(userID: userID), logger: logger)
     }
 
     /// `lockArrivals`' upsert, prepared once per connection: every upload runs it.
