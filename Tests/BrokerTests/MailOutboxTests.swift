@@ -195,8 +195,7 @@ struct MailProgramOutboxTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let program = directory.appendingPathComponent("sendmail")
         let delivered = directory.appendingPathComponent("delivered.eml")
-        try "#!/bin/sh\nexec sleep 3600\n".write(to: program, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+        try await ExecutableScript.write("#!/bin/sh\nexec sleep 3600\n", to: program)
         try await TestHarness.run(
             configure: {
                 $0.mailTransport = .sendmail
@@ -222,8 +221,7 @@ struct MailProgramOutboxTests {
             // Meanwhile other requests are answered as usual.
             #expect(try await harness.request(.get, "/health/live").status == .ok)
             // The program is repaired: the retry sends the mail, once.
-            try "#!/bin/sh\ncat > '\(delivered.path)'\n".write(to: program, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+            try await ExecutableScript.write("#!/bin/sh\ncat > '\(delivered.path)'\n", to: program)
             while ContinuousClock.now < deadline + .seconds(15),
                 try await harness.int("SELECT count(*) FROM mail_outbox WHERE status = 'sent'") == 0
             {

@@ -292,12 +292,11 @@ struct MailTransportTests {
     // MARK: sendmail
 
     /// A directory with an executable shell script `script` holding `text` (DIR in it is the directory).
-    static func program(_ text: String) throws -> (directory: URL, script: URL) {
+    static func program(_ text: String) async throws -> (directory: URL, script: URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mail-program-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = directory.appendingPathComponent("sendmail")
-        try Data(("#!/bin/sh\n" + text.replacingOccurrences(of: "DIR", with: directory.path) + "\n").utf8).write(to: script)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        try await ExecutableScript.write("#!/bin/sh\n" + text.replacingOccurrences(of: "DIR", with: directory.path) + "\n", to: script)
         return (directory, script)
     }
 
@@ -314,7 +313,7 @@ struct MailTransportTests {
 
     @Test("a working program gets the rendered message on its standard input, with -t -i")
     func workingProgram() async throws {
-        let (directory, script) = try Self.program(#"echo "$@" > DIR/arguments; cat > DIR/message"#)
+        let (directory, script) = try await Self.program(#"echo "$@" > DIR/arguments; cat > DIR/message"#)
         defer { try? FileManager.default.removeItem(at: directory) }
         let mailer = SendmailMailer(sender: Self.sender, executable: script.path)
         try await Self.bounded { try await mailer.send(OutgoingMail(to: Self.recipient, subject: "Hello", body: ".\nBody")) }
@@ -327,7 +326,7 @@ struct MailTransportTests {
 
     @Test("a hung program, and what it started, are stopped within the bound even when they ignore SIGTERM; the send is temporary")
     func hungProgramIsStopped() async throws {
-        let (directory, script) = try Self.program("trap '' TERM\necho $$ > DIR/shell.pid\nsleep 3600 &\necho $! > DIR/child.pid\nwait")
+        let (directory, script) = try await Self.program("trap '' TERM\necho $$ > DIR/shell.pid\nsleep 3600 &\necho $! > DIR/child.pid\nwait")
         defer { try? FileManager.default.removeItem(at: directory) }
         let started = Mutex<pid_t>(0)
         let mailer = SendmailMailer(sender: Self.sender, executable: script.path, timeout: .seconds(1))
@@ -352,7 +351,7 @@ struct MailTransportTests {
 
     @Test("a program's failure: EX_TEMPFAIL is temporary, another status permanent", arguments: [(75, false), (1, true)])
     func failingProgram(status: Int, permanent: Bool) async throws {
-        let (directory, script) = try Self.program("cat > /dev/null; exit \(status)")
+        let (directory, script) = try await Self.program("cat > /dev/null; exit \(status)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = try await Self.deliveryError {
             try await SendmailMailer(sender: Self.sender, executable: script.path).send(OutgoingMail(to: Self.recipient, subject: "s", body: "b"))
@@ -377,7 +376,7 @@ struct MailTransportTests {
     func hungProgramsDoNotStarveTheServer() async throws {
         // Deaf to SIGTERM, so each holds its slot through the grace period too (2 s + 2 s): the two sends that
         // wait for a slot give up at 2 s, well before one comes free.
-        let (directory, script) = try Self.program("trap '' TERM\necho $$ >> DIR/started\nexec sleep 3600")
+        let (directory, script) = try await Self.program("trap '' TERM\necho $$ >> DIR/started\nexec sleep 3600")
         defer { try? FileManager.default.removeItem(at: directory) }
         let mailer = SendmailMailer(sender: Self.sender, executable: script.path, timeout: .seconds(2))
         let start = ContinuousClock.now
