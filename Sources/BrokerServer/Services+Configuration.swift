@@ -28,7 +28,7 @@ extension Services {
             client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays,
             clock: configuration.clock, receipts: consentReceipts, outbox: mailOutbox)
         let accounts = try await AccountService(
-            client: client, hasher: PasswordHasher(), outbox: mailOutbox,
+            client: client, hasher: PasswordHasher(parameters: configuration.passwordHashing), outbox: mailOutbox,
             publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
             singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
             unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)

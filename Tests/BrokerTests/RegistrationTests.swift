@@ -66,6 +66,19 @@ struct RegistrationTests {
         }
     }
 
+    /// Every other test server hashes at a lower cost (`TestHarness.passwordHashing`); this one keeps the
+    /// product's: a server configured as an operator's stores OWASP's Argon2id parameters.
+    @Test("the product hashes passwords with Argon2id at OWASP's cost: 19 MiB, two passes, one lane")
+    func owaspCost() async throws {
+        #expect(BrokerConfiguration(databaseURL: "postgres://x@127.0.0.1/x").passwordHashing == PasswordHasher.Parameters())
+        try await TestHarness.run(configure: { $0.passwordHashing = PasswordHasher.Parameters() }) { harness in
+            let person = TestHarness.Person()
+            #expect(try await harness.request(.post, "/v1/users", json: person.registrationJSON).status == .accepted)
+            let hash = try #require(try await storedAccount(harness, person.email)["passwordHash"] ?? nil)
+            #expect(hash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"), "\(hash)")
+        }
+    }
+
     @Test("an email is stored lower-cased, so a person registering with capitals logs in as typed in lower case")
     func emailIsCaseInsensitive() async throws {
         try await TestHarness.run { harness in

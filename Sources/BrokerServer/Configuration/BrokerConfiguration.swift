@@ -73,6 +73,10 @@ package struct BrokerConfiguration: Sendable {
     package var trustedProxies = TrustedProxies.none
     /// `LOGIN_ACCOUNT_FREE_ATTEMPTS` and `LOGIN_ADDRESS_MAX_FAILURES`: the password-guess throttle.
     package var loginThrottle = LoginThrottle.Settings()
+    /// Argon2id's cost for new password hashes (OWASP's by default; not configurable by environment). The
+    /// test harness lowers it: the suite hashes some 1,500 passwords, and at OWASP's cost they took about 8 %
+    /// of its CPU. A stored hash names its own parameters, so verification works whatever this is.
+    package var passwordHashing = PasswordHasher.Parameters()
     /// `ACTIVATION_EXPIRY_HOURS`: an account not activated within this many hours is deleted, and its email,
     /// fiscal code or VAT number can be registered again.
     package var activationExpiryHours = 48

@@ -65,6 +65,8 @@ struct TestHarness: Sendable {
         // A small pool, so a path that needs more connections than it should (or leases one while holding
         // another) shows up in every run rather than only under a production burst.
         configuration.database.poolSize = testPoolSize
+        // Real Argon2id at a fraction of OWASP's cost (`PasswordHashingCostTests` keeps the product's default).
+        configuration.passwordHashing = Self.passwordHashing
         // The nested-lease check, not a short wait, is what catches a lease taken inside a lease; a few
         // connections shared by concurrent requests on a loaded machine may take a while to come free.
         configuration.database.leaseTimeout = .seconds(60)
@@ -110,6 +112,14 @@ struct TestHarness: Sendable {
     static func directoryName(of url: DatabaseURL) -> String {
         SHA256.hash(data: Data(url.text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
     }
+
+    /// The test servers' Argon2id cost: 1 MiB and one pass instead of 19 MiB and two.
+    static let passwordHashing: PasswordHasher.Parameters = {
+        var parameters = PasswordHasher.Parameters()
+        parameters.memoryKiB = 1024
+        parameters.iterations = 1
+        return parameters
+    }()
 
     /// `D4H_TEST_POOL_SIZE` (default 3): the pool size of every test server.
     static let testPoolSize = ProcessInfo.processInfo.environment["D4H_TEST_POOL_SIZE"].flatMap { Int($0) } ?? 3
@@ -356,7 +366,7 @@ struct TestHarness: Sendable {
     func unenrolledAuditor() async throws -> (email: String, password: String) {
         let email = "auditor.\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let password = "auditor-password-1"
-        let hash = try await PasswordHasher().hash(password)
+        let hash = try await PasswordHasher(parameters: Self.passwordHashing).hash(password)
         _ = try await sql(
             "INSERT INTO accounts (role, email, password_hash, status, activated_at) VALUES ('auditor', '\(email)', '\(hash)', 'active', now())")
         return (email, password)
