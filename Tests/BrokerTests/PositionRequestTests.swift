@@ -185,12 +185,10 @@ struct PositionRequestTests {
                 try await harness.requestParties(companyName: "Heart Only S.p.A."), types: ["heart_rate"], subscriptionDays: 30)
             try await uploadPositions(harness, [Self.track[1]], token: parties.person)
             try await uploadPositions(harness, [Self.track[2]], token: parties.person)
-            let events = try await harness.sql(
-                "SELECT type, data->>'cursor' FROM webhook_events WHERE request_id IN ('\(id)', '\(other)') AND type LIKE 'subscription.%'")
-            let decoded = try events.map { try $0.decode((String, String).self) }
+            let events = try await harness.queuedEvents(where: "request_id IN ('\(id)', '\(other)') AND type LIKE 'subscription.%'")
             // Two uploads, one undelivered event (the receiver is unreachable, so it is still the first).
-            #expect(decoded.map(\.0) == ["subscription.positions_available"], "\(decoded)")
-            let cursor = try #require(decoded.first?.1)
+            #expect(events.map(\.type) == ["subscription.positions_available"], "\(events.map(\.data))")
+            let cursor = try #require(events.first?.cursor)
             #expect(
                 try await positions(harness, id, cursor: cursor, token: parties.company).times == ["2026-05-01T07:00:05.5Z", "2026-05-02T07:00:00Z"])
         }

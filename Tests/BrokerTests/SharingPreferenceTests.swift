@@ -243,10 +243,8 @@ struct SharingPreferenceTests {
                 #expect(try await harness.int(announced) == 1)
                 // Its cursor releases the shared sample only.
                 let event = try #require(
-                    try await harness.sql(
-                        "SELECT data->>'cursor' FROM webhook_events WHERE request_id = '\(id)' AND type = 'subscription.data_available'"
-                    ).first)
-                let fresh = try await harness.download(id, cursor: try event.decode(String.self), token: parties.company)
+                    try await harness.queuedEvents(where: "request_id = '\(id)' AND type = 'subscription.data_available'").first?.cursor)
+                let fresh = try await harness.download(id, cursor: event, token: parties.company)
                 #expect(fresh.items.map(\.type) == ["heart_rate"])
             }
         }

@@ -1,4 +1,5 @@
 import BrokerTestSupport
+import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -42,6 +43,24 @@ struct SingleRequestWebhookTests {
                 let fresh = try await harness.download(id, cursor: cursor, token: parties.company)
                 #expect(fresh.items.map(\.value) == [80])
             }
+        }
+    }
+
+    /// An upload's statement queues a subscription event with the arrival its cursor stands for; the cursor
+    /// is sealed as a delivery claims it (migration 0049) and added to the stored object: the delivered `data`
+    /// is the stored one plus `cursor`, a cursor of the event's kind for the event's request.
+    @Test("a claimed subscription event's data is its stored object with the sealed cursor added")
+    func cursorSealedAtClaim() throws {
+        let key = SymmetricKey(size: .bits256)
+        let request = UUID()
+        for stored in [#"{"requestId": "\#(request.uuidString.lowercased())"}"#, "{}"] {
+            let text = WebhookDeliveryStore.withCursor(stored, arrival: 42, request: request, type: "subscription.positions_available", key: key)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+            let cursor = try #require(object["cursor"] as? String)
+            #expect(DownloadCursor.open(cursor, request: request, kind: .positions, key: key) == 42)
+            #expect(DownloadCursor.open(cursor, request: request, kind: .samples, key: key) == nil)
+            #expect(DownloadCursor.open(cursor, request: UUID(), kind: .positions, key: key) == nil)
+            #expect(object.count == (stored == "{}" ? 1 : 2))
         }
     }
 

@@ -115,10 +115,9 @@ struct TransparencyTests {
             let upload = try await harness.upload([("weight", 70, TestHarness.time(minutes: 3))], token: parties.person)
             #expect(upload.status == .ok)  // a type the subscription does not cover: no event
 
-            let events = try await harness.sql("SELECT type, data->>'cursor' FROM webhook_events WHERE request_id = '\(id)' ORDER BY seq")
-            let decoded = try events.map { try $0.decode((String, String?).self) }
-            #expect(decoded.map(\.0) == ["single_request.accepted", "subscription.data_available"])
-            let cursor = try #require(decoded.last?.1)
+            let events = try await harness.queuedEvents(where: "request_id = '\(id)'")
+            #expect(events.map(\.type) == ["single_request.accepted", "subscription.data_available"])
+            let cursor = try #require(events.last?.cursor)
             let delivered = try await harness.download(id, cursor: cursor, token: parties.company)
             #expect(delivered.items.map(\.value) == [60, 60])
 

@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// The SQL of positions (`0015_positions.sql`).
 package enum PositionStore {
-    /// What the ingest statement answers: positions stored, and the live subscribers to tell (request, its
-    /// sender, the arrival their cursor stands for) as parallel arrays.
-    typealias IngestRow = (Int64, [UUID], [UUID], [Int64])
+    /// What the ingest statement answers: positions stored (the live subscribers' events it queued itself,
+    /// `announcementsSQL`).
+    typealias IngestRow = Int64
 
     /// The ingest of a batch given as bound arrays (`bindArrays`), prepared once per connection as `SampleStore`'s is.
     struct IngestFromArrays: PostgresPreparedStatement {
@@ -111,17 +111,9 @@ package enum PositionStore {
             ), recorded AS (
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
                 SELECT $1, (SELECT last_arrival FROM locked), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
-            )
-            -- Subscribers first, before the lock or any write (`SampleStore.IngestAlone` explains the order).
+            ), \(announcementsSQL(arrivalBefore: "(SELECT arrival FROM base)", positionCode: "$2"))
+            -- As `SampleStore.IngestAlone`'s: it stands only if no one held the lock after its snapshot.
             SELECT CASE
-                       WHEN EXISTS (
-                           SELECT 1 FROM single_requests r
-                           WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                             AND r.ended_at IS NULL AND r.ends_at > now() AND $2::int2 = ANY(r.types)
-                             AND EXISTS (
-                                 SELECT 1 FROM batch b
-                                 WHERE (r.window_from IS NULL OR b.at >= r.window_from) AND (r.window_to IS NULL OR b.at <= r.window_to)))
-                           THEN upload_needs_transaction('subscribers to tell')
                        WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
                            THEN upload_needs_transaction('the arrival lock was held after the snapshot')
                    END IS NULL,
@@ -151,17 +143,13 @@ package enum PositionStore {
     {
         guard !positions.isEmpty else { return (0, 0) }
         let base = try await SampleStore.lockArrivals(of: userID, on: connection, logger: logger)
-        let row: IngestRow
+        let accepted: IngestRow
         if positions.count <= SampleStore.boundArrayLimit {
-            row = try await connection.preparedRow(IngestFromArrays(userID: userID, base: base, positions: positions), logger: logger)
+            accepted = try await connection.preparedRow(IngestFromArrays(userID: userID, base: base, positions: positions), logger: logger)
         } else {
             try await stage(positions, on: connection, logger: logger)
-            row = try await connection.preparedRow(IngestFromStagedTable(userID: userID, base: base), logger: logger)
+            accepted = try await connection.preparedRow(IngestFromStagedTable(userID: userID, base: base), logger: logger)
         }
-        let (accepted, requests, parties, arrivals) = row
-        try await SampleStore.announce(
-            .subscriptionPositionsAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, kind: .positions,
-            on: connection, logger: logger)
         return (Int(accepted), positions.count - Int(accepted))
     }
 
@@ -170,9 +158,7 @@ package enum PositionStore {
     /// positions in a request.
     private static func ingestSQL(staged: String) -> String {
         // One statement, as `SampleStore.ingest`: the positions, the arrival number, the batch's record and the
-        // live subscribers that asked for `position` to whom this upload releases one (inside the window), each
-        // with where their last download of positions before this upload ended (the last released position's
-        // arrival, never a sample's).
+        // live subscribers' events (`announcementsSQL`).
         return """
             WITH staged AS (
                 \(staged)
@@ -190,26 +176,38 @@ package enum PositionStore {
                 -- The batch's last arrival number: its distinct positions only (a repeat takes none).
                 INSERT INTO sample_batches (user_id, last_arrival, received_at)
                 SELECT $1, $2 + (SELECT count(*) FROM batch), clock_timestamp() WHERE EXISTS (SELECT 1 FROM inserted)
-            ), subscribers AS (
-                SELECT r.id, r.third_party_id, coalesce((
-                           SELECT max(p.arrival) FROM positions p
-                           WHERE p.user_id = r.user_id AND p.arrival <= $2
-                             AND (r.window_from IS NULL OR p.at >= r.window_from)
-                             AND (r.window_to IS NULL OR p.at <= r.window_to)), 0) AS arrival
-                FROM single_requests r
-                WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                  AND r.ended_at IS NULL AND r.ends_at > now() AND $3::int2 = ANY(r.types)
-                  AND EXISTS (
-                      SELECT 1 FROM inserted i
-                      WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))
-            ), announced AS (
-                SELECT coalesce(array_agg(id ORDER BY id), '{}') AS requests,
-                       coalesce(array_agg(third_party_id ORDER BY id), '{}') AS parties,
-                       coalesce(array_agg(arrival ORDER BY id), '{}') AS arrivals
-                FROM subscribers
-            )
-            SELECT (SELECT count(*) FROM inserted), requests, parties, arrivals FROM announced
+            ), \(announcementsSQL(arrivalBefore: "$2", positionCode: "$3"))
+            SELECT (SELECT count(*) FROM inserted)
             """
+    }
+
+    /// The CTEs, after `inserted`, that queue `subscription.positions_available` for the person's live
+    /// subscribers that asked for `position` to whom this upload releases one (inside the window), each with
+    /// where their last download of positions before this upload ended (the last released position's arrival,
+    /// never a sample's), as `SampleStore.announcementsSQL` does for samples. `arrivalBefore` is the SQL of
+    /// the person's last arrival number before the batch, `positionCode` of the type code of positions in a request.
+    private static func announcementsSQL(arrivalBefore: String, positionCode: String) -> String {
+        """
+        subscribers AS (
+            SELECT r.id, r.third_party_id, coalesce((
+                       SELECT max(p.arrival) FROM positions p
+                       WHERE p.user_id = r.user_id AND p.arrival <= \(arrivalBefore)
+                         AND (r.window_from IS NULL OR p.at >= r.window_from)
+                         AND (r.window_to IS NULL OR p.at <= r.window_to)), 0) AS arrival
+            FROM single_requests r
+            WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+              AND r.ended_at IS NULL AND r.ends_at > now() AND \(positionCode)::int2 = ANY(r.types)
+              AND EXISTS (
+                  SELECT 1 FROM inserted i
+                  WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))
+        ), announced AS (
+            INSERT INTO webhook_events (third_party_id, type, request_id, data, cursor_arrival)
+            SELECT s.third_party_id, 'subscription.positions_available', s.id, jsonb_build_object('requestId', s.id::text), s.arrival
+            FROM subscribers s
+            WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.third_party_id = s.third_party_id)
+            ON CONFLICT DO NOTHING
+        )
+        """
     }
 
     /// Fills the session's temporary table of staged positions by COPY (created on the connection's first use).

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import NIOCore
@@ -23,9 +22,9 @@ package enum SampleStore {
     /// a transaction (the arrival lock and the ingest) instead of seven, and a large batch keeps COPY's speed.
     static let boundArrayLimit = 1000
 
-    /// What the ingest statement answers: samples stored, of the others those stored before, and the live
-    /// subscribers to tell (request, its sender, the arrival their cursor stands for) as parallel arrays.
-    typealias IngestRow = (Int64, Int64, [UUID], [UUID], [Int64])
+    /// What the ingest statement answers: samples stored, and of the others those stored before (the live
+    /// subscribers' events it queued itself, `announcementsSQL`).
+    typealias IngestRow = (Int64, Int64)
 
     /// The ingest of a batch given as bound arrays (`$4` types, `$5` times, `$6` values). Prepared once per
     /// connection: planning the statement (samples and each of its monthly partitions, the rollups, the
@@ -84,9 +83,8 @@ package enum SampleStore {
     /// statement, committed as it ends: two round trips fewer than `ingest` in a transaction (its BEGIN, lock
     /// and COMMIT). Nil when it could not finish alone, and then nothing was written: someone held the
     /// person's arrival lock after the statement's snapshot (a concurrent upload, correction or change of
-    /// zone committed while it waited), so parts of it read too old a state; or live subscribers must be
-    /// told, which takes the cursor's key, in the same transaction. The caller then stores the batch with
-    /// `ingest` in a transaction.
+    /// zone committed while it waited), so parts of it read too old a state. The caller then stores the batch
+    /// with `ingest` in a transaction. Live subscribers' events are queued by the statement itself.
     package static func ingestAlone(_ samples: [Sample], for userID: UUID, on connection: PostgresConnection, logger: Logger)
         async throws -> IngestResult?
     {
@@ -152,22 +150,10 @@ package enum SampleStore {
                     WHERE s.user_id = $1 AND s.type = c.type AND s.at = c.at AND s.arrival <= (SELECT arrival FROM base)
                     LIMIT 1
                 ) stored_before
-            )
-            -- The checks, in this order: the first reads only the batch and the person's requests, so an
-            -- upload with live subscribers to tell (a runner's, during a run) is refused before the lock is
-            -- taken or anything written (a modifying CTE runs when read, or at the end). Any of the batch's
-            -- samples counts, as the transactional path's `subscribers` counts only those stored.
+            ), \(announcementsSQL(arrivalBefore: "(SELECT arrival FROM base)"))
+            -- Everything above read this statement's snapshot, taken before the lock was granted: it stands
+            -- only if no one held the lock in between.
             SELECT CASE
-                       WHEN EXISTS (
-                           SELECT 1 FROM single_requests r
-                           WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                             AND r.ended_at IS NULL AND r.ends_at > now()
-                             AND EXISTS (
-                                 SELECT 1 FROM batch b
-                                 WHERE b.type = ANY(r.types) AND b.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
-                                   AND (r.window_from IS NULL OR b.at >= r.window_from)
-                                   AND (r.window_to IS NULL OR b.at <= r.window_to)))
-                           THEN upload_needs_transaction('subscribers to tell')
                        WHEN (SELECT version FROM base) <> (SELECT version FROM seen) + 1
                            THEN upload_needs_transaction('the arrival lock was held after the snapshot')
                    END IS NULL,
@@ -215,10 +201,7 @@ package enum SampleStore {
             row = try await connection.preparedRow(
                 IngestFromStagedTable(userID: userID, base: base, existingUpTo: existingUpTo ?? base), logger: logger)
         }
-        let (inserted, already, requests, parties, arrivals) = row
-        // Subscribers are told that data is available, with the sealed cursor to download from.
-        try await announce(
-            .subscriptionDataAvailable, to: zip(requests, zip(parties, arrivals)).map { ($0, $1.0, $1.1) }, on: connection, logger: logger)
+        let (inserted, already) = row
         return IngestResult(
             accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
     }
@@ -227,8 +210,8 @@ package enum SampleStore {
     /// `$2` their last arrival number before the batch, `$3` the last that counts as "already there".
     private static func ingestSQL(staged: String) -> String {
         // One statement: the samples, the person's daily rollups, their arrival number, the batch's record
-        // (subscription expiry is judged by when it arrived) and the live subscribers this upload releases
-        // something to. Every part reads the statement's snapshot, taken under the arrival row lock: rows
+        // (subscription expiry is judged by when it arrived) and the events of the live subscribers this upload
+        // releases something to. Every part reads the statement's snapshot, taken under the arrival row lock: rows
         // stored before this batch, told apart from this batch's (`inserted`) by their arrival number.
         return """
             WITH staged AS (
@@ -275,34 +258,45 @@ package enum SampleStore {
                     WHERE s.user_id = $1 AND s.type = c.type AND s.at = c.at AND s.arrival <= $3
                     LIMIT 1
                 ) stored_before
-            ), subscribers AS (
-                -- The person's live subscribers to whom this upload releases something (a sample of a requested
-                -- type the person shares, inside the window: an upload of unshared types alone is announced to
-                -- no one, as a download would release nothing of it), each with the arrival its last download
-                -- of everything before this upload ended at: the last released sample's, never the person's
-                -- raw arrival count (which would tell them how much else they uploaded).
-                SELECT r.id, r.third_party_id, coalesce((
-                           SELECT max(s.arrival) FROM samples s
-                           WHERE s.user_id = r.user_id AND s.arrival <= $2 AND s.type = ANY(r.types)
-                             AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
-                             AND (r.window_from IS NULL OR s.at >= r.window_from)
-                             AND (r.window_to IS NULL OR s.at <= r.window_to)), 0) AS arrival
-                FROM single_requests r
-                WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
-                  AND r.ended_at IS NULL AND r.ends_at > now()
-                  AND EXISTS (
-                      SELECT 1 FROM inserted i
-                      WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
-                        AND (r.window_from IS NULL OR i.at >= r.window_from)
-                        AND (r.window_to IS NULL OR i.at <= r.window_to))
-            ), announced AS (
-                SELECT coalesce(array_agg(id ORDER BY id), '{}') AS requests,
-                       coalesce(array_agg(third_party_id ORDER BY id), '{}') AS parties,
-                       coalesce(array_agg(arrival ORDER BY id), '{}') AS arrivals
-                FROM subscribers
-            )
-            SELECT (SELECT count(*) FROM inserted), (SELECT n FROM already), requests, parties, arrivals FROM announced
+            ), \(announcementsSQL(arrivalBefore: "$2"))
+            SELECT (SELECT count(*) FROM inserted), (SELECT n FROM already)
             """
+    }
+
+    /// The CTEs, after `inserted`, that queue `subscription.data_available` for the person's live subscribers to
+    /// whom this upload releases something (a sample of a requested type the person shares, inside the window:
+    /// an upload of unshared types alone is announced to no one, as a download would release nothing of it).
+    /// Each event carries the arrival its subscriber's last download of everything before this upload ended
+    /// at: the last released sample's, never the person's raw arrival count (which would tell them how much
+    /// else they uploaded). `arrivalBefore` is the SQL of the person's last arrival number before the batch.
+    /// The cursor is sealed when the event is delivered (migration 0049), so no key is needed here, and the
+    /// event is queued only for a company with a webhook, folded into a pending one as
+    /// `enqueue_webhook_event` does (0003).
+    static func announcementsSQL(arrivalBefore: String) -> String {
+        """
+        subscribers AS (
+            SELECT r.id, r.third_party_id, coalesce((
+                       SELECT max(s.arrival) FROM samples s
+                       WHERE s.user_id = r.user_id AND s.arrival <= \(arrivalBefore) AND s.type = ANY(r.types)
+                         AND s.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                         AND (r.window_from IS NULL OR s.at >= r.window_from)
+                         AND (r.window_to IS NULL OR s.at <= r.window_to)), 0) AS arrival
+            FROM single_requests r
+            WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
+              AND r.ended_at IS NULL AND r.ends_at > now()
+              AND EXISTS (
+                  SELECT 1 FROM inserted i
+                  WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
+                    AND (r.window_from IS NULL OR i.at >= r.window_from)
+                    AND (r.window_to IS NULL OR i.at <= r.window_to))
+        ), announced AS (
+            INSERT INTO webhook_events (third_party_id, type, request_id, data, cursor_arrival)
+            SELECT s.third_party_id, 'subscription.data_available', s.id, jsonb_build_object('requestId', s.id::text), s.arrival
+            FROM subscribers s
+            WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.third_party_id = s.third_party_id)
+            ON CONFLICT DO NOTHING
+        )
+        """
     }
 
     /// Fills the session's temporary table of staged samples by COPY (created on the connection's first use).
@@ -357,28 +351,6 @@ package enum SampleStore {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
-    }
-
-    /// Queues `type` for each subscriber (request, its sender, the arrival its cursor stands for) with the
-    /// sealed cursor (`DownloadCursor`) to download from.
-    static func announce(
-        _ type: WebhookOutboxStore.EventType, to subscribers: [(request: UUID, thirdParty: UUID, arrival: Int64)],
-        kind: DownloadCursor.Kind = .samples, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard !subscribers.isEmpty else { return }
-        // Read here rather than cached: this runs on the caller's connection, with no server state at hand.
-        guard
-            let secret = try await connection.query(
-                "SELECT value FROM server_secrets WHERE name = 'download_cursor_key'", logger: logger
-            ).collect().first?.decode(Data.self)
-        else { throw ServerSecretMissing(name: "download_cursor_key") }
-        let key = SymmetricKey(data: secret)
-        for (requestID, thirdPartyID, arrival) in subscribers {
-            try await WebhookOutboxStore.enqueue(
-                type, to: thirdPartyID, requestID: requestID,
-                data: ["cursor": DownloadCursor.seal(arrival, request: requestID, kind: kind, key: key)],
-                on: connection, logger: logger)
-        }
     }
 
     /// A page of the person's samples in time order (then type), optionally of one type and within [from, to].

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -70,18 +71,37 @@ enum WebhookDeliveryStore {
             SET attempts = e.attempts + 1, next_attempt_at = now() + make_interval(secs => \(lease.inSeconds))
             FROM due LEFT JOIN webhooks w ON w.third_party_id = due.third_party_id
             WHERE e.id = due.id
-            RETURNING e.id, e.third_party_id, e.type, e.created_at, e.data::text, e.attempts, w.url, w.secret
+            RETURNING e.id, e.third_party_id, e.type, e.created_at, e.data::text, e.attempts, w.url, w.secret, e.request_id,
+                      e.cursor_arrival, CASE WHEN e.cursor_arrival IS NOT NULL THEN (
+                          SELECT value FROM server_secrets WHERE name = 'download_cursor_key') END
             """, logger: logger)
         var events: [ClaimedEvent] = []
-        for try await (id, party, type, createdAt, data, attempt, url, secret)
-            in rows.decode((UUID, UUID, String, Date, String, Int32, String?, String?).self)
+        for try await (id, party, type, createdAt, data, attempt, url, secret, request, cursorArrival, cursorKey)
+            in rows.decode((UUID, UUID, String, Date, String, Int32, String?, String?, UUID?, Int64?, Data?).self)
         {
+            var data = data
+            if let cursorArrival, let request {
+                guard let cursorKey else { throw ServerSecretMissing(name: "download_cursor_key") }
+                data = withCursor(data, arrival: cursorArrival, request: request, type: type, key: SymmetricKey(data: cursorKey))
+            }
             events.append(
                 ClaimedEvent(
                     id: id, thirdPartyID: party, type: type, createdAt: createdAt, data: data, attempt: Int(attempt),
                     url: url, secret: secret))
         }
         return events
+    }
+
+    /// A subscription event's `data` as delivered: the stored object (`{"requestId": …}`) with `cursor`, the
+    /// arrival number the upload's statement stored in `cursor_arrival` sealed for the request (migration 0049).
+    /// Sealing here rather than when the event is queued lets an upload queue it inside its one statement, with
+    /// no key at hand. Positions' events get a positions cursor.
+    static func withCursor(_ data: String, arrival: Int64, request: UUID, type: String, key: SymmetricKey) -> String {
+        let kind: DownloadCursor.Kind = type == WebhookOutboxStore.EventType.subscriptionPositionsAvailable.rawValue ? .positions : .samples
+        let cursor = #""cursor": "\#(DownloadCursor.seal(arrival, request: request, kind: kind, key: key))""#
+        // `data` is a JSON object's text as PostgreSQL prints it; the sealed cursor is URL-safe base64, no escaping needed.
+        let rest = data.drop(while: { $0 == "{" || $0 == " " })
+        return rest.hasPrefix("}") ? "{\(cursor)}" : "{\(cursor), \(rest)"
     }
 
     /// What one attempt came to.
