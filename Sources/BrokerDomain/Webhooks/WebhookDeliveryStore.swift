@@ -47,6 +47,8 @@ enum WebhookDeliveryStore {
                       -- Keeps this a probe of the index per candidate. As an anti join, with statistics
                       -- from before a burst of events (nothing pending), the planner scanned the whole
                       -- index for every candidate: 0.8 s a claim at 4,000 pending, until autoanalyze ran.
+                      -- `webhook_events_pending_by_request` is the one partial index it can use: the due
+                      -- index's predicate also names `next_attempt_at` (migration 0047), which this does not.
                       OFFSET 0)
                 ORDER BY e.next_attempt_at
                 LIMIT \(limit * 4)
@@ -59,10 +61,13 @@ enum WebhookDeliveryStore {
                   ON busy.third_party_id = c.third_party_id
             ), due AS (
                 -- By primary key: a join let the planner re-read every due row (and each dead version
-                -- the backlog's claims and records left behind, until vacuum) on every claim.
+                -- the backlog's claims and records left behind, until vacuum) on every claim. The status
+                -- is tested in a form no partial index's predicate follows from, so that the primary key
+                -- is the only index this step can use: with statistics from before a burst (nothing
+                -- pending), every partial index looks empty and the planner took one to scan in full.
                 SELECT e.id, e.third_party_id FROM webhook_events e
                 WHERE e.id = ANY(ARRAY(SELECT r.id FROM ranked r WHERE r.n <= r.budget))
-                  AND e.status = 'pending' AND e.next_attempt_at <= now()
+                  AND NOT (e.status IS DISTINCT FROM 'pending') AND e.next_attempt_at <= now()
                 ORDER BY e.next_attempt_at
                 LIMIT \(limit)
                 FOR UPDATE OF e SKIP LOCKED
@@ -156,7 +161,9 @@ enum WebhookDeliveryStore {
                 next_attempt_at = CASE WHEN o.delivered THEN e.next_attempt_at
                     ELSE now() + make_interval(secs => o.retry_delay) END
             FROM outcome o
-            WHERE e.id = o.event_id AND e.status = 'pending' AND e.attempts = o.attempt
+            -- The status in a form no partial index follows from: only the primary key can find the rows,
+            -- whatever the statistics say (see `claim`).
+            WHERE e.id = o.event_id AND NOT (e.status IS DISTINCT FROM 'pending') AND e.attempts = o.attempt
             """, logger: logger
         ).collect()
     }
