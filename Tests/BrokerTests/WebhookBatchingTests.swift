@@ -141,4 +141,119 @@ struct WebhookBatchingTests {
             }
         }
     }
+
+    @Test("a batch whose record fails is written again, not dropped: no event is posted twice")
+    func failedRecordIsRequeued() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestHarness.run(
+                configure: {
+                    WebhookFixtures.fast(&$0)
+                    // A record blocked by the test's lock gives up at once instead of waiting 5 s.
+                    $0.database.lockTimeout = .milliseconds(200)
+                }, expectedLogs: [.warning("recording webhook attempts failed; kept to be written again")]
+            ) { harness in
+                let party = try await WebhookFixtures.company(harness, url: receiver.url("kept")).id
+                try await TestDatabase.withClient(harness.databaseURL) { pool in
+                    try await pool.withConnection { connection in
+                        // Holds off every record (they insert into webhook_attempts) while the posts go out.
+                        _ = try await connection.query("BEGIN", logger: TestDatabase.logger)
+                        _ = try await connection.query("LOCK TABLE webhook_attempts IN SHARE MODE", logger: TestDatabase.logger)
+                        try await enqueue(harness, for: party, requests: 5)
+                        #expect(await eventually { await receiver.log.delivered("kept").count == 5 })
+                        // Several records fail meanwhile (each after the lock timeout).
+                        try await Task.sleep(for: .seconds(1))
+                        _ = try await connection.query("COMMIT", logger: TestDatabase.logger)
+                    }
+                }
+                #expect(await eventually { try await count(harness, party, status: "delivered") == 5 })
+                // Past the events' 5 s lease: an outcome that had been dropped would have been posted again by now.
+                try await Task.sleep(for: .seconds(6))
+                #expect(await receiver.log.all("kept").count == 5)
+                #expect(try await harness.int("SELECT max(attempts) FROM webhook_events") == 1)
+                #expect(try await harness.int("SELECT count(*) FROM webhook_attempts") == 5)
+            }
+        }
+    }
+
+    @Test("a post under way when the server stops is cut short and recorded within the graceful deadline")
+    func postUnderWayAtStopIsRecorded() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestDatabase.withMigratedDatabase { url in
+                await receiver.log.hang("late")
+                let configure: @Sendable (inout BrokerConfiguration) -> Void = {
+                    WebhookFixtures.fast(&$0)
+                    // A post that would outlast `d4h serve`'s graceful deadline (10 s) on its own timeout.
+                    $0.webhookDelivery.requestTimeout = .seconds(30)
+                    $0.webhookDelivery.lease = .seconds(90)
+                    $0.webhookDelivery.shutdownPostWait = .seconds(1)
+                    $0.webhookDelivery.shutdownRecordWait = .seconds(2)
+                }
+                let stopping = Mutex(ContinuousClock.now)
+                try await TestHarness.run(databaseURL: url, configure: configure) { harness in
+                    let party = try await WebhookFixtures.company(harness, url: receiver.url("late")).id
+                    try await enqueue(harness, for: party, requests: 1)
+                    #expect(await eventually { await receiver.log.arrived("late") == 1 })
+                    stopping.withLock { $0 = .now }
+                }
+                let took = ContinuousClock.now - stopping.withLock { $0 }
+                await receiver.log.release("late")
+                #expect(took < .seconds(10), "the stop took \(took)")
+                let recorded = try await TestDatabase.withClient(url) { client in
+                    try await client.query(
+                        "SELECT e.attempts, e.status, coalesce(a.error, '') FROM webhook_events e JOIN webhook_attempts a ON a.event_id = e.id",
+                        logger: TestDatabase.logger
+                    ).collect().map { try $0.decode((Int32, String, String).self) }
+                }
+                // Recorded as a failed attempt: the event stays pending and is posted again later.
+                #expect(recorded.map(\.0) == [1])
+                #expect(recorded.map(\.1) == ["pending"])
+                #expect(recorded.map(\.2) == ["cut short: the server was stopping"])
+            }
+        }
+    }
+
+    @Test("a claim stays an index probe when the statistics of webhook_events predate a burst of pending events")
+    func claimWithStaleStatistics() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestDatabase.withMigratedDatabase { url in
+                let party = Mutex("")
+                try await TestHarness.run(databaseURL: url, configure: WebhookFixtures.fast) { harness in
+                    let id = try await WebhookFixtures.company(harness, url: receiver.url("stale")).id
+                    party.withLock { $0 = id }
+                }
+                let id = party.withLock { $0 }
+                let touched = try await TestDatabase.withClient(url) { pool in
+                    try await pool.withConnection { connection in
+                        let logger = TestDatabase.logger
+                        // A history of delivered events, analyzed, then a burst the statistics do not know.
+                        _ = try await connection.query("ALTER TABLE webhook_events SET (autovacuum_enabled = false)", logger: logger)
+                        _ = try await connection.query(
+                            """
+                            INSERT INTO webhook_events (third_party_id, type, request_id, data, status, delivered_at)
+                            SELECT \(UUID(uuidString: id)!), 'single_request.accepted', gen_random_uuid(), '{}', 'delivered', now()
+                            FROM generate_series(1, 20000)
+                            """, logger: logger)
+                        _ = try await connection.query("ANALYZE webhook_events", logger: logger)
+                        _ = try await connection.query(
+                            """
+                            SELECT count(enqueue_webhook_event(\(UUID(uuidString: id)!), 'single_request.accepted', gen_random_uuid(), '{}'))
+                            FROM generate_series(1, 5000)
+                            """, logger: logger)
+                        return try await connection.withTransaction(logger: logger) { connection in
+                            let claimed = try await WebhookDeliveryStore.claim(
+                                limit: 160, perThirdParty: 40, inFlight: [:], lease: .seconds(60), on: connection, logger: logger)
+                            #expect(claimed.count == 40)
+                            // Index entries this transaction read: a probe per candidate reads a few; a scan
+                            // of a whole index per candidate read 5,000 each.
+                            return try await connection.query(
+                                "SELECT coalesce(sum(idx_tup_read), 0)::int8 FROM pg_stat_xact_user_indexes WHERE relname = 'webhook_events'",
+                                logger: logger
+                            ).collect().first!.decode(Int64.self)
+                        }
+                    }
+                }
+                #expect(touched < 2_000, "the claim read \(touched) index entries")
+            }
+        }
+    }
 }

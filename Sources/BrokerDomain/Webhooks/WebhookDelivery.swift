@@ -47,9 +47,15 @@ package struct WebhookDelivery: Service {
         case claimed([WebhookDeliveryStore.ClaimedEvent], at: ContinuousClock.Instant, limit: Int)
         case claimFailed
         case posted(WebhookDeliveryStore.Finished)
-        case recorded
+        /// A batch's record returned; with the batch when it failed (to be written again).
+        case recorded(failed: [WebhookDeliveryStore.Finished]?)
         case released
         case recordDue
+        /// The pause after a failed record is over.
+        case recordResume
+        /// Graceful shutdown: the posts' own time is up.
+        case cutPosts
+        case postsCut
         case tick
         case stop
     }
@@ -69,10 +75,17 @@ package struct WebhookDelivery: Service {
     /// joins the next batch record (`recordBatch`, `recordDelay`) instead of a transaction of its own.
     /// One party's hanging posts hold only that party's slots; nothing else waits for them.
     ///
+    /// A record that fails (no pool connection within `recordWait`, the database away) keeps its batch and
+    /// writes it again after `pollInterval`: an outcome is dropped only when the loop ends, and then its
+    /// event is posted again after its lease. Until recorded, an event stays leased and the next one of its
+    /// request is not claimed, so order per request holds.
+    ///
     /// On graceful shutdown it stops claiming, gives back the events it claimed but has not posted, lets
-    /// the posts in flight finish (each bounded by the request timeout) and records every outcome before
-    /// it returns. On cancellation everything is abandoned and the events are claimed again when their
-    /// lease ends (at least once, never lost).
+    /// the posts in flight finish for up to `shutdownPostWait` (then cuts them short: failed attempts,
+    /// posted again later), and then records the outcomes within `shutdownRecordWait`, so that a post begun
+    /// just before the stop is still recorded inside `d4h serve`'s graceful deadline. On cancellation
+    /// everything is abandoned and the events are claimed again when their lease ends (at least once,
+    /// never lost).
     private func deliverUntilShutdown(with http: HTTPClient) async {
         let perParty = configuration.maxInFlightPerThirdParty
         let depth = configuration.claimDepth
@@ -98,6 +111,10 @@ package struct WebhookDelivery: Service {
             var finished: [WebhookDeliveryStore.Finished] = []
             var recording = false
             var recordTimer = false
+            // After a failed record, until `.recordResume`: no record starts (no retrying in a tight loop).
+            var recordPaused = false
+            // Once stopping and every post is done: recording's own deadline.
+            var recordDeadline: ContinuousClock.Instant?
             var releasing = false
             var stopping = false
 
@@ -105,6 +122,14 @@ package struct WebhookDelivery: Service {
                 held[event.thirdPartyID, default: 1] -= 1
                 if held[event.thirdPartyID] == 0 { held[event.thirdPartyID] = nil }
                 heldTotal -= 1
+            }
+
+            func startRecord() {
+                let batch = Array(finished.prefix(configuration.recordBatch))
+                finished.removeFirst(batch.count)
+                recording = true
+                let wait = recordDeadline.map { max(.zero, $0 - ContinuousClock.now) } ?? configuration.recordWait
+                group.addTask { .recorded(failed: await record(batch, waitingAtMost: wait) ? nil : batch) }
             }
 
             group.addTask {
@@ -125,6 +150,16 @@ package struct WebhookDelivery: Service {
                             return .released
                         }
                     }
+                    if posting > 0 {
+                        let wait = configuration.shutdownPostWait
+                        group.addTask {
+                            try? await Task.sleep(for: wait)
+                            return .cutPosts
+                        }
+                    }
+                }
+                if stopping, posting == 0, recordDeadline == nil {
+                    recordDeadline = .now + configuration.shutdownRecordWait
                 }
 
                 // Posts: the longest-waiting event of any party with a free slot, while the instance has one.
@@ -151,15 +186,10 @@ package struct WebhookDelivery: Service {
                 }
 
                 // Records: at once when a batch is full or when stopping, otherwise after `recordDelay`.
-                if !recording, !finished.isEmpty, stopping || finished.count >= configuration.recordBatch {
-                    let batch = Array(finished.prefix(configuration.recordBatch))
-                    finished.removeFirst(batch.count)
-                    recording = true
-                    group.addTask {
-                        await record(batch)
-                        return .recorded
-                    }
-                } else if !recording, !finished.isEmpty, !recordTimer {
+                let recordTimeUp = recordDeadline.map { ContinuousClock.now >= $0 } ?? false
+                if !recording, !recordPaused, !recordTimeUp, !finished.isEmpty, stopping || finished.count >= configuration.recordBatch {
+                    startRecord()
+                } else if !recording, !recordPaused, !finished.isEmpty, !recordTimer {
                     recordTimer = true
                     let delay = configuration.recordDelay
                     group.addTask {
@@ -209,7 +239,15 @@ package struct WebhookDelivery: Service {
                     }
                 }
 
-                if stopping, posting == 0, finished.isEmpty, !recording, !releasing, !claiming { break }
+                if stopping, posting == 0, !recording, !releasing, !claiming {
+                    if finished.isEmpty { break }
+                    if let deadline = recordDeadline, ContinuousClock.now >= deadline {
+                        // Their events stay leased and are posted again when the lease runs out.
+                        logger.warning(
+                            "webhook outcomes left unrecorded as the server stopped", metadata: ["webhook.attempts": "\(finished.count)"])
+                        break
+                    }
+                }
                 switch await group.next() {
                 case .claimed(let events, let at, let limit):
                     claiming = false
@@ -248,31 +286,41 @@ package struct WebhookDelivery: Service {
                     finishedSinceClaim += 1
                     // Room again (and that party's budget): its next events may be waiting.
                     if finishedSinceClaim >= refill || heldTotal == 0 { moreDue = true }
-                case .recorded:
+                case .recorded(let failed):
                     recording = false
+                    if let failed {
+                        // Kept, first in line, and written again after a pause (shorter while stopping, so
+                        // that the last try still comes before recording's deadline).
+                        finished.insert(contentsOf: failed, at: 0)
+                        recordPaused = true
+                        var pause = configuration.pollInterval
+                        if let deadline = recordDeadline { pause = min(pause, max(.zero, deadline - .now)) }
+                        group.addTask { [pause] in
+                            try? await Task.sleep(for: pause)
+                            return .recordResume
+                        }
+                        break
+                    }
                     // A recorded delivery lets the next event of its request be claimed.
                     moreDue = true
                     // What finished during the write goes now, as one batch: no timer to wait for.
-                    if !finished.isEmpty, !recordTimer {
-                        let batch = Array(finished.prefix(configuration.recordBatch))
-                        finished.removeFirst(batch.count)
-                        recording = true
-                        group.addTask {
-                            await record(batch)
-                            return .recorded
-                        }
-                    }
+                    if !finished.isEmpty, !recordTimer { startRecord() }
                 case .recordDue:
                     recordTimer = false
-                    if !recording, !finished.isEmpty {
-                        let batch = Array(finished.prefix(configuration.recordBatch))
-                        finished.removeFirst(batch.count)
-                        recording = true
+                    if !recording, !recordPaused, !finished.isEmpty { startRecord() }
+                case .recordResume:
+                    recordPaused = false
+                case .cutPosts:
+                    if posting > 0 {
+                        logger.info("cutting webhook posts short as the server stops", metadata: ["webhook.posts": "\(posting)"])
+                        // Fails the requests under way at once; each comes back as a failed attempt.
                         group.addTask {
-                            await record(batch)
-                            return .recorded
+                            try? await http.shutdown()
+                            return .postsCut
                         }
                     }
+                case .postsCut:
+                    break
                 case .released:
                     releasing = false
                 case .tick:
@@ -310,16 +358,19 @@ package struct WebhookDelivery: Service {
         ]
     }
 
-    /// Records a batch of attempts in one statement; never throws.
-    private func record(_ batch: [WebhookDeliveryStore.Finished]) async {
+    /// Records a batch of attempts in one statement, waiting at most `wait` for a connection; never
+    /// throws. False when it failed: the loop keeps the batch and writes it again.
+    private func record(_ batch: [WebhookDeliveryStore.Finished], waitingAtMost wait: Duration) async -> Bool {
         do {
-            try await client.withConnection { connection in
+            try await client.withConnection(waitingAtMost: wait) { connection in
                 try await WebhookDeliveryStore.record(batch, horizon: configuration.retryHorizon, on: connection, logger: logger)
             }
+            return true
         } catch {
-            // Their leases run out and the events are claimed again: at least once, never lost.
             logger.warning(
-                "recording webhook attempts failed", metadata: ["webhook.attempts": "\(batch.count)", "error": "\(String(reflecting: error))"])
+                "recording webhook attempts failed; kept to be written again",
+                metadata: ["webhook.attempts": "\(batch.count)", "error": "\(String(reflecting: error))"])
+            return false
         }
     }
 
@@ -383,6 +434,7 @@ package struct WebhookDelivery: Service {
             case .deadlineExceeded, .readTimeout, .writeTimeout: return "timed out"
             case .connectTimeout: return "timed out connecting"
             case .remoteConnectionClosed: return "the receiver closed the connection"
+            case .cancelled, .alreadyShutdown: return "cut short: the server was stopping"
             default: return "HTTP error: \(client)"
             }
         }

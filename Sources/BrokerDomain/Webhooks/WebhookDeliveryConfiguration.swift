@@ -22,6 +22,18 @@ package struct WebhookDeliveryConfiguration: Sendable {
     /// How long a finished attempt may wait for others to be recorded with. A recorded outcome is what
     /// releases the next event of the same request, so this is also the most it delays that event.
     package var recordDelay: Duration = .milliseconds(5)
+    /// How long a batch's record waits for a pool connection. Longer than a request's wait: the posts were
+    /// already answered, and an outcome not recorded means its event is posted again after its lease. A
+    /// record that fails anyway (no connection in time, the database away) is kept and written again
+    /// after `pollInterval`, as long as the loop runs.
+    package var recordWait: Duration = .seconds(20)
+    /// On graceful shutdown, how long posts in flight may still take; those still running then are cut
+    /// short (recorded as failed attempts, posted again later), so that recording keeps its own time.
+    package var shutdownPostWait: Duration = .seconds(5)
+    /// On graceful shutdown, how long recording the last outcomes may take once the posts have stopped.
+    /// `shutdownPostWait + shutdownRecordWait` stays inside `d4h serve`'s graceful deadline (10 s), after
+    /// which the loop would be cancelled and its unrecorded outcomes lost to a second post.
+    package var shutdownRecordWait: Duration = .seconds(3)
     /// The first retry's delay; each further retry doubles it up to `backoffCap`, then ±25 % jitter applies.
     package var backoffBase: Duration = .seconds(10)
     package var backoffCap: Duration = .seconds(60 * 60)
