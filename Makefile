@@ -69,7 +69,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test test-tools privacy-noise-check browser-test readme-walk fhir-check fhir-consent-check bench loadtest faults format lint fuzz psql \
+.PHONY: help deps build run test test-lane-measured test-lane-served test-tools privacy-noise-check browser-test readme-walk fhir-check fhir-consent-check bench loadtest faults format lint fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -122,8 +122,9 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@exec env $(RUN_ENV) '$(D4H)' serve
 
 # The tests that measure peak memory of a long run (a 200 MB import, a 2-million-line AutomatedSOS replay)
-# run after the parallel suite, on their own: each keeps a core busy for minutes, which would starve the
-# rest of a 2-core machine, and other tests in the same process would blur the memory they measure.
+# run after the parallel suite, in a process of their own (in the first of the two lanes beside the browser
+# tests): each keeps a core busy for a minute, which would starve the parallel suite on a 2-core machine,
+# and other tests in the same process would blur the memory they measure.
 MEMORY_TESTS := largeImport|aLongTraceInConstantMemory
 
 # The suites that drive the server through Foundation's URLSession (the generated client) run in a process
@@ -139,6 +140,8 @@ URLSESSION_TESTS := BrokerTests\.ClientTests|BrokerTests\.MonitoredUploaderServe
 # clients", and tests fail on 503s that are load on the test machine, not behaviour. Eight at a time keeps
 # both cores busy (the whole suite took 168 s instead of 195 s) and stays far below max_connections.
 TEST_PARALLELISM ?= 8
+# The test bundle `swift build --build-tests` makes (what `swift test` runs).
+TEST_BUNDLE := $(CURDIR)/.build/debug/Data4HelpPackageTests.xctest
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
 # Each test holds a score of descriptors (its server, pool, clients); a shell's soft limit of 1,024 is
 # not much above eight tests' worth once URLSession and child processes join. Raised to the hard limit.
@@ -158,15 +161,24 @@ else
 	@rm -f $(STAGE_TIMES)
 	@$(STAGE) "swift build --build-tests" $(SWIFT) build --build-tests
 	$(RAISE_FD_LIMIT) $(STAGE) "swift test (the parallel suite)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
-	$(RAISE_FD_LIMIT) $(STAGE) "swift test (URLSession suites)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(URLSESSION_TESTS)'
-	$(RAISE_FD_LIMIT) $(STAGE) "swift test (memory tests)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --filter '$(MEMORY_TESTS)'
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (URLSession suites)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip-build --filter '$(URLSESSION_TESTS)'
+	@$(STAGE) "the checks after the suites, in two lanes" env STAGE_TIMES='$(STAGE_TIMES)' MAKE='$(MAKE)' bash scripts/test-lanes.sh test-lane-measured test-lane-served
+	@echo "==== make test: seconds per stage ====" && cat $(STAGE_TIMES)
+endif
+
+# The checks after the Swift suites run in two lanes side by side (scripts/test-lanes.sh says why); each lane
+# runs its checks one after another. The memory tests run the built test bundle itself: `swift test` would hold
+# SwiftPM's lock on .build for their whole length, and the other lane's `make build` would wait for it. The noise check comes before the benchmarks: it installs scipy and opendp,
+# which the percentiles' benchmark uses.
+test-lane-measured: ## (part of make test) the memory tests, the noise cross-check, every benchmark at a tiny size
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (memory tests)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(TEST_BUNDLE) --testing-library swift-testing --filter '$(MEMORY_TESTS)'
 	@$(STAGE) privacy-noise-check $(MAKE) --no-print-directory privacy-noise-check
+	@$(STAGE) bench-smoke $(MAKE) --no-print-directory bench-smoke
+
+test-lane-served: ## (part of make test) the browser tests, the README's walk-through, the FHIR check
 	@$(STAGE) browser-test $(MAKE) --no-print-directory browser-test
 	@$(STAGE) readme-walk $(MAKE) --no-print-directory readme-walk
 	@$(STAGE) fhir-check $(MAKE) --no-print-directory fhir-check
-	@$(STAGE) bench-smoke $(MAKE) --no-print-directory bench-smoke
-	@echo "==== make test: seconds per stage ====" && cat $(STAGE_TIMES)
-endif
 
 # The Python tools the Swift tests start themselves (aiosmtpd for the SMTP transport's tests), in var/venv.
 test-tools: ## install the Python tools the Swift tests run (aiosmtpd) into var/venv

@@ -12,16 +12,29 @@ log() { echo "$TOOL: $*"; }
 die() { echo "$TOOL: $*" >&2; exit 1; }
 
 # Debian packages, running `apt-get update` only when the install fails without it.
+# Another check of `make test` may be installing at the same moment: wait for dpkg's lock (bounded).
 apt_install() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null ||
-        { apt-get update >/dev/null &&
-            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" </dev/null >/dev/null; }
+    local wait=(-o DPkg::Lock::Timeout=600)
+    DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y --no-install-recommends "$@" </dev/null >/dev/null ||
+        { apt-get "${wait[@]}" update >/dev/null &&
+            DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y --no-install-recommends "$@" </dev/null >/dev/null; }
 }
 
 # `pip install SPEC…` into $VENV (var/venv), creating the venv (and installing python3-venv as root) when
 # needed. One venv holds every test tool; a tool is added to it, never by recreating it. A tool whose
 # dependencies clash with the others' gets a venv of its own: `VENV=… venv_install SPEC…`.
+#
+# `make test` runs several checks at once (scripts/test-lanes.sh), and two pips writing one venv, or two
+# scripts creating it, would break it: each install holds $VENV.lock (flock) for its whole length.
 venv_install() {
+    mkdir -p "$(dirname "$VENV")"
+    (
+        flock -w 900 9 || die "waited 900 s for another install into ${VENV#"$REPO_ROOT"/} ($VENV.lock)"
+        venv_install_locked "$@"
+    ) 9>"$VENV.lock"
+}
+
+venv_install_locked() {
     if [[ ! -x $VENV/bin/python ]]; then
         if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
             if [[ $(id -u) -eq 0 ]]; then
