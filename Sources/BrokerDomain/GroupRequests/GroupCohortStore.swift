@@ -33,12 +33,14 @@ package enum GroupCohortStore {
                 SELECT r.user_id, r.type, \(unescaped: RollupFigureSQL.bucket("r", types: filters.map(\.type))) AS mean
                 FROM daily_rollups r
                 WHERE r.type = ANY(\(filters.map(\.type.code))::int2[]) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
                 GROUP BY r.user_id, r.type
             ), matching AS (
+                -- An unshared type is left out per person and type, after the means (a few thousand probes of
+                -- unshared_types rather than one per rollup row): all of a person's rows of it, as before.
                 SELECT p.person_number FROM people p
                 JOIN means m ON m.user_id = p.account_id
                 JOIN f ON f.type = m.type AND m.mean >= coalesce(f.min, '-Infinity') AND m.mean <= coalesce(f.max, 'Infinity')
+                WHERE NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = m.user_id AND x.type = m.type)
                 GROUP BY p.person_number
                 HAVING count(*) = (SELECT count(*) FROM f)
             )

@@ -17,7 +17,9 @@ package enum CellAggregateStore {
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [CellAggregate] {
         let rows = try await connection.query(
-            groupQuery(cohort: cohort, type: type, bucket: bucket, from: from, to: to, then: aggregates(by: "start", bounds: .of(type))),
+            groupQuery(
+                cohort: cohort, type: type, bucket: bucket, from: from, to: to,
+                then: aggregates(by: "start", as: "to_char(start, 'YYYY-MM-DD')", bounds: .of(type))),
             logger: logger)
         var found: [String: CellAggregate] = [:]
         for try await (start, people, centred, bins, counts) in rows.decode((String, Int64, Int64, [Int32], [Int64]).self) {
@@ -27,24 +29,31 @@ package enum CellAggregateStore {
         return bucket.starts(from: from, to: to).map { found[$0.description] ?? .empty(bucketStart: $0.description, type: type) }
     }
 
-    /// A query over a group's cells: its `per_person` CTE (one row per member and bucket: `start` and the
-    /// member's `figure`, members who do not share `type` left out), then `rest`, which reads it.
+    /// A query over a group's cells: its `per_person` CTE (one row per member and bucket: `start`, the
+    /// bucket's first day as a `date`, and the member's `figure`, members who do not share `type` left out),
+    /// then `rest`, which reads it.
+    ///
+    /// Issue 33 (bench/README.md, "Group evaluation (part 6)"): the members who do not share `type` are left
+    /// out of the cohort's few thousand account ids, not by a probe of `unshared_types` for each of the
+    /// ~700,000 member-days (the same people, as `type` is fixed); and `start` stays a `date` until the
+    /// last step, so the grid's (bucket, position) groups hash and compare dates, not text.
     private static func groupQuery(
         cohort: [Int32], type: SampleType, bucket: Statistics.Bucket, from: CalendarDate, to: CalendarDate, then rest: String
     ) -> PostgresQuery {
         let perPerson =
             bucket == .day
-            ? "SELECT to_char(r.day, 'YYYY-MM-DD') AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
-            : "SELECT to_char(date_trunc('\(bucket.rawValue)', r.day::timestamp), 'YYYY-MM-DD') AS start, "
-                + "\(RollupFigureSQL.bucket("r", types: [type])) AS figure"
+            ? "SELECT r.day AS start, \(RollupFigureSQL.day("r", types: [type])) AS figure"
+            : "SELECT date_trunc('\(bucket.rawValue)', r.day::timestamp)::date AS start, \(RollupFigureSQL.bucket("r", types: [type])) AS figure"
         let grouping = bucket == .day ? "" : "GROUP BY 1, r.user_id"
         return """
             WITH per_person AS (
                 \(unescaped: perPerson)
                 FROM daily_rollups r
                 WHERE r.type = \(type.code) AND r.day BETWEEN \(from.description)::date AND \(to.description)::date
-                  AND r.user_id IN (SELECT u.account_id FROM users u WHERE u.person_number = ANY(\(cohort)::int4[]))
-                  AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = r.user_id AND x.type = r.type)
+                  AND r.user_id IN (
+                      SELECT u.account_id FROM users u
+                      WHERE u.person_number = ANY(\(cohort)::int4[])
+                        AND NOT EXISTS (SELECT 1 FROM unshared_types x WHERE x.user_id = u.account_id AND x.type = \(type.code)))
                 \(unescaped: grouping)
             )
             \(unescaped: rest)
@@ -69,7 +78,7 @@ package enum CellAggregateStore {
     ) async throws -> [String: [Double]] {
         let b = ContributionBounds.of(type)
         let rest = """
-            SELECT start, array_agg(v ORDER BY v)
+            SELECT to_char(start, 'YYYY-MM-DD'), array_agg(v ORDER BY v)
             FROM (SELECT start, least(greatest(figure, (\(b.lower))::float8), (\(b.upper))::float8) AS v FROM per_person) p
             GROUP BY start
             """
@@ -84,8 +93,10 @@ package enum CellAggregateStore {
     /// columns `keys`, comma-separated, and the person's `figure`): each figure clamped to the bounds, put in
     /// its place on the percentiles' grid (`bin`, `gridPosition`), and rounded to the resolution as its distance from the middle, then per cell the key columns,
     /// people (int8), centred sum (int8), and the non-empty bins (int4[]) with their people (int8[]). The
-    /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers.
-    static func aggregates(by keys: String, bounds b: ContributionBounds) -> String {
+    /// bounds are constants of the code (`ContributionBounds`), written into the SQL as numbers. `output`
+    /// is what the result's first columns show of the keys (default: the keys themselves), so the groups can
+    /// be made on compact keys and only their 90-odd results formatted.
+    static func aggregates(by keys: String, as output: String? = nil, bounds b: ContributionBounds) -> String {
         let lower = "(\(b.lower))::float8"
         let upper = "(\(b.upper))::float8"
         return """
@@ -96,7 +107,7 @@ package enum CellAggregateStore {
                 SELECT \(keys), bin, count(*) AS people, sum(round((v - (\(b.middle))::float8) / (\(b.resolution))::float8)::int8) AS centred
                 FROM clamped GROUP BY \(keys), bin
             )
-            SELECT \(keys), sum(people)::int8, sum(centred)::int8, array_agg(bin::int4 ORDER BY bin), array_agg(people::int8 ORDER BY bin)
+            SELECT \(output ?? keys), sum(people)::int8, sum(centred)::int8, array_agg(bin::int4 ORDER BY bin), array_agg(people::int8 ORDER BY bin)
             FROM binned GROUP BY \(keys)
             """
     }
