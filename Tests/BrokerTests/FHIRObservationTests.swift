@@ -23,7 +23,7 @@ struct FHIRObservationTests {
             form: form, subject: subject, idPrefix: "p", timestamp: t0, nextLink: form == .bundle ? "/next?cursor=" : nil)
         let codes = samples.map(\.0.code)
         let values = samples.map(\.1)
-        let times = samples.map(\.2)
+        let times = samples.map { DownloadBytes.micros($0.2) }
         encoder.begin(codes: codes, times: times)
         var released = 0
         for row in samples.indices { released += encoder.append(codes: codes, times: times, values: values, row: row) }
@@ -120,6 +120,58 @@ struct FHIRObservationTests {
             }
             #expect(pairs.map(\.0) == ["8480-6", "8462-4"] && pairs.map(\.1) == [120, 80])
             #expect(panel["effectiveDateTime"] as? String == Timestamp.rfc3339(Self.t0))
+        }
+    }
+
+    @Test("blood pressure: many readings at a few instants pair as the first encoder's per-instant queues paired them")
+    func bloodPressurePairingMatchesQueues() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<20 {
+            // Readings at 1–6 instants, in any order, with heart rates between; each value names its row.
+            let instants = (0..<Int.random(in: 1...6, using: &generator)).map { Self.t0.addingTimeInterval(Double($0) * 60) }
+            let kinds: [SampleType] = [.systolicPressure, .diastolicPressure, .heartRate]
+            let samples: [(SampleType, Double, Date)] = (0..<(round == 0 ? 2 : 200)).map { row in
+                (kinds.randomElement(using: &generator)!, 40 + Double(row), instants.randomElement(using: &generator)!)
+            }
+            // The encoder before issue 33: a dictionary of waiting readings per instant, filled in arrival order.
+            var partner: [Int: Int] = [:]
+            var waiting: [Date: (systolic: [Int], diastolic: [Int])] = [:]
+            for (row, sample) in samples.enumerated() where sample.0 != .heartRate {
+                var entry = waiting[sample.2, default: ([], [])]
+                if sample.0 == .systolicPressure, let other = entry.diastolic.first {
+                    entry.diastolic.removeFirst()
+                    (partner[other], partner[row]) = (row, other)
+                } else if sample.0 == .diastolicPressure, let other = entry.systolic.first {
+                    entry.systolic.removeFirst()
+                    (partner[other], partner[row]) = (row, other)
+                } else if sample.0 == .systolicPressure {
+                    entry.systolic.append(row)
+                } else {
+                    entry.diastolic.append(row)
+                }
+                waiting[sample.2] = entry
+            }
+            var expected: [String] = []
+            for (row, sample) in samples.enumerated() {
+                guard let other = partner[row] else {
+                    expected.append("\(sample.0.observationCoding.code.code)=\(ReleasedSampleEncoder.number(sample.1))")
+                    continue
+                }
+                guard other > row else { continue }
+                let (systolic, diastolic) = sample.0 == .systolicPressure ? (row, other) : (other, row)
+                expected.append("85354-9=\(40 + systolic)/\(40 + diastolic)")
+            }
+            let (_, resources, released) = try Self.encode(samples, form: .ndjson)
+            #expect(released == samples.count)
+            let got = resources.map { resource -> String in
+                guard let components = resource["component"] as? [[String: Any]] else {
+                    let value = ((resource["valueQuantity"] as? [String: Any])?["value"] as? NSNumber)?.doubleValue ?? -1
+                    return "\(Self.code(resource) ?? "?")=\(ReleasedSampleEncoder.number(value))"
+                }
+                let values = components.map { Int(((($0["valueQuantity"] as? [String: Any])?["value"]) as? NSNumber)?.doubleValue ?? -1) }
+                return "\(Self.code(resource) ?? "?")=\(values[0])/\(values[1])"
+            }
+            #expect(got == expected)
         }
     }
 

@@ -31,9 +31,10 @@ package struct FHIRObservationEncoder {
     private let nextLink: String?
     private let types: [TypeBytes?]
     private let panel: PanelBytes
-    /// For the current chunk: the row each blood pressure reading is written with (its partner), and
-    /// whether this row is the one that writes the panel.
-    private var partner: [Int: Int] = [:]
+    /// For the current chunk: the row each blood pressure reading is written with (its partner), or -1;
+    /// empty when the chunk has no pair. Kept between chunks for its capacity, as is `pressureRows`.
+    private var partner: [Int] = []
+    private var pressureRows: [Int] = []
 
     /// `idPrefix` makes the Observations' ids unique across what one receiver gets (a request's id for a
     /// company: two requests to one person give different ids); `nextLink` is the Bundle's `next` link
@@ -74,44 +75,66 @@ package struct FHIRObservationEncoder {
 
     /// Pairs the chunk's blood pressure readings: each systolic with the first unpaired diastolic of the
     /// same instant, in arrival order. The panel is written at the first of the two rows.
-    mutating func begin(codes: [Int16], times: [Date]) {
-        partner = [:]
+    ///
+    /// Half the rows of a chunk can be blood pressure readings, so this allocates nothing per reading: when
+    /// their times only increase (a device's readings, in arrival order), no two share an instant and
+    /// there is nothing to pair; otherwise the readings are sorted by (time, row) and each run of one
+    /// instant is paired in arrival order.
+    mutating func begin(codes: [Int16], times: [Int64]) {
+        partner.removeAll(keepingCapacity: true)
+        pressureRows.removeAll(keepingCapacity: true)
         let systolic = SampleType.systolicPressure.code
         let diastolic = SampleType.diastolicPressure.code
-        guard codes.contains(where: { $0 == systolic || $0 == diastolic }) else { return }
-        var waiting: [Date: (systolic: [Int], diastolic: [Int])] = [:]
-        for (row, code) in codes.enumerated() where code == systolic || code == diastolic {
-            var entry = waiting[times[row], default: ([], [])]
-            if code == systolic {
-                if let other = entry.diastolic.first {
-                    entry.diastolic.removeFirst()
-                    (partner[other], partner[row]) = (row, other)
-                } else {
-                    entry.systolic.append(row)
-                }
-            } else if let other = entry.systolic.first {
-                entry.systolic.removeFirst()
-                (partner[other], partner[row]) = (row, other)
-            } else {
-                entry.diastolic.append(row)
-            }
-            waiting[times[row]] = entry
+        var increasing = true
+        for row in codes.indices where codes[row] == systolic || codes[row] == diastolic {
+            if let previous = pressureRows.last, times[previous] >= times[row] { increasing = false }
+            pressureRows.append(row)
         }
+        guard !increasing else { return }
+        pressureRows.sort { times[$0] != times[$1] ? times[$0] < times[$1] : $0 < $1 }
+        var start = 0
+        while start < pressureRows.count {
+            var end = start + 1
+            while end < pressureRows.count, times[pressureRows[end]] == times[pressureRows[start]] { end += 1 }
+            if end - start > 1 { pair(pressureRows[start..<end], codes: codes) }
+            start = end
+        }
+    }
+
+    /// Pairs the readings of one instant, given in arrival order.
+    private mutating func pair(_ rows: ArraySlice<Int>, codes: [Int16]) {
+        var waitingSystolic: [Int] = []
+        var waitingDiastolic: [Int] = []
+        for row in rows {
+            if codes[row] == SampleType.systolicPressure.code {
+                if waitingDiastolic.isEmpty { waitingSystolic.append(row) } else { link(row, waitingDiastolic.removeFirst(), count: codes.count) }
+            } else if waitingSystolic.isEmpty {
+                waitingDiastolic.append(row)
+            } else {
+                link(row, waitingSystolic.removeFirst(), count: codes.count)
+            }
+        }
+    }
+
+    private mutating func link(_ one: Int, _ other: Int, count: Int) {
+        if partner.isEmpty { partner = [Int](repeating: -1, count: count) }
+        (partner[one], partner[other]) = (other, one)
     }
 
     /// Writes row `row`; answers how many samples that released (2 for a panel, 0 for the second reading
     /// of a panel already written, or for a code this server does not know).
-    mutating func append(codes: [Int16], times: [Date], values: [Double], row: Int) -> Int {
+    mutating func append(codes: [Int16], times: [Int64], values: [Double], row: Int) -> Int {
         let code = codes[row]
         guard code >= 0, Int(code) < types.count, let type = types[Int(code)] else { return 0 }
-        if let other = partner[row] {
+        if !partner.isEmpty, partner[row] >= 0 {
+            let other = partner[row]
             guard other > row else { return 0 }
             let (systolic, diastolic) = code == SampleType.systolicPressure.code ? (row, other) : (other, row)
             openResource()
             out.bytes += panel.opening
-            appendID(code: panel.idCode, at: times[row])
+            appendID(code: panel.idCode, micros: times[row])
             out.bytes += panel.afterID
-            out.appendTime(times[row])
+            out.appendTime(micros: times[row])
             out.bytes += panel.systolic
             out.appendNumber(values[systolic])
             out.bytes += panel.diastolic
@@ -122,14 +145,14 @@ package struct FHIRObservationEncoder {
         }
         openResource()
         out.bytes += Self.opening
-        appendID(code: type.idCode, at: times[row])
+        appendID(code: type.idCode, micros: times[row])
         out.bytes += type.afterID
-        out.appendTime(times[row])
+        out.appendTime(micros: times[row])
         if type.isPeriod {
             out.bytes += Self.periodEnd
             // Sleep's sample is the period's start and its length in hours; other totals carry no length.
-            let end = code == SampleType.sleepingHours.code ? times[row].addingTimeInterval(values[row] * 3600) : times[row]
-            out.appendTime(end)
+            let end = code == SampleType.sleepingHours.code ? times[row] + Int64((values[row] * 3_600_000_000).rounded()) : times[row]
+            out.appendTime(micros: end)
             out.bytes += Self.periodClose
         } else {
             out.bytes += Self.quote
@@ -168,11 +191,9 @@ package struct FHIRObservationEncoder {
 
     /// `<prefix>-<code>-<microseconds since 1970>`: unique for a person (one sample per type and instant),
     /// the same in every download of the sample, and within FHIR's 64 characters.
-    private mutating func appendID(code: [UInt8], at: Date) {
+    private mutating func appendID(code: [UInt8], micros total: Int64) {
         out.bytes += idPrefix
         out.bytes += code
-        let (seconds, micros) = Timestamp.split(at)
-        let total = seconds * 1_000_000 + micros
         if total < 0 { out.bytes.append(UInt8(ascii: "n")) }
         out.appendDigits(Int(total.magnitude), width: 1)
     }

@@ -13,7 +13,20 @@ struct DownloadBytes {
 
     /// `Timestamp.rfc3339(date)`, with the date part cached per day.
     mutating func appendTime(_ date: Date) {
+        appendTime(micros: Self.micros(date))
+    }
+
+    /// The microseconds since 1970 that `Timestamp.rfc3339` writes for `date`.
+    static func micros(_ date: Date) -> Int64 {
         let (seconds, micros) = Timestamp.split(date)
+        return Int64(seconds) * 1_000_000 + Int64(micros)
+    }
+
+    /// `Timestamp.rfc3339` of a time in microseconds since 1970, as PostgreSQL holds it: the date part
+    /// formatted once per day, the time of day written as one 8-byte piece.
+    mutating func appendTime(micros: Int64) {
+        let seconds = Int(micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000)
+        let fraction = Int(micros - Int64(seconds) * 1_000_000)
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         if day != cachedDay {
             cachedDay = day
@@ -21,27 +34,24 @@ struct DownloadBytes {
         }
         bytes += cachedDayBytes
         let rest = seconds - day * 86_400
-        appendTwoDigits(rest / 3600)
-        bytes.append(UInt8(ascii: ":"))
-        appendTwoDigits(rest % 3600 / 60)
-        bytes.append(UInt8(ascii: ":"))
-        appendTwoDigits(rest % 60)
-        if micros != 0 {
-            var fraction = micros
+        let (hours, minutes, secs) = (rest / 3600, rest % 3600 / 60, rest % 60)
+        var clock: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (
+            UInt8(truncatingIfNeeded: 48 + hours / 10), UInt8(truncatingIfNeeded: 48 + hours % 10), UInt8(ascii: ":"),
+            UInt8(truncatingIfNeeded: 48 + minutes / 10), UInt8(truncatingIfNeeded: 48 + minutes % 10), UInt8(ascii: ":"),
+            UInt8(truncatingIfNeeded: 48 + secs / 10), UInt8(truncatingIfNeeded: 48 + secs % 10)
+        )
+        withUnsafeBytes(of: &clock) { bytes.append(contentsOf: $0) }
+        if fraction != 0 {
+            var digits = fraction
             var width = 6
-            while fraction % 10 == 0 {
-                fraction /= 10
+            while digits % 10 == 0 {
+                digits /= 10
                 width -= 1
             }
             bytes.append(UInt8(ascii: "."))
-            appendDigits(fraction, width: width)
+            appendDigits(digits, width: width)
         }
         bytes.append(UInt8(ascii: "Z"))
-    }
-
-    private mutating func appendTwoDigits(_ value: Int) {
-        bytes.append(UInt8(truncatingIfNeeded: 48 + value / 10))
-        bytes.append(UInt8(truncatingIfNeeded: 48 + value % 10))
     }
 
     mutating func appendDigits(_ value: Int, width: Int) {

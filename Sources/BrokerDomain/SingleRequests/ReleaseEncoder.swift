@@ -24,9 +24,7 @@ extension ReleasedChunk: ReleasedRows {
 
 extension ReleasedSampleEncoder: ReleaseEncoder {
     mutating func append(_ chunk: ReleasedChunk, row: Int) -> Int {
-        guard let type = SampleType(code: chunk.codes[row]) else { return 0 }
-        append(type: type, at: chunk.times[row], value: chunk.values[row])
-        return 1
+        append(code: chunk.codes[row], micros: chunk.times[row], value: chunk.values[row]) ? 1 : 0
     }
 }
 

@@ -34,22 +34,30 @@ package struct ReleasedSampleEncoder {
     }
 
     mutating func append(type: SampleType, at: Date, value: Double) {
-        let names = Self.names[Int(type.code)]
+        _ = append(code: type.code, micros: DownloadBytes.micros(at), value: value)
+    }
+
+    /// Writes one sample given as the database holds it (its type's code, its time in microseconds since
+    /// 1970); answers false, writing nothing, for a code this server does not know. The type's bytes are
+    /// found by the code itself: `SampleType(code:)` searched every type for every sample.
+    mutating func append(code: Int16, micros: Int64, value: Double) -> Bool {
+        guard code >= 0, Int(code) < Self.names.count, let names = Self.names[Int(code)] else { return false }
         switch format {
         case .json:
             out.bytes += first ? names.jsonOpening : names.jsonOpeningAfterComma
-            out.appendTime(at)
+            out.appendTime(micros: micros)
             out.bytes += Self.jsonValue
             out.appendNumber(value)
             out.bytes += names.jsonUnit
         case .csv:
             out.bytes += names.csvType
-            out.appendTime(at)
+            out.appendTime(micros: micros)
             out.bytes.append(UInt8(ascii: ","))
             out.appendNumber(value)
             out.bytes += names.csvUnit
         }
         first = false
+        return true
     }
 
     /// Closes the JSON document; CSV needs nothing more.
@@ -80,11 +88,9 @@ package struct ReleasedSampleEncoder {
 
     private static let jsonValue = Array(#"","value":"#.utf8)
 
-    /// Indexed by `SampleType.code`.
-    private static let names: [TypeBytes] = {
-        var table = Array(
-            repeating: TypeBytes(jsonOpening: [], jsonOpeningAfterComma: [], jsonUnit: [], csvType: [], csvUnit: []),
-            count: Int(SampleType.allCases.map(\.code).max()!) + 1)
+    /// Indexed by `SampleType.code` (nil for a code no type has).
+    private static let names: [TypeBytes?] = {
+        var table = [TypeBytes?](repeating: nil, count: Int(SampleType.allCases.map(\.code).max()!) + 1)
         for type in SampleType.allCases {
             table[Int(type.code)] = TypeBytes(
                 jsonOpening: Array(#"{"type":"\#(type.rawValue)","at":""#.utf8),

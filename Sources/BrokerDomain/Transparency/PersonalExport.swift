@@ -143,7 +143,7 @@ package struct PersonalExport: Sendable {
             // In (time, type) order, so a blood pressure pair sits side by side: only a pair split by the
             // page's end is written as two Observations.
             let codes = samples.map(\.type.code)
-            let times = samples.map(\.at)
+            let times = samples.map { DownloadBytes.micros($0.at) }
             let values = samples.map(\.value)
             encoder.begin(codes: codes, times: times)
             for row in samples.indices {
