@@ -91,17 +91,8 @@ extension SingleRequestStore {
             userID: plan.userID, after: after, bound: plan.bound, types: plan.request.types.map(\.code),
             from: plan.request.windowFrom.map(Timestamp.postgresText), to: plan.request.windowTo.map(Timestamp.postgresText),
             limit: Int64(limit))
-        var chunk: ReleasedChunk?
-        do {
-            for try await row in try await connection.execute(statement, logger: logger) { chunk = row }
-        } catch {
-            // PostgresNIO keeps a statement whose preparation failed (a statement timeout, a lock) for as long as
-            // the connection lives, and answers every later execute of it with that error: the connection is
-            // closed, and the pool opens a fresh one for the next lease. This download still fails.
-            try? await connection.close()
-            throw error
-        }
-        return chunk
+        // `preparedRows` closes the connection when the statement fails, so a failed preparation is not kept.
+        return try await connection.preparedRows(statement, logger: logger).last
     }
 
     /// `releasedChunk`'s statement, prepared once per connection. Planned afresh for every chunk of 10,000
