@@ -92,7 +92,7 @@ extension SingleRequestStore {
             from: plan.request.windowFrom.map(Timestamp.postgresText), to: plan.request.windowTo.map(Timestamp.postgresText),
             limit: Int64(limit))
         // `preparedRows` closes the connection when the statement fails, so a failed preparation is not kept.
-        return try await connection.preparedRows(statement, logger: logger).last
+        return try await connection.preparedRows(statement, logger: logger).last ?? nil
     }
 
     /// `releasedChunk`'s statement, prepared once per connection. Planned afresh for every chunk of 10,000
