@@ -192,7 +192,14 @@ do_stop() {
 }
 
 case $ACTION in
-    start) do_start ;;
+    start)
+        # One start at a time per port, across checkouts: `make test` runs checks side by side
+        # (scripts/test-lanes.sh), each starting with `test-db-start`, and two `ALTER ROLE`s of
+        # ensure_role_and_database at once can fail ("tuple concurrently updated").
+        exec 8>"/tmp/d4h-pg-$PORT.lock"
+        flock -w 300 8 || die "waited 300 s for another start of the cluster on port $PORT (/tmp/d4h-pg-$PORT.lock)"
+        do_start
+        ;;
     stop) do_stop ;;
     reset)
         do_stop

@@ -15,12 +15,24 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO_ROOT"
 : "${STAGE_TIMES:?STAGE_TIMES names the file scripts/stage.sh appends to}"
 MAKE=${MAKE:-make}
-LANE_TIMEOUT=${LANE_TIMEOUT:-3600}
+# Each lane takes a few minutes; this bound is far above that and well inside CI's limit.
+LANE_TIMEOUT=${LANE_TIMEOUT:-1800}
 logs=$REPO_ROOT/var/test-lanes
 mkdir -p "$logs"
 touch "$STAGE_TIMES"
 
 declare -A pids=()
+# Stopped (Ctrl-C, CI cancelling the job) or ending early: the lanes stop too. Each runs under `timeout`,
+# which leads a process group of its own and passes a TERM on to all of it (its servers, Chromium, psql);
+# without this they would outlive the script and hold their ports and databases.
+stop_lanes() {
+    local pid
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+}
+trap 'stop_lanes; exit 130' INT
+trap 'stop_lanes; exit 143' TERM
+trap stop_lanes EXIT
 for lane in "$@"; do
     echo "test-lanes: $lane started (output: var/test-lanes/$lane.log)"
     timeout --kill-after=30 "$LANE_TIMEOUT" "$MAKE" --no-print-directory "$lane" >"$logs/$lane.log" 2>&1 </dev/null &
@@ -46,6 +58,11 @@ while ((running > 0)); do
         else
             wait "${pids[$lane]}"
             status[$lane]=$?
+            if ((status[$lane] != 0)); then
+                # Said at once (the other lane may run on for minutes); its whole output follows at the end.
+                echo "test-lanes: $lane FAILED (exit ${status[$lane]}); its last lines:"
+                tail -n 40 "$logs/$lane.log" | sed 's/^/    /'
+            fi
         fi
     done
 done
