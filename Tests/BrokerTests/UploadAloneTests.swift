@@ -1,6 +1,7 @@
 import BrokerTestSupport
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import PostgresNIO
 import Testing
 
@@ -115,6 +116,43 @@ struct UploadAloneTests {
                 #expect(next.status == .ok, "upload \(minute): \(harness.text(next))")
             }
             #expect(try await harness.int("SELECT count(*) FROM samples") == 3)
+        }
+    }
+
+    /// The other side of that rule: once the statements have run on a connection, a failure of theirs is
+    /// their execution's (here a lock timeout, as under load), and the connection is kept. Closing it would
+    /// turn each 503 of an overload into a reconnection and fresh preparations.
+    @Test("an upload statement that ran before and then times out on a lock keeps its pooled connection")
+    func anExecutionFailureKeepsTheConnection() async throws {
+        try await TestHarness.run(configure: {
+            $0.database.poolSize = 1
+            $0.database.lockTimeout = .milliseconds(300)
+        }) { harness in
+            let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
+            let personID = try #require(UUID(uuidString: try await harness.accountID(token)))
+            @Sendable func upload(_ minute: Int) async throws -> TestResponse {
+                try await harness.request(
+                    .post, "/v1/me/samples", json: #"{"samples":[{"type":"heart_rate","value":60,"at":"\#(TestHarness.time(minutes: minute))"}]}"#,
+                    token: token)
+            }
+            // The server's backends but the database watchdog's (whose statement is its probe): the pool's one connection.
+            let uploader = """
+                SELECT pid FROM pg_stat_activity
+                WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND query <> 'SELECT 1'
+                """
+            #expect(try await upload(0).status == .ok)
+            let before = try await harness.sql(uploader).map { try $0.decode(Int32.self) }
+            try #require(before.count == 1, "\(before)")
+            let blocked = try await TestDatabase.withClient(harness.databaseURL) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query(
+                        "SELECT 1 FROM sample_arrivals WHERE user_id = \(personID) FOR UPDATE", logger: TestDatabase.logger)
+                    return try await upload(1)
+                }
+            }
+            #expect(blocked.status == .serviceUnavailable, "\(harness.text(blocked))")
+            #expect(try await upload(2).status == .ok)
+            #expect(try await harness.sql(uploader).map { try $0.decode(Int32.self) } == before)
         }
     }
 

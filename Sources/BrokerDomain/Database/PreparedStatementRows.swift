@@ -1,22 +1,33 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 extension PostgresConnection {
     /// The rows of a statement prepared once per connection (PostgresNIO keeps it by name on the connection).
     ///
     /// PostgresNIO also keeps a statement whose preparation failed: every later execute of that name on the
     /// connection answers the same error, for as long as the connection lives. A Parse that waited past
-    /// `lock_timeout` behind a migration's lock would so fail every upload leased onto that connection. So any
-    /// error but the statement's own "store me in a transaction" (`upload_needs_transaction`, which the caller
-    /// expects) closes the connection, and the pool opens a fresh one for the next lease. The error still
-    /// reaches the caller: this request fails as it would have; the next ones do not.
+    /// `lock_timeout` behind a migration's lock would so fail every upload leased onto that connection. So a
+    /// statement that fails before it has ever run on this connection closes the connection, and the pool
+    /// opens a fresh one for the next lease; the error still reaches the caller. Once it has run, its failures
+    /// are its execution's (a lock or statement timeout under load) and the connection is kept: closing it
+    /// then would make an overload worse with reconnections and fresh preparations. The statement's own
+    /// "store me in a transaction" (`upload_needs_transaction`) never closes it: the caller expects it.
     func preparedRows<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row] {
+        let connection = ObjectIdentifier(self)
         do {
             var rows: [Statement.Row] = []
             for try await row in try await execute(statement, logger: logger) { rows.append(row) }
+            let firstOnConnection = statementsThatRan.withLock { ran in
+                defer { ran[connection, default: []].insert(Statement.name) }
+                return ran[connection] == nil
+            }
+            // Forgotten as the connection closes (it is still alive then, so its identifier is not yet reused).
+            if firstOnConnection { closeFuture.whenComplete { _ in statementsThatRan.withLock { $0[connection] = nil } } }
             return rows
         } catch {
-            if !PostgresErrors.uploadNeedsTransaction(error) { try? await close() }
+            let ran = statementsThatRan.withLock { $0[connection]?.contains(Statement.name) ?? false }
+            if !ran && !PostgresErrors.uploadNeedsTransaction(error) { try? await close() }
             throw error
         }
     }
@@ -27,3 +38,6 @@ extension PostgresConnection {
         return row
     }
 }
+
+/// Per open connection, the prepared statements that have run on it at least once (`preparedRows`).
+private let statementsThatRan = Mutex<[ObjectIdentifier: Set<String>]>([:])
