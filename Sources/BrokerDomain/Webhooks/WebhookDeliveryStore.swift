@@ -86,8 +86,12 @@ enum WebhookDeliveryStore {
         {
             var data = data
             if let cursorArrival, let request {
-                guard let cursorKey else { throw ServerSecretMissing(name: "download_cursor_key") }
-                data = withCursor(data, arrival: cursorArrival, request: request, type: type, key: SymmetricKey(data: cursorKey))
+                if let cursorKey {
+                    data = withCursor(data, arrival: cursorArrival, request: request, type: type, key: SymmetricKey(data: cursorKey))
+                } else {
+                    logger.error(
+                        "download_cursor_key is missing: a subscription event goes out without its cursor", metadata: ["webhook.event.id": "\(id)"])
+                }
             }
             events.append(
                 ClaimedEvent(
@@ -101,8 +105,15 @@ enum WebhookDeliveryStore {
     /// arrival number the upload's statement stored in `cursor_arrival` sealed for the request (migration 0049).
     /// Sealing here rather than when the event is queued lets an upload queue it inside its one statement, with
     /// no key at hand. Positions' events get a positions cursor.
+    /// Any other type is left as stored: only these two carry a cursor. (Without the key, which migration
+    /// 0011 stores, the claim delivers the stored object as it is rather than lease a batch it cannot send.)
     static func withCursor(_ data: String, arrival: Int64, request: UUID, type: String, key: SymmetricKey) -> String {
-        let kind: DownloadCursor.Kind = type == WebhookOutboxStore.EventType.subscriptionPositionsAvailable.rawValue ? .positions : .samples
+        let kind: DownloadCursor.Kind
+        switch WebhookOutboxStore.EventType(rawValue: type) {
+        case .subscriptionDataAvailable: kind = .samples
+        case .subscriptionPositionsAvailable: kind = .positions
+        default: return data
+        }
         let cursor = #""cursor": "\#(DownloadCursor.seal(arrival, request: request, kind: kind, key: key))""#
         // `data` is a JSON object's text as PostgreSQL prints it; the sealed cursor is URL-safe base64, no escaping needed.
         let rest = data.drop(while: { $0 == "{" || $0 == " " })
