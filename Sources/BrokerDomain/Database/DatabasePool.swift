@@ -81,7 +81,16 @@ package struct DatabasePool: Sendable, Service {
         defer { handoff.giveBack() }
         var held = Self.heldLeases
         held[identity] = "\(file):\(line)"
-        return try await Self.$heldLeases.withValue(held) { try await body(connection) }
+        do {
+            let result = try await Self.$heldLeases.withValue(held) { try await body(connection) }
+            if connection.takeCloseMark() { try? await connection.close() }
+            return result
+        } catch {
+            // A statement that could not be prepared is remembered by PostgresNIO for the connection's life
+            // (`preparedRows`): the pool gets a fresh connection instead.
+            if connection.takeCloseMark() { try? await connection.close() }
+            throw error
+        }
     }
 
     /// Runs `body` in a transaction (committed when it returns, rolled back when it throws).
