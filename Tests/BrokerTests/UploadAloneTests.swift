@@ -6,6 +6,7 @@ import PostgresNIO
 import Testing
 
 @testable import BrokerDomain
+@testable import BrokerServer
 
 /// A phone's upload is one statement with no transaction around it (`SampleStore.ingestAlone`). Its snapshot
 /// is taken before it waits for the person's arrival lock; whenever someone held that lock meanwhile, the
@@ -96,10 +97,7 @@ struct UploadAloneTests {
     /// was a 503 for as long as the connection lived).
     @Test("an upload whose statement could not be prepared fails alone: the next ones on the pool are stored")
     func aFailedPreparationIsNotKept() async throws {
-        try await TestHarness.run(configure: {
-            $0.database.poolSize = 1
-            $0.database.lockTimeout = .milliseconds(300)
-        }) { harness in
+        try await TestHarness.run(configure: Self.onePooledConnection) { harness in
             let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
             let upload = #"{"samples":[{"type":"heart_rate","value":60,"at":"\#(TestHarness.time(minutes: 0))"}]}"#
             let blocked = try await TestDatabase.withClient(harness.databaseURL) { client in
@@ -124,10 +122,7 @@ struct UploadAloneTests {
     /// turn each 503 of an overload into a reconnection and fresh preparations.
     @Test("an upload statement that ran before and then times out on a lock keeps its pooled connection")
     func anExecutionFailureKeepsTheConnection() async throws {
-        try await TestHarness.run(configure: {
-            $0.database.poolSize = 1
-            $0.database.lockTimeout = .milliseconds(300)
-        }) { harness in
+        try await TestHarness.run(configure: Self.onePooledConnection) { harness in
             let token = try await harness.activeUser(.init(fiscalCode: TestHarness.uniqueFiscalCode()))
             let personID = try #require(UUID(uuidString: try await harness.accountID(token)))
             @Sendable func upload(_ minute: Int) async throws -> TestResponse {
@@ -154,6 +149,12 @@ struct UploadAloneTests {
             #expect(try await upload(2).status == .ok)
             #expect(try await harness.sql(uploader).map { try $0.decode(Int32.self) } == before)
         }
+    }
+
+    /// One pooled connection, so the next upload meets the connection the last one left, and a short lock wait.
+    @Sendable static func onePooledConnection(_ configuration: inout BrokerConfiguration) {
+        configuration.database.poolSize = 1
+        configuration.database.lockTimeout = .milliseconds(300)
     }
 
     /// Waits (polling, at most 10 s) until a statement of the test's database waits for a lock: the upload

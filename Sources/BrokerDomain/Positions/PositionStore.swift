@@ -200,13 +200,7 @@ package enum PositionStore {
               AND EXISTS (
                   SELECT 1 FROM inserted i
                   WHERE (r.window_from IS NULL OR i.at >= r.window_from) AND (r.window_to IS NULL OR i.at <= r.window_to))
-        ), announced AS (
-            INSERT INTO webhook_events (third_party_id, type, request_id, data, cursor_arrival)
-            SELECT s.third_party_id, 'subscription.positions_available', s.id, jsonb_build_object('requestId', s.id::text), s.arrival
-            FROM subscribers s
-            WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.third_party_id = s.third_party_id)
-            ON CONFLICT DO NOTHING
-        )
+        ), \(SampleStore.announcedSQL(.subscriptionPositionsAvailable))
         """
     }
 

@@ -289,9 +289,17 @@ package enum SampleStore {
                   WHERE i.type = ANY(r.types) AND i.type <> ALL(ARRAY(SELECT u.type FROM unshared_types u WHERE u.user_id = $1))
                     AND (r.window_from IS NULL OR i.at >= r.window_from)
                     AND (r.window_to IS NULL OR i.at <= r.window_to))
-        ), announced AS (
+        ), \(announcedSQL(.subscriptionDataAvailable))
+        """
+    }
+
+    /// The CTE after `subscribers` (request, its sender, the arrival its cursor stands for) that queues `type`
+    /// for each whose company has a webhook, folded into a pending one (the coalescing indexes, 0003 and 0016).
+    static func announcedSQL(_ type: WebhookOutboxStore.EventType) -> String {
+        """
+        announced AS (
             INSERT INTO webhook_events (third_party_id, type, request_id, data, cursor_arrival)
-            SELECT s.third_party_id, 'subscription.data_available', s.id, jsonb_build_object('requestId', s.id::text), s.arrival
+            SELECT s.third_party_id, '\(type.rawValue)', s.id, jsonb_build_object('requestId', s.id::text), s.arrival
             FROM subscribers s
             WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.third_party_id = s.third_party_id)
             ON CONFLICT DO NOTHING
