@@ -134,8 +134,10 @@ start_server() {
     say "starting $NAME cluster on 127.0.0.1:$PORT (log: $LOG_FILE)"
     # setsid: detach the postmaster from our terminal's process group, so a Ctrl-C aimed at
     # `make run` (which may have started it) does not also shut the database down.
+    # 8>&-: the postmaster must not inherit the start lock's descriptor (below), or it would
+    # hold the lock for its whole life and every later start would wait for it in vain.
     if ! as_owner setsid -w "$PG_BIN/pg_ctl" -D "$DATA_DIR" -l "$LOG_FILE" -w -t 60 -o "$opts" start \
-        >/dev/null; then
+        >/dev/null 8>&-; then
         echo "---- last lines of $LOG_FILE ----" >&2
         tail -n 30 "$LOG_FILE" >&2 || true
         die "could not start the $NAME cluster"
