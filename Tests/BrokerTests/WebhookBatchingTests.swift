@@ -68,6 +68,56 @@ struct WebhookBatchingTests {
         }
     }
 
+    @Test("a fast receiver is claimed deeper; once it slows, what it holds beyond the shallow depth goes back at once")
+    func fastReceiverClaimedDeeper() async throws {
+        try await WebhookReceiver.run { receiver in
+            // Shallow: (60 - 5) / 20 = 2 rounds, 4 events. Fast (posts within 2 s): (60 - 20 - 5) / 2 = 17
+            // rounds, 34 events. The timeout outlasts the test's hang, so no post is cut and sent twice.
+            var delivery = WebhookDeliveryConfiguration()
+            delivery.requestTimeout = .seconds(20)
+            delivery.lease = .seconds(60)
+            delivery.fastPost = .seconds(2)
+            delivery.maxInFlight = 2
+            delivery.maxInFlightPerThirdParty = 2
+            #expect(delivery.claimDepth == 2)
+            #expect(delivery.fastClaimDepth == 17)
+            let configure: @Sendable (inout BrokerConfiguration) -> Void = { [delivery] in
+                WebhookFixtures.fast(&$0)
+                // The fixture's short poll and backoff, with the depths above.
+                let (poll, backoff) = ($0.webhookDelivery.pollInterval, $0.webhookDelivery.backoffBase)
+                $0.webhookDelivery = delivery
+                $0.webhookDelivery.pollInterval = poll
+                $0.webhookDelivery.backoffBase = backoff
+            }
+            try await TestHarness.run(configure: configure) { harness in
+                let party = try await WebhookFixtures.company(harness, url: receiver.url("deep")).id
+                // Fast answers make the party fast.
+                try await enqueue(harness, for: party, requests: 10)
+                #expect(await eventually { try await count(harness, party, status: "delivered") == 10 })
+                // Now it hangs: the next claim leases the fast depth (attempts stay counted when given back).
+                await receiver.log.hang("deep")
+                try await enqueue(harness, for: party, requests: 100)
+                let attempted = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(party)' AND status = 'pending' AND attempts > 0"
+                let deep = await eventually { try await harness.int(attempted) == 34 }
+                let claimed = try await harness.int(attempted)
+                #expect(deep, "claimed \(claimed), not the fast depth's 34")
+                // Once its posts run past 2 s it is shallow again, and gives back all but 4 (2 posting, 2
+                // waiting) long before their one-minute lease ends.
+                let start = ContinuousClock.now
+                let leased = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(party)' AND status = 'pending' AND next_attempt_at > now() + interval '30 seconds'"
+                let givenBack = await eventually(timeout: .seconds(10)) { try await harness.int(leased) == 4 }
+                let stillLeased = try await harness.int(leased)
+                #expect(givenBack, "still leased: \(stillLeased), not the shallow depth's 4")
+                #expect(ContinuousClock.now - start < .seconds(10))
+                #expect(await receiver.log.arrived("deep") == 12)
+                await receiver.log.release("deep")
+                #expect(await eventually(timeout: .seconds(30)) { try await count(harness, party, status: "delivered") == 110 })
+                #expect(await receiver.log.delivered("deep").count == 110)
+                #expect(Set(await receiver.log.delivered("deep").compactMap(\.eventID)).count == 110)
+            }
+        }
+    }
+
     @Test("outcomes waiting for their batch are recorded before a stopping server returns")
     func flushOnShutdown() async throws {
         try await WebhookReceiver.run { receiver in
@@ -241,7 +291,7 @@ struct WebhookBatchingTests {
                             """, logger: logger)
                         return try await connection.withTransaction(logger: logger) { connection in
                             let claimed = try await WebhookDeliveryStore.claim(
-                                limit: 160, perThirdParty: 40, inFlight: [:], lease: .seconds(60), on: connection, logger: logger)
+                                limit: 160, defaultRoom: 40, room: [:], lease: .seconds(60), on: connection, logger: logger)
                             #expect(claimed.count == 40)
                             // Rows of the table this transaction read: a probe per candidate reads none or a
                             // few; a scan of a whole index (or of the table) per candidate read 5,000 each.

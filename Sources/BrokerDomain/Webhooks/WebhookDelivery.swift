@@ -57,6 +57,8 @@ package struct WebhookDelivery: Service {
         case cutPosts
         case postsCut
         case tick
+        /// Time to look for a fast party's post that has run past `fastPost`.
+        case watch
         case stop
     }
 
@@ -75,6 +77,11 @@ package struct WebhookDelivery: Service {
     /// joins the next batch record (`recordBatch`, `recordDelay`) instead of a transaction of its own.
     /// One party's hanging posts hold only that party's slots; nothing else waits for them.
     ///
+    /// A party whose receiver answers fast (`fastPost`) is claimed deeper (`fastClaimDepth`): with the
+    /// shallow depth, each claim's round trip bounded a fast receiver to one claim's worth of events per
+    /// round trip. When one of its posts is slow or fails, it is shallow again and the events it holds
+    /// beyond the shallow depth are given back at once, rather than waiting out their lease.
+    ///
     /// A record that fails (no pool connection within `recordWait`, the database away) keeps its batch and
     /// writes it again after `pollInterval`: an outcome is dropped only when the loop ends, and then its
     /// event is posted again after its lease. Until recorded, an event stays leased and the next one of its
@@ -90,12 +97,13 @@ package struct WebhookDelivery: Service {
         let perParty = configuration.maxInFlightPerThirdParty
         let depth = configuration.claimDepth
         let heldPerParty = perParty * depth
-        let maxHeld = configuration.maxInFlight * depth
+        let heldPerFastParty = perParty * configuration.fastClaimDepth
         // Each claim is a transaction: after a backlog has been found, claim again once half a party's
         // claimed share is done, when a record may have let a request's next event go, when everything
         // is done, or at a poll tick; never one claim per finished post.
         let refill = max(1, heldPerParty / 2)
         let startBefore = configuration.requestTimeout + configuration.leaseMargin
+        let fastPostMs = Int(configuration.fastPost.inSeconds * 1000)
         await withTaskGroup(of: Wake.self) { group in
             var waiting: [UUID: [Waiting]] = [:]
             var inFlight: [UUID: Int] = [:]
@@ -115,13 +123,54 @@ package struct WebhookDelivery: Service {
             var recordPaused = false
             // Once stopping and every post is done: recording's own deadline.
             var recordDeadline: ContinuousClock.Instant?
-            var releasing = false
+            // Gives-back under way (a slowed party's excess, or a stopping server's queue).
+            var releasing = 0
             var stopping = false
+            // Parties claimed `fastClaimDepth` ahead, and how many fast posts in a row each party has had.
+            var fast: Set<UUID> = []
+            var fastStreak: [UUID: Int] = [:]
+            // When each post in flight started: a fast party's post running longer than `fastPost` makes it
+            // shallow without waiting for the post's timeout.
+            var postStarts: [UUID: (party: UUID, at: ContinuousClock.Instant)] = [:]
+            // A timer is set while a fast party posts: nothing else may wake the loop while its posts hang.
+            var watching = false
+
+            func heldAllowed(_ party: UUID) -> Int { fast.contains(party) ? heldPerFastParty : heldPerParty }
+            // The instance's bound on claimed events: every slot's shallow depth, plus the deeper share of
+            // as many fast parties as can post at once (many fast parties must not make one claim huge).
+            let fastShares = max(1, configuration.maxInFlight / max(1, perParty))
+            func maxHeld() -> Int {
+                configuration.maxInFlight * depth + min(fast.count, fastShares) * (heldPerFastParty - heldPerParty)
+            }
 
             func letGo(_ event: WebhookDeliveryStore.ClaimedEvent) {
                 held[event.thirdPartyID, default: 1] -= 1
                 if held[event.thirdPartyID] == 0 { held[event.thirdPartyID] = nil }
                 heldTotal -= 1
+            }
+
+            func giveBack(_ events: [WebhookDeliveryStore.ClaimedEvent]) {
+                guard !events.isEmpty else { return }
+                releasing += 1
+                group.addTask {
+                    await release(events)
+                    return .released
+                }
+            }
+
+            /// The party is shallow again: the events it holds beyond the shallow depth, newest first, go back.
+            func slowed(_ party: UUID) {
+                fastStreak[party] = nil
+                guard fast.remove(party) != nil else { return }
+                let excess = min((held[party] ?? 0) - heldPerParty, waiting[party]?.count ?? 0)
+                guard excess > 0, let queue = waiting[party] else { return }
+                let back = queue.suffix(excess).map(\.event)
+                waiting[party] = queue.count == excess ? nil : Array(queue.dropLast(excess))
+                back.forEach(letGo)
+                logger.info(
+                    "webhook receiver slowed: claimed events given back",
+                    metadata: ["account.id": "\(party)", "webhook.events": "\(back.count)"])
+                giveBack(back)
             }
 
             func startRecord() {
@@ -143,13 +192,7 @@ package struct WebhookDelivery: Service {
                     let unposted = waiting.values.flatMap { $0.map(\.event) }
                     waiting = [:]
                     unposted.forEach(letGo)
-                    if !unposted.isEmpty {
-                        releasing = true
-                        group.addTask {
-                            await release(unposted)
-                            return .released
-                        }
-                    }
+                    giveBack(unposted)
                     if posting > 0 {
                         let wait = configuration.shutdownPostWait
                         group.addTask {
@@ -160,6 +203,13 @@ package struct WebhookDelivery: Service {
                 }
                 if stopping, posting == 0, recordDeadline == nil {
                     recordDeadline = .now + configuration.shutdownRecordWait
+                }
+
+                // A fast party with a post running past `fastPost` is slow now, before that post ends.
+                if !fast.isEmpty {
+                    let now = ContinuousClock.now
+                    let late = Set(postStarts.values.filter { fast.contains($0.party) && now - $0.at > configuration.fastPost }.map(\.party))
+                    late.forEach(slowed)
                 }
 
                 // Posts: the longest-waiting event of any party with a free slot, while the instance has one.
@@ -182,7 +232,16 @@ package struct WebhookDelivery: Service {
                     inFlight[party, default: 0] += 1
                     posting += 1
                     let event = head.event
+                    postStarts[event.id] = (party, .now)
                     group.addTask { .posted(await deliver(event, with: http)) }
+                }
+                if !watching, !fast.isEmpty, postStarts.values.contains(where: { fast.contains($0.party) }) {
+                    watching = true
+                    let interval = configuration.fastPost / 2
+                    group.addTask {
+                        try? await Task.sleep(for: interval)
+                        return .watch
+                    }
                 }
 
                 // Records: at once when a batch is full or when stopping, otherwise after `recordDelay`.
@@ -199,11 +258,14 @@ package struct WebhookDelivery: Service {
                 }
 
                 // Claims: one at a time, beside the posts, while there is room and a backlog may be waiting.
+                let maxHeld = maxHeld()
                 if !stopping, !claiming, moreDue, heldTotal == 0 || maxHeld - heldTotal >= min(refill, maxHeld) {
                     claiming = true
                     finishedSinceClaim = 0
                     let limit = maxHeld - heldTotal
-                    let busy = held
+                    var room: [UUID: Int] = [:]
+                    for party in Set(held.keys).union(fast) { room[party] = heldAllowed(party) - (held[party] ?? 0) }
+                    let rooms = room
                     group.addTask {
                         let at = ContinuousClock.now
                         do {
@@ -212,7 +274,7 @@ package struct WebhookDelivery: Service {
                             let claimed = try await cancelWhenGracefulShutdown {
                                 try await client.withConnection { connection in
                                     try await WebhookDeliveryStore.claim(
-                                        limit: limit, perThirdParty: heldPerParty, inFlight: busy, lease: configuration.lease,
+                                        limit: limit, defaultRoom: heldPerParty, room: rooms, lease: configuration.lease,
                                         on: connection, logger: logger)
                                 }
                             }
@@ -239,7 +301,7 @@ package struct WebhookDelivery: Service {
                     }
                 }
 
-                if stopping, posting == 0, !recording, !releasing, !claiming {
+                if stopping, posting == 0, !recording, releasing == 0, !claiming {
                     if finished.isEmpty { break }
                     if let deadline = recordDeadline, ContinuousClock.now >= deadline {
                         // Their events stay leased and are posted again when the lease runs out.
@@ -258,13 +320,7 @@ package struct WebhookDelivery: Service {
                     if stopping {
                         // Claimed as the shutdown began: give them back too.
                         events.forEach(letGo)
-                        if !events.isEmpty {
-                            releasing = true
-                            group.addTask {
-                                await release(events)
-                                return .released
-                            }
-                        }
+                        giveBack(events)
                         break
                     }
                     for event in events {
@@ -282,6 +338,14 @@ package struct WebhookDelivery: Service {
                     inFlight[done.event.thirdPartyID, default: 1] -= 1
                     if inFlight[done.event.thirdPartyID] == 0 { inFlight[done.event.thirdPartyID] = nil }
                     letGo(done.event)
+                    postStarts[done.event.id] = nil
+                    let party = done.event.thirdPartyID
+                    if done.outcome.delivered, done.outcome.durationMs < fastPostMs {
+                        fastStreak[party, default: 0] += 1
+                        if fastStreak[party, default: 0] >= perParty, fast.insert(party).inserted { moreDue = true }
+                    } else {
+                        slowed(party)
+                    }
                     finished.append(done)
                     finishedSinceClaim += 1
                     // Room again (and that party's budget): its next events may be waiting.
@@ -322,10 +386,12 @@ package struct WebhookDelivery: Service {
                 case .postsCut:
                     break
                 case .released:
-                    releasing = false
+                    releasing -= 1
                 case .tick:
                     ticking = false
                     moreDue = true
+                case .watch:
+                    watching = false
                 case .stop, nil:
                     break
                 }

@@ -23,17 +23,17 @@ enum WebhookDeliveryStore {
 
     /// Claims up to `limit` due events and leases them for `lease`. An event is due when it is pending,
     /// its time has come (including an expired lease of a crashed instance), and no earlier event of the
-    /// same request is still pending (events of one request go out in order). At most
-    /// `perThirdParty - inFlight[party]` events of each party are taken, so one party's slow receiver
+    /// same request is still pending (events of one request go out in order). At most `room[party]`
+    /// events of each party are taken (`defaultRoom` for a party not in it), so one party's slow receiver
     /// cannot take every slot. `attempts` is incremented here, not after the post: an event in flight
     /// already counts as attempted, so the coalescing index (`attempts = 0`) admits a fresh
     /// `subscription.data_available` event behind it instead of folding news into one being sent.
     static func claim(
-        limit: Int, perThirdParty: Int, inFlight: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
+        limit: Int, defaultRoom: Int, room: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
-        let parties = Array(inFlight.keys)
-        let counts = parties.map { inFlight[$0] ?? 0 }
-        let full = parties.filter { (inFlight[$0] ?? 0) >= perThirdParty }
+        let parties = Array(room.keys)
+        let budgets = parties.map { room[$0] ?? 0 }
+        let full = parties.filter { (room[$0] ?? 0) <= 0 }
         let rows = try await connection.query(
             """
             WITH candidates AS (
@@ -55,10 +55,10 @@ enum WebhookDeliveryStore {
             ), ranked AS (
                 SELECT c.id, c.third_party_id, c.next_attempt_at,
                        row_number() OVER (PARTITION BY c.third_party_id ORDER BY c.next_attempt_at) AS n,
-                       \(perThirdParty) - coalesce(busy.in_flight, 0) AS budget
+                       coalesce(room.budget, \(defaultRoom)) AS budget
                 FROM candidates c
-                LEFT JOIN unnest(\(parties)::uuid[], \(counts)::int[]) AS busy (third_party_id, in_flight)
-                  ON busy.third_party_id = c.third_party_id
+                LEFT JOIN unnest(\(parties)::uuid[], \(budgets)::int[]) AS room (third_party_id, budget)
+                  ON room.third_party_id = c.third_party_id
             ), due AS (
                 -- By primary key: a join let the planner re-read every due row (and each dead version
                 -- the backlog's claims and records left behind, until vacuum) on every claim. The status
