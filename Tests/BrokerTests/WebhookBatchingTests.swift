@@ -104,7 +104,8 @@ struct WebhookBatchingTests {
                 // Once its posts run past 2 s it is shallow again, and gives back all but 4 (2 posting, 2
                 // waiting) long before their one-minute lease ends.
                 let start = ContinuousClock.now
-                let leased = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(party)' AND status = 'pending' AND next_attempt_at > now() + interval '30 seconds'"
+                let leased =
+                    "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(party)' AND status = 'pending' AND next_attempt_at > now() + interval '30 seconds'"
                 let givenBack = await eventually(timeout: .seconds(10)) { try await harness.int(leased) == 4 }
                 let stillLeased = try await harness.int(leased)
                 #expect(givenBack, "still leased: \(stillLeased), not the shallow depth's 4")
