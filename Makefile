@@ -69,7 +69,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 .DEFAULT_GOAL := help
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
-.PHONY: help deps build run test test-lane-measured test-lane-served test-tools privacy-noise-check browser-test readme-walk fhir-check fhir-consent-check bench loadtest faults format lint fuzz psql \
+.PHONY: help deps build run test test-lane-measured test-lane-served test-tools privacy-noise-check browser-test readme-walk fhir-check fhir-consent-check bench loadtest faults format lint openapi fuzz psql \
         db-start db-stop db-reset test-db-start test-db-stop test-db-reset
 
 help: ## list the targets
@@ -226,15 +226,21 @@ faults: ## fault scenarios on a release server: SIGKILL during ingest, database 
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' D4H_DEV='$(CURDIR)/.build/release/d4h-dev' bash scripts/faults.sh
 
-# The style is .swift-format's (4-space indent, 150 columns); `make lint` is part of CI.
-SWIFT_SOURCES := Package.swift Sources Tests
+# The style is .swift-format's (4-space indent, 150 columns); `make lint` is part of CI. The code generated from
+# openapi.yaml (Sources/*/Generated) is the generator's, not ours: `make lint` checks instead that it is what
+# openapi.yaml makes.
+SWIFT_SOURCES = Package.swift $(shell find Sources Tests -name '*.swift' -not -path '*/Generated/*' | LC_ALL=C sort)
 
 format: ## rewrite the Swift sources in the project's style (.swift-format)
-	$(SWIFT) format --in-place --parallel --recursive $(SWIFT_SOURCES)
+	$(SWIFT) format --in-place --parallel $(SWIFT_SOURCES)
 
-lint: ## check the Swift sources against .swift-format without changing them (CI runs it)
-	@$(SWIFT) format lint --strict --parallel --recursive $(SWIFT_SOURCES) \
+lint: ## check the Swift sources against .swift-format, and the generated code against openapi.yaml (CI runs it)
+	@$(SWIFT) format lint --strict --parallel $(SWIFT_SOURCES) \
 	    || { echo "lint: run \`make format\` to apply the project's style" >&2; exit 1; }
+	@bash scripts/openapi.sh check
+
+openapi: ## regenerate Sources/BrokerOpenAPI/Generated and Sources/Data4HelpClient/Generated from openapi.yaml (after editing it)
+	@bash scripts/openapi.sh generate
 
 fuzz: deps build test-db-start ## fuzz the HTTP API against openapi.yaml with schemathesis (≤ ~5 min)
 	D4H='$(D4H)' D4H_DEV='$(D4H_DEV)' TEST_DB_PORT=$(TEST_DB_PORT) bash scripts/api-fuzz.sh
