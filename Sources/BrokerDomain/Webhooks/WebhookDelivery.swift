@@ -59,6 +59,8 @@ package struct WebhookDelivery: Service {
         case tick
         /// Time to look for a fast party's post that has run past `fastPost`.
         case watch
+        /// `claimInterval` has passed since the last claim.
+        case spaced
         case stop
     }
 
@@ -116,6 +118,9 @@ package struct WebhookDelivery: Service {
             var moreDue = true
             var ticking = false
             var finishedSinceClaim = 0
+            // When the last claim was sent, and whether a timer waits for `claimInterval` to pass since.
+            var lastClaim: ContinuousClock.Instant?
+            var spacing = false
             var finished: [WebhookDeliveryStore.Finished] = []
             var recording = false
             var recordTimer = false
@@ -259,8 +264,20 @@ package struct WebhookDelivery: Service {
 
                 // Claims: one at a time, beside the posts, while there is room and a backlog may be waiting.
                 let maxHeld = maxHeld()
-                if !stopping, !claiming, moreDue, heldTotal == 0 || maxHeld - heldTotal >= min(refill, maxHeld) {
+                let wanted = !stopping && !claiming && moreDue && (heldTotal == 0 || maxHeld - heldTotal >= min(refill, maxHeld))
+                // While events are held, claims are `claimInterval` apart: every record makes one worth trying.
+                let early = lastClaim.map { heldTotal > 0 && ContinuousClock.now - $0 < configuration.claimInterval } ?? false
+                if wanted, early, !spacing, let last = lastClaim {
+                    spacing = true
+                    let wait = configuration.claimInterval - (ContinuousClock.now - last)
+                    group.addTask {
+                        try? await Task.sleep(for: wait)
+                        return .spaced
+                    }
+                }
+                if wanted, !early {
                     claiming = true
+                    lastClaim = .now
                     finishedSinceClaim = 0
                     var room: [UUID: Int] = [:]
                     for party in Set(held.keys).union(fast) { room[party] = heldAllowed(party) - (held[party] ?? 0) }
@@ -397,6 +414,8 @@ package struct WebhookDelivery: Service {
                     moreDue = true
                 case .watch:
                     watching = false
+                case .spaced:
+                    spacing = false
                 case .stop, nil:
                     break
                 }

@@ -57,6 +57,12 @@ package struct WebhookDeliveryConfiguration: Sendable {
         return max(1, Int(((lease - leaseMargin) / requestTimeout).rounded(.down)))
     }
 
+    /// The least time between two claims while the instance holds claimed events. Each claim costs the
+    /// database a few milliseconds (it reads several candidates per event it may take); without a spacing a
+    /// busy loop claimed after every record, about 300 times a second for one fast receiver (a profile:
+    /// most of PostgreSQL's time). An idle loop claims at once.
+    package var claimInterval: Duration = .milliseconds(25)
+
     /// A post answered with a 2xx within this is fast. A third party whose last
     /// `maxInFlightPerThirdParty` posts were all fast is claimed `fastClaimDepth` rounds ahead instead of
     /// `claimDepth`; one post that is slower (finished or still running) or fails puts it back, and what
