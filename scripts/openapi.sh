@@ -15,6 +15,8 @@
 # to the version below.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The stamp lists files in glob order: the same on every machine.
+export LC_ALL=C
 
 GENERATOR_VERSION=1.14.3
 TARGETS=(BrokerOpenAPI Data4HelpClient)
@@ -40,11 +42,13 @@ case ${1:-} in
         tool=$(swift build --package-path scripts/openapi-generator --show-bin-path)/swift-openapi-generator
         for target in "${TARGETS[@]}"; do
             dir=Sources/$target/Generated
-            rm -rf "$dir" && mkdir -p "$dir"
+            # Written beside the folder and swapped in, so a failed run leaves the committed code as it was.
+            new=$(mktemp -d)
             # It prints its configuration and any diagnostics to stderr: shown only if it fails.
             "$tool" generate "Sources/$target/openapi.yaml" --config "Sources/$target/openapi-generator-config.yaml" \
-                --output-directory "$dir" >/dev/null 2>"$dir.log" || { cat "$dir.log" >&2; die "generating $dir failed"; }
-            rm -f "$dir.log"
+                --output-directory "$new" >/dev/null 2>"$new/generator.log" || { cat "$new/generator.log" >&2; rm -rf "$new"; die "generating $dir failed"; }
+            rm -f "$new/generator.log"
+            rm -rf "$dir" && mkdir -p "$dir" && cp "$new"/*.swift "$dir"/ && rm -rf "$new"
             stamp "$target" >"$dir/openapi.sha256"
             echo "openapi: wrote $dir ($(ls "$dir"/*.swift | wc -l) files)"
         done
