@@ -144,8 +144,11 @@ package struct WebhookDelivery: Service {
             // The instance's bound on claimed events: every slot's shallow depth, plus the deeper share of
             // as many fast parties as can post at once (many fast parties must not make one claim huge).
             let fastShares = max(1, configuration.maxInFlight / max(1, perParty))
+            // Only fast parties that hold events count: an idle one (fast hours ago, say) would otherwise widen
+            // every claim for as long as the server runs. Its next claim is shallow, and the deep ones follow.
             func maxHeld() -> Int {
-                configuration.maxInFlight * depth + min(fast.count, fastShares) * (heldPerFastParty - heldPerParty)
+                let busyFast = fast.count(where: { held[$0] != nil })
+                return configuration.maxInFlight * depth + min(busyFast, fastShares) * (heldPerFastParty - heldPerParty)
             }
 
             func letGo(_ event: WebhookDeliveryStore.ClaimedEvent) {
@@ -167,6 +170,13 @@ package struct WebhookDelivery: Service {
             func slowed(_ party: UUID) {
                 fastStreak[party] = nil
                 guard fast.remove(party) != nil else { return }
+                trimToShallowShare(party)
+            }
+
+            /// A shallow party's waiting events beyond its share, newest first, go back: after it slowed, or when
+            /// a claim sent while it was fast comes back after it slowed.
+            func trimToShallowShare(_ party: UUID) {
+                guard !fast.contains(party) else { return }
                 let excess = min((held[party] ?? 0) - heldPerParty, waiting[party]?.count ?? 0)
                 guard excess > 0, let queue = waiting[party] else { return }
                 let back = queue.suffix(excess).map(\.event)
@@ -280,7 +290,7 @@ package struct WebhookDelivery: Service {
                     lastClaim = .now
                     finishedSinceClaim = 0
                     var room: [UUID: Int] = [:]
-                    for party in Set(held.keys).union(fast) { room[party] = heldAllowed(party) - (held[party] ?? 0) }
+                    for (party, count) in held { room[party] = heldAllowed(party) - count }
                     let rooms = room
                     // No more than the parties it knows have room for, plus one party's shallow share for any
                     // other: the claim reads a few candidates per event it may take (and probes each for an
@@ -349,6 +359,8 @@ package struct WebhookDelivery: Service {
                         waiting[event.thirdPartyID, default: []].append(Waiting(event: event, claimedAt: at, order: claimOrder))
                         claimOrder += 1
                     }
+                    // A party that slowed while this claim ran was given its deep share: back to the shallow one.
+                    Set(events.map(\.thirdPartyID)).forEach(trimToShallowShare)
                     // A full claim means more may be due; otherwise claim again once posts free some
                     // party's share or a record lets a request's next event go (below), or at the next tick.
                     if events.count == limit { moreDue = true }

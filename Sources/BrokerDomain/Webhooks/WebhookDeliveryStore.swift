@@ -31,8 +31,9 @@ enum WebhookDeliveryStore {
     ///
     /// It runs in a transaction of its own with bitmap scans off: on statistics from before a burst (the table
     /// never analyzed yet, or analyzed while nothing was pending), the planner read every pending row through
-    /// a bitmap and sorted them rather than walk the due index in order under the `LIMIT`: 125 ms a claim at
-    /// 50,000 pending instead of 5 ms (the webhook benchmark's backlog; autoanalyze had not run by its end).
+    /// a bitmap, checked each for an earlier pending event and sorted them, rather than walk the due index in
+    /// order under the `LIMIT`: 125 ms a claim at 50,000 pending instead of 5 ms (the webhook benchmark's
+    /// backlog; autoanalyze had not run by its end).
     static func claim(
         limit: Int, defaultRoom: Int, room: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
@@ -52,26 +53,25 @@ enum WebhookDeliveryStore {
         let rows = try await connection.query(
             """
             WITH candidates AS (
-                -- The first due events, then the check for an earlier pending event of the same request on
-                -- those alone: with the check inside the ordered scan, a plan that sorted every pending row
-                -- (above) ran it for each of them.
-                SELECT c.id, c.third_party_id, c.next_attempt_at FROM (
-                    SELECT e.id, e.third_party_id, e.next_attempt_at, e.request_id, e.seq FROM webhook_events e
-                    WHERE e.status = 'pending' AND e.next_attempt_at <= now()
-                      AND e.third_party_id <> ALL(\(full)::uuid[])
-                    ORDER BY e.next_attempt_at
-                    LIMIT \(limit * 4)
-                ) c
-                WHERE NOT EXISTS (
-                    SELECT 1 FROM webhook_events earlier
-                    WHERE earlier.third_party_id = c.third_party_id AND earlier.request_id = c.request_id
-                      AND earlier.status = 'pending' AND earlier.seq < c.seq
-                    -- Keeps this a probe of the index per candidate. As an anti join, with statistics
-                    -- from before a burst of events (nothing pending), the planner scanned the whole
-                    -- index for every candidate: 0.8 s a claim at 4,000 pending, until autoanalyze ran.
-                    -- `webhook_events_pending_by_request` is the one partial index it can use: the due
-                    -- index's predicate also names `next_attempt_at` (migration 0047), which this does not.
-                    OFFSET 0)
+                -- The check for an earlier pending event stays inside the ordered scan, so that events
+                -- waiting behind their request's first (a chain, or a run's events behind one backed off)
+                -- are passed over rather than filling the candidates. With bitmap scans off (above), the scan
+                -- is the due index in order and stops at the `LIMIT`.
+                SELECT e.id, e.third_party_id, e.next_attempt_at FROM webhook_events e
+                WHERE e.status = 'pending' AND e.next_attempt_at <= now()
+                  AND e.third_party_id <> ALL(\(full)::uuid[])
+                  AND NOT EXISTS (
+                      SELECT 1 FROM webhook_events earlier
+                      WHERE earlier.third_party_id = e.third_party_id AND earlier.request_id = e.request_id
+                        AND earlier.status = 'pending' AND earlier.seq < e.seq
+                      -- Keeps this a probe of the index per candidate. As an anti join, with statistics
+                      -- from before a burst of events (nothing pending), the planner scanned the whole
+                      -- index for every candidate: 0.8 s a claim at 4,000 pending, until autoanalyze ran.
+                      -- `webhook_events_pending_by_request` is the one partial index it can use: the due
+                      -- index's predicate also names `next_attempt_at` (migration 0047), which this does not.
+                      OFFSET 0)
+                ORDER BY e.next_attempt_at
+                LIMIT \(limit * 4)
             ), ranked AS (
                 SELECT c.id, c.third_party_id, c.next_attempt_at,
                        row_number() OVER (PARTITION BY c.third_party_id ORDER BY c.next_attempt_at) AS n,
@@ -199,15 +199,16 @@ enum WebhookDeliveryStore {
         ).collect()
     }
 
-    /// Gives claimed events back unposted (a stopping instance's queue): due again at once, for any
-    /// instance, instead of when their lease would have run out. Their attempt stays counted (the
-    /// coalescing index admits a fresh event beside one with `attempts > 0`, and lowering it again could
-    /// collide with that event), so attempt numbers may skip one.
+    /// Gives claimed events back unposted (a stopping instance's queue, or a fast receiver's extra share once it
+    /// slows): due again at once, for any instance, instead of when their lease would have run out. The claim's
+    /// count of the attempt is taken back, but never below 1: the coalescing index admits a fresh event beside
+    /// one with `attempts > 0`, and going back to 0 could collide with that event. So an event given back any
+    /// number of times is at most one attempt ahead, in its retry backoff, of the posts it really had.
     static func release(_ events: [ClaimedEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         _ = try await connection.query(
             """
-            UPDATE webhook_events e SET next_attempt_at = now()
+            UPDATE webhook_events e SET next_attempt_at = now(), attempts = greatest(e.attempts - 1, 1)
             FROM unnest(\(events.map(\.id))::uuid[], \(events.map { Int32($0.attempt) })::int[]) AS r (id, attempt)
             WHERE e.id = r.id AND e.status = 'pending' AND e.attempts = r.attempt
             """, logger: logger

@@ -25,14 +25,31 @@ struct WebhookReceiver: Sendable {
         private(set) var received: [Received] = []
         private var failuresLeft: [String: Int] = [:]
         private var hanging: Set<String> = []
+        /// Per name, the number of requests answered before the rest hang.
+        private var hangingAfter: [String: Int] = [:]
         private var arrivals: [String: Int] = [:]
 
         func fail(_ name: String, times: Int) { failuresLeft[name] = times }
         func hang(_ name: String) { hanging.insert(name) }
-        func release(_ name: String) { hanging.remove(name) }
-        func releaseAll() { hanging.removeAll() }
-        func isHanging(_ name: String) -> Bool { hanging.contains(name) }
-        func arrive(_ name: String) { arrivals[name, default: 0] += 1 }
+        /// The first `count` requests of `name` are answered, every later one hangs (until released).
+        func hang(_ name: String, after count: Int) { hangingAfter[name] = count }
+        func release(_ name: String) {
+            hanging.remove(name)
+            hangingAfter[name] = nil
+        }
+        func releaseAll() {
+            hanging.removeAll()
+            hangingAfter.removeAll()
+        }
+        /// Whether the `arrival`th request of `name` (1-based) is to hang now.
+        func isHanging(_ name: String, arrival: Int) -> Bool {
+            hanging.contains(name) || hangingAfter[name].map { arrival > $0 } == true
+        }
+        /// Counts a request's arrival; its number among `name`'s requests.
+        func arrive(_ name: String) -> Int {
+            arrivals[name, default: 0] += 1
+            return arrivals[name, default: 0]
+        }
         /// Requests of `name` that arrived, answered or not (a hanging one counts).
         func arrived(_ name: String) -> Int { arrivals[name] ?? 0 }
 
@@ -62,10 +79,10 @@ struct WebhookReceiver: Sendable {
         router.post("/hook/{name}") { request, context -> Response in
             let name = context.parameters.get("name") ?? ""
             let bytes = try await request.body.collect(upTo: 1 << 20)
-            await log.arrive(name)
+            let arrival = await log.arrive(name)
             // A hanging receiver accepts the connection and never answers (until released or 30 s).
             let start = ContinuousClock.now
-            while await log.isHanging(name), ContinuousClock.now - start < .seconds(30) {
+            while await log.isHanging(name, arrival: arrival), ContinuousClock.now - start < .seconds(30) {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let status = await log.answer(
