@@ -193,17 +193,23 @@ do_stop() {
     fi
 }
 
+# One start at a time per port, across checkouts: `make test` runs checks side by side
+# (scripts/test-lanes.sh), each starting with `test-db-start`, and two `ALTER ROLE`s of
+# ensure_role_and_database at once can fail ("tuple concurrently updated"). Held until this script exits.
+take_start_lock() {
+    [[ $PORT =~ ^[0-9]+$ ]] || die "$ACTION needs a port"
+    exec 8>"/tmp/d4h-pg-$PORT.lock"
+    flock -w 300 8 || die "waited 300 s for another start of the cluster on port $PORT (/tmp/d4h-pg-$PORT.lock)"
+}
+
 case $ACTION in
     start)
-        # One start at a time per port, across checkouts: `make test` runs checks side by side
-        # (scripts/test-lanes.sh), each starting with `test-db-start`, and two `ALTER ROLE`s of
-        # ensure_role_and_database at once can fail ("tuple concurrently updated").
-        exec 8>"/tmp/d4h-pg-$PORT.lock"
-        flock -w 300 8 || die "waited 300 s for another start of the cluster on port $PORT (/tmp/d4h-pg-$PORT.lock)"
+        take_start_lock
         do_start
         ;;
     stop) do_stop ;;
     reset)
+        take_start_lock
         do_stop
         say "deleting $DATA_DIR"
         rm -rf "$DATA_DIR" "$LOG_FILE" "$BASE_DIR/$NAME.initdb.log"

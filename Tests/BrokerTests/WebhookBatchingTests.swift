@@ -95,7 +95,7 @@ struct WebhookBatchingTests {
                 // claimed; then every post hangs.
                 await receiver.log.hang("deep", after: 20)
                 try await enqueue(harness, for: party, requests: 200)
-                // Claimed and not delivered, given back or not (a give-back keeps the attempt counted).
+                // Claimed and not delivered, given back or not (a give-back leaves the attempt at 1 or more).
                 let attempted = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(party)' AND status = 'pending' AND attempts > 0"
                 let deep = await eventually { try await harness.int(attempted) >= 20 }
                 let claimed = try await harness.int(attempted)

@@ -289,9 +289,7 @@ package struct WebhookDelivery: Service {
                     claiming = true
                     lastClaim = .now
                     finishedSinceClaim = 0
-                    var room: [UUID: Int] = [:]
-                    for (party, count) in held { room[party] = heldAllowed(party) - count }
-                    let rooms = room
+                    let rooms = Dictionary(uniqueKeysWithValues: held.map { party, count in (party, heldAllowed(party) - count) })
                     // No more than the parties it knows have room for, plus one party's shallow share for any
                     // other: the claim reads a few candidates per event it may take (and probes each for an
                     // earlier pending event of its request), and the instance's spare slots would otherwise

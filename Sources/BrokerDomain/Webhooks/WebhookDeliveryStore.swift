@@ -47,9 +47,9 @@ enum WebhookDeliveryStore {
         limit: Int, defaultRoom: Int, room: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
         try await connection.query("SET LOCAL enable_bitmapscan = off", logger: logger)
-        let parties = Array(room.keys)
-        let budgets = parties.map { room[$0] ?? 0 }
-        let full = parties.filter { (room[$0] ?? 0) <= 0 }
+        // Keys and values of one dictionary come in the same order.
+        let (parties, budgets) = (Array(room.keys), Array(room.values))
+        let full = room.filter { $0.value <= 0 }.map(\.key)
         let rows = try await connection.query(
             """
             WITH candidates AS (
