@@ -122,7 +122,7 @@ package struct MailOutbox: Sendable {
     }
 
     /// Mails by status (`pending`, `sent`, `dead`), the same on every instance.
-    package func counts(logger: Logger) async throws -> [String: Int] {
-        try await client.withConnection { try await MailOutboxStore.counts(on: $0, logger: logger) }
+    package func counts(messageIDs: [UUID]? = nil, logger: Logger) async throws -> [String: Int] {
+        try await client.withConnection { try await MailOutboxStore.counts(messageIDs: messageIDs, on: $0, logger: logger) }
     }
 }

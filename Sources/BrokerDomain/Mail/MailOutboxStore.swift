@@ -171,8 +171,14 @@ enum MailOutboxStore {
     }
 
     /// Mails by status, for `/metrics`.
-    static func counts(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
-        let rows = try await connection.query("SELECT status, count(*) FROM mail_outbox GROUP BY status", logger: logger)
+    /// Mails by status: all of them, or those of `messageIDs`.
+    static func counts(messageIDs: [UUID]? = nil, on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
+        let rows = try await connection.query(
+            """
+            SELECT status, count(*) FROM mail_outbox
+            WHERE \(messageIDs == nil) OR message_id = ANY(\(messageIDs ?? [])::uuid[])
+            GROUP BY status
+            """, logger: logger)
         var counts: [String: Int] = ["pending": 0, "sent": 0, "dead": 0]
         for try await (status, count) in rows.decode((String, Int64).self) { counts[status] = Int(count) }
         return counts
