@@ -60,9 +60,23 @@ RUN_ENV := DATABASE_URL='$(DEV_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$
            PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info \
            AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)' CONSENT_SIGNING_KEY_FILE='$(CONSENT_KEY)'
 
+# `make run-ha` (issue 34): a pg_auto_failover formation beside the dev cluster — its monitor on HA_BASE_PORT,
+# node1 and node2 on the next two ports — two instances on HA_INSTANCE_PORTS and HAProxy on HTTP_PORT in front.
+HA_BASE_PORT      ?= 54361
+HA_INSTANCE_PORTS ?= 8081 8082
+# libpq's multi-host form: the instances connect to whichever node takes writes.
+HA_DATABASE_URL   ?= $(shell bash $(CURDIR)/scripts/pg-ha.sh uri ha $(HA_BASE_PORT))
+HA_ENV := DATABASE_URL='$(HA_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
+          PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info \
+          AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)' CONSENT_SIGNING_KEY_FILE='$(CONSENT_KEY)'
+PG_HA := bash $(CURDIR)/scripts/pg-ha.sh
+
 # What the helper scripts read.
 export PG_BIN PG_SUPERUSER_PASSWORD D4H_DB_ROLE D4H_DB_PASSWORD D4H_DB_NAME
 PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
+
+comma := ,
+space := $(subst ,, )
 
 # ---- targets ----------------------------------------------------------------------------
 
@@ -70,7 +84,7 @@ PG_CLUSTER := bash $(CURDIR)/scripts/pg-cluster.sh
 # Prerequisites run in order (deps before build before db); swift parallelises itself.
 .NOTPARALLEL:
 .PHONY: help deps build run test test-lane-measured test-lane-served test-tools privacy-noise-check browser-test readme-walk fhir-check fhir-consent-check bench loadtest faults format lint openapi fuzz psql \
-        db-start db-stop db-reset test-db-start test-db-stop test-db-reset
+        db-start db-stop db-reset test-db-start test-db-stop test-db-reset run-ha ha-start ha-stop ha-status
 
 help: ## list the targets
 	@echo "usage: make TARGET [CONFIG=debug|release] [TEST_FILTER=regex]"
@@ -120,6 +134,31 @@ run: deps build db-start ## migrate, seed demo accounts + a synthetic population
 	@echo "the API is under $(PUBLIC_URL)/v1 (openapi.yaml at $(PUBLIC_URL)/openapi.yaml); activation mails go to $(MAIL_DIR)"
 	@echo
 	@exec env $(RUN_ENV) '$(D4H)' serve
+
+# The same demo, highly available: the database is a pg_auto_failover formation (a monitor, a primary and a
+# synchronous secondary on 127.0.0.1:$(HA_BASE_PORT)+0..2), two instances serve on HA_INSTANCE_PORTS, HAProxy on
+# :8080 in front of them. Ctrl-C stops the instances and HAProxy; the formation keeps running (`make ha-stop`).
+run-ha: deps build ha-start ## like run, on a failover-capable PostgreSQL (pg_auto_failover), two instances behind HAProxy on :8080
+	@mkdir -p '$(MAIL_DIR)'
+	@test -f '$(AUDIT_KEY)' || '$(D4H)' audit keygen '$(AUDIT_KEY)'
+	@test -f '$(CONSENT_KEY)' || '$(D4H)' consent keygen '$(CONSENT_KEY)'
+	$(HA_ENV) '$(D4H)' migrate
+	$(HA_ENV) '$(D4H_DEV)' seed --people 20000 --days 35
+	@echo
+	@echo "Data4Help is at $(PUBLIC_URL) (HAProxy in front of 127.0.0.1:$(subst $(space),$(comma) 127.0.0.1:,$(HA_INSTANCE_PORTS)));"
+	@echo "the database is the pg_auto_failover formation 'ha' (make ha-status shows its state); activation mails go to $(MAIL_DIR)"
+	@echo
+	@exec env $(HA_ENV) D4H='$(D4H)' HA_INSTANCE_PORTS='$(HA_INSTANCE_PORTS)' bash scripts/run-ha.sh
+
+ha-start: ## start run-ha's pg_auto_failover formation (monitor 127.0.0.1:54361, nodes :54362 and :54363), creating it on first use
+	@bash scripts/deps.sh ha
+	@$(PG_HA) start ha $(HA_BASE_PORT)
+
+ha-stop: ## stop run-ha's formation (both nodes, then the monitor)
+	@$(PG_HA) stop ha
+
+ha-status: ## run-ha's formation: which node is primary, which secondary (pg_autoctl show state)
+	@$(PG_HA) status ha
 
 # The tests that measure peak memory of a long run (a 200 MB import, a 2-million-line AutomatedSOS replay)
 # run after the parallel suite, in a process of their own (in the first of the two lanes beside the browser
