@@ -261,7 +261,7 @@ loadtest: ## ~2 min mixed load on a release server: per-endpoint throughput, p50
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' D4H_DEV='$(CURDIR)/.build/release/d4h-dev' bash scripts/loadtest.sh
 
-faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients, group burst
+faults: ## fault scenarios on a release server: SIGKILL during ingest, database restart, two instances, hostile clients, group burst, failover (FAULTS_ONLY=…)
 	$(MAKE) build CONFIG=release
 	D4H='$(CURDIR)/.build/release/d4h' D4H_DEV='$(CURDIR)/.build/release/d4h-dev' bash scripts/faults.sh
 

@@ -57,6 +57,138 @@ class Cluster:
         subprocess.run([d4h, "migrate"], check=True, capture_output=True, env=dict(os.environ, DATABASE_URL=self.database_url))
 
 
+class Formation:
+    """A pg_auto_failover formation of its own (scripts/pg-ha.sh): a monitor on `base_port`, node1 and node2 on the
+    next two ports. The scenarios' database is `database` on whichever node is primary; servers reach it through
+    libpq's multi-host URL (`database_url`), the checks through the primary's own port (`primary_url`)."""
+
+    NODES = ("node1", "node2")
+
+    def __init__(self, name, base_port, password, database="d4h_faults"):
+        self.name, self.base_port, self.password, self.database = name, base_port, password, database
+
+    # ---- the formation ----
+
+    def script(self, *args, check=True, timeout=400):
+        return subprocess.run(["bash", os.path.join(REPO, "scripts", "pg-ha.sh"), *args], check=check,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def start(self):
+        """Starts every node that is not running and waits (bounded, in pg-ha.sh) for a primary and a secondary."""
+        result = self.script("start", self.name, str(self.base_port), check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"pg-ha.sh start {self.name} failed: {(result.stderr or result.stdout)[-1500:]}")
+
+    def stop(self):
+        self.script("stop", self.name)
+
+    @property
+    def directory(self):
+        return self.script("dir", self.name).stdout.strip()
+
+    def port_of(self, node):
+        return self.base_port + {"monitor": 0, "node1": 1, "node2": 2}[node]
+
+    def node_of(self, port):
+        return {self.base_port + 1: "node1", self.base_port + 2: "node2"}[port]
+
+    def states(self):
+        """{node name: (reported state, goal state)} from the monitor."""
+        rows = self.psql("SELECT nodename, reportedstate, goalstate FROM pgautofailover.node", port=self.base_port,
+                         database="pg_auto_failover", timeout=5)
+        return {name: (reported, goal) for name, reported, goal in rows}
+
+    def show_state(self):
+        """`pg_autoctl show state` (through pg-ha.sh status), as an operator would read it."""
+        result = self.script("status", self.name, check=False, timeout=60)
+        return "\n".join(line for line in result.stdout.splitlines() if not line.startswith("pg-ha:")).strip()
+
+    def primary(self):
+        """The node the monitor has as writable (primary, wait_primary or single), or None."""
+        for name, (reported, goal) in self.states().items():
+            if reported in ("primary", "wait_primary", "single") and goal == reported:
+                return name
+        return None
+
+    def service_pid(self, node):
+        directory = self.directory
+        path = os.path.join(directory, "run", "pg_autoctl" + os.path.join(directory, node), "pg_autoctl.pid")
+        with open(path) as file:
+            return int(file.readline())
+
+    def kill(self, node):
+        """The machine is lost: SIGKILL to the node's pg_autoctl, its postgres and every postgres backend at once
+        (backends are process-group leaders of their own, so the whole tree is collected first), so that
+        nothing is left to restart postgres or to finish a commit. Returns the pids killed."""
+        root = self.service_pid(node)
+        table = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid=,pgid="], capture_output=True,
+                                                         text=True, check=True).stdout.splitlines()]
+        pgid = os.getpgid(root)
+        victims = {int(pid) for pid, _, group in table if int(group) == pgid}
+        grew = True
+        while grew:
+            more = {int(pid) for pid, parent, _ in table if int(parent) in victims} - victims
+            victims |= more
+            grew = bool(more)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            alive = [pid for pid in victims if os.path.exists(f"/proc/{pid}") and not _zombie(pid)]
+            if not alive:
+                return sorted(victims)
+            time.sleep(0.05)
+        raise RuntimeError(f"{node}: processes {alive} survived SIGKILL for 10 s")
+
+    # ---- SQL ----
+
+    def url(self, port, database=None, user="postgres"):
+        return f"postgres://{user}:{self.password}@127.0.0.1:{port}/{database or self.database}?sslmode=disable"
+
+    @property
+    def database_url(self):
+        """What servers are given: every node, libpq picks the one that takes writes. FAULTS_HA_SINGLE_HOST=1 gives
+        the current primary alone (for a server that does not take several hosts yet)."""
+        if os.environ.get("FAULTS_HA_SINGLE_HOST") == "1":
+            return self.url(self.port_of(self.primary() or "node1"))
+        hosts = ",".join(f"127.0.0.1:{self.port_of(node)}" for node in self.NODES)
+        return (f"postgres://postgres:{self.password}@{hosts}/{self.database}"
+                "?sslmode=disable&target_session_attrs=read-write")
+
+    def primary_port(self):
+        primary = self.primary()
+        if primary is None:
+            raise RuntimeError(f"formation {self.name} has no primary: {self.states()}")
+        return self.port_of(primary)
+
+    def psql(self, sql, port=None, database=None, timeout=60):
+        """Runs `sql` on `port` (default: the primary); rows as lists of strings."""
+        result = subprocess.run(
+            [os.environ.get("PSQL", "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
+             "-h", "127.0.0.1", "-p", str(port or self.primary_port()), "-U", "postgres", "-d", database or self.database,
+             "-c", sql],
+            check=True, capture_output=True, text=True, timeout=timeout,
+            env=dict(os.environ, PGPASSWORD=self.password, PGCONNECT_TIMEOUT="5"))
+        return [line.split("\t") for line in result.stdout.splitlines() if line]
+
+    def fresh_database(self, d4h):
+        port = self.primary_port()
+        self.psql(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)", port=port, database="postgres")
+        self.psql(f"CREATE DATABASE {self.database}", port=port, database="postgres")
+        subprocess.run([d4h, "migrate"], check=True, capture_output=True, env=dict(os.environ, DATABASE_URL=self.database_url))
+
+
+def _zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 class Server:
     """One `d4h serve` child process on a loopback port. Every one started is in `Server.started`, so a
     scenario that fails midway cannot leave servers behind (run.py stops them all)."""
