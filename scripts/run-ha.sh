@@ -127,7 +127,8 @@ trap stop_all EXIT
 for port in $HA_INSTANCE_PORTS; do
     log=$OUT/instance-$port.log
     : >"$log"
-    HTTP_HOST=127.0.0.1 HTTP_PORT=$port "$D4H" serve >>"$log" 2>&1 </dev/null &
+    # TRUSTED_PROXIES: HAProxy (option forwardfor) names the client, so per-address limits see clients, not HAProxy.
+    HTTP_HOST=127.0.0.1 HTTP_PORT=$port TRUSTED_PROXIES=${TRUSTED_PROXIES:-127.0.0.1} "$D4H" serve >>"$log" 2>&1 </dev/null &
     PIDS+=("$!")
     say "d4h serve on 127.0.0.1:$port (pid $!, log $log)"
 done
