@@ -64,9 +64,10 @@ RUN_ENV := DATABASE_URL='$(DEV_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$
 # node1 and node2 on the next two ports — two instances on HA_INSTANCE_PORTS and HAProxy on HTTP_PORT in front.
 HA_BASE_PORT      ?= 54361
 HA_INSTANCE_PORTS ?= 8081 8082
-# libpq's multi-host form: the instances connect to whichever node takes writes.
+# libpq's multi-host form: the instances connect to whichever node takes writes. (HA_ENV is expanded only by
+# run-ha: no other target runs pg-ha.sh.)
 HA_DATABASE_URL   ?= $(shell bash $(CURDIR)/scripts/pg-ha.sh uri ha $(HA_BASE_PORT))
-HA_ENV := DATABASE_URL='$(HA_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
+HA_ENV = DATABASE_URL='$(HA_DATABASE_URL)' HTTP_HOST=$(HTTP_HOST) HTTP_PORT=$(HTTP_PORT) \
           PUBLIC_URL=$(PUBLIC_URL) MAIL_TRANSPORT=file MAIL_DIRECTORY='$(MAIL_DIR)' LOG_LEVEL=info \
           AUDIT_SIGNING_KEY_FILE='$(AUDIT_KEY)' CONSENT_SIGNING_KEY_FILE='$(CONSENT_KEY)'
 PG_HA := bash $(CURDIR)/scripts/pg-ha.sh
