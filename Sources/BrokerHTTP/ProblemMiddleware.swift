@@ -97,7 +97,7 @@ package struct ProblemMiddleware: RouterMiddleware {
         default:
             if PostgresErrors.isOverload(error) {
                 Problem.serverBusy
-            } else if PostgresErrors.isConnectionFailure(error) {
+            } else if PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error) {
                 Problem.databaseUnavailable
             } else {
                 dataException(in: error)

@@ -9,9 +9,10 @@ extension Services {
     /// Builds every service from the configuration (`buildApplication` is the only caller).
     static func make(configuration: BrokerConfiguration, logger: Logger, noise: any NoiseSource) async throws -> Services {
         let databaseURL = try DatabaseURL(configuration.databaseURL)
+        // Of several hosts, the one that will do now; if none answers yet, the first, and the watchdog moves
+        // the pool when one does (the server starts, and answers 503, while its database is down).
         let client = DatabasePool(
-            client: PostgresClient(configuration: databaseURL.clientConfiguration(limits: configuration.database), backgroundLogger: logger),
-            leaseTimeout: configuration.database.leaseTimeout, logger: logger)
+            url: databaseURL, host: await HostSelection(url: databaseURL, logger: logger).select(), limits: configuration.database, logger: logger)
         let availability = DatabaseAvailability()
         let metricsAccess = MetricsAccess(token: configuration.metricsToken)
         let readiness = Readiness(client: client, migrations: try Migration.bundled(), availability: availability)
@@ -84,8 +85,7 @@ extension Services {
     func background(configuration: BrokerConfiguration, logger: Logger) throws -> [any Service] {
         [
             client, SamplePartitionMaintenance(client: client, logger: logger, clock: configuration.clock),
-            DatabaseWatchdog(
-                configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
+            DatabaseWatchdog(url: databaseURL, pool: client, availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
             AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),

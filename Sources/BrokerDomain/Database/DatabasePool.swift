@@ -15,33 +15,81 @@ import Synchronization
 ///
 /// `query` collects its rows before it returns: a row sequence still being read keeps its connection
 /// leased, which would make every loop over it a lease held while the loop's body leases another.
+///
+/// A pool made from a `DatabaseURL` can **move to another host** (`move(to:)`, called by the
+/// `DatabaseWatchdog` after a failover): a PostgresNIO client connects to one host, so the pool starts a
+/// client for the new host, sends every new lease there, and retires the old client once the leases it
+/// handed out have had `retirementGrace` to finish.
 package struct DatabasePool: Sendable, Service {
-    package let client: PostgresClient
     package let leaseTimeout: Duration
     let logger: Logger
+    /// The client new leases go to, and the ones still running; shared by every copy of the pool.
+    private let clients: PoolClients
+    /// Where a moved pool's new client connects (nil for a pool made from a client, which stays put).
+    private let url: DatabaseURL?
+    private let limits: DatabaseLimits
 
-    /// Set once `run()` has begun: a lease asked for before waits for it (within its own bound) rather than
-    /// reach PostgresNIO first, which then warns that `run()` was not called. Background services start
-    /// beside the pool's `run()`, and on a busy machine one of them could lease first.
-    private let started: RunStarted
-
+    /// A pool on one client for its whole life (tests, and the pools of one-off commands on one host).
     package init(client: PostgresClient, leaseTimeout: Duration = .seconds(5), logger: Logger) {
-        self.client = client
         self.leaseTimeout = leaseTimeout
         self.logger = logger
-        self.started = RunStarted()
+        self.clients = PoolClients(first: client, host: nil)
+        self.url = nil
+        self.limits = DatabaseLimits()
     }
+
+    /// A pool on `host` (by default the URL's first) that can move to another host of `url`.
+    package init(url: DatabaseURL, host: DatabaseHost? = nil, limits: DatabaseLimits, logger: Logger) {
+        let host = host ?? url.hosts[0]
+        self.leaseTimeout = limits.leaseTimeout
+        self.logger = logger
+        self.url = url
+        self.limits = limits
+        self.clients = PoolClients(
+            first: PostgresClient(configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: logger), host: host)
+    }
+
+    /// The client new leases go to (for tests that run a client's `run()` themselves).
+    package var client: PostgresClient { clients.current.client }
+
+    /// The host new leases go to, when the pool was made from a URL.
+    package var host: DatabaseHost? { clients.current.host }
+
+    /// How long a retired client keeps running for the leases it handed out before the move: longer than a
+    /// lease waits, so a request that got its connection just before the move can finish its statement.
+    static let retirementGrace: Duration = .seconds(10)
 
     /// Per pool, where the lease the current task holds was taken (`file:line`). Child tasks inherit it,
     /// so a task group fanning out from inside a lease is caught too. (A lease of another pool, such as a
     /// test's own, is a different queue and no deadlock of this kind.)
     @TaskLocal static var heldLeases: [ObjectIdentifier: String] = [:]
 
-    private var identity: ObjectIdentifier { ObjectIdentifier(client) }
+    private var identity: ObjectIdentifier { ObjectIdentifier(clients) }
 
+    /// Runs the first client, and each one `move(to:)` starts, until each is retired, or until the pool is
+    /// cancelled or its graceful shutdown begins (as a PostgresNIO client's own `run()` ends then).
     package func run() async {
-        started.flag.store(true, ordering: .releasing)
-        await client.run()
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                for await generation in clients.generations {
+                    group.addTask { await generation.run() }
+                }
+            }
+        }
+    }
+
+    /// Sends new leases to a client for `host` from now on, and retires the current one after
+    /// `retirementGrace`. Does nothing for a pool made from a client, or when `host` is already the pool's.
+    package func move(to host: DatabaseHost) {
+        guard let url, host != self.host else { return }
+        let client = PostgresClient(configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: logger)
+        let previous = clients.replace(with: client, host: host)
+        logger.notice(
+            "database pool moved", metadata: ["database.host": "\(host)", "database.previous_host": "\(previous.host.map(\.description) ?? "-")"])
+        Task {
+            try? await Task.sleep(for: Self.retirementGrace)
+            previous.retire()
+        }
     }
 
     /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
@@ -55,11 +103,13 @@ package struct DatabasePool: Sendable, Service {
         // The lease is taken by a task of its own that hands the connection over: its wait can then be
         // abandoned on time-out (cancelling it withdraws the request from PostgresNIO's queue) without
         // cancelling the caller.
-        let leasing = Task { [client, started] in
+        let generation = clients.current
+        let leasing = Task {
             do {
-                // Until `run()` has begun (a moment after the server starts); the timer below bounds it too.
-                while !started.flag.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(2)) }
-                try await client.withConnection { connection in
+                // Until the client's `run()` has begun (a moment after the server starts, or after a move);
+                // the timer below bounds it too.
+                while !generation.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(2)) }
+                try await generation.client.withConnection { connection in
                     guard handoff.offer(connection) else { return }  // the caller gave up meanwhile
                     await handoff.waitUntilReturned()
                 }
@@ -118,9 +168,4 @@ package struct DatabasePool: Sendable, Service {
             throw NestedLease(heldAt: outer, requestedAt: "\(file):\(line)")
         #endif
     }
-}
-
-/// Whether a pool's `run()` has begun (a reference, so every copy of the pool sees it).
-private final class RunStarted: Sendable {
-    let flag = Atomic<Bool>(false)
 }

@@ -10,7 +10,12 @@ package func withDatabase<T: Sendable>(
     // errors all the same, as a command has no one to read its warnings.
     var backgroundLogger = logger
     backgroundLogger.logLevel = .error
-    let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration(limits: limits), backgroundLogger: backgroundLogger)
+    // Of several hosts (a replicated database), the one the URL asks for; a command does not wait for a failover.
+    let databaseURL = try DatabaseURL(url)
+    guard let host = await HostSelection(url: databaseURL, logger: logger).select() else {
+        throw DatabaseHostMissing(url: databaseURL)
+    }
+    let client = PostgresClient(configuration: databaseURL.clientConfiguration(limits: limits, host: host), backgroundLogger: backgroundLogger)
     let pool = DatabasePool(client: client, leaseTimeout: limits.leaseTimeout, logger: logger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {

@@ -3,37 +3,64 @@ import NIOSSL
 import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=…` URL, turned into a client configuration.
+///
+/// It may name several hosts, as libpq's multi-host form does (`postgres://u:p@h1:5432,h2:5433/db?
+/// target_session_attrs=read-write`): the servers of one replicated database, a primary and its standbys.
+/// The pool then connects to the one that `target_session_attrs` asks for and moves when that changes (a
+/// failover: `DatabaseWatchdog`, `HostSelection`). PostgresNIO connects to one host, so the choice is ours.
 package struct DatabaseURL: Sendable, Equatable {
     package enum SSLMode: String, Sendable { case disable, prefer, require }
 
-    package var host: String
-    package var port: Int
+    /// Every host the URL names, in its order (the order in which a writable one is looked for).
+    package var hosts: [DatabaseHost]
     package var username: String
     package var password: String?
     package var database: String
     package var sslMode: SSLMode
+    /// Which of the hosts will do (libpq's `target_session_attrs`; `any` by default, as libpq's).
+    package var targetSessionAttributes: TargetSessionAttributes
+
+    /// The first host: the only one of a single-host URL (`psql -h` in the benchmarks).
+    package var host: String { hosts[0].host }
+    package var port: Int { hosts[0].port }
 
     package init(_ text: String) throws {
-        guard let components = URLComponents(string: text),
+        let shape = "must look like postgres://user:password@host:port/database (or host1:port1,host2:port2 for a replicated database)"
+        // URLComponents takes one host, so the host list is cut out and read here; the rest (the user, the
+        // password, the database and the query, with their percent-encoding) is read by URLComponents around
+        // a placeholder host.
+        guard let schemeEnd = text.range(of: "://") else { throw ConfigurationError.invalid("DATABASE_URL", shape) }
+        let afterScheme = text[schemeEnd.upperBound...]
+        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let authority = afterScheme[..<authorityEnd]
+        let hostListStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let hostList = String(authority[hostListStart...])
+        let placeholder = String(text[..<hostListStart]) + "placeholder" + String(text[authorityEnd...])
+        guard let components = URLComponents(string: placeholder),
             ["postgres", "postgresql"].contains(components.scheme ?? ""),
-            let host = components.host, !host.isEmpty,
             let username = components.user, !username.isEmpty
         else {
-            throw ConfigurationError.invalid(
-                "DATABASE_URL", "must look like postgres://user:password@host:port/database")
+            throw ConfigurationError.invalid("DATABASE_URL", shape)
         }
+        let hosts = try hostList.split(separator: ",", omittingEmptySubsequences: false).map { try DatabaseHost(String($0)) }
+        guard !hosts.isEmpty else { throw ConfigurationError.invalid("DATABASE_URL", shape) }
         let database = String(components.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty else { throw ConfigurationError.invalid("DATABASE_URL", "names no database") }
         let modeText = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
         guard let mode = SSLMode(rawValue: modeText) else {
             throw ConfigurationError.invalid("DATABASE_URL", "sslmode must be disable, prefer or require")
         }
-        self.host = host
-        self.port = components.port ?? 5432
+        let attributesText = components.queryItems?.first(where: { $0.name == "target_session_attrs" })?.value ?? "any"
+        guard let attributes = TargetSessionAttributes(rawValue: attributesText) else {
+            throw ConfigurationError.invalid(
+                "DATABASE_URL", "target_session_attrs must be one of \(TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.hosts = hosts
         self.username = username.removingPercentEncoding ?? username
         self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
         self.database = database.removingPercentEncoding ?? database
         self.sslMode = mode
+        self.targetSessionAttributes = attributes
     }
 
     /// The same server and credentials, another database (tests create one database per suite).
@@ -49,15 +76,20 @@ package struct DatabaseURL: Sendable, Equatable {
         components.scheme = "postgres"
         components.user = username
         components.password = password
-        components.host = host
-        components.port = port
+        components.host = "placeholder"
         components.path = "/" + database
         components.queryItems = [URLQueryItem(name: "sslmode", value: sslMode.rawValue)]
-        return components.string ?? ""
+        if targetSessionAttributes != .any {
+            components.queryItems?.append(URLQueryItem(name: "target_session_attrs", value: targetSessionAttributes.rawValue))
+        }
+        let hostList = hosts.map(\.description).joined(separator: ",")
+        return (components.string ?? "").replacingOccurrences(of: "@placeholder/", with: "@\(hostList)/")
     }
 
-    /// The pool's configuration, with `limits` as its size and each connection's session bounds.
-    package func clientConfiguration(limits: DatabaseLimits) -> PostgresClient.Configuration {
+    /// The pool's configuration for `host` (by default the first), with `limits` as its size and each
+    /// connection's session bounds.
+    package func clientConfiguration(limits: DatabaseLimits, host: DatabaseHost? = nil) -> PostgresClient.Configuration {
+        let host = host ?? hosts[0]
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case .disable: tls = .disable
@@ -65,7 +97,7 @@ package struct DatabaseURL: Sendable, Equatable {
         case .require: tls = .require(.makeClientConfiguration())
         }
         var configuration = PostgresClient.Configuration(
-            host: host, port: port, username: username, password: password, database: database, tls: tls)
+            host: host.host, port: host.port, username: username, password: password, database: database, tls: tls)
         // Fail fast when the database is down instead of queueing requests for long.
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.maximumConnections = limits.poolSize
@@ -73,8 +105,10 @@ package struct DatabaseURL: Sendable, Equatable {
         return configuration
     }
 
-    /// One connection outside the pool (the `DatabaseWatchdog`'s probe).
-    package func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// One connection to `host` (by default the first) outside the pool: the `DatabaseWatchdog`'s probe
+    /// and `HostSelection`'s.
+    package func connectionConfiguration(host: DatabaseHost? = nil) throws -> PostgresConnection.Configuration {
+        let host = host ?? hosts[0]
         let tls: PostgresConnection.Configuration.TLS
         switch sslMode {
         case .disable: tls = .disable
@@ -82,7 +116,7 @@ package struct DatabaseURL: Sendable, Equatable {
         case .require: tls = .require(try .init(configuration: .makeClientConfiguration()))
         }
         var configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: username, password: password, database: database, tls: tls)
+            host: host.host, port: host.port, username: username, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = .seconds(3)
         return configuration
     }

@@ -10,19 +10,26 @@ import ServiceLifecycle
 /// probe that merely times out (connecting or querying) must do so `timeoutsForOutage` times in a row, so
 /// slow answers under heavy load do not turn clients away; any other error (the server answered, but
 /// refused the probe) changes nothing.
+///
+/// It also follows a failover. The probe asks the pool's host whether it is still what the URL's
+/// `target_session_attrs` asks for (a primary that was demoted answers that it is a standby now), and when
+/// the host is lost or no longer will do, `HostSelection` looks for the one that will among the URL's hosts
+/// (the promoted standby) and the pool moves there. Until then every request is answered 503.
 package struct DatabaseWatchdog: Service {
     package init(
-        configuration: PostgresConnection.Configuration, availability: DatabaseAvailability, logger: Logger, interval: Duration = .seconds(1),
+        url: DatabaseURL, pool: DatabasePool, availability: DatabaseAvailability, logger: Logger, interval: Duration = .seconds(1),
         probeTimeout: Double = 3
     ) {
-        self.configuration = configuration
+        self.url = url
+        self.pool = pool
         self.availability = availability
         self.logger = logger
         self.interval = interval
         self.probeTimeout = probeTimeout
     }
 
-    let configuration: PostgresConnection.Configuration
+    let url: DatabaseURL
+    let pool: DatabasePool
     let availability: DatabaseAvailability
     let logger: Logger
     var interval: Duration = .seconds(1)
@@ -33,27 +40,44 @@ package struct DatabaseWatchdog: Service {
 
     package func run() async throws {
         var connection: PostgresConnection?
+        var connectedHost: DatabaseHost?
         var timeoutsInARow = 0
         var connectionID = 0
         defer { if let connection { Task { try? await connection.close() } } }
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let host = pool.host ?? url.hosts[0]
+            if host != connectedHost, let stale = connection {
+                Task { try? await stale.close() }
+                connection = nil
+            }
+            var lookElsewhere = false
             do {
                 if connection == nil || connection?.isClosed == true {
                     // Bounded by the configuration's connect timeout. (Not by `withTimeout`: a connection that
                     // completes after the timer would be dropped unclosed.)
                     connectionID += 1
-                    connection = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    connection = try await PostgresConnection.connect(
+                        configuration: try url.connectionConfiguration(host: host), id: connectionID, logger: logger)
+                    connectedHost = host
                 }
-                try await probe(connection!)
+                let state = try await probe(connection!)
                 timeoutsInARow = 0
-                if !availability.isReachable { logger.notice("database reachable again") }
-                availability.markReachable()
+                if url.targetSessionAttributes == .preferStandby
+                    || url.targetSessionAttributes.accepts(inRecovery: state.inRecovery, readOnly: state.readOnly)
+                {
+                    if !availability.isReachable { logger.notice("database reachable again", metadata: ["database.host": "\(host)"]) }
+                    availability.markReachable()
+                } else {
+                    unreachable(because: "\(host) is a \(state) now, and DATABASE_URL asks for \(url.targetSessionAttributes.rawValue)")
+                    lookElsewhere = true
+                }
             } catch let error where Self.isTimeout(error) {
                 if let stale = connection { Task { try? await stale.close() } }
                 connection = nil
                 timeoutsInARow += 1
                 if timeoutsInARow >= timeoutsForOutage {
                     unreachable(because: "\(timeoutsInARow) probes in a row timed out")
+                    lookElsewhere = true
                 }
             } catch {
                 timeoutsInARow = 0
@@ -63,9 +87,16 @@ package struct DatabaseWatchdog: Service {
                 // probe's login is up, and turning every client away with 503 would make that worse.
                 if PostgresErrors.isConnectionFailure(error) {
                     unreachable(because: String(reflecting: error))
+                    lookElsewhere = true
                 } else {
                     logger.warning("database probe failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
+            }
+            // A host that will do, found now, is probed at once instead of a second later: the outage ends
+            // with the probe that finds the new primary, not an interval after it.
+            if lookElsewhere, url.hosts.count > 1, let found = await HostSelection(url: url, logger: logger).select(), found != host {
+                pool.move(to: found)
+                continue
             }
             try? await Task.sleep(for: interval)
         }
@@ -82,19 +113,18 @@ package struct DatabaseWatchdog: Service {
         return false
     }
 
-    /// `SELECT 1`, given `probeTimeout` seconds. The query runs in a task of its own and is abandoned on
-    /// timeout (the caller then closes the connection): PostgresNIO can strand a query on a connection the
-    /// server killed, and a probe that waited for it would stop watching altogether.
-    private func probe(_ connection: PostgresConnection) async throws {
-        let first = FirstOutcome<Void>()
+    /// The host's state (`HostState`), given `probeTimeout` seconds. The query runs in a task of its own and
+    /// is abandoned on timeout (the caller then closes the connection): PostgresNIO can strand a query on a
+    /// connection the server killed, and a probe that waited for it would stop watching altogether.
+    private func probe(_ connection: PostgresConnection) async throws -> HostState {
+        let first = FirstOutcome<HostState>()
         let logger = logger
         let probeTimeout = probeTimeout
-        try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             first.install(continuation)
             Task {
                 do {
-                    _ = try await connection.query("SELECT 1", logger: logger).collect()
-                    first.resume(with: .success(()))
+                    first.resume(with: .success(try await HostState.read(from: connection, logger: logger)))
                 } catch {
                     first.resume(with: .failure(error))
                 }

@@ -24,6 +24,12 @@ package enum PostgresErrors {
         return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
     }
 
+    /// The server refused a write because it is (now) a standby or read-only (25006): the pool's host was
+    /// demoted in a failover, and the watchdog is moving the pool to the new primary. Retry shortly.
+    package static func isReadOnlyServer(_ error: any Error) -> Bool {
+        psqlError(in: error)?.serverInfo?[.sqlState] == "25006"
+    }
+
     /// A bound of the server's was hit (issue 14): no pooled connection or evaluation slot in time, or
     /// PostgreSQL ended a statement that waited too long for a lock (55P03), ran too long (57014, also
     /// what a cancelled statement reports) or sat idle in a transaction (25P03). Nothing was written: the
