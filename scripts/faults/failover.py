@@ -41,7 +41,8 @@ class Traffic:
         self.servers, self.people, self.tokens, self.company = servers, people, tokens, company
         self.events = []  # (sent, received, kind, status or None, detail, port)
         self.acknowledged = [set() for _ in people]  # batch indices answered 200 per person
-        self.unanswered = [set() for _ in people]  # batch indices sent without an answer (may be stored)
+        self.unanswered = [set() for _ in people]  # batch indices answered 503 or not at all (outcome unknown)
+        self.committed_before_503 = 0  # of those, batches the re-send found already stored
         self.requests = {}  # request id -> set of acknowledged steps ("created", "accepted", "released")
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -94,13 +95,18 @@ class Traffic:
             turn += 1
             body = heart_rate_batch(batch_start(person, index[person]), BATCH)
             reply = self.send("upload", "POST", "/v1/me/samples", self.tokens[person], body)
-            if reply is not None and reply.status == 200 and reply.json().get("accepted") == BATCH:
+            result = reply.json() if reply is not None and reply.status == 200 else {}
+            if result.get("accepted", 0) + result.get("duplicates", 0) == BATCH:
                 with self.lock:
                     self.acknowledged[person].add(index[person])
+                    if index[person] in self.unanswered[person] and result.get("duplicates"):
+                        # A 503 (or no answer) for a write under way means "outcome unknown": this one had
+                        # committed, and the re-send found its samples stored (idempotent on (type, at)).
+                        self.committed_before_503 += 1
                     self.unanswered[person].discard(index[person])
                 index[person] += 1  # the next batch; otherwise the same one again
             else:
-                if reply is None:
+                if reply is None or reply.status == 503:
                     with self.lock:
                         self.unanswered[person].add(index[person])
                 self.pause_after(reply)
@@ -211,6 +217,17 @@ def check_audit(verdict, formation, traffic, d4h, port):
             f"{'verifies' if verify.returncode == 0 else 'BROKEN'} ({verify.stdout.strip().splitlines()[-1] if verify.stdout.strip() else ''})")
 
 
+def check_mail(verdict, formation, port):
+    """Background work resumed on the new primary: the mail outbox (grant and first-download notices) drains."""
+    sql = "SELECT status, count(*), coalesce(max(attempts), 0) FROM mail_outbox GROUP BY 1"
+    drained = wait_until(lambda: not any(status == "pending" for status, _, _ in formation.psql(sql, port=port)), within=60, step=1)
+    rows = {status: (int(count), int(attempts)) for status, count, attempts in formation.psql(sql, port=port)}
+    verdict.require(drained, f"mail outbox not drained within 60 s: {rows}")
+    verdict.require("dead" not in rows, f"dead mails: {rows.get('dead')}")
+    return (f"mail outbox: {sum(count for count, _ in rows.values())} mails, "
+            + ", ".join(f"{status} {count} (at most {attempts} attempts)" for status, (count, attempts) in sorted(rows.items())))
+
+
 def setup(d4h, formation, ports, verdict):
     primary = formation.primary()
     servers = [Server(d4h, formation, port).start() for port in ports]
@@ -307,8 +324,10 @@ def run_failover(d4h, formation, ports):
     port = formation.port_of(new)
     lost, per_person = check_samples(verdict, formation, people, traffic, port, "new primary")
     acked = sum(traffic.acked_samples())
-    verdict.figure(f"lost: {lost} of {acked} acknowledged samples (per person acknowledged/stored: {', '.join(per_person)})")
+    verdict.figure(f"lost: {lost} of {acked} acknowledged samples (per person acknowledged/stored: {', '.join(per_person)}); "
+                   f"{traffic.committed_before_503} batches answered 503 had committed (their re-send: all duplicates)")
     verdict.figure(check_audit(verdict, formation, traffic, d4h, port))
+    verdict.figure(check_mail(verdict, formation, port))
 
     # The old primary comes back as a secondary (pg_rewind, then streaming from the new primary).
     rejoin_started = time.monotonic()
