@@ -13,12 +13,14 @@ primary and a synchronous secondary: scripts/pg-ha.sh) with two servers on its m
                   turns synchronous replication off, so writes pause at most for the detection and go on; measured
                   as the clients saw it. The secondary is restarted and must catch up (same counts as the primary).
 """
+import json
+import os
 import subprocess
 import threading
 import time
 from collections import Counter
 
-from harness import Server, Verdict, call, create_accounts, heart_rate_batch, log_in
+from harness import OUT, Server, Verdict, call, create_accounts, heart_rate_batch, log_in
 
 PEOPLE = 6
 PHONES = 3  # threads; phone t uploads for people t, t + PHONES, … in turn
@@ -77,7 +79,12 @@ class Traffic:
             return None
         detail = ""
         if reply.status >= 300:
-            detail = f"{reply.headers.get('content-type')} retry-after={reply.headers.get('retry-after')} {reply.body[:160]!r}"
+            try:
+                problem = reply.json().get("type", "").rsplit("/", 1)[-1]
+            except ValueError:
+                problem = "(not JSON)"
+            detail = (f"{problem} {reply.headers.get('content-type')} retry-after={reply.headers.get('retry-after')} "
+                      f"{reply.body[:160]!r}")
         with self.lock:
             self.events.append((sent, sent + reply.seconds, kind, reply.status, detail, server.port))
         return reply
@@ -145,10 +152,12 @@ class Traffic:
 
     # ---- what the clients saw ----
 
-    def window(self, since):
-        """Figures of the answers to requests sent at or after `since`."""
+    def window(self, since, kinds=None, until=None):
+        """Figures of the requests (of `kinds`, default all) answered (or given up on) at or after `since` — so a
+        request under way at that moment counts — and sent before `until`."""
         with self.lock:
-            events = [e for e in self.events if e[0] >= since]
+            events = [e for e in self.events if e[1] >= since and (until is None or e[0] < until)
+                      and (kinds is None or e[2] in kinds)]
         # A download before the person's data arrived answers 409 no-requested-data: an answer, not a failure.
         expected = [e for e in events if e[2] == "release" and e[3] == 409 and "no-requested-data" in e[4]]
         failed = [e for e in events if (e[3] is None or e[3] >= 300) and e not in expected]
@@ -170,6 +179,13 @@ class Traffic:
             "failed": failed,
         }
         return figures
+
+    def dump(self, path, since):
+        """Every request as JSON lines (seconds relative to `since`), for reading a run afterwards."""
+        with self.lock, open(path, "w") as file:
+            for sent, received, kind, status, detail, port in self.events:
+                file.write(json.dumps({"sent": round(sent - since, 3), "seconds": round(received - sent, 3), "kind": kind,
+                                       "status": status, "detail": detail, "server": port}) + "\n")
 
     def acked_samples(self):
         with self.lock:
@@ -228,6 +244,26 @@ def check_mail(verdict, formation, port):
             + ", ".join(f"{status} {count} (at most {attempts} attempts)" for status, (count, attempts) in sorted(rows.items())))
 
 
+def check_server_logs(verdict, servers):
+    """A download whose release could not be recorded: data went out with no audit event and no access-log line."""
+    unrecorded = []
+    for server in servers:
+        with open(server.log_path, errors="replace") as file:
+            for line in file:
+                if "a download was sent but could not be recorded" in line:
+                    rows = line.split(" rows=", 1)[1].split()[0] if " rows=" in line else "?"
+                    request = line.split(" request.id=", 1)[1].split()[0] if " request.id=" in line else "?"
+                    cause = "poolShutdown" if "poolShutdown" in line else ("connection reset" if "reset by peer" in line else "error")
+                    unrecorded.append(f":{server.port} request {request}, {rows} rows ({cause})")
+    verdict.require(not unrecorded, f"downloads sent but not recorded (no audit event, no access log): {unrecorded}")
+    return f"releases sent but not recorded (server logs): {len(unrecorded)}" + (f": {unrecorded}" if unrecorded else "")
+
+
+def unanswered_details(figures, since):
+    """The requests that got no answer: what they were, when sent, how long they waited, what the client saw."""
+    return [f"{e[2]} sent {_at(e[0], since)}, gave up after {e[1] - e[0]:.1f} s: {e[4]}" for e in figures["failed"] if e[3] is None]
+
+
 def setup(d4h, formation, ports, verdict):
     primary = formation.primary()
     servers = [Server(d4h, formation, port).start() for port in ports]
@@ -275,7 +311,7 @@ def report_window(verdict, figures, label, started):
 
 
 def _at(moment, started):
-    return "—" if moment is None else f"+{moment - started:.1f} s"
+    return "—" if moment is None else f"{moment - started:+.1f} s"
 
 
 def run_failover(d4h, formation, ports):
@@ -285,7 +321,7 @@ def run_failover(d4h, formation, ports):
     new = "node2" if old == "node1" else "node1"
     traffic.start()
     time.sleep(8)
-    before = traffic.window(0)
+    before = traffic.window(0, until=time.monotonic() - 1)
     verdict.require(before["requests"] > 0 and not before["failed"], f"failures before the kill: {[e[2:5] for e in before['failed']][:3]}")
 
     killed_at = time.monotonic()
@@ -307,10 +343,12 @@ def run_failover(d4h, formation, ports):
 
     after = traffic.window(killed_at)
     report_window(verdict, after, "from the kill on", killed_at)
+    uploads = traffic.window(killed_at, kinds={"upload"})
+    verdict.figure(f"uploads alone: failed answers from {_at(uploads['first_failure'], killed_at)} to "
+                   f"{_at(uploads['last_failure'], killed_at)} (outage {uploads['outage']:.1f} s), {uploads['503']} × 503")
     verdict.require(after["500"] == 0, f"{after['500']} answers were 5xx other than 503: "
                                        f"{[e[3:5] for e in after['failed'] if e[3] and e[3] != 503][:3]}")
-    verdict.require(after["unanswered"] == 0, f"{after['unanswered']} requests got no answer: "
-                                              f"{[e[4] for e in after['failed'] if e[3] is None][:3]}")
+    verdict.require(after["unanswered"] == 0, f"{after['unanswered']} requests got no answer: {unanswered_details(after, killed_at)[:3]}")
     verdict.require(after["slow"] == 0, f"{after['slow']} requests took longer than {HANG_LIMIT} s")
     verdict.require(not after["bad_503"], f"503s without problem+json or Retry-After: {[e[4] for e in after['bad_503']][:2]}")
     verdict.require(after["outage"] < OUTAGE_GOAL, f"outage {after['outage']:.1f} s (goal < {OUTAGE_GOAL:.0f} s)")
@@ -328,6 +366,8 @@ def run_failover(d4h, formation, ports):
                    f"{traffic.committed_before_503} batches answered 503 had committed (their re-send: all duplicates)")
     verdict.figure(check_audit(verdict, formation, traffic, d4h, port))
     verdict.figure(check_mail(verdict, formation, port))
+    verdict.figure(check_server_logs(verdict, servers))
+    traffic.dump(os.path.join(OUT, "failover-requests.jsonl"), killed_at)
 
     # The old primary comes back as a secondary (pg_rewind, then streaming from the new primary).
     rejoin_started = time.monotonic()
@@ -373,6 +413,7 @@ def run_monitor_lost(d4h, formation, ports):
     lost, per_person = check_samples(verdict, formation, people, traffic, formation.primary_port(), "primary")
     verdict.figure(f"lost: {lost} of {sum(traffic.acked_samples())} acknowledged samples")
     verdict.figure(check_audit(verdict, formation, traffic, d4h, formation.primary_port()))
+    verdict.figure(check_server_logs(verdict, servers))
     for server in servers:
         server.stop()
     return verdict
@@ -421,6 +462,7 @@ def run_secondary_lost(d4h, formation, ports):
     verdict.require(caught_up, f"the secondary did not catch up within 30 s: primary {counts[0]}, secondary {counts[1]} samples")
     verdict.figure(f"caught up: {counts[1]} samples on the secondary, {counts[0]} on the primary")
     verdict.figure(check_audit(verdict, formation, traffic, d4h, port))
+    verdict.figure(check_server_logs(verdict, servers))
     for server in servers:
         server.stop()
     return verdict
