@@ -147,6 +147,51 @@ struct DatabaseFailoverTests {
         }
     }
 
+    @Test("a lease waiting for a connection when the pool moves is served by the new host, not failed with the old client", .timeLimit(.minutes(2)))
+    func leaseWaitingDuringAMove() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let relay = try await TCPRelay.start(to: url.hosts[0])
+            var several = url
+            several.hosts = [relay.host] + url.hosts
+            var limits = DatabaseLimits()
+            limits.poolSize = 1
+            let logger = Self.logger
+            let pool = DatabasePool(url: several, host: relay.host, limits: limits, logger: logger)
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await pool.run() }
+                    defer { group.cancelAll() }
+                    // The one connection, held by a long statement through the relay.
+                    let (holding, held) = AsyncStream.makeStream(of: Void.self)
+                    let holder = Task {
+                        try? await pool.withConnection { connection in
+                            held.yield()
+                            _ = try await connection.query("SELECT pg_sleep(30)", logger: logger).collect()
+                        }
+                    }
+                    for await _ in holding { break }
+                    // A lease that waits long (as the record of a sent download does) queues behind it.
+                    let waiting = Task {
+                        try await pool.withConnection(waitingAtMost: .seconds(60)) { connection in
+                            try await connection.query("SELECT 1", logger: logger).collect().count
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(200))
+                    pool.move(to: url.hosts[0])
+                    // Without the lease moving too, it would wait in the old client's queue until that client is
+                    // retired, and then fail.
+                    #expect(try await waiting.value == 1)
+                    #expect(pool.host == url.hosts[0])
+                    holder.cancel()
+                }
+            } catch {
+                await relay.stop()
+                throw error
+            }
+            await relay.stop()
+        }
+    }
+
     /// Sets whether new sessions of `url`'s database are read-only (from another database: a session of a
     /// read-only one cannot change it back).
     static func setReadOnly(_ url: DatabaseURL, _ readOnly: Bool) async throws {

@@ -103,18 +103,28 @@ package struct DatabasePool: Sendable, Service {
         // The lease is taken by a task of its own that hands the connection over: its wait can then be
         // abandoned on time-out (cancelling it withdraws the request from PostgresNIO's queue) without
         // cancelling the caller.
-        let generation = clients.current
+        let clients = clients
         let leasing = Task {
-            do {
-                // Until the client's `run()` has begun (a moment after the server starts, or after a move);
-                // the timer below bounds it too.
-                while !generation.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(2)) }
-                try await generation.client.withConnection { connection in
-                    guard handoff.offer(connection) else { return }  // the caller gave up meanwhile
-                    await handoff.waitUntilReturned()
+            var generation = clients.current
+            while true {
+                do {
+                    // Until the client's `run()` has begun (a moment after the server starts, or after a move);
+                    // the timer below bounds it too.
+                    while !generation.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(2)) }
+                    try await Self.lease(from: generation, handingOverTo: handoff)
+                    return
+                } catch {
+                    // The pool moved while this lease waited in the old client's queue: lease again from the new
+                    // client (work that must be recorded waits long, and the old host is gone). Otherwise, or
+                    // once the caller has given up, the caller gets the error.
+                    let current = clients.current
+                    if current !== generation, !Task.isCancelled {
+                        generation = current
+                        continue
+                    }
+                    handoff.abandon(error)
+                    return
                 }
-            } catch {
-                handoff.abandon(error)
             }
         }
         let timer = Task { [wait = wait ?? leaseTimeout] in
@@ -158,6 +168,30 @@ package struct DatabasePool: Sendable, Service {
     package func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> CollectedRows {
         try await withConnection(file: file, line: line) { connection in
             CollectedRows(rows: try await connection.query(query, logger: logger, file: file, line: line).collect())
+        }
+    }
+
+    /// One lease from `generation`'s client, handed over to the caller; given up (throwing
+    /// `CancellationError`) if the pool moves before a connection came, so that the caller's wait goes on at
+    /// the new host instead of ending with the old client's retirement.
+    private static func lease(from generation: PoolClients.Generation, handingOverTo handoff: LeaseHandoff) async throws {
+        let attempt = Task {
+            try await generation.client.withConnection { connection in
+                guard handoff.offer(connection) else { return }  // the caller gave up meanwhile
+                await handoff.waitUntilReturned()
+            }
+        }
+        // Cancelling the attempt once the connection was offered changes nothing: the handoff waits for its
+        // return regardless, so a caller's statement is never cut short by a move.
+        let watcher = Task {
+            await generation.waitUntilReplaced()
+            if !Task.isCancelled { attempt.cancel() }
+        }
+        defer { watcher.cancel() }
+        try await withTaskCancellationHandler {
+            try await attempt.value
+        } onCancel: {
+            attempt.cancel()
         }
     }
 

@@ -11,14 +11,16 @@ final class PoolClients: Sendable {
         /// Set as `run()` begins: a lease asked for before waits for it (within the lease's bound) rather
         /// than reach PostgresNIO first, which then warns that `run()` was not called.
         let started = Atomic<Bool>(false)
-        private let retirement: AsyncStream<Void>
-        private let retirementSignal: AsyncStream<Void>.Continuation
+        private let retirement = Latch()
+        private let replacement = Latch()
 
         init(client: PostgresClient, host: DatabaseHost?) {
             self.client = client
             self.host = host
-            (retirement, retirementSignal) = AsyncStream.makeStream()
         }
+
+        /// Returns once another generation has replaced this one, or when the calling task is cancelled.
+        func waitUntilReplaced() async { await replacement.wait() }
 
         /// Runs the client until `retire()` or until the calling task is cancelled; either closes its connections.
         func run() async {
@@ -27,15 +29,15 @@ final class PoolClients: Sendable {
                     started.store(true, ordering: .releasing)
                     await client.run()
                 }
-                group.addTask { [retirement] in
-                    for await _ in retirement {}
-                }
+                group.addTask { [retirement] in await retirement.wait() }
                 await group.next()
                 group.cancelAll()
             }
         }
 
-        func retire() { retirementSignal.finish() }
+        func retire() { retirement.fire() }
+
+        fileprivate func markReplaced() { replacement.fire() }
     }
 
     private let state: Mutex<Generation>
@@ -60,6 +62,7 @@ final class PoolClients: Sendable {
             defer { current = generation }
             return current
         }
+        previous.markReplaced()
         started.yield(generation)
         return previous
     }

@@ -170,13 +170,30 @@ extension SingleRequestService {
     /// Records a release in a transaction of its own. It runs in a task of its own because the stream's
     /// task is cancelled when the client hangs up, and a cancelled task gets no connection: the record of
     /// what was sent must not depend on whether the receiver stayed.
+    ///
+    /// Data already went out, so the record is not given up lightly: it waits for a connection longer than a
+    /// request would, and a transaction lost with its connection (the primary lost in a failover, issue 34)
+    /// is tried again, once a second, within the same 120 s. A commit whose answer was lost with the
+    /// connection may then be recorded twice: a release shown twice, never one not shown.
     private func record(_ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, logger: Logger) async throws {
         let client = client
         do {
             try await Task {
-                // Data already went out: the record waits for a connection longer than a request would.
-                try await client.withTransaction(logger: logger, waitingAtMost: .seconds(120)) { connection in
-                    try await recordRelease(plan, of: types, rows: rows, complete: complete, on: connection, logger: logger)
+                let deadline = ContinuousClock.now + .seconds(120)
+                while true {
+                    do {
+                        try await client.withTransaction(logger: logger, waitingAtMost: max(.seconds(1), deadline - .now)) { connection in
+                            try await recordRelease(plan, of: types, rows: rows, complete: complete, on: connection, logger: logger)
+                        }
+                        return
+                    } catch
+                        where ContinuousClock.now < deadline
+                        && (PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error))
+                    {
+                        logger.warning(
+                            "recording a sent download failed; trying again", metadata: ["request.id": "\(plan.request.id)", "error": "\(error)"])
+                        try await Task.sleep(for: .seconds(1))
+                    }
                 }
             }.value
         } catch {
