@@ -41,7 +41,8 @@ extension Services {
         let sharing = SharingService(client: client, pseudonymizer: pseudonymizer)
         let groupRequests = GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
-            privacy: configuration.privacy, noise: noise, clock: configuration.clock)
+            privacy: configuration.privacy, noise: noise, clock: configuration.clock,
+            reads: try await reads(configuration: configuration, primary: client, logger: logger))
         let auditTrail = AuditTrail(client: client)
         let auditCheckpoints = AuditCheckpoints(
             client: client, trail: auditTrail, key: configuration.auditSigningKey, clock: configuration.clock)
@@ -81,10 +82,21 @@ extension Services {
                 clock: configuration.clock))
     }
 
+    /// Where lagging reads go: `DATABASE_READ_URL`'s standby, measured against the primary, or the primary.
+    private static func reads(configuration: BrokerConfiguration, primary: DatabasePool, logger: Logger) async throws -> DatabaseReads {
+        guard let text = configuration.databaseReadURL else { return DatabaseReads(primary: primary) }
+        let url = try DatabaseURL(text)
+        let replica = DatabasePool(
+            url: url, host: await HostSelection(url: url, logger: logger).select(), limits: configuration.database, logger: logger)
+        let staleness = ReplicaStaleness(
+            primary: primary, replica: replica, replicaURL: url, bound: configuration.databaseReadMaxStaleness, logger: logger)
+        return DatabaseReads(primary: primary, replica: replica, staleness: staleness)
+    }
+
     /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
     func background(configuration: BrokerConfiguration, logger: Logger) throws -> [any Service] {
-        [
-            client, SamplePartitionMaintenance(client: client, logger: logger, clock: configuration.clock),
+        [client] + groupRequests.reads.services + [
+            SamplePartitionMaintenance(client: client, logger: logger, clock: configuration.clock),
             DatabaseWatchdog(url: databaseURL, pool: client, availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
             AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),

@@ -7,6 +7,9 @@ import PostgresNIO
 /// members' access logs), and the auditors' view.
 package struct GroupRequestService: Sendable {
     package let client: DatabasePool
+    /// Where a request's first evaluation reads its cohort and cells: a standby of `DATABASE_READ_URL` when
+    /// one is recent enough, otherwise `client`.
+    package let reads: DatabaseReads
     /// `GROUP_MIN_COHORT`: the fewest people (noisy count) a cohort, and every released cell, may describe.
     package let minimumCohort: Int
     /// How many evaluation steps (a cohort, or one type's cells) run at once, server-wide.
@@ -27,10 +30,11 @@ package struct GroupRequestService: Sendable {
     /// Tests inject the noise here, at the library level; a running server always has `SecureNoise`.
     package init(
         client: DatabasePool, minimumCohort: Int, evaluations: EvaluationSlots, privacy: PrivacySettings, noise: any NoiseSource,
-        clock: WallClock = .system
+        clock: WallClock = .system, reads: DatabaseReads? = nil
     ) {
         self.clock = clock
         self.client = client
+        self.reads = reads ?? DatabaseReads(primary: client)
         self.minimumCohort = minimumCohort
         self.evaluations = evaluations
         self.privacy = privacy
@@ -172,11 +176,18 @@ package struct GroupRequestService: Sendable {
         try await step(.budgetCheck) {
             try await client.withConnection { try await budgets.ensureAffordable(cohortCost + releaseCost, by: company, on: $0, logger: logger) }
         }
+        var onPrimaryOnly = false
         for _ in 0..<3 {
+            // From a standby when one is recent enough, noting its consent version first; after a withdrawal of
+            // consent raced the evaluation, from the primary.
+            let source = onPrimaryOnly ? (pool: client, onStandby: false) : reads.source()
+            let consentSeen: Int64? =
+                source.onStandby
+                ? try await source.pool.withConnection { try await ConsentVersionStore.version(on: $0, logger: logger) } : nil
             let matching = try await step(.cohort) {
                 try await matchingCohort(
                     filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                    excludingBlocksOf: company, logger: logger)
+                    excludingBlocksOf: company, reading: source.pool, logger: logger)
             }
             let cohort = try await step(.caps) {
                 try await client.withConnection { connection in
@@ -193,19 +204,24 @@ package struct GroupRequestService: Sendable {
                         days: Self.days(
                             of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
                             windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
-                        cohort: cohort, cellLoss: valid.cellLoss, company: company, logger: logger)
+                        cohort: cohort, cellLoss: valid.cellLoss, company: company, reading: source.pool, logger: logger)
                 }
                 : []
-            let stored: GroupRequest? = try await step(.write) {
+            let attempt: Attempt = try await step(.write) {
                 try await client.withTransaction(logger: logger) { connection in
                     try await step(.lock) { try await PrivacyLedgerStore.lock(on: connection, logger: logger) }
+                    // Someone withdrew consent (a block, a type no longer shared, an account that left) after the
+                    // standby's reads began: its cohort may count them. Evaluate again on the primary.
+                    if let consentSeen, try await ConsentVersionStore.version(on: connection, logger: logger) != consentSeen {
+                        return .consentChanged
+                    }
                     let charged = accepted ? cohortCost + releaseCost : cohortCost
                     // Someone's cap, or this company's share of it, was spent by another release meanwhile: evaluate
                     // again without them.
                     let stillEligible = try await step(.capsAgain) {
                         try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count == cohort.count
                     }
-                    guard stillEligible else { return nil }
+                    guard stillEligible else { return .capsChanged }
                     try await step(.companyBudget) { try await budgets.ensureAffordable(charged, by: company, on: connection, logger: logger) }
                     let request = try await step(.requestRow) {
                         try await GroupRequestStore.insert(
@@ -241,12 +257,25 @@ package struct GroupRequestService: Sendable {
                         // Just released: the background release need not look at it for a whole interval.
                         try await GroupRequestStore.markResultsChecked(request.id, on: connection, logger: logger)
                     }
-                    return request
+                    return .stored(request)
                 }
             }
-            if let stored { return stored }
+            switch attempt {
+            case .stored(let request): return request
+            case .consentChanged: onPrimaryOnly = true
+            case .capsChanged: break
+            }
         }
         throw GroupRequestError.busy
+    }
+
+    /// How one evaluation of `create` ended.
+    private enum Attempt {
+        case stored(GroupRequest)
+        /// Someone's cap, or the company's share of it, was spent meanwhile: evaluate again without them.
+        case capsChanged
+        /// Consent was withdrawn after a standby's reads began: evaluate again on the primary.
+        case consentChanged
     }
 
     /// Stores newly released cells and records them: the ledger debit, an audit event with what it cost,
@@ -281,9 +310,9 @@ package struct GroupRequestService: Sendable {
     /// own type's rollups, so two filters take about the time of one rather than of both.
     package func matchingCohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
-        excludingBlocksOf company: UUID, logger: Logger
+        excludingBlocksOf company: UUID, reading pool: DatabasePool? = nil, logger: Logger
     ) async throws -> [Int32] {
-        let client = client
+        let client = pool ?? client
         let evaluations = evaluations
         let parts: [[GroupRequest.Filter]] = filters.isEmpty ? [[]] : filters.map { [$0] }
         let matches = try await withThrowingTaskGroup(of: [Int32].self) { group in
@@ -341,12 +370,12 @@ package struct GroupRequestService: Sendable {
     /// them side by side when slots are free), then passed through the mechanism.
     private func released(
         types: [SampleType], bucket: Statistics.Bucket, days: ClosedRange<CalendarDate>?, cohort: [Int32],
-        cellLoss: PrivacyLoss, company: UUID, logger: Logger
+        cellLoss: PrivacyLoss, company: UUID, reading pool: DatabasePool, logger: Logger
     ) async throws -> [GroupResultCell] {
         guard let days else { return [] }
         let first = days.lowerBound
         let last = days.upperBound
-        let client = client
+        let client = pool
         let evaluations = evaluations
         let mechanism = mechanism
         let cells = try await withThrowingTaskGroup(of: [GroupResultCell].self) { group in
@@ -447,7 +476,7 @@ package struct GroupRequestService: Sendable {
         let cells = try await released(
             types: request.types, bucket: request.bucket,
             days: Self.days(of: buckets, bucket: request.bucket, windowFrom: request.windowFrom, windowTo: nil), cohort: members,
-            cellLoss: cellLoss, company: request.thirdParty.id, logger: logger)
+            cellLoss: cellLoss, company: request.thirdParty.id, reading: client, logger: logger)
         return try await client.withTransaction(logger: logger) { connection in
             try await PrivacyLedgerStore.lock(on: connection, logger: logger)
             guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),

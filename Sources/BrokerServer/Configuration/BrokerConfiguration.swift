@@ -8,6 +8,11 @@ import Logging
 /// Everything the server reads from its environment (and the equivalent `d4h serve` flags).
 package struct BrokerConfiguration: Sendable {
     package var databaseURL: String
+    /// `DATABASE_READ_URL`: a standby (or several hosts, libpq's form) that a group request's first
+    /// evaluation may read from while its data is at most `databaseReadMaxStaleness` old; nil: none.
+    package var databaseReadURL: String?
+    /// `DATABASE_READ_MAX_STALENESS` (seconds): how old the standby's data may be for reads to go there.
+    package var databaseReadMaxStaleness: Duration = .seconds(5)
     package var httpHost: String
     package var httpPort: Int
     package var publicURL: String
@@ -179,6 +184,11 @@ package struct BrokerConfiguration: Sendable {
         self.rateLimits = try RateLimits(reader: reader)
         self.privacy = try PrivacySettings(reader: reader)
         self.database = try DatabaseLimits(reader: reader)
+        if let readURL = reader.string(forKey: "database.read.url", isSecret: true), !readURL.isEmpty {
+            _ = try DatabaseURL(readURL)
+            self.databaseReadURL = readURL
+        }
+        if let seconds = try reader.wholeNumber("DATABASE_READ_MAX_STALENESS", in: 1...3600) { self.databaseReadMaxStaleness = .seconds(seconds) }
         if let slots = try reader.wholeNumber("GROUP_EVALUATION_CONCURRENCY", in: 1...64) { self.groupEvaluationConcurrency = slots }
         if let seconds = try reader.wholeNumber("GROUP_EVALUATION_QUEUE_TIMEOUT", in: 1...600) {
             self.groupEvaluationQueueTimeout = .seconds(seconds)
