@@ -77,7 +77,8 @@ extension Services {
             liveFeeds: liveFeeds,
             bulkExports: BulkExportService(
                 client: client, singleRequests: singleRequests, publicURL: configuration.publicURL, timeToLive: configuration.bulkExportTTL,
-                clock: configuration.clock))
+                clock: configuration.clock),
+            rateLimiter: RateLimiter(client: client, limits: configuration.rateLimits))
     }
 
     /// The work that runs beside the HTTP server, started in this order and stopped in the reverse one.
@@ -87,7 +88,8 @@ extension Services {
             DatabaseWatchdog(
                 configuration: try databaseURL.connectionConfiguration(), availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
-            AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
+            AccountHousekeeping(
+                accounts: accounts, rateLimiter: rateLimiter, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(
                 peers: peers, interval: configuration.peerStatisticsInterval, logger: logger, clock: configuration.clock),
