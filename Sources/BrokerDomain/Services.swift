@@ -37,6 +37,9 @@ package struct Services: Sendable {
     package let liveFeeds: RunLiveFeeds
     /// Companies' FHIR bulk exports; the planner (`Services.background`) fixes their files.
     package let bulkExports: BulkExportService
+    /// The per-account budgets of the expensive operations (charged by `BudgetedOperations`), shared by every
+    /// instance through the database; account housekeeping deletes their full buckets.
+    package let rateLimiter: RateLimiter
 
     package init(
         databaseURL: DatabaseURL,
@@ -61,7 +64,8 @@ package struct Services: Sendable {
         webhookPolicy: WebhookURLPolicy,
         runs: RunService,
         liveFeeds: RunLiveFeeds,
-        bulkExports: BulkExportService
+        bulkExports: BulkExportService,
+        rateLimiter: RateLimiter
     ) {
         self.databaseURL = databaseURL
         self.client = client
@@ -86,5 +90,6 @@ package struct Services: Sendable {
         self.runs = runs
         self.liveFeeds = liveFeeds
         self.bulkExports = bulkExports
+        self.rateLimiter = rateLimiter
     }
 }

@@ -29,7 +29,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
     let metrics = PrometheusCollectorRegistry()
     // The rate-limited operations and downloads, as the API and the console both call them (one limiter).
     let budgeted = BudgetedOperations(
-        rateLimiter: RateLimiter(limits: configuration.rateLimits), accounts: services.accounts, samples: services.samples,
+        rateLimiter: services.rateLimiter, accounts: services.accounts, samples: services.samples,
         positions: services.positions,
         imports: services.imports,
         singleRequests: services.singleRequests, groupRequests: services.groupRequests, auditTrail: services.auditTrail,

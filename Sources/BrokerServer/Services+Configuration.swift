@@ -79,7 +79,8 @@ extension Services {
             liveFeeds: liveFeeds,
             bulkExports: BulkExportService(
                 client: client, singleRequests: singleRequests, publicURL: configuration.publicURL, timeToLive: configuration.bulkExportTTL,
-                clock: configuration.clock))
+                clock: configuration.clock),
+            rateLimiter: RateLimiter(client: client, limits: configuration.rateLimits))
     }
 
     /// Where lagging reads go: `DATABASE_READ_URL`'s standby, measured against the primary, or the primary.
@@ -99,7 +100,8 @@ extension Services {
             SamplePartitionMaintenance(client: client, logger: logger, clock: configuration.clock),
             DatabaseWatchdog(url: databaseURL, pool: client, availability: availability, logger: logger),
             SubscriptionExpiry(requests: singleRequests, logger: logger),
-            AccountHousekeeping(accounts: accounts, logger: logger, interval: configuration.accountHousekeepingInterval),
+            AccountHousekeeping(
+                accounts: accounts, rateLimiter: rateLimiter, logger: logger, interval: configuration.accountHousekeepingInterval),
             GroupResultsRefresh(groupRequests: groupRequests, interval: configuration.groupResultsRefreshInterval, logger: logger),
             PeerStatisticsPublishing(
                 peers: peers, interval: configuration.peerStatisticsInterval, logger: logger, clock: configuration.clock),

@@ -2,6 +2,7 @@ import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import Testing
 
 @testable import BrokerConsole
@@ -152,7 +153,7 @@ struct RateLimitTests {
         let clock = ManualClock()
         try await TestHarness.run(configure: { [rateLimits = configuration.rateLimits] in
             $0.rateLimits = rateLimits
-            $0.rateLimits.now = { clock.now }
+            $0.rateLimits.clock = clock.standingWall
         }) { harness in
             let token = try await harness.activeUser()
             // More than the default burst (120), at one instant: the clock never moves.
@@ -242,44 +243,180 @@ struct RateLimitTests {
         }
     }
 
-    // MARK: The limiter alone
+    // MARK: Across instances
 
-    static func person() -> Principal { Principal(accountID: UUID(), role: .user, credential: .apiKey(id: UUID(), scope: .full)) }
+    @Test("a burst split across two server instances on one database gets exactly the limit, not twice it")
+    func burstSplitAcrossInstances() async throws {
+        // The production clock (the database's): the burst is over long before an hour's refill interval.
+        let configure: @Sendable (inout BrokerConfiguration) -> Void = {
+            $0.rateLimits = .unlimited
+            $0.rateLimits.uploads = .perHour(6)
+        }
+        try await TestHarness.run(configure: configure) { first in
+            try await TestHarness.run(databaseURL: first.databaseURL, configure: configure) { second in
+                let token = try await first.activeUser()
+                // Twelve uploads at once, on connections of their own, every other one to the other instance.
+                let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String).self) { group in
+                    for minute in 0..<12 {
+                        let instance = minute.isMultiple(of: 2) ? first : second
+                        group.addTask {
+                            try await instance.requestOnNewConnection(
+                                .post, "/v1/me/samples", json: TestHarness.samplesJSON(Self.sample(minute)), token: token)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0.0 == .ok }.count == 6, "\(statuses.map(\.0))")
+                #expect(statuses.filter { $0.0 == .tooManyRequests }.count == 6, "\(statuses.map(\.0))")
+                #expect(try await first.int("SELECT count(*) FROM samples") == 6)
+                // Each instance refuses the next one, with the wait the other one's charges set (one token an
+                // hour grows back every 10 minutes).
+                for instance in [first, second] {
+                    let seconds = try RateLimitFixtures.expectRateLimited(try await instance.upload(Self.sample(12), token: token), instance)
+                    #expect((590...600).contains(seconds), "Retry-After \(seconds)")
+                }
+            }
+        }
+    }
 
-    @Test("a burst of the full capacity is admitted at once; the next waits exactly one interval")
-    func burstAndExactWait() throws {
+    @Test("failed logins split across two server instances are throttled as if they reached one")
+    func loginFailuresSplitAcrossInstances() async throws {
+        try await TestHarness.run { first in
+            try await TestHarness.run(databaseURL: first.databaseURL) { second in
+                let person = TestHarness.Person()
+                try await first.activeUser(person)
+                // The five free failures (LOGIN_ACCOUNT_FREE_ATTEMPTS), alternating between the instances.
+                for attempt in 1...5 {
+                    let instance = attempt.isMultiple(of: 2) ? second : first
+                    #expect(try await instance.tryLogIn(person.email, "wrong-password-\(attempt)").status == .unauthorized, "attempt \(attempt)")
+                }
+                // Neither instance saw five failures itself; both refuse even the right password.
+                for instance in [first, second] {
+                    let seconds = try instance.expectThrottled(try await instance.tryLogIn(person.email, person.password))
+                    #expect(seconds.map { (55...60).contains($0) } == true, "Retry-After \(seconds ?? 0)")
+                }
+                #expect(try await first.int("SELECT count(*) FROM sessions") == 1)
+            }
+        }
+    }
+
+    @Test("concurrent charges from many tasks on two instances admit exactly the capacity")
+    func concurrentChargesNeverOverAdmit() async throws {
+        let clock = ManualClock()
+        var limits = RateLimits.unlimited
+        limits.uploads = .perMinute(25)
+        limits.clock = clock.standingWall
+        try await RateLimitFixtures.withTwoInstances(limits) { first, second, person, _ in
+            let outcomes = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for index in 0..<200 {
+                    let limiter = index.isMultiple(of: 2) ? first : second
+                    group.addTask {
+                        do {
+                            try await limiter.admit(person, to: .uploads, logger: TestDatabase.logger)
+                            return nil
+                        } catch let refused as RateLimitExceeded {
+                            return refused.retryAfterSeconds
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == nil }.count == 25)
+            // The clock stood still: every refusal waits exactly one interval (60 s / 25 = 2.4 s, so 3).
+            #expect(outcomes.compactMap { $0 } == Array(repeating: 3, count: 175))
+        }
+    }
+
+    @Test("a refused charge leaves the bucket unchanged; a burst and its exact wait hold across instances")
+    func refusalLeavesTheBucketUnchanged() async throws {
         let clock = ManualClock()
         var limits = RateLimits.unlimited
         limits.uploads = .perMinute(120)
-        limits.now = { clock.now }
-        let limiter = RateLimiter(limits: limits)
-        let caller = Self.person()
-        for _ in 0..<120 { try limiter.admit(caller, to: .uploads) }
-        #expect(throws: RateLimitExceeded(operation: .uploads, limit: .perMinute(120), wait: .milliseconds(500))) {
-            try limiter.admit(caller, to: .uploads)
+        limits.clock = clock.standingWall
+        try await RateLimitFixtures.withTwoInstances(limits) { first, second, person, database in
+            for _ in 0..<120 { try await first.admit(person, to: .uploads, logger: TestDatabase.logger) }
+            let row = "SELECT ctid::text || ' ' || xmin::text || ' ' || full_at::text FROM rate_limit_buckets"
+            let before = try #require(try await database.query(PostgresQuery(unsafeSQL: row), logger: TestDatabase.logger).rows.first)
+                .decode(String.self)
+            for limiter in [first, second, second, first] {
+                await #expect(throws: RateLimitExceeded(operation: .uploads, limit: .perMinute(120), wait: .milliseconds(500))) {
+                    try await limiter.admit(person, to: .uploads, logger: TestDatabase.logger)
+                }
+            }
+            // Not even a new version of the row: a refusal writes nothing.
+            let after = try #require(try await database.query(PostgresQuery(unsafeSQL: row), logger: TestDatabase.logger).rows.first)
+                .decode(String.self)
+            #expect(after == before)
+            // So the token that grows back in one interval is there, once, for either instance.
+            clock.advance(by: .milliseconds(499))
+            await #expect(throws: RateLimitExceeded.self) { try await second.admit(person, to: .uploads, logger: TestDatabase.logger) }
+            clock.advance(by: .milliseconds(1))
+            try await second.admit(person, to: .uploads, logger: TestDatabase.logger)
+            await #expect(throws: RateLimitExceeded.self) { try await first.admit(person, to: .uploads, logger: TestDatabase.logger) }
+            // Unlimited operations are never refused, and never reach the table.
+            for _ in 0..<200 { try await first.admit(person, to: .downloads, logger: TestDatabase.logger) }
+            #expect(try await RateLimitFixtures.count(database, "SELECT count(*) FROM rate_limit_buckets") == 1)
         }
-        clock.advance(by: .milliseconds(500))
-        try limiter.admit(caller, to: .uploads)
-        // Unlimited operations are never refused.
-        for _ in 0..<1000 { try limiter.admit(caller, to: .downloads) }
     }
 
-    @Test("memory stays bounded: idle (full) buckets are dropped, and the map never outgrows its cap")
-    func boundedMemory() throws {
+    @Test("the shared bucket refills by the injected clock: half a period on, half the burst, whichever instance asks")
+    func refillAcrossInstances() async throws {
+        let clock = ManualClock()
+        var limits = RateLimits.unlimited
+        limits.statistics = .perMinute(10)
+        limits.clock = clock.standingWall
+        try await RateLimitFixtures.withTwoInstances(limits) { first, second, person, _ in
+            func admitted(_ limiter: RateLimiter, _ attempts: Int) async throws -> Int {
+                var count = 0
+                for _ in 0..<attempts {
+                    do {
+                        try await limiter.admit(person, to: .statistics, logger: TestDatabase.logger)
+                        count += 1
+                    } catch is RateLimitExceeded {}
+                }
+                return count
+            }
+            #expect(try await admitted(first, 10) == 10)
+            #expect(try await admitted(second, 5) == 0)
+            clock.advance(by: .seconds(30))
+            #expect(try await admitted(second, 10) == 5)
+            #expect(try await admitted(first, 10) == 0)
+            // A whole period of quiet refills the whole burst, and no more.
+            clock.advance(by: .seconds(600))
+            let fromSecond = try await admitted(second, 6)
+            let fromFirst = try await admitted(first, 6)
+            #expect(fromSecond == 6 && fromFirst == 4)
+        }
+    }
+
+    @Test("housekeeping deletes full buckets only, a bounded batch at a time; a deleted one answers as a full one")
+    func fullBucketsAreSwept() async throws {
         let clock = ManualClock()
         var limits = RateLimits.unlimited
         limits.uploads = .perMinute(3)
-        limits.maximumBuckets = 10
-        limits.now = { clock.now }
-        let limiter = RateLimiter(limits: limits)
-        for _ in 0..<3 { try limiter.admit(Self.person(), to: .uploads) }
-        #expect(limiter.bucketCount == 3)
-        // A minute on, those three buckets are full again, so the next sweep forgets them.
-        clock.advance(by: .seconds(61))
-        try limiter.admit(Self.person(), to: .uploads)
-        #expect(limiter.bucketCount == 1)
-        // Many busy accounts at once: never more than the cap, and nobody is refused for it.
-        for _ in 0..<100 { try limiter.admit(Self.person(), to: .uploads) }
-        #expect(limiter.bucketCount <= 10)
+        limits.imports = .perHour(1)
+        limits.clock = clock.standingWall
+        try await RateLimitFixtures.withTwoInstances(limits) { first, second, person, database in
+            var people = [person]
+            for _ in 0..<4 { people.append(try await RateLimitFixtures.person(database)) }
+            for caller in people { try await first.admit(caller, to: .uploads, logger: TestDatabase.logger) }
+            try await first.admit(person, to: .imports, logger: TestDatabase.logger)
+            #expect(try await second.forgetFullBuckets(logger: TestDatabase.logger) == 0)
+            // A minute on, the upload buckets are full again; the import's has 59 minutes to go.
+            clock.advance(by: .seconds(60))
+            #expect(try await second.forgetFullBuckets(atMost: 3, logger: TestDatabase.logger) == 3)
+            #expect(try await second.forgetFullBuckets(atMost: 3, logger: TestDatabase.logger) == 2)
+            #expect(try await second.forgetFullBuckets(logger: TestDatabase.logger) == 0)
+            #expect(try await RateLimitFixtures.count(database, "SELECT count(*) FROM rate_limit_buckets") == 1)
+            await #expect(throws: RateLimitExceeded.self) { try await first.admit(person, to: .imports, logger: TestDatabase.logger) }
+            // A swept account starts with a full bucket: the whole burst, then the exact wait.
+            for _ in 0..<3 { try await second.admit(person, to: .uploads, logger: TestDatabase.logger) }
+            await #expect(throws: RateLimitExceeded(operation: .uploads, limit: .perMinute(3), wait: .seconds(20))) {
+                try await first.admit(person, to: .uploads, logger: TestDatabase.logger)
+            }
+            // An erased account's buckets go with it.
+            _ = try await database.query("DELETE FROM accounts WHERE id = \(person.accountID)", logger: TestDatabase.logger)
+            #expect(try await RateLimitFixtures.count(database, "SELECT count(*) FROM rate_limit_buckets") == 0)
+        }
     }
 }

@@ -18,7 +18,7 @@ struct SecurityHeaderTests {
         let clock = ManualClock()
         try await TestHarness.run(configure: {
             $0.rateLimits.uploads = .perMinute(1)
-            $0.rateLimits.now = { clock.now }
+            $0.rateLimits.clock = clock.standingWall
         }) { harness in
             let parties = try await harness.requestParties()
             let upload = try await harness.upload([("heart_rate", 72, "2026-03-01T08:00:00Z")], token: parties.person)

@@ -11,8 +11,13 @@ package struct RateLimit: Sendable, Equatable {
     package static func perMinute(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(60)) }
     package static func perHour(_ capacity: Int) -> RateLimit { RateLimit(capacity: capacity, period: .seconds(3600)) }
 
-    /// The time one request's token takes to grow back.
-    var interval: Duration { period / capacity }
+    /// The time one request's token takes to grow back, in whole microseconds (the buckets' resolution in
+    /// the database), rounded up: `capacity` requests never take less than the period to grow back.
+    var intervalMicroseconds: Int64 {
+        let (seconds, attoseconds) = period.components
+        let periodMicroseconds = seconds * 1_000_000 + (attoseconds + 999_999_999_999) / 1_000_000_000_000
+        return (periodMicroseconds + Int64(capacity) - 1) / Int64(capacity)
+    }
 
     /// "120 per minute", for problem details.
     package var description: String {

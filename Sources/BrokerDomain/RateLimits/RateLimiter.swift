@@ -1,65 +1,47 @@
 import Foundation
-import Synchronization
+import Logging
 
 /// Token buckets per (account, operation) that keep one account from monopolising the expensive endpoints.
 ///
-/// Held in this server instance's memory: each instance limits on its own, so behind a load balancer an
-/// account can get up to (instances × limit). That is the trade for no database round trip on every upload;
-/// the login throttle, which guards passwords and must hold across instances, lives in the database instead.
-/// Keyed by account id, so an API key and a session of the same company draw on one budget.
-package final class RateLimiter: Sendable {
-    private let limits: RateLimits
-    private let state = Mutex(State())
+/// Kept in the database (`rate_limit_buckets`, `RateLimitStore`), so the limits hold across server
+/// instances: behind a load balancer an account gets its limit, not (instances × limit). A charge is one
+/// statement on a short lease of its own, taken before the operation leases anything (so no connection is
+/// waited for while one is held), and bounded like every lease: a pool that stays busy for the lease timeout
+/// answers 503 with `Retry-After`. Unlimited operations and roles the operation is not for are decided here
+/// and never reach the database. Keyed by account id, so an API key and a session of the same company draw on
+/// one budget.
+package struct RateLimiter: Sendable {
+    let client: DatabasePool
+    let limits: RateLimits
 
-    private struct Key: Hashable {
-        var account: UUID
-        var operation: RateLimitedOperation
-    }
+    /// The most full buckets one housekeeping pass deletes: one statement's bounded work. The table holds at
+    /// most one row per account and operation, so what a pass leaves is deleted by the next ones.
+    static let sweepBatch = 10_000
 
-    private struct State {
-        var buckets: [Key: TokenBucket] = [:]
-        var lastSweep: ContinuousClock.Instant?
-    }
-
-    /// How often idle (full) buckets are dropped; sweeping is O(buckets), so not on every request.
-    static let sweepInterval: Duration = .seconds(60)
-
-    package init(limits: RateLimits) {
+    package init(client: DatabasePool, limits: RateLimits) {
+        self.client = client
         self.limits = limits
     }
 
     /// Charges `principal` one request of `operation`, or throws `RateLimitExceeded` (429) when the budget is
     /// spent. Unlimited operations and callers of a role the operation is not for are never charged.
-    package func admit(_ principal: Principal, to operation: RateLimitedOperation) throws(RateLimitExceeded) {
+    package func admit(_ principal: Principal, to operation: RateLimitedOperation, logger: Logger) async throws {
         guard let limit = limits[operation], operation.chargedRoles.contains(principal.role) else { return }
-        let now = limits.now()
-        let maximum = max(1, limits.maximumBuckets)
-        let key = Key(account: principal.accountID, operation: operation)
-        let wait: Duration? = state.withLock { state in
-            if state.buckets[key] == nil { Self.makeRoom(in: &state, now: now, maximum: maximum) }
-            var bucket = state.buckets[key] ?? TokenBucket(limit: limit, now: now)
-            let wait = bucket.take(now: now)
-            state.buckets[key] = bucket
-            return wait
+        let instant = limits.clock?.now
+        let wait = try await client.withConnection {
+            try await RateLimitStore.charge(
+                account: principal.accountID, operation: operation, limit: limit, at: instant, on: $0, logger: logger)
         }
-        if let wait { throw RateLimitExceeded(operation: operation, limit: limit, wait: wait) }
+        if let wait { throw RateLimitExceeded(operation: operation, limit: limit, wait: .microseconds(wait)) }
     }
 
-    /// The buckets held now (for tests of the memory bound).
-    var bucketCount: Int { state.withLock { $0.buckets.count } }
-
-    /// Before a new bucket is added: drops the full ones once a sweep interval has passed or the map is at
-    /// its cap; if it is still at the cap (that many accounts busy at once), drops an arbitrary quarter of the
-    /// buckets, so the next sweeps are far apart. Forgetting a bucket only ever errs towards admitting: its
-    /// account starts again with a full bucket.
-    private static func makeRoom(in state: inout State, now: ContinuousClock.Instant, maximum: Int) {
-        let sweepDue = state.lastSweep.map { now - $0 >= sweepInterval } ?? true
-        guard sweepDue || state.buckets.count >= maximum else { return }
-        state.lastSweep = now
-        state.buckets = state.buckets.filter { !$0.value.isFull(at: now) }
-        if state.buckets.count >= maximum {
-            let keep = state.buckets.prefix(maximum - max(1, maximum / 4))
-            state.buckets = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+    /// Deletes full buckets, at most `batch` of them (the background housekeeping calls this): a full bucket
+    /// is the same as none, so the table keeps only the accounts that spent some of their budget lately.
+    @discardableResult
+    package func forgetFullBuckets(atMost batch: Int = sweepBatch, logger: Logger) async throws -> Int {
+        let instant = limits.clock?.now
+        return try await client.withConnection {
+            try await RateLimitStore.deleteFull(at: instant, limit: batch, on: $0, logger: logger)
         }
     }
 }

@@ -6,10 +6,17 @@ package struct RateLimits: Sendable {
     package var downloads: RateLimit? = .perMinute(120)
     package var groupRequests: RateLimit? = .perMinute(30)
     package var statistics: RateLimit? = .perMinute(60)
-    /// The most buckets held at once (about 100 bytes each), whatever the number of accounts.
-    package var maximumBuckets = 100_000
-    /// The time the buckets refill by; tests pass a clock they move by hand instead of sleeping.
-    package var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    /// The time the buckets refill by: nil, the database's `now()`, in production; tests set a clock they
+    /// move by hand instead of sleeping.
+    ///
+    /// The buckets are shared by every instance, so the instants they hold must come from a clock every
+    /// instance reads alike. A process's monotonic clock (`ContinuousClock`, what the buckets used while they
+    /// lived in each instance's memory) means nothing to another process. The instances' wall clocks agree
+    /// only as well as NTP keeps them, and one set wrong would hand its callers extra budget (or none).
+    /// The database's clock is the one clock they all share, the one the login throttle already decides by,
+    /// so production charges at the database's `now()`. A test's clock replaces it as a parameter of the same
+    /// statement (`RateLimitStore`), so the SQL that decides is the same either way.
+    package var clock: WallClock?
 
     package init() {}
 

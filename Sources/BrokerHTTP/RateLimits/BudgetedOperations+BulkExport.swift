@@ -10,7 +10,7 @@ extension BudgetedOperations {
     func bulkExportFile(export id: String, file: String, of exports: BulkExportService, by principal: Principal, logger: Logger)
         async throws -> Download
     {
-        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
+        try await admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         let plan = try await exports.filePlan(export: id, file: file, by: principal, logger: logger)
         let service = exports.singleRequests
         var head = HTTPResponse(status: .ok)

@@ -12,7 +12,7 @@ extension BudgetedOperations {
     package func singleRequestData(id: UUID, cursor: String?, format: DownloadFormat, by principal: Principal, logger: Logger) async throws
         -> Download
     {
-        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
+        try await admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         let plan = try await singleRequests.prepareDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
         let head = Download.head(
@@ -28,7 +28,7 @@ extension BudgetedOperations {
     func singleRequestPositions(id: UUID, cursor: String?, format: PositionFormat, by principal: Principal, logger: Logger) async throws
         -> Download
     {
-        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
+        try await admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         let plan = try await singleRequests.preparePositionDownload(id: id, cursor: cursor, by: principal, logger: logger)
         let service = singleRequests
         let head = Download.head(
@@ -45,7 +45,7 @@ extension BudgetedOperations {
         guard principal.role == .user else {
             throw Problem.validationFailed([FieldError(field: "format", message: "fhir and ndjson hold a person's samples; use json")])
         }
-        try admit(principal, to: .downloads, logger: logger)
+        try await admit(principal, to: .downloads, logger: logger)
         let exporter = PersonalExport(client: singleRequests.client, clock: accounts.clock)
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = form == .bundle ? DownloadFormat.fhirBundle.contentType : DownloadFormat.fhirNDJSON.contentType
@@ -58,7 +58,7 @@ extension BudgetedOperations {
 
     /// Everything held about the caller as one JSON document.
     package func personalExport(of principal: Principal, logger: Logger) async throws -> Download {
-        try admit(principal, to: .downloads, logger: logger)
+        try await admit(principal, to: .downloads, logger: logger)
         let account = try await accounts.account(of: principal, logger: logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -108,7 +108,7 @@ extension BudgetedOperations {
         _ query: AuditTrail.Query, by principal: Principal, header: [UInt8], logger: Logger,
         encode: @escaping @Sendable ([AuditTrail.Entry]) throws -> [UInt8]
     ) async throws -> HTTPBody {
-        try admit(principal, to: .downloads, roles: [.auditor], logger: logger)
+        try await admit(principal, to: .downloads, roles: [.auditor], logger: logger)
         let trail = auditTrail
         let first = try await trail.events(query, page: PageRequest(limit: 1000), for: principal, logger: logger)
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in

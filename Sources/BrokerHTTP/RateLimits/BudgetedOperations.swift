@@ -38,13 +38,13 @@ package struct BudgetedOperations: Sendable {
     func storeSamples(_ entries: [SampleBatch.Entry], timeZone: String?, by principal: Principal, logger: Logger) async throws
         -> SampleStore.IngestResult
     {
-        try admit(principal, to: .uploads, logger: logger)
+        try await admit(principal, to: .uploads, logger: logger)
         return try await samples.upload(entries, timeZone: timeZone, by: principal, logger: logger)
     }
 
     /// Reads a CSV body (at most the JSON body limit: a 413 beyond) and stores its samples.
     package func storeSamples(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> SampleStore.IngestResult {
-        try admit(principal, to: .uploads, logger: logger)
+        try await admit(principal, to: .uploads, logger: logger)
         let entries = try SampleCSV.entries(from: try await Self.text(of: body)).get()
         return try await samples.upload(entries, by: principal, logger: logger)
     }
@@ -53,7 +53,7 @@ package struct BudgetedOperations: Sendable {
     func storeSamples(fhirBundle bundle: [String: (any Sendable)?], by principal: Principal, logger: Logger) async throws
         -> SampleService.FHIRBundleUpload
     {
-        try admit(principal, to: .uploads, logger: logger)
+        try await admit(principal, to: .uploads, logger: logger)
         return try await samples.upload(fhirBundle: bundle, by: principal, logger: logger)
     }
 
@@ -61,13 +61,13 @@ package struct BudgetedOperations: Sendable {
     func storePositions(_ entries: [PositionBatch.Entry], by principal: Principal, logger: Logger) async throws
         -> (accepted: Int, duplicates: Int)
     {
-        try admit(principal, to: .uploads, logger: logger)
+        try await admit(principal, to: .uploads, logger: logger)
         return try await positions.upload(entries, by: principal, logger: logger)
     }
 
     /// Reads a CSV body of positions (at most the JSON body limit: a 413 beyond) and stores them.
     func storePositions(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> (accepted: Int, duplicates: Int) {
-        try admit(principal, to: .uploads, logger: logger)
+        try await admit(principal, to: .uploads, logger: logger)
         let entries = try PositionCSV.entries(from: try await Self.text(of: body)).get()
         return try await positions.upload(entries, by: principal, logger: logger)
     }
@@ -89,7 +89,7 @@ package struct BudgetedOperations: Sendable {
     package func importAppleHealth(_ body: HTTPBody, format: AppleHealthExportReader.Format, by principal: Principal, logger: Logger)
         async throws -> ImportJobs.Submission
     {
-        try admit(principal, to: .imports, logger: logger)
+        try await admit(principal, to: .imports, logger: logger)
         try await imports.refuseIfImporting(principal)
         let file = try await TemporaryUpload.write(body)
         return try await imports.submit(file, format: format, userID: principal.accountID, logger: logger)
@@ -99,13 +99,13 @@ package struct BudgetedOperations: Sendable {
     package func submitGroupRequest(_ creation: GroupRequestService.CreationAsRead, by principal: Principal, logger: Logger) async throws
         -> GroupRequest
     {
-        try admit(principal, to: .groupRequests, logger: logger)
+        try await admit(principal, to: .groupRequests, logger: logger)
         return try await groupRequests.create(creation, by: principal, logger: logger)
     }
 
     /// What a group request has released, charged to the company's download budget.
     package func groupResults(id: UUID, for principal: Principal, logger: Logger) async throws -> GroupRelease {
-        try admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
+        try await admit(principal, to: .downloads, roles: [.thirdParty], logger: logger)
         return try await groupRequests.results(id: id, for: principal, logger: logger)
     }
 
@@ -113,14 +113,14 @@ package struct BudgetedOperations: Sendable {
     func statistics(
         _ principal: Principal, type: SampleType, from: String?, to: String?, bucket: Statistics.Bucket, logger: Logger
     ) async throws -> Statistics {
-        try admit(principal, to: .statistics, logger: logger)
+        try await admit(principal, to: .statistics, logger: logger)
         return try await samples.statistics(principal, type: type, from: from, to: to, bucket: bucket, logger: logger)
     }
 
     /// The last 30 days of every type the person has data of, by day: the console's page of charts. One page
     /// is one charge, as one API request is: it reads only the types with data, each from the daily rollups.
     package func statisticsOfEveryType(_ principal: Principal, logger: Logger) async throws -> [Statistics] {
-        try admit(principal, to: .statistics, logger: logger)
+        try await admit(principal, to: .statistics, logger: logger)
         var all: [Statistics] = []
         for type in try await samples.typesWithData(principal, logger: logger) {
             all.append(try await samples.statistics(principal, type: type, from: nil, to: nil, bucket: .day, logger: logger))
@@ -129,11 +129,13 @@ package struct BudgetedOperations: Sendable {
     }
 
     /// Charges `principal` one `operation` when its role is among `roles` (by default the operation's own).
-    func admit(_ principal: Principal, to operation: RateLimitedOperation, roles: Set<Role>? = nil, logger: Logger) throws {
+    /// The charge is a statement of its own, on a lease of its own that ends before the operation leases any
+    /// connection: so it is called first, outside any lease (`DatabasePool` refuses nested leases).
+    func admit(_ principal: Principal, to operation: RateLimitedOperation, roles: Set<Role>? = nil, logger: Logger) async throws {
         guard (roles ?? operation.chargedRoles).contains(principal.role) else { return }
         do {
-            try rateLimiter.admit(principal, to: operation)
-        } catch {
+            try await rateLimiter.admit(principal, to: operation, logger: logger)
+        } catch let error as RateLimitExceeded {
             logger.info(
                 "rate limited",
                 metadata: [

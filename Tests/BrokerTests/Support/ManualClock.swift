@@ -4,10 +4,13 @@ import Synchronization
 @testable import BrokerDomain
 
 /// A clock a test moves by hand, for code that reads the time through `() -> ContinuousClock.Instant`
-/// (rate limits) or through a `WallClock` (`wall`, for `BrokerConfiguration.clock`): time passes by
-/// advancing it, never by sleeping.
+/// or through a `WallClock` (`wall`, for `BrokerConfiguration.clock`; `standingWall`, for the rate limits):
+/// time passes by advancing it, never by sleeping.
 final class ManualClock: Sendable {
     private let start = ContinuousClock.now
+    /// `standingWall`'s start: now, to the whole second, so that instants a test advances by whole
+    /// milliseconds stay whole microseconds (the database's resolution) through `Date`'s `Double`.
+    private let startDate = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     private let elapsed = Mutex<Duration>(.zero)
 
     var now: ContinuousClock.Instant { start + elapsed.withLock { $0 } }
@@ -19,6 +22,16 @@ final class ManualClock: Sendable {
         WallClock { [self] in
             let offset = elapsed.withLock { $0 }
             return Date().addingTimeInterval(Double(offset.components.seconds) + Double(offset.components.attoseconds) * 1e-18)
+        }
+    }
+
+    /// A wall clock that stands still but for `advance`: `startDate` plus however far the test advanced
+    /// this clock. The rate limits' buckets are instants shared through the database (`RateLimits.clock`); a
+    /// test that expects an exact `Retry-After` needs a time that does not move between two requests.
+    var standingWall: WallClock {
+        WallClock { [self] in
+            let offset = elapsed.withLock { $0 }
+            return startDate.addingTimeInterval(Double(offset.components.seconds) + Double(offset.components.attoseconds) * 1e-18)
         }
     }
 
