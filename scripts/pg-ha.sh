@@ -188,7 +188,14 @@ harden_hba() {
 }
 
 start_service() {
-    local node=$1 dir log pid
+    launch_service "$1"
+    await_service "$1"
+}
+
+# Starts a node's service without waiting for it: after a failover the first node may be the secondary, whose
+# postgres does not come up before the primary it follows, so both are launched before either is waited for.
+launch_service() {
+    local node=$1 dir log
     dir=$(dir_of "$node")
     log=$BASE_DIR/$node.log
     if is_running "$node"; then
@@ -198,6 +205,10 @@ start_service() {
     # setsid: the service and its postgres get a process group of their own, so a Ctrl-C aimed at `make run-ha`
     # does not reach them. 8>&-: it must not inherit the start lock's descriptor (below).
     as_owner setsid "$PG_AUTOCTL" run --pgdata "$dir" >>"$log" 2>&1 </dev/null 8>&- &
+}
+
+await_service() {
+    local node=$1 log=$BASE_DIR/$1.log
     local deadline=$((SECONDS + 60))
     until is_running "$node" && [[ -S $BASE_DIR/.s.PGSQL.$(port_of "$node") ]] &&
         as_owner "$PG_BIN/pg_isready" -q -h "$BASE_DIR" -p "$(port_of "$node")" -t 2; do
@@ -346,13 +357,18 @@ do_start() {
         create_node node1
         start_service node1
         ensure_role_and_database
-    else
+        if ! is_created node2; then create_node node2; fi
+        start_service node2
+    elif ! is_created node2; then
         start_service node1
-    fi
-    if ! is_created node2; then
         create_node node2
+        start_service node2
+    else
+        launch_service node1
+        launch_service node2
+        await_service node1
+        await_service node2
     fi
-    start_service node2
     wait_converged "start"
     ensure_role_and_database
     say "$NAME formation ready: monitor 127.0.0.1:$BASEPORT, primary 127.0.0.1:$(primary_port)"

@@ -8,7 +8,7 @@ import ServiceLifecycle
 extension Services {
     /// Builds every service from the configuration (`buildApplication` is the only caller).
     static func make(configuration: BrokerConfiguration, logger: Logger, noise: any NoiseSource) async throws -> Services {
-        let databaseURL = try DatabaseURL(configuration.databaseURL)
+        let databaseURL = try DatabaseURL(configuration.databaseURL, severalHosts: .readWrite)
         // Of several hosts, the one that will do now; if none answers yet, the first, and the watchdog moves
         // the pool when one does (the server starts, and answers 503, while its database is down).
         let client = DatabasePool(
@@ -86,7 +86,7 @@ extension Services {
     /// Where lagging reads go: `DATABASE_READ_URL`'s standby, measured against the primary, or the primary.
     private static func reads(configuration: BrokerConfiguration, primary: DatabasePool, logger: Logger) async throws -> DatabaseReads {
         guard let text = configuration.databaseReadURL else { return DatabaseReads(primary: primary) }
-        let url = try DatabaseURL(text)
+        let url = try DatabaseURL(text, variable: "DATABASE_READ_URL", severalHosts: .preferStandby)
         let replica = DatabasePool(
             url: url, host: await HostSelection(url: url, logger: logger).select(), limits: configuration.database, logger: logger)
         let staleness = ReplicaStaleness(

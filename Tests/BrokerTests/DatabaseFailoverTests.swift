@@ -32,6 +32,18 @@ struct DatabaseFailoverTests {
         #expect(single.hosts == [DatabaseHost(host: "127.0.0.1", port: 54339)] && single.targetSessionAttributes == .any)
         #expect(single.text == "postgres://u:p@127.0.0.1:54339/postgres?sslmode=disable")
 
+        // Several hosts and no target_session_attrs: what the server's own URL gets is read-write, not libpq's
+        // `any`, which would let it settle on a standby that refuses every write.
+        #expect(try DatabaseURL("postgres://u:p@h1,h2/db", severalHosts: .readWrite).targetSessionAttributes == .readWrite)
+        #expect(try DatabaseURL("postgres://u:p@h1/db", severalHosts: .readWrite).targetSessionAttributes == .any)
+        // A password with a '/' is cut there and read as hosts; the error must not quote it.
+        do {
+            _ = try DatabaseURL("postgres://d4h:Pa55/word@h1,h2/db", variable: "DATABASE_READ_URL")
+            Issue.record("a malformed URL was accepted")
+        } catch {
+            #expect(!"\(error)".contains("Pa55") && "\(error)".contains("DATABASE_READ_URL"), "\(error)")
+        }
+
         for malformed in [
             "postgres://u:p@h1,,h2/db", "postgres://u:p@h1,/db", "postgres://u:p@h1:0/db", "postgres://u:p@h1:x/db", "postgres://u:p@/db",
             "postgres://u:p@[::1/db", "postgres://u:p@h1:5432,h2:99999/db", "postgres://u:p@h1/db?target_session_attrs=writable",

@@ -10,8 +10,10 @@ package struct DatabaseHost: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    init(_ text: String) throws {
-        let invalid = ConfigurationError.invalid("DATABASE_URL", "has an empty or malformed host in its host list ('\(text)')")
+    /// The host's text is not quoted in an error: a password with a `/` in it would be cut there and read
+    /// as part of a host, and must not reach a log.
+    init(_ text: String, variable: String = "DATABASE_URL") throws {
+        let invalid = ConfigurationError.invalid(variable, "has an empty or malformed host in its host list")
         var name = Substring(text)
         var portText: Substring?
         if name.hasPrefix("[") {
@@ -29,7 +31,7 @@ package struct DatabaseHost: Sendable, Hashable, CustomStringConvertible {
         guard !name.isEmpty, !name.contains(where: { $0 == "/" || $0 == "@" || $0 == " " }) else { throw invalid }
         let port = try portText.map { text in
             guard let port = Int(text), (1...65535).contains(port) else {
-                throw ConfigurationError.invalid("DATABASE_URL", "has a port that is not a number from 1 to 65535 ('\(text)')")
+                throw ConfigurationError.invalid(variable, "has a port that is not a number from 1 to 65535")
             }
             return port
         }

@@ -11,7 +11,7 @@ package func withDatabase<T: Sendable>(
     var backgroundLogger = logger
     backgroundLogger.logLevel = .error
     // Of several hosts (a replicated database), the one the URL asks for; a command does not wait for a failover.
-    let databaseURL = try DatabaseURL(url)
+    let databaseURL = try DatabaseURL(url, severalHosts: .readWrite)
     guard let host = await HostSelection(url: databaseURL, logger: logger).select() else {
         throw DatabaseHostMissing(url: databaseURL)
     }

@@ -24,12 +24,15 @@ package struct DatabaseURL: Sendable, Equatable {
     package var host: String { hosts[0].host }
     package var port: Int { hosts[0].port }
 
-    package init(_ text: String) throws {
+    /// `variable` names the setting in errors; `severalHosts` is the `target_session_attrs` of a URL with
+    /// several hosts that names none (libpq's default is `any`, which would let a server writing through
+    /// `DATABASE_URL` settle on a standby: its callers pass `read-write`).
+    package init(_ text: String, variable: String = "DATABASE_URL", severalHosts: TargetSessionAttributes = .any) throws {
         let shape = "must look like postgres://user:password@host:port/database (or host1:port1,host2:port2 for a replicated database)"
         // URLComponents takes one host, so the host list is cut out and read here; the rest (the user, the
         // password, the database and the query, with their percent-encoding) is read by URLComponents around
         // a placeholder host.
-        guard let schemeEnd = text.range(of: "://") else { throw ConfigurationError.invalid("DATABASE_URL", shape) }
+        guard let schemeEnd = text.range(of: "://") else { throw ConfigurationError.invalid(variable, shape) }
         let afterScheme = text[schemeEnd.upperBound...]
         let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
@@ -40,17 +43,18 @@ package struct DatabaseURL: Sendable, Equatable {
             ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let username = components.user, !username.isEmpty
         else {
-            throw ConfigurationError.invalid("DATABASE_URL", shape)
+            throw ConfigurationError.invalid(variable, shape)
         }
-        let hosts = try hostList.split(separator: ",", omittingEmptySubsequences: false).map { try DatabaseHost(String($0)) }
-        guard !hosts.isEmpty else { throw ConfigurationError.invalid("DATABASE_URL", shape) }
+        let hosts = try hostList.split(separator: ",", omittingEmptySubsequences: false).map { try DatabaseHost(String($0), variable: variable) }
+        guard !hosts.isEmpty else { throw ConfigurationError.invalid(variable, shape) }
         let database = String(components.path.drop(while: { $0 == "/" }))
-        guard !database.isEmpty else { throw ConfigurationError.invalid("DATABASE_URL", "names no database") }
+        guard !database.isEmpty else { throw ConfigurationError.invalid(variable, "names no database") }
         let modeText = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
         guard let mode = SSLMode(rawValue: modeText) else {
-            throw ConfigurationError.invalid("DATABASE_URL", "sslmode must be disable, prefer or require")
+            throw ConfigurationError.invalid(variable, "sslmode must be disable, prefer or require")
         }
-        let attributesText = components.queryItems?.first(where: { $0.name == "target_session_attrs" })?.value ?? "any"
+        let attributesText =
+            components.queryItems?.first(where: { $0.name == "target_session_attrs" })?.value ?? (hosts.count > 1 ? severalHosts.rawValue : "any")
         guard let attributes = TargetSessionAttributes(rawValue: attributesText) else {
             throw ConfigurationError.invalid(
                 "DATABASE_URL", "target_session_attrs must be one of \(TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", "))")

@@ -96,6 +96,7 @@ package struct DatabaseWatchdog: Service {
             // with the probe that finds the new primary, not an interval after it.
             if lookElsewhere, url.hosts.count > 1, let found = await HostSelection(url: url, logger: logger).select(), found != host {
                 pool.move(to: found)
+                timeoutsInARow = 0
                 continue
             }
             try? await Task.sleep(for: interval)

@@ -32,7 +32,8 @@ package enum PostgresErrors {
 
     /// A bound of the server's was hit (issue 14): no pooled connection or evaluation slot in time, or
     /// PostgreSQL ended a statement that waited too long for a lock (55P03), ran too long (57014, also
-    /// what a cancelled statement reports) or sat idle in a transaction (25P03). Nothing was written: the
+    /// what a cancelled statement reports) or sat idle in a transaction (25P03), or a transaction it chose to
+    /// end in a deadlock or conflict (40P01, 40001). Nothing was written: the
     /// request can be sent again.
     package static func isOverload(_ error: any Error) -> Bool {
         switch unwrapTransaction(error) {
@@ -40,7 +41,9 @@ package enum PostgresErrors {
         default: break
         }
         guard let state = psqlError(in: error)?.serverInfo?[.sqlState] else { return false }
-        return ["55P03", "57014", "25P03"].contains(state)
+        // 40P01 and 40001: PostgreSQL ended the transaction to break a deadlock or a serialization (or, on a
+        // standby, a recovery) conflict; it was rolled back whole.
+        return ["55P03", "57014", "25P03", "40P01", "40001"].contains(state)
     }
 
     /// The upload's single statement could not finish alone and undid itself (`upload_needs_transaction`,

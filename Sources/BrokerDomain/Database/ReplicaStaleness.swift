@@ -75,13 +75,20 @@ package final class ReplicaStaleness: Service, Sendable {
                 state.marks.removeAll { noted - $0.at > bound * 4 }
             }
         }
-        let replay: Int64?
+        var replay: Int64?
+        var lookElsewhere = false
         do {
             replay = try await replica.withConnection(waitingAtMost: wait) { try await Self.replayed(by: $0, logger: logger) }
+            // Not a standby (promoted in a failover, or a prefer-standby fallback to the primary): another host of
+            // the URL may be one now.
+            lookElsewhere = replay == nil
         } catch {
-            replay = nil
-            // A standby lost in a failover may have come back elsewhere among the URL's hosts.
-            if replicaURL.hosts.count > 1, let host = await HostSelection(url: replicaURL, logger: logger).select() { replica.move(to: host) }
+            // Lost: the standby may have come back elsewhere among the URL's hosts. (A busy pool is no reason to
+            // move: the move would retire the client under evaluations allowed to run for minutes.)
+            lookElsewhere = PostgresErrors.isConnectionFailure(error)
+        }
+        if lookElsewhere, replicaURL.hosts.count > 1, let host = await HostSelection(url: replicaURL, logger: logger).select() {
+            replica.move(to: host)
         }
         let now = ContinuousClock.now
         let wasUsable = usable

@@ -178,16 +178,21 @@ package struct GroupRequestService: Sendable {
         }
         var onPrimaryOnly = false
         for _ in 0..<3 {
-            // From a standby when one is recent enough, noting its consent version first; after a withdrawal of
-            // consent raced the evaluation, from the primary.
+            // From a standby when one is recent enough, each read noting the consent version it started from;
+            // after a withdrawal of consent raced the evaluation, or the standby failed, from the primary.
             let source = onPrimaryOnly ? (pool: client, onStandby: false) : reads.source()
-            let consentSeen: Int64? =
-                source.onStandby
-                ? try await source.pool.withConnection { try await ConsentVersionStore.version(on: $0, logger: logger) } : nil
-            let matching = try await step(.cohort) {
-                try await matchingCohort(
-                    filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
-                    excludingBlocksOf: company, reading: source.pool, logger: logger)
+            let seen = source.onStandby ? ConsentVersionsSeen() : nil
+            let matching: [Int32]
+            do {
+                matching = try await step(.cohort) {
+                    try await matchingCohort(
+                        filters: valid.filters, demographics: valid.demographics, from: valid.windowFrom, to: valid.windowTo,
+                        excludingBlocksOf: company, reading: source.pool, noting: seen, logger: logger)
+                }
+            } catch  where source.onStandby && Self.standbyMayFailOver(error) {
+                logger.warning("a group evaluation's read on the standby failed; reading the primary", metadata: ["error": "\(error)"])
+                onPrimaryOnly = true
+                continue
             }
             let cohort = try await step(.caps) {
                 try await client.withConnection { connection in
@@ -196,23 +201,29 @@ package struct GroupRequestService: Sendable {
             }
             let size = mechanism.count(cohort.count, loss: cohortCost)
             let accepted = size >= minimumCohort
-            let cells =
-                accepted && !buckets.isEmpty
-                ? try await step(.cells) {
-                    try await released(
-                        types: valid.types, bucket: valid.bucket,
-                        days: Self.days(
-                            of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
-                            windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
-                        cohort: cohort, cellLoss: valid.cellLoss, company: company, reading: source.pool, logger: logger)
+            var cells: [GroupResultCell] = []
+            do {
+                if accepted && !buckets.isEmpty {
+                    cells = try await step(.cells) {
+                        try await released(
+                            types: valid.types, bucket: valid.bucket,
+                            days: Self.days(
+                                of: buckets, bucket: valid.bucket, windowFrom: valid.windowFrom,
+                                windowTo: valid.subscriptionDays == nil ? valid.windowTo : nil),
+                            cohort: cohort, cellLoss: valid.cellLoss, company: company, reading: source.pool, noting: seen, logger: logger)
+                    }
                 }
-                : []
+            } catch  where source.onStandby && Self.standbyMayFailOver(error) {
+                logger.warning("a group evaluation's read on the standby failed; reading the primary", metadata: ["error": "\(error)"])
+                onPrimaryOnly = true
+                continue
+            }
             let attempt: Attempt = try await step(.write) {
                 try await client.withTransaction(logger: logger) { connection in
                     try await step(.lock) { try await PrivacyLedgerStore.lock(on: connection, logger: logger) }
                     // Someone withdrew consent (a block, a type no longer shared, an account that left) after the
                     // standby's reads began: its cohort may count them. Evaluate again on the primary.
-                    if let consentSeen, try await ConsentVersionStore.version(on: connection, logger: logger) != consentSeen {
+                    if let seen, try await !seen.allSaw(ConsentVersionStore.version(on: connection, logger: logger)) {
                         return .consentChanged
                     }
                     let charged = accepted ? cohortCost + releaseCost : cohortCost
@@ -269,6 +280,13 @@ package struct GroupRequestService: Sendable {
         throw GroupRequestError.busy
     }
 
+    /// A read on the standby that failed for the standby's sake (lost, a recovery conflict that cancelled the
+    /// statement, its pool busy) is read again on the primary; a busy evaluation queue or a cancelled request
+    /// is not the standby's doing and is answered as it is.
+    static func standbyMayFailOver(_ error: any Error) -> Bool {
+        !(error is CancellationError) && !(PostgresErrors.unwrapTransaction(error) is EvaluationsBusy)
+    }
+
     /// How one evaluation of `create` ended.
     private enum Attempt {
         case stored(GroupRequest)
@@ -310,7 +328,7 @@ package struct GroupRequestService: Sendable {
     /// own type's rollups, so two filters take about the time of one rather than of both.
     package func matchingCohort(
         filters: [GroupRequest.Filter], demographics: GroupRequest.Demographics, from: CalendarDate, to: CalendarDate,
-        excludingBlocksOf company: UUID, reading pool: DatabasePool? = nil, logger: Logger
+        excludingBlocksOf company: UUID, reading pool: DatabasePool? = nil, noting seen: ConsentVersionsSeen? = nil, logger: Logger
     ) async throws -> [Int32] {
         let client = pool ?? client
         let evaluations = evaluations
@@ -321,6 +339,7 @@ package struct GroupRequestService: Sendable {
                     try await step(.cohortFilter) {
                         try await evaluations.withSlot(for: company) {
                             try await client.withTransaction(logger: logger) { connection in
+                                if let seen { seen.note(try await ConsentVersionStore.version(on: connection, logger: logger)) }
                                 try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
                                 return try await GroupCohortStore.cohort(
                                     filters: part, demographics: demographics, from: from, to: to, excludingBlocksOf: company,
@@ -370,7 +389,7 @@ package struct GroupRequestService: Sendable {
     /// them side by side when slots are free), then passed through the mechanism.
     private func released(
         types: [SampleType], bucket: Statistics.Bucket, days: ClosedRange<CalendarDate>?, cohort: [Int32],
-        cellLoss: PrivacyLoss, company: UUID, reading pool: DatabasePool, logger: Logger
+        cellLoss: PrivacyLoss, company: UUID, reading pool: DatabasePool, noting seen: ConsentVersionsSeen? = nil, logger: Logger
     ) async throws -> [GroupResultCell] {
         guard let days else { return [] }
         let first = days.lowerBound
@@ -384,6 +403,7 @@ package struct GroupRequestService: Sendable {
                     try await step(.cellsType) {
                         let exact = try await evaluations.withSlot(for: company) {
                             try await client.withTransaction(logger: logger) { connection in
+                                if let seen { seen.note(try await ConsentVersionStore.version(on: connection, logger: logger)) }
                                 try await GroupCohortStore.allowLargeSorts(on: connection, logger: logger)
                                 return try await CellAggregateStore.groupCells(
                                     cohort: cohort, type: type, bucket: bucket, from: first, to: last, on: connection, logger: logger)

@@ -185,7 +185,7 @@ package struct BrokerConfiguration: Sendable {
         self.privacy = try PrivacySettings(reader: reader)
         self.database = try DatabaseLimits(reader: reader)
         if let readURL = reader.string(forKey: "database.read.url", isSecret: true), !readURL.isEmpty {
-            _ = try DatabaseURL(readURL)
+            _ = try DatabaseURL(readURL, variable: "DATABASE_READ_URL", severalHosts: .preferStandby)
             self.databaseReadURL = readURL
         }
         if let seconds = try reader.wholeNumber("DATABASE_READ_MAX_STALENESS", in: 1...3600) { self.databaseReadMaxStaleness = .seconds(seconds) }
