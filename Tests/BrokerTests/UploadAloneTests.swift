@@ -133,7 +133,8 @@ struct UploadAloneTests {
             // The server's backends but the database watchdog's (whose statement is its probe): the pool's one connection.
             let uploader = """
                 SELECT pid FROM pg_stat_activity
-                WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND query <> 'SELECT 1'
+                WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+                  AND query NOT LIKE 'SELECT pg_is_in_recovery()%'
                 """
             #expect(try await upload(0).status == .ok)
             let before = try await harness.sql(uploader).map { try $0.decode(Int32.self) }
