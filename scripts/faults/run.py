@@ -2,7 +2,7 @@
 
     python3 scripts/faults/run.py D4H [scenario …]
         (scenarios: crash, database, instances, hostile, burst on the single cluster;
-         failover, monitor-lost, secondary-lost on a pg_auto_failover formation)
+         failover, monitor-lost, secondary-lost, read-replica on a pg_auto_failover formation)
 
 The cluster comes from FAULTS_CLUSTER / FAULTS_DB_PORT / PG_SUPERUSER_PASSWORD (the Makefile sets them), the
 formation from FAULTS_HA_FORMATION / FAULTS_HA_BASE_PORT (scripts/pg-ha.sh; started here when a scenario needs it).
@@ -19,6 +19,7 @@ import database_restart  # noqa: E402
 import failover  # noqa: E402
 import group_burst  # noqa: E402
 import hostile_clients  # noqa: E402
+import read_replica  # noqa: E402
 import two_instances  # noqa: E402
 from harness import OUT, Cluster, Formation, Server, Verdict  # noqa: E402
 
@@ -32,8 +33,9 @@ SCENARIOS = {
     "failover": lambda d4h, formation: failover.run_failover(d4h, formation, (18208, 18209)),
     "monitor-lost": lambda d4h, formation: failover.run_monitor_lost(d4h, formation, (18210, 18211)),
     "secondary-lost": lambda d4h, formation: failover.run_secondary_lost(d4h, formation, (18212, 18213)),
+    "read-replica": lambda d4h, formation: read_replica.run(d4h, formation, (18214, 18215)),
 }
-ON_FORMATION = {"failover", "monitor-lost", "secondary-lost"}
+ON_FORMATION = {"failover", "monitor-lost", "secondary-lost", "read-replica"}
 
 
 def main():
