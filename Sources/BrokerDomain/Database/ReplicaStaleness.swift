@@ -41,6 +41,10 @@ package final class ReplicaStaleness: Service, Sendable {
         var marks: [Mark] = []
         var staleness: Duration?
         var measuredAt: ContinuousClock.Instant?
+        /// Where reads were last said to go, so each change is logged once. (Not the previous measurement aged
+        /// by the clock: for a standby that stopped replaying, that equals the new one, and the change would
+        /// never show.)
+        var announcedUsable = false
     }
 
     private let state = Mutex(State())
@@ -91,13 +95,17 @@ package final class ReplicaStaleness: Service, Sendable {
             replica.move(to: host)
         }
         let now = ContinuousClock.now
-        let wasUsable = usable
         state.withLock { state in
             let newest = replay.flatMap { replay in state.marks.last { $0.position <= replay } }
             state.staleness = newest.map { now - $0.at }
             state.measuredAt = now
         }
-        if wasUsable != usable {
+        let usable = usable
+        let changed = state.withLock { state in
+            defer { state.announcedUsable = usable }
+            return state.announcedUsable != usable
+        }
+        if changed {
             logger.notice(
                 usable ? "reads go to the standby" : "reads go to the primary",
                 metadata: ["database.read_staleness": "\(staleness.map { "\($0)" } ?? "unknown")", "database.read_bound": "\(bound)"])
