@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 
-from harness import OUT, Server, Verdict, call, create_accounts, heart_rate_batch, log_in
+from harness import OUT, Server, Verdict, call, create_accounts, heart_rate_batch, log_in, wait_until
 
 PEOPLE = 6
 PHONES = 3  # threads; phone t uploads for people t, t + PHONES, … in turn
@@ -283,16 +283,6 @@ def sync_names(formation, port):
     """synchronous_standby_names on the node at `port` ('' when synchronous replication is off)."""
     rows = formation.psql("SELECT 'value=' || current_setting('synchronous_standby_names')", port=port)
     return rows[0][0][len("value="):]
-
-
-def wait_until(predicate, within, step=0.25):
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return None
 
 
 def safe_states(formation):

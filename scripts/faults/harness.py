@@ -340,3 +340,14 @@ class Verdict:
 
 def unique_suffix():
     return uuid.uuid4().hex[:8]
+
+
+def wait_until(predicate, within, step=0.25):
+    """`predicate()` once it is truthy, polled every `step` seconds for at most `within`; None if it never was."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    return None

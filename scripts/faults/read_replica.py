@@ -27,7 +27,7 @@ import os
 import re
 import time
 
-from harness import OUT, Server, Verdict, call, create_accounts, heart_rate_batch, log_in
+from harness import OUT, Server, Verdict, call, create_accounts, heart_rate_batch, log_in, wait_until
 
 PEOPLE = 40  # a cohort of 40 against k = 5: the noisy count (σ ≈ 7 at ρ 0.01) is never below k
 K = 5
@@ -70,16 +70,6 @@ class Work:
     @staticmethod
     def describe(delta):
         return f"cohort {delta[0]}, cells {delta[1]}, consent-version reads {delta[2]} ({delta[3]} rows returned)"
-
-
-def wait_until(predicate, within, step=0.25):
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return None
 
 
 def notices(server):

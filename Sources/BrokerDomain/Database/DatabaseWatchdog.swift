@@ -114,27 +114,12 @@ package struct DatabaseWatchdog: Service {
         return false
     }
 
-    /// The host's state (`HostState`), given `probeTimeout` seconds. The query runs in a task of its own and
-    /// is abandoned on timeout (the caller then closes the connection): PostgresNIO can strand a query on a
-    /// connection the server killed, and a probe that waited for it would stop watching altogether.
+    /// The host's state (`HostState`), given `probeTimeout` seconds. The query is abandoned on timeout (the
+    /// caller then closes the connection): PostgresNIO can strand a query on a connection the server killed,
+    /// and a probe that waited for it would stop watching altogether.
     private func probe(_ connection: PostgresConnection) async throws -> HostState {
-        let first = FirstOutcome<HostState>()
         let logger = logger
-        let probeTimeout = probeTimeout
-        return try await withCheckedThrowingContinuation { continuation in
-            first.install(continuation)
-            Task {
-                do {
-                    first.resume(with: .success(try await HostState.read(from: connection, logger: logger)))
-                } catch {
-                    first.resume(with: .failure(error))
-                }
-            }
-            Task {
-                try? await Task.sleep(for: .seconds(probeTimeout))
-                first.resume(with: .failure(TimedOut()))
-            }
-        }
+        return try await abandoning(after: probeTimeout) { try await HostState.read(from: connection, logger: logger) }
     }
 
     private func unreachable(because reason: String) {

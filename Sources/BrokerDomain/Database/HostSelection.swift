@@ -51,25 +51,12 @@ package struct HostSelection: Sendable {
         do { configuration = try url.connectionConfiguration(host: host) } catch { return nil }
         let logger = logger
         let seconds = Double(probeTimeout.components.seconds) + Double(probeTimeout.components.attoseconds) / 1e18
-        // A connection that completes after the deadline is closed by its own task, never left open.
-        let first = FirstOutcome<HostState?>()
-        return
-            (try? await withCheckedThrowingContinuation { continuation in
-                first.install(continuation)
-                Task {
-                    do {
-                        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-                        defer { Task { try? await connection.close() } }
-                        first.resume(with: .success(try await HostState.read(from: connection, logger: logger)))
-                    } catch {
-                        first.resume(with: .success(nil))
-                    }
-                }
-                Task {
-                    try? await Task.sleep(for: .seconds(seconds))
-                    first.resume(with: .success(nil))
-                }
-            }) ?? nil
+        // A connection that completes after the deadline is closed by the abandoned work itself, never left open.
+        return try? await abandoning(after: seconds) {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            defer { Task { try? await connection.close() } }
+            return try await HostState.read(from: connection, logger: logger)
+        }
     }
 }
 
