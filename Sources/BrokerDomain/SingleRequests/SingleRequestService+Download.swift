@@ -187,9 +187,11 @@ extension SingleRequestService {
                         }
                         return
                     } catch
-                        where ContinuousClock.now < deadline
+                        where ContinuousClock.now < deadline && PostgresErrors.psqlError(in: error) != nil
                         && (PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error))
                     {
+                        // The server's error (the connection lost, a demoted primary), not the pool's: a pool shut
+                        // down does not come back, and a lease queued on a retired client moves by itself.
                         logger.warning(
                             "recording a sent download failed; trying again", metadata: ["request.id": "\(plan.request.id)", "error": "\(error)"])
                         try await Task.sleep(for: .seconds(1))
