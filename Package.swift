@@ -62,6 +62,17 @@ let package = Package(
             // With internal imports by default the two no longer disagree about Foundation's access level.
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
+        // PostgresNIO's statements, guarded so that none waits for ever on a connection that closed under it
+        // (StrandedStatements.swift says how PostgresNIO 1.33 strands them). BrokerDomain's own `query` and
+        // `withTransaction` shadow PostgresNIO's and call these; a module of its own, because within the module
+        // that shadows them PostgresNIO's methods can no longer be named.
+        .target(
+            name: "PostgresStatements",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The domain: every capability (its service, store and types), the database, privacy, mail and the
         // background work. It speaks domain types only: no Hummingbird, no OpenAPIRuntime, no generated code
         // (docs/architecture.md). Nothing outside this package links it, so its API is `package`, not `public`.
@@ -71,6 +82,7 @@ let package = Package(
                 "CArgon2",
                 "CQRencode",
                 "CZlib",
+                "PostgresStatements",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -89,6 +101,7 @@ let package = Package(
             name: "BrokerHTTP",
             dependencies: [
                 "BrokerDomain",
+                "PostgresStatements",
                 "BrokerOpenAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),

@@ -3,6 +3,7 @@ import BrokerOpenAPI
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import PostgresStatements
 
 /// Answers 503 for an operation that was under way when the database went away, instead of waiting for it.
 ///
@@ -32,8 +33,10 @@ struct OutageGuard: Sendable {
                     let watcher = Task {
                         await availability.waitUntilUnreachable()
                         guard !Task.isCancelled else { return }
-                        operation.cancel()
+                        // The verdict first: cancelled first, the operation could end with its CancellationError
+                        // and have that reach the client as a 500 before the 503 below (seen in the failover tests).
                         first.resume(with: .failure(Problem.databaseUnavailable))
+                        operation.cancel()
                     }
                     Task {
                         let outcome = await operation.result

@@ -159,7 +159,7 @@ package struct DatabasePool: Sendable, Service {
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await withConnection(waitingAtMost: wait, file: file, line: line) { connection in
-            try await connection.withTransaction(logger: logger, file: file, line: line) { try await body($0) }
+            try await connection.withUnstrandedTransaction(logger: logger, file: file, line: line) { try await body($0) }
         }
     }
 

@@ -1,4 +1,5 @@
 import PostgresNIO
+import PostgresStatements
 
 /// Reads the facts error mapping needs out of PostgresNIO's errors, looking through transaction wrappers.
 package enum PostgresErrors {
@@ -11,6 +12,8 @@ package enum PostgresErrors {
     /// The database could not be reached or dropped the connection (as opposed to rejecting a statement):
     /// the request can be retried once it is back.
     package static func isConnectionFailure(_ error: any Error) -> Bool {
+        // A statement the connection's close left unanswered (`StrandedStatements`).
+        if unwrapTransaction(error) is DatabaseConnectionLost { return true }
         if let psql = psqlError(in: error) {
             if let state = psql.serverInfo?[.sqlState] {
                 // 08: connection exception; 57P01–57P03: the server is shutting down, crashed or starting.

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import PostgresStatements
 import Synchronization
 
 extension PostgresConnection {
@@ -15,11 +16,11 @@ extension PostgresConnection {
     /// are its execution's (a lock or statement timeout under load) and the connection is kept: closing it
     /// then would make an overload worse with reconnections and fresh preparations. The statement's own
     /// "store me in a transaction" (`upload_needs_transaction`) never closes it: the caller expects it.
-    func preparedRows<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row] {
+    func preparedRows<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
         let connection = ObjectIdentifier(self)
         do {
-            var rows: [Statement.Row] = []
-            for try await row in try await execute(statement, logger: logger) { rows.append(row) }
+            let rows = try await unstrandedRows(statement, logger: logger)
             let firstOnConnection = statementsThatRan.withLock { ran in
                 defer { ran[connection, default: []].insert(Statement.name) }
                 return ran[connection] == nil
@@ -35,7 +36,8 @@ extension PostgresConnection {
     }
 
     /// The one row a prepared statement answers (`AccountStoreError.noRow` when it answered none).
-    func preparedRow<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> Statement.Row {
+    func preparedRow<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> Statement.Row
+    where Statement.Row: Sendable {
         guard let row = try await preparedRows(statement, logger: logger).last else { throw AccountStoreError.noRow }
         return row
     }

@@ -1,3 +1,4 @@
+import PostgresStatements
 struct TimedOut: Error {}
 
 /// Runs `work`, giving up after `seconds`.

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresStatements
 import Logging
 import PostgresNIO
 import ServiceLifecycle

@@ -37,7 +37,7 @@ enum WebhookDeliveryStore {
     static func claim(
         limit: Int, defaultRoom: Int, room: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
-        try await connection.withTransaction(logger: logger) { connection in
+        try await connection.withUnstrandedTransaction(logger: logger) { connection in
             try await claimInTransaction(limit: limit, defaultRoom: defaultRoom, room: room, lease: lease, on: connection, logger: logger)
         }
     }

@@ -1,0 +1,130 @@
+import Logging
+import PostgresNIO
+import PostgresStatements
+import Testing
+
+@testable import BrokerDomain
+
+/// PostgresNIO 1.33 strands a statement sent on a connection that has closed: its caller waits for ever.
+/// CI's full run stopped that way (a failover test's server never stopped: a background loop's ROLLBACK
+/// after its session was ended, and a request's next statement, never answered). These end their own
+/// session, as a failover or `pg_terminate_backend` does, and check that what follows fails at once as a
+/// connection failure (a 503 with `Retry-After` at the API). Each is bounded by `abandoning(after:)`, so
+/// the stranding they look for fails the test instead of hanging the run.
+@Suite("A statement on a connection that closed under it fails at once, never waits for ever")
+struct StrandedStatementsTests {
+    static let logger = Logger(label: "test")
+    static let bound = 20.0
+
+    /// What is left of a lease after the statement that ended its own session.
+    enum Outcome: Sendable, Equatable { case connectionFailure, otherError(String), answered }
+
+    @Test("a store's statement after its connection closed (through the module's shadowing query) fails as a connection failure")
+    func statementAfterClose() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let outcome = try await Self.withPool(url) { pool in
+                try await pool.withConnection { connection -> Outcome in
+                    _ = try? await Self.endOwnSession(connection)
+                    try await Self.waitUntilClosed(connection)
+                    // `HostState.read` is a BrokerDomain statement, so it calls that module's `query`.
+                    do {
+                        _ = try await HostState.read(from: connection, logger: Self.logger)
+                        return .answered
+                    } catch {
+                        return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
+                    }
+                }
+            }
+            #expect(outcome == .connectionFailure)
+        }
+    }
+
+    @Test("a transaction whose statement ends its session rolls back without waiting for ever, as a connection failure")
+    func transactionOnAClosingConnection() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let outcome = try await Self.withPool(url) { pool in
+                do {
+                    try await pool.withTransaction(logger: Self.logger) { connection in
+                        do {
+                            _ = try await Self.endOwnSession(connection)
+                        } catch {
+                            // The ROLLBACK then goes to a connection certainly closed, as it does when the close
+                            // wins the race with it.
+                            try await Self.waitUntilClosed(connection)
+                            throw error
+                        }
+                    }
+                    return Outcome.answered
+                } catch {
+                    return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
+                }
+            }
+            #expect(outcome == .connectionFailure)
+        }
+    }
+
+    @Test("a prepared statement on a closed connection fails at once as a connection failure")
+    func preparedAfterClose() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            let outcome = try await Self.withPool(url) { pool in
+                try await pool.withConnection { connection -> Outcome in
+                    _ = try? await Self.endOwnSession(connection)
+                    try await Self.waitUntilClosed(connection)
+                    do {
+                        _ = try await connection.preparedRows(One(), logger: Self.logger)
+                        return .answered
+                    } catch {
+                        return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
+                    }
+                }
+            }
+            #expect(outcome == .connectionFailure)
+        }
+    }
+
+    @Test("the close watcher keeps one entry per open connection, not one per statement, and none once it closed")
+    func noPileUp() async throws {
+        try await TestDatabase.withMigratedDatabase { url in
+            try await Self.withPool(url) { pool in
+                try await pool.withConnection { connection in
+                    for _ in 0..<200 { _ = try await connection.query("SELECT 1", logger: Self.logger).collect() }
+                    #expect(StrandedStatements.pendingCount(of: connection) == 0)
+                }
+            }
+        }
+    }
+
+    struct One: PostgresPreparedStatement {
+        static let sql = "SELECT 1"
+        typealias Row = Int
+        func makeBindings() -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int.self) }
+    }
+
+    /// Runs `body` with a running pool of one connection on `url`, failing (not hanging) past `bound`.
+    static func withPool<T: Sendable>(_ url: DatabaseURL, _ body: @escaping @Sendable (DatabasePool) async throws -> T) async throws -> T {
+        var limits = DatabaseLimits()
+        limits.poolSize = 1
+        let pool = DatabasePool(url: url, host: url.hosts[0], limits: limits, logger: logger)
+        let running = Task { await pool.run() }
+        defer { running.cancel() }
+        do {
+            return try await abandoning(after: bound) { try await body(pool) }
+        } catch is TimedOut {
+            Issue.record("the statement waited \(bound) s: stranded on its closed connection")
+            throw TimedOut()
+        }
+    }
+
+    /// Ends the session of `connection` by its own statement. Through the guard: PostgresNIO's own `query` can
+    /// itself be left unanswered when the server ends the session under it.
+    static func endOwnSession(_ connection: PostgresConnection) async throws -> [PostgresRow] {
+        try await connection.unstrandedQuery("SELECT pg_terminate_backend(pg_backend_pid())", logger: logger, file: #fileID, line: #line).collect()
+    }
+
+    static func waitUntilClosed(_ connection: PostgresConnection) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !connection.isClosed, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(connection.isClosed)
+    }
+}
