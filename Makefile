@@ -190,6 +190,11 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH := $(TEST_PARALLELISM)
 STAGE_TIMES := $(CURDIR)/var/test-stage-times.txt
 STAGE := STAGE_TIMES='$(STAGE_TIMES)' bash $(CURDIR)/scripts/stage.sh
 RAISE_FD_LIMIT := ulimit -n "$$(ulimit -Hn)" 2>/dev/null || true;
+# A stuck test never ends a Swift Testing run, and CI's whole run once waited for one until its limit: each
+# `swift test` of `make test` is bounded (scripts/bounded.sh), several times its usual length on two cores
+# (the parallel suite takes 6 to 8 minutes there).
+SUITE_TIME_LIMIT ?= 1800
+BOUNDED := bash $(CURDIR)/scripts/bounded.sh $(SUITE_TIME_LIMIT)
 
 # With TEST_FILTER only the matching swift tests run; without it, the memory tests, the noise cross-check, the
 # browser tests, the README's walk-through and the FHIR Consent check follow,
@@ -200,8 +205,8 @@ ifneq ($(TEST_FILTER),)
 else
 	@rm -f $(STAGE_TIMES)
 	@$(STAGE) "swift build --build-tests" $(SWIFT) build --build-tests
-	$(RAISE_FD_LIMIT) $(STAGE) "swift test (the parallel suite)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
-	$(RAISE_FD_LIMIT) $(STAGE) "swift test (URLSession suites)" env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip-build --filter '$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (the parallel suite)" $(BOUNDED) env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip '$(MEMORY_TESTS)|$(URLSESSION_TESTS)'
+	$(RAISE_FD_LIMIT) $(STAGE) "swift test (URLSession suites)" $(BOUNDED) env D4H_TEST_DATABASE_URL='$(TEST_DATABASE_URL)' $(SWIFT) test --skip-build --filter '$(URLSESSION_TESTS)'
 	@$(STAGE) "the checks after the suites, in two lanes" env STAGE_TIMES='$(STAGE_TIMES)' MAKE='$(MAKE)' bash scripts/test-lanes.sh test-lane-measured test-lane-served
 	@echo "==== make test: seconds per stage ====" && cat $(STAGE_TIMES)
 endif

@@ -54,4 +54,46 @@ struct RepeatedWorkTests {
         #expect(lines.first?.level == .warning)
         #expect(lines.first?.message == "the work failed; will retry")
     }
+
+    /// A unit of work stuck where cancellation cannot reach it (an await PostgresNIO never answers) must not hold
+    /// the server's stop for ever: CI's full run once waited on such a loop until its limit.
+    @Test("work that ignores cancellation is abandoned stopBound after the stop, with a warning; work that ends is waited for")
+    func stuckWorkIsAbandoned() async throws {
+        let log = ServerLog()
+        let (started, didStart) = AsyncStream.makeStream(of: Void.self)
+        let loop = Task {
+            await repeatUntilShutdown(every: .seconds(1), logger: log.logger(level: .warning), failure: "failed", stopBound: .milliseconds(300)) {
+                didStart.yield()
+                // Never resumed, and deaf to cancellation: what a stranded PostgresNIO await looks like.
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+                return false
+            }
+        }
+        for await _ in started { break }
+        let stop = ContinuousClock.now
+        loop.cancel()
+        try await abandoning(after: 10) { await loop.value }
+        #expect(ContinuousClock.now - stop < .seconds(5))
+        #expect(log.unexpected(allowing: []).map(\.description).contains { $0.contains("abandoned") })
+
+        // Work that ends soon after the stop (a record of what was sent) is waited for, and nothing is logged.
+        let quiet = ServerLog()
+        let (begun, didBegin) = AsyncStream.makeStream(of: Void.self)
+        let finished = Atomic(false)
+        let second = Task {
+            await repeatUntilShutdown(every: .seconds(1), logger: quiet.logger(level: .warning), failure: "failed", stopBound: .seconds(5)) {
+                didBegin.yield()
+                try? await Task.sleep(for: .seconds(60))  // cut short by the stop
+                try await Task { try await Task.sleep(for: .milliseconds(200)) }.value
+                finished.store(true, ordering: .sequentiallyConsistent)
+                return false
+            }
+        }
+        for await _ in begun { break }
+        second.cancel()
+        try await abandoning(after: 10) { await second.value }
+        let didFinish = finished.load(ordering: .sequentiallyConsistent)
+        #expect(didFinish)
+        #expect(quiet.unexpected(allowing: []).isEmpty)
+    }
 }
