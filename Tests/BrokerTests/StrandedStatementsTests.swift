@@ -17,7 +17,11 @@ struct StrandedStatementsTests {
     static let bound = 20.0
 
     /// What is left of a lease after the statement that ended its own session.
-    enum Outcome: Sendable, Equatable { case connectionFailure, otherError(String), answered }
+    enum Outcome: Sendable, Equatable {
+        case connectionFailure
+        case otherError(String)
+        case answered
+    }
 
     @Test("a store's statement after its connection closed (through the module's shadowing query) fails as a connection failure")
     func statementAfterClose() async throws {

@@ -1,4 +1,5 @@
 import PostgresStatements
+
 struct TimedOut: Error {}
 
 /// Runs `work`, giving up after `seconds`.

@@ -1,7 +1,7 @@
 import Foundation
-import PostgresStatements
 import Logging
 import PostgresNIO
+import PostgresStatements
 import ServiceLifecycle
 import Synchronization
 
