@@ -9,15 +9,15 @@ import Synchronization
 /// a request, a background loop, or the server's shutdown, which waits for both.
 ///
 /// A failover or an ended session (`pg_terminate_backend`) closes connections in the middle of leases, so
-/// this is not rare: the ROLLBACK that PostgresNIO's `withTransaction` sends after a statement failed on the
-/// dead connection hung every time, and so did the next statement of any lease whose connection died between
-/// two statements. CI's full run stopped for good at the last stop this way (the failover tests' servers
-/// never stopped).
+/// this is not rare: the ROLLBACK that PostgresNIO's `withTransaction` sends after a statement that failed
+/// because its session ended hung whenever the close came first, and so did the next statement of a lease
+/// whose connection closed between two statements. CI's full run once stopped for good this way (a failover
+/// test's server never stopped).
 ///
-/// So BrokerDomain's statements go through the methods below: its own `query` and `withTransaction`
-/// (`PostgresConnection+Unstranded.swift`) shadow PostgresNIO's of the same signature (a module's own
-/// declarations shadow those of the modules it imports, so every `connection.query(…)` there is one of them)
-/// and call these. Each refuses at once on a connection already closed, and a
+/// So BrokerDomain's statements go through the methods below: its own `query` shadows PostgresNIO's of the
+/// same signature (a module's own declarations shadow those of the modules it imports), its prepared
+/// statements and its transactions (`withUnstrandedTransaction`) call them too
+/// (`PostgresConnection+Unstranded.swift`). Each refuses at once on a connection already closed, and a
 /// statement still unanswered `grace` after its connection closed fails with `DatabaseConnectionLost` (a
 /// connection failure: 503 with `Retry-After`), while the stranded PostgresNIO call is abandoned. The grace
 /// lets PostgresNIO deliver its own outcome for statements it did receive: a COMMIT answered just before
