@@ -90,7 +90,8 @@ package struct ProblemMiddleware: RouterMiddleware {
     }
 
     private static func knownProblem(for error: any Error) -> Problem? {
-        // A domain error thrown inside `withTransaction` arrives wrapped in PostgresTransactionError.
+        // A domain error thrown inside a transaction arrives as itself (`withUnstrandedTransaction`), or wrapped in
+        // PostgresTransactionError by PostgresNIO's own `withTransaction`.
         switch PostgresErrors.unwrapTransaction(error) {
         case let convertible as any ProblemConvertible: convertible.problem
         case let decoding as DecodingError: problem(for: decoding)

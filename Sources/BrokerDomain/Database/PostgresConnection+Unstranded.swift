@@ -23,7 +23,8 @@ extension PostgresConnection {
     /// BEGIN, the body, then COMMIT, or ROLLBACK when the body throws, each sent through `query` above:
     /// PostgresNIO's own sends them through its stranding `query`, and its ROLLBACK follows every statement
     /// that failed because the connection was lost. Throws the body's error (or BEGIN's or COMMIT's) itself,
-    /// not wrapped: a failed ROLLBACK adds nothing the caller can act on, as the connection is gone.
+    /// not wrapped in PostgresNIO's `PostgresTransactionError` (which `PostgresErrors` still looks through); a
+    /// connection whose ROLLBACK failed is closed rather than given back to the pool in a failed transaction.
     func withUnstrandedTransaction<Result>(
         logger: Logger, file: String = #fileID, line: Int = #line, isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
