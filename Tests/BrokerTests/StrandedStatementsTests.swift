@@ -21,33 +21,42 @@ struct StrandedStatementsTests {
         case connectionFailure
         case otherError(String)
         case answered
+
+        static func of(_ work: () async throws -> Void) async -> Outcome {
+            do {
+                try await work()
+                return .answered
+            } catch {
+                return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
+            }
+        }
+    }
+
+    /// What `statement` comes to on a pooled connection whose session has ended and whose channel has closed.
+    static func onClosedConnection(_ statement: @escaping @Sendable (PostgresConnection) async throws -> Void) async throws -> Outcome {
+        try await TestDatabase.withMigratedDatabase { url in
+            try await Self.withPool(url) { pool in
+                try await pool.withConnection { connection in
+                    _ = try? await Self.endOwnSession(connection)
+                    try await Self.waitUntilClosed(connection)
+                    return await Outcome.of { try await statement(connection) }
+                }
+            }
+        }
     }
 
     @Test("a store's statement after its connection closed (through the module's shadowing query) fails as a connection failure")
     func statementAfterClose() async throws {
-        try await TestDatabase.withMigratedDatabase { url in
-            let outcome = try await Self.withPool(url) { pool in
-                try await pool.withConnection { connection -> Outcome in
-                    _ = try? await Self.endOwnSession(connection)
-                    try await Self.waitUntilClosed(connection)
-                    // `HostState.read` is a BrokerDomain statement, so it calls that module's `query`.
-                    do {
-                        _ = try await HostState.read(from: connection, logger: Self.logger)
-                        return .answered
-                    } catch {
-                        return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
-                    }
-                }
-            }
-            #expect(outcome == .connectionFailure)
-        }
+        // `HostState.read` is a BrokerDomain statement, so it calls that module's `query`.
+        let outcome = try await Self.onClosedConnection { _ = try await HostState.read(from: $0, logger: Self.logger) }
+        #expect(outcome == .connectionFailure)
     }
 
     @Test("a transaction whose statement ends its session rolls back without waiting for ever, as a connection failure")
     func transactionOnAClosingConnection() async throws {
         try await TestDatabase.withMigratedDatabase { url in
             let outcome = try await Self.withPool(url) { pool in
-                do {
+                await Outcome.of {
                     try await pool.withTransaction(logger: Self.logger) { connection in
                         do {
                             _ = try await Self.endOwnSession(connection)
@@ -58,9 +67,6 @@ struct StrandedStatementsTests {
                             throw error
                         }
                     }
-                    return Outcome.answered
-                } catch {
-                    return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
                 }
             }
             #expect(outcome == .connectionFailure)
@@ -69,24 +75,11 @@ struct StrandedStatementsTests {
 
     @Test("a prepared statement on a closed connection fails at once as a connection failure")
     func preparedAfterClose() async throws {
-        try await TestDatabase.withMigratedDatabase { url in
-            let outcome = try await Self.withPool(url) { pool in
-                try await pool.withConnection { connection -> Outcome in
-                    _ = try? await Self.endOwnSession(connection)
-                    try await Self.waitUntilClosed(connection)
-                    do {
-                        _ = try await connection.preparedRows(One(), logger: Self.logger)
-                        return .answered
-                    } catch {
-                        return PostgresErrors.isConnectionFailure(error) ? .connectionFailure : .otherError("\(error)")
-                    }
-                }
-            }
-            #expect(outcome == .connectionFailure)
-        }
+        let outcome = try await Self.onClosedConnection { _ = try await $0.preparedRows(One(), logger: Self.logger) }
+        #expect(outcome == .connectionFailure)
     }
 
-    @Test("the close watcher keeps one entry per open connection, not one per statement, and none once it closed")
+    @Test("no statement stays pending once answered: 200 statements on one connection leave none")
     func noPileUp() async throws {
         try await TestDatabase.withMigratedDatabase { url in
             try await Self.withPool(url) { pool in
