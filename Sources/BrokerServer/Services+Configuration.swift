@@ -25,16 +25,18 @@ extension Services {
             )
         }
         let mailOutbox = MailOutbox(client: client, publicURL: configuration.publicURL)
+        let reads = try await reads(configuration: configuration, primary: client, logger: logger)
         let singleRequests = SingleRequestService(
             client: client, pseudonymizer: pseudonymizer, pendingExpiryDays: configuration.pendingRequestExpiryDays,
-            clock: configuration.clock, receipts: consentReceipts, outbox: mailOutbox)
+            clock: configuration.clock, receipts: consentReceipts, outbox: mailOutbox, reads: reads)
         let accounts = try await AccountService(
             client: client, hasher: PasswordHasher(parameters: configuration.passwordHashing), outbox: mailOutbox,
             publicURL: configuration.publicURL, sessionTTL: configuration.sessionTTL, pseudonymizer: pseudonymizer,
             singleRequests: singleRequests, loginThrottle: configuration.loginThrottle,
             unactivatedLifetime: configuration.activationExpiryHours * 3600, clock: configuration.clock)
         let peers = PeerStatistics(
-            client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy)
+            client: client, mechanism: CellMechanism(noise: noise, minimumPeople: configuration.groupMinCohort), settings: configuration.privacy,
+            reads: reads)
         let samples = SampleService(client: client, peers: peers, pseudonymizer: pseudonymizer, clock: configuration.clock)
         let positions = PositionService(client: client, clock: configuration.clock)
         let transparency = TransparencyService(client: client, pseudonymizer: pseudonymizer)
@@ -42,7 +44,7 @@ extension Services {
         let groupRequests = GroupRequestService(
             client: client, minimumCohort: configuration.groupMinCohort, evaluations: configuration.evaluationSlots,
             privacy: configuration.privacy, noise: noise, clock: configuration.clock,
-            reads: try await reads(configuration: configuration, primary: client, logger: logger))
+            reads: reads)
         let auditTrail = AuditTrail(client: client)
         let auditCheckpoints = AuditCheckpoints(
             client: client, trail: auditTrail, key: configuration.auditSigningKey, clock: configuration.clock)

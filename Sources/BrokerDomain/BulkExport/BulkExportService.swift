@@ -125,7 +125,8 @@ package struct BulkExportService: Sendable {
             // No cursor is handed out: the manifest's URL is the way back to the same file.
             return DownloadPlan(
                 request: request, userID: userID, cursor: min(file.cursor, bound), bound: bound, availableTypes: available, nextCursor: "",
-                subject: try await singleRequests.receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger))
+                subject: try await singleRequests.receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger),
+                primaryPosition: try await singleRequests.reads.planPosition(on: connection, logger: logger))
         }
     }
 }

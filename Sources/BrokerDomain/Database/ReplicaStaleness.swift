@@ -71,7 +71,9 @@ package final class ReplicaStaleness: Service, Sendable {
     private func measure() async {
         let wait = Duration.seconds(2)
         let noted = ContinuousClock.now
-        if let position = try? await primary.withConnection(waitingAtMost: wait, { try await Self.position(of: $0, logger: logger) }) {
+        if let position = try? await primary.withConnection(
+            waitingAtMost: wait, { try await ReplicationPositionStore.position(of: $0, logger: logger) })
+        {
             state.withLock { state in
                 state.marks.append(Mark(at: noted, position: position))
                 // Marks older than the bound can only say the standby is too far behind; a few more are kept so
@@ -82,7 +84,7 @@ package final class ReplicaStaleness: Service, Sendable {
         var replay: Int64?
         var lookElsewhere = false
         do {
-            replay = try await replica.withConnection(waitingAtMost: wait) { try await Self.replayed(by: $0, logger: logger) }
+            replay = try await replica.withConnection(waitingAtMost: wait) { try await ReplicationPositionStore.replayed(by: $0, logger: logger) }
             // Not a standby (promoted in a failover, or a prefer-standby fallback to the primary): another host of
             // the URL may be one now.
             lookElsewhere = replay == nil
@@ -110,19 +112,5 @@ package final class ReplicaStaleness: Service, Sendable {
                 usable ? "reads go to the standby" : "reads go to the primary",
                 metadata: ["database.read_staleness": "\(staleness.map { "\($0)" } ?? "unknown")", "database.read_bound": "\(bound)"])
         }
-    }
-
-    /// The primary's WAL position now, in bytes.
-    private static func position(of connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        let rows = try await connection.query("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8", logger: logger).collect()
-        return try rows.first?.decode(Int64.self) ?? 0
-    }
-
-    /// How far the standby has replayed, in bytes; nil when it is not a standby.
-    private static func replayed(by connection: PostgresConnection, logger: Logger) async throws -> Int64? {
-        let rows = try await connection.query(
-            "SELECT CASE WHEN pg_is_in_recovery() THEN (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8 END", logger: logger
-        ).collect()
-        return try rows.first?.decode(Int64?.self) ?? nil
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 
 /// Peer statistics from shared monthly cells (issues 16 and 32): for every closed calendar month, one noisy
 /// cell per sex, ten-year age band and type, computed once through the mechanism and stored; every person's
@@ -26,13 +27,17 @@ import Logging
 /// month costs each person at most `peerCellLoss` × the number of types, written to the ledger as one
 /// `peer_statistics` entry per month. `PRIVACY_PEER_RESERVE` sets that aside from every person's cap.
 package struct PeerStatistics: Sendable {
-    package init(client: DatabasePool, mechanism: CellMechanism, settings: PrivacySettings) {
+    package init(client: DatabasePool, mechanism: CellMechanism, settings: PrivacySettings, reads: DatabaseReads? = nil) {
         self.client = client
         self.mechanism = mechanism
         self.settings = settings
+        self.reads = reads ?? DatabaseReads(primary: client)
     }
 
     let client: DatabasePool
+    /// Where a month's exact cells are read before its publishing transaction: a standby recent enough
+    /// (`DatabaseReads.onStandby`), else the primary inside the transaction.
+    let reads: DatabaseReads
     let mechanism: CellMechanism
     let settings: PrivacySettings
 
@@ -87,11 +92,21 @@ package struct PeerStatistics: Sendable {
     /// that always holds (at most 15 months in any 366 days, each at a fifteenth of the reserve); it matters
     /// when the arithmetic's assumptions do not hold, e.g. a server upgraded from daily peer cells, whose
     /// entries still count for a year, or a changed lateness that moves month closings.
+    ///
+    /// With a standby recent enough (issue 34), the exact cells (the costly part: every rollup of the month)
+    /// are read there first, after noting the consent version on the same connection. They are used only if
+    /// the primary's version is still the same under the locks: a type no longer shared or an account erased
+    /// since is never counted; otherwise they are read again on the primary, in the transaction. Rollups
+    /// uploaded within the staleness bound may be missing, as a late upload after publishing is.
     @discardableResult
     func publish(_ month: CalendarDate, logger: Logger) async throws -> Publication {
         let mechanism = mechanism
         let settings = settings
         let cost = settings.peerCellLoss * SampleType.allCases.count
+        let early = try await reads.onStandby(logger: logger) { connection in
+            let version = try await ConsentVersionStore.version(on: connection, logger: logger)
+            return (version: version, cells: try await Self.exactCells(of: month, on: connection, logger: logger))
+        }
         return try await client.withTransaction(logger: logger) { connection in
             try await PeerCellStore.lock(month, on: connection, logger: logger)
             guard try await !PeerCellStore.isPublished(month, on: connection, logger: logger) else { return .alreadyPublished }
@@ -99,15 +114,19 @@ package struct PeerStatistics: Sendable {
             try await PrivacyLedgerStore.lock(on: connection, logger: logger)
             let spent = try await PrivacyLedgerStore.peerStatisticsLoss(on: connection, logger: logger)
             guard spent + cost <= PrivacyLoss(rho: settings.peerReserve) else { return .reserveSpent }
-            var cells: [PeerCell] = []
-            for type in SampleType.allCases {
-                let calibration = CellCalibration(type: type, loss: settings.peerCellLoss, split: .peerCell)
-                for exact in try await PeerCellStore.exactCells(month: month, type: type, on: connection, logger: logger) {
-                    cells.append(
-                        PeerCell(
-                            sex: exact.sex, ageFrom: exact.ageFrom, type: type,
-                            figures: mechanism.peerFigures(exact.aggregate, calibration: calibration)))
+            let exactCells =
+                if let early, try await early.version == ConsentVersionStore.version(on: connection, logger: logger) {
+                    early.cells
+                } else {
+                    try await Self.exactCells(of: month, on: connection, logger: logger)
                 }
+            var cells: [PeerCell] = []
+            for (type, exact) in exactCells {
+                let calibration = CellCalibration(type: type, loss: settings.peerCellLoss, split: .peerCell)
+                cells.append(
+                    PeerCell(
+                        sex: exact.sex, ageFrom: exact.ageFrom, type: type,
+                        figures: mechanism.peerFigures(exact.aggregate, calibration: calibration)))
             }
             try await PeerCellStore.store(cells, month: month, on: connection, logger: logger)
             // Company NULL: no company receives it.
@@ -115,6 +134,19 @@ package struct PeerStatistics: Sendable {
                 company: nil, request: nil, kind: .peerStatistics, cells: cells.count, loss: cost, on: connection, logger: logger)
             return .published
         }
+    }
+
+    /// Every type's exact cells of `month`, before any noise.
+    private static func exactCells(of month: CalendarDate, on connection: PostgresConnection, logger: Logger) async throws
+        -> [(type: SampleType, cell: (sex: Sex, ageFrom: Int, aggregate: CellAggregate))]
+    {
+        var cells: [(type: SampleType, cell: (sex: Sex, ageFrom: Int, aggregate: CellAggregate))] = []
+        for type in SampleType.allCases {
+            for exact in try await PeerCellStore.exactCells(month: month, type: type, on: connection, logger: logger) {
+                cells.append((type, exact))
+            }
+        }
+        return cells
     }
 
     /// Publishes the newest closed month within the horizon not yet published; false when there is none.

@@ -17,4 +17,8 @@ package struct DownloadPlan: Sendable {
     /// The person as this request's receipts, Consent and FHIR Observations name them (`ConsentPseudonyms`),
     /// worked out with the plan so that a download in FHIR needs nothing more once its head is sent.
     package var subject: String
+    /// The primary's WAL position once the plan was made (`ReplicationPositionStore.position`), when a standby
+    /// is configured: a standby that has replayed past it holds every row the plan releases, so a chunk may
+    /// be read there (`DatabaseReads.read(replayedPast:)`). Nil: every chunk is read on the primary.
+    package var primaryPosition: Int64? = nil
 }

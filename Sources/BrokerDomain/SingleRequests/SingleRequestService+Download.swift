@@ -48,7 +48,8 @@ extension SingleRequestService {
             return DownloadPlan(
                 request: request, userID: userID, cursor: cursor, bound: bound, availableTypes: available,
                 nextCursor: DownloadCursor.seal(max(cursor, bound), request: id, kind: kind, key: key),
-                subject: try await receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger))
+                subject: try await receipts.pseudonyms.pseudonym(of: userID, in: request.id, on: connection, logger: logger),
+                primaryPosition: try await reads.planPosition(on: connection, logger: logger))
         }
     }
 
@@ -104,6 +105,11 @@ extension SingleRequestService {
     /// (so a chunk is never older than its revision) and again just before a chunk read ahead is sent, and a
     /// chunk whose person's data changed meanwhile is read again. So nothing a correction or a preference
     /// removed is sent once it committed, but for the rows of the chunk already going out.
+    ///
+    /// With a standby configured (issue 34), a chunk is read there once it has replayed the primary's position
+    /// at the plan (so no row up to the bound is missing), else on the primary. A standby may not have replayed
+    /// a correction committed since the plan, so a chunk read there is checked like one read ahead: its
+    /// revision against the primary's before it is sent, and read again on the primary if they differ.
     func streamRelease<Encoder: ReleaseEncoder>(
         _ plan: DownloadPlan, of types: [RequestedType], encoder: Encoder, logger: Logger,
         read: @escaping @Sendable (DownloadPlan, Int64, PostgresConnection) async throws -> Encoder.Chunk?,
@@ -111,11 +117,15 @@ extension SingleRequestService {
         send: @Sendable ([UInt8]) async -> Bool
     ) async throws {
         let client = client
-        @Sendable func chunk(after arrival: Int64) async throws -> (chunk: Encoder.Chunk?, revision: Int64?) {
-            try await client.withConnection { connection in
+        let reads = reads
+        /// A chunk, with the data revision read just before it, and whether it was read on a standby.
+        @Sendable func chunk(after arrival: Int64, standbyAllowed: Bool = true) async throws -> Chunk<Encoder.Chunk> {
+            let (value, onStandby) = try await reads.read(replayedPast: standbyAllowed ? plan.primaryPosition : nil, logger: logger) {
+                connection in
                 let revisionBefore = try await revision?(plan, connection)
                 return (try await read(plan, arrival, connection), revisionBefore)
             }
+            return Chunk(rows: value.0, revision: value.1, onStandby: onStandby)
         }
         @Sendable func unchanged(since readAt: Int64?) async throws -> Bool {
             guard let revision, let readAt else { return true }
@@ -132,9 +142,14 @@ extension SingleRequestService {
         var readAhead = false
         do {
             reading: while true {
-                var (read, readAt) = try await next.value
-                if readAhead, try await !unchanged(since: readAt) { (read, readAt) = try await chunk(after: after) }
-                guard let current = read else { break reading }
+                var read = try await next.value
+                // A chunk read ahead, or on a standby (which may not have replayed a correction committed on the
+                // primary since the plan), is sent only if the person's data has not changed since on the
+                // primary; otherwise it is read again there.
+                if readAhead || read.onStandby, try await !unchanged(since: read.revision) {
+                    read = try await chunk(after: after, standbyAllowed: false)
+                }
+                guard let current = read.rows else { break reading }
                 after = current.lastArrival
                 let following = after
                 next = Task { try await chunk(after: following) }
@@ -208,6 +223,14 @@ extension SingleRequestService {
 
     /// Samples fetched per query while streaming a download.
     static let chunkRows = 10_000
+
+    /// One chunk of a release as `streamRelease` read it.
+    private struct Chunk<Rows: Sendable>: Sendable {
+        var rows: Rows?
+        /// The person's data revision read on the same server just before `rows` (nil: the release has none).
+        var revision: Int64?
+        var onStandby: Bool
+    }
 
     private func recordRelease(
         _ plan: DownloadPlan, of types: [RequestedType], rows: Int64, complete: Bool, on connection: PostgresConnection, logger: Logger

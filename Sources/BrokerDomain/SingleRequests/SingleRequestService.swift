@@ -20,10 +20,15 @@ package struct SingleRequestService: Sendable {
     /// subscription ending; to the company: granted, expired). Nil in tools, which mail nobody.
     package let outbox: MailOutbox?
 
+    /// Where a download's chunks are read: a standby that has replayed the primary's position at the plan,
+    /// or the primary (`DatabaseReads.read(replayedPast:)`).
+    package let reads: DatabaseReads
+
     package init(
         client: DatabasePool, pseudonymizer: Pseudonymizer, pendingExpiryDays: Int = 30, clock: WallClock = .system,
-        receipts: ConsentReceipts? = nil, outbox: MailOutbox? = nil
+        receipts: ConsentReceipts? = nil, outbox: MailOutbox? = nil, reads: DatabaseReads? = nil
     ) {
+        self.reads = reads ?? DatabaseReads(primary: client)
         self.outbox = outbox
         self.client = client
         self.pseudonymizer = pseudonymizer
