@@ -16,6 +16,14 @@ this runs it against the formation's real secondary (scripts/pg-ha.sh), whose re
                         server's request is evaluated on the primary (the standby's counts do not move); replay
                         resumed: it logs "reads go to the standby" and its next request is read there. It must also
                         have logged "reads go to the primary" while replay was paused (2c: the operator's view).
+     4 downloads        a person with DOWNLOAD_SAMPLES heart rates accepts a single request: its CSV download (several
+                        chunks) is read on the standby (the chunk statement's calls there), complete; then replay paused,
+                        DOWNLOAD_NEW more uploaded, and the next download from the cursor, on the 30 s server (standby still
+                        within its bound, but behind the plan's position) reads every chunk on the primary and holds
+                        exactly the new samples.
+     5 peer statistics  a person's statistics page over the last three months publishes the horizon's closed months
+                        (background publishing is off): their exact cells (the peer cell statement's calls) are read on
+                        the standby, and the months, their cells and ledger entries are stored on the primary.
      3 consent lag      replay paused, a cohort member blocks the company (committed on the primary, not visible
                         on the standby); a request on the 30 s server (standby still within its bound) must be
                         accepted without that person: the standby was read first, the consent versions differed
@@ -38,6 +46,14 @@ LONG_BOUND = 30  # seconds (the second server's: it still reads the paused stand
 NOTICE_WITHIN = 15  # seconds for a server to log that reads moved
 REPLAY_WITHIN = 30  # seconds for the standby to replay what it was sent
 REQUEST_TIMEOUT = 60
+DOWNLOAD_SAMPLES = 25_000  # three chunks of a download (10,000 samples each)
+DOWNLOAD_NEW = 10
+
+# pg_stat_statements on one node: calls of a download's chunk statement (`ReleasedChunkStatement`, prepared).
+CHUNKS = """
+SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+WHERE d.datname = current_database() AND query LIKE 'SELECT array_agg(type), array_agg(at), array_agg(value)%'
+"""
 
 # pg_stat_statements on one node, for the scenario's database: calls of the cohort statement (GroupCohortStore,
 # the only one with a jsonb_array_elements over daily_rollups), of the cells statement (CellAggregateStore's
@@ -203,6 +219,8 @@ def run(d4h, formation, ports):
         check_staleness_bound(verdict, formation, short, long, company, tokens, on_primary, on_standby, primary_port, standby_port, start)
         check_consent_lag(verdict, formation, long, company, company_account, people, tokens, on_primary, on_standby,
                           primary_port, standby_port)
+        check_downloads(verdict, formation, long, company, people, tokens, primary_port, standby_port, start)
+        check_peer_publishing(verdict, formation, short, tokens, primary_port, standby_port)
     finally:
         # Never leave the formation's standby paused for the next scenario.
         if replay_paused(formation, standby_port):
@@ -210,7 +228,7 @@ def run(d4h, formation, ports):
 
     for server in (short, long):
         verdict.require(server.alive, f"server :{server.port} died")
-        failed = log_lines(server, "a group evaluation's read on the standby failed")
+        failed = log_lines(server, "read on the standby failed")
         verdict.require(not failed, f":{server.port} logged failed standby reads: {failed[:2]}")
         verdict.figure(f":{server.port} notices: " + "; ".join(f"{where(line)} (staleness {staleness_of(line)})" for line in notices(server)))
         server.stop()
@@ -356,3 +374,87 @@ def check_consent_lag(verdict, formation, server, company, company_account, peop
     if not ok:
         with open(os.path.join(OUT, "read-replica-consent.txt"), "w") as file:
             file.write(f"blocker person_number {number}, account {account}\nstored cohort {row}\n")
+
+# ... and of a peer month's exact-cell statement (PeerCellStore.perPerson: rollups joined to users, no cohort).
+PEER_CELLS = """
+SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+WHERE d.datname = current_database() AND query LIKE '%WITH per_person AS%JOIN users u ON u.account_id = r.user_id%'
+  AND query NOT LIKE '%pg_stat_statements%'
+"""
+
+
+def chunk_calls(formation, port):
+    return int(formation.psql(CHUNKS, port=port)[0][0])
+
+
+def check_downloads(verdict, formation, server, company, people, tokens, primary_port, standby_port, start):
+    person = 2
+    account = people[person]
+    # Well before every group window, so no evaluation above or below counts them.
+    first = start - 40 * 86_400
+    for offset in range(0, DOWNLOAD_SAMPLES, 5_000):
+        reply = call("POST", server.url("/v1/me/samples"), token=tokens[person], body=heart_rate_batch(first + offset * 60, 5_000, step=60))
+        verdict.require(reply.status == 200, f"check 4: an upload answered {reply.status}: {reply.body[:200]!r}")
+    created = call("POST", server.url("/v1/single-requests"), token=company,
+                   body={"subject": {"email": account["email"]}, "types": ["heart_rate"], "purpose": "Read replica drill: download",
+                         "purposeCode": "HRESCH", "subscription": {"days": 30}})
+    verdict.require(created.status == 201, f"check 4: the single request answered {created.status}: {created.body[:200]!r}")
+    request = created.json()["id"]
+    accepted = call("POST", server.url(f"/v1/single-requests/{request}/accept"), token=tokens[person])
+    verdict.require(accepted.status == 200, f"check 4: the accept answered {accepted.status}: {accepted.body[:200]!r}")
+    count = f"SELECT count(*) FROM samples WHERE user_id = '{account['id']}' AND type = 1"
+    expected = int(formation.psql(count, port=primary_port)[0][0])
+    verdict.require(wait_until(lambda: formation.psql(count, port=standby_port)[0][0] == str(expected), within=REPLAY_WITHIN),
+                    "check 4: the standby did not replay the uploads within 30 s")
+
+    def download(cursor=None):
+        before = chunk_calls(formation, primary_port), chunk_calls(formation, standby_port)
+        query = f"?format=csv&cursor={cursor}" if cursor else "?format=csv"
+        reply = call("GET", server.url(f"/v1/single-requests/{request}/data{query}"), token=company, timeout=REQUEST_TIMEOUT)
+        after = chunk_calls(formation, primary_port), chunk_calls(formation, standby_port)
+        rows = reply.body.decode(errors="replace").split("\r\n")[1:] if reply.status == 200 else []
+        return reply, [row for row in rows if row], after[0] - before[0], after[1] - before[1]
+
+    reply, rows, on_primary, on_standby = download()
+    ok = reply.status == 200 and len(rows) == expected and on_standby >= 2
+    verdict.require(ok, f"check 4a: the download answered {reply.status} with {len(rows)} rows of {expected}; chunk statements: "
+                        f"standby {on_standby}, primary {on_primary}")
+    verdict.figure(f"{'PASS' if ok else 'FAIL'} 4a download on the standby: {len(rows)} of {expected} samples in {reply.seconds:.2f} s; "
+                   f"chunk statements on the standby {on_standby}, on the primary {on_primary}")
+    cursor = reply.headers.get("data4help-next-cursor")
+
+    verdict.require(pause(formation, standby_port), "check 4: replay on the standby not paused within 10 s")
+    reply = call("POST", server.url("/v1/me/samples"), token=tokens[person],
+                 body=heart_rate_batch(first + DOWNLOAD_SAMPLES * 60, DOWNLOAD_NEW, step=60))
+    verdict.require(reply.status == 200, f"check 4b: the upload answered {reply.status}")
+    reply, rows, on_primary, on_standby = download(cursor)
+    ok_b = reply.status == 200 and len(rows) == DOWNLOAD_NEW and on_standby == 0 and on_primary >= 1
+    verdict.require(ok_b, f"check 4b: with replay paused the next download answered {reply.status} with {len(rows)} rows "
+                          f"(expected {DOWNLOAD_NEW}); chunk statements: standby {on_standby}, primary {on_primary}")
+    verdict.figure(f"{'PASS' if ok_b else 'FAIL'} 4b standby behind the plan: replay paused, {DOWNLOAD_NEW} samples uploaded; the "
+                   f"next download on :{server.port} (bound {LONG_BOUND} s, standby still within it) answered {len(rows)} rows; "
+                   f"chunk statements on the primary {on_primary}, on the standby {on_standby}")
+    verdict.require(resume(formation, standby_port), "check 4: replay on the standby not resumed within 10 s")
+
+
+def check_peer_publishing(verdict, formation, server, tokens, primary_port, standby_port):
+    def calls(port):
+        return int(formation.psql(PEER_CELLS, port=port)[0][0])
+
+    published = "SELECT count(*) FROM peer_months"
+    months_before = int(formation.psql(published, port=primary_port)[0][0])
+    before = calls(primary_port), calls(standby_port)
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    first = (today.replace(day=1) - datetime.timedelta(days=62)).replace(day=1)
+    reply = call("GET", server.url(f"/v1/me/statistics?type=heart_rate&from={first.isoformat()}&to={today.isoformat()}&bucket=month"),
+                 token=tokens[0], timeout=REQUEST_TIMEOUT)
+    on_primary, on_standby = calls(primary_port) - before[0], calls(standby_port) - before[1]
+    months = int(formation.psql(published, port=primary_port)[0][0]) - months_before
+    cells = formation.psql("SELECT count(*) FROM peer_month_cells", port=primary_port)[0][0]
+    ledger = formation.psql("SELECT count(*) FROM privacy_ledger WHERE kind = 'peer_statistics'", port=primary_port)[0][0]
+    ok = reply.status == 200 and months >= 1 and on_standby >= 17 * months and on_primary == 0
+    verdict.require(ok, f"check 5: the statistics page answered {reply.status}, {months} months published; peer cell statements: "
+                        f"standby {on_standby}, primary {on_primary}")
+    verdict.figure(f"{'PASS' if ok else 'FAIL'} 5 peer statistics: a statistics page on :{server.port} published {months} closed "
+                   f"month(s) in {reply.seconds:.2f} s; peer cell statements on the standby {on_standby}, on the primary "
+                   f"{on_primary}; on the primary: {cells} peer_month_cells, {ledger} peer_statistics ledger entries")

@@ -65,6 +65,9 @@ package struct DatabaseReads: Sendable {
         return [replica, staleness]
     }
 
+    /// How long a read waits for the standby to replay its plan's position before going to the primary.
+    static let catchUpWait = Duration.milliseconds(20)
+
     /// Whether a standby is configured at all: a plan then notes the primary's position for its reads.
     var hasStandby: Bool { standby != nil }
 
@@ -98,14 +101,21 @@ package struct DatabaseReads: Sendable {
     /// Runs `body`, a read belonging to a plan made on the primary when its WAL stood at `position`, on the
     /// standby when the standby is recent enough and has replayed past `position` (it then holds everything
     /// the plan saw: no row the plan releases is missing there); otherwise, or when the read there fails, on
-    /// the primary. No wait for the standby to catch up: a read it is not ready for goes to the primary.
+    /// the primary. A standby that keeps up replays a moment after the primary writes, while a download's
+    /// first chunk is read a moment after its plan: it is waited for, but at most `catchUpWait`.
     func read<Result: Sendable>(
         replayedPast position: Int64?, logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> (value: Result, onStandby: Bool) {
         if let position, let standby, replicaUsable() {
             do {
                 let value: Result? = try await standby.withReplayedConnection(logger: logger) { connection, replayed in
-                    guard let replayed, replayed >= position else { return Result?.none }
+                    let deadline = ContinuousClock.now + Self.catchUpWait
+                    while true {
+                        guard let at = try await replayed() else { return Result?.none }
+                        if at >= position { break }
+                        guard ContinuousClock.now < deadline else { return Result?.none }
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
                     return try await body(connection)
                 }
                 if let value { return (value, true) }

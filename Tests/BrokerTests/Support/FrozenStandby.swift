@@ -14,13 +14,14 @@ struct FrozenStandby: StandbyConnections {
     let replayed: Int64?
 
     func withReplayedConnection<Result: Sendable>(
-        logger: Logger, _ body: @Sendable (PostgresConnection, _ replayed: Int64?) async throws -> Result
+        logger: Logger, _ body: @Sendable (PostgresConnection, _ replayed: @Sendable () async throws -> Int64?) async throws -> Result
     ) async throws -> Result {
         try await pool.withConnection { connection in
             _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
             _ = try await connection.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(snapshot)'"), logger: logger)
             do {
-                let result = try await body(connection, replayed)
+                let replayed = replayed
+                let result = try await body(connection, { replayed })
                 _ = try await connection.query("COMMIT", logger: logger)
                 return result
             } catch {
