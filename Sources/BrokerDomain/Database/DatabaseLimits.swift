@@ -18,6 +18,9 @@ package struct DatabaseLimits: Sendable, Equatable {
     /// stuck instance cannot hold locks that another needs. Also set on the application's role by
     /// `scripts/pg-cluster.sh`, which covers sessions this server did not open.
     package var idleInTransactionTimeout: Duration? = .seconds(60)
+    /// How long a graceful stop of the pool waits for the leases in flight (and those asked for meanwhile)
+    /// to end before closing its connections (`DatabasePool.run`).
+    package var drainBound: Duration = .seconds(10)
 
     package init() {}
 

@@ -67,14 +67,42 @@ package struct DatabasePool: Sendable, Service {
     private var identity: ObjectIdentifier { ObjectIdentifier(clients) }
 
     /// Runs the first client, and each one `move(to:)` starts, until each is retired, or until the pool is
-    /// cancelled or its graceful shutdown begins (as a PostgresNIO client's own `run()` ends then).
+    /// cancelled, or until its graceful shutdown begins and the leases then in flight have ended.
+    ///
+    /// The pool is the first service to start and the last to stop, but work can still need it then: a
+    /// download whose client hung up during the stop records what it sent (the access log must show it),
+    /// a request's transaction commits. So at a graceful shutdown the clients keep running until no lease is
+    /// asked for or held, for at most `DatabaseLimits.drainBound`; leases asked for meanwhile are still served. (The clients
+    /// run in a detached task because a PostgresNIO client ends its `run()` by itself at the graceful
+    /// shutdown of the task it runs in.)
     package func run() async {
-        await cancelWhenGracefulShutdown {
+        let clients = clients
+        let running = Task.detached {
             await withDiscardingTaskGroup { group in
                 for await generation in clients.generations {
                     group.addTask { await generation.run() }
                 }
             }
+        }
+        await withTaskCancellationHandler {
+            if (try? await gracefulShutdown()) != nil { await drain() }
+            running.cancel()
+            await running.value
+        } onCancel: {
+            running.cancel()
+        }
+    }
+
+    private func drain() async {
+        let deadline = ContinuousClock.now + limits.drainBound
+        while clients.leasesInFlight.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let left = clients.leasesInFlight.load(ordering: .acquiring)
+        if left > 0 {
+            logger.warning(
+                "the database pool stopped with leases still in flight",
+                metadata: ["database.leases": "\(left)", "database.drain_bound": "\(limits.drainBound)"])
         }
     }
 
@@ -99,6 +127,8 @@ package struct DatabasePool: Sendable, Service {
         waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try refuseNestedLease(file: file, line: line)
+        clients.leasesInFlight.add(1, ordering: .acquiringAndReleasing)
+        defer { clients.leasesInFlight.subtract(1, ordering: .acquiringAndReleasing) }
         let handoff = LeaseHandoff()
         // The lease is taken by a task of its own that hands the connection over: its wait can then be
         // abandoned on time-out (cancelling it withdraws the request from PostgresNIO's queue) without

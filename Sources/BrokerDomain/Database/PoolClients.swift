@@ -40,6 +40,10 @@ final class PoolClients: Sendable {
         fileprivate func markReplaced() { replacement.fire() }
     }
 
+    /// Leases asked for and not yet ended (waiting for a connection, or holding one), across generations:
+    /// what the pool's stop waits for (`DatabasePool.run`).
+    let leasesInFlight = Atomic<Int>(0)
+
     private let state: Mutex<Generation>
     /// Every generation, the first included, in the order they were made (read once, by the pool's `run()`).
     let generations: AsyncStream<Generation>

@@ -202,13 +202,16 @@ extension SingleRequestService {
                         }
                         return
                     } catch
-                        where ContinuousClock.now < deadline && PostgresErrors.psqlError(in: error) != nil
+                        where ContinuousClock.now < deadline && PostgresErrors.psqlError(in: error).map({ $0.code != .poolClosed }) == true
                         && (PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error))
                     {
                         // The server's error (the connection lost, a demoted primary), not the pool's: a pool shut
-                        // down does not come back, and a lease queued on a retired client moves by itself.
+                        // down does not come back (it stops only once its leases in flight, this one's included,
+                        // have ended, or after its drain bound), and a lease queued on a retired client moves by
+                        // itself.
                         logger.warning(
-                            "recording a sent download failed; trying again", metadata: ["request.id": "\(plan.request.id)", "error": "\(error)"])
+                            "recording a sent download failed; trying again",
+                            metadata: ["request.id": "\(plan.request.id)", "error": "\(String(reflecting: error))"])
                         try await Task.sleep(for: .seconds(1))
                     }
                 }
