@@ -29,8 +29,12 @@ final class SMTPChannelHandler: ChannelDuplexHandler {
     private var greeting: SMTPReply?
     private var replied = false
 
-    init(deadline: NIODeadline) {
+    /// Where the first failure is also kept for the sending task (`SMTPFirstFailure`).
+    private let firstFailure: SMTPFirstFailure
+
+    init(deadline: NIODeadline, firstFailure: SMTPFirstFailure) {
         self.deadline = deadline
+        self.firstFailure = firstFailure
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -141,6 +145,7 @@ final class SMTPChannelHandler: ChannelDuplexHandler {
     /// Fails every waiting exchange, and every later one, with the first failure.
     private func fail(_ error: any Error) {
         let failure = self.failure ?? error
+        if self.failure == nil { firstFailure.record(failure) }
         self.failure = failure
         timer?.cancel()
         timer = nil

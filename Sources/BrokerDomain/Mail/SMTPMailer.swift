@@ -39,6 +39,7 @@ package struct SMTPMailer: Mailer {
         let data = SMTPMessageData.encode(RFC5322Message.render(mail, from: self.sender))
         let deadline = NIODeadline.now() + TimeAmount(settings.timeout)
         var conversation = Conversation(settings: settings, recipient: mail.to)
+        let firstFailure = SMTPFirstFailure()
         let channel: any Channel
         // With implicit TLS the handshake starts as soon as the connection is up; the greeting comes over it.
         let (implicitTLS, hostname) = (settings.security == .implicit ? tls : nil, settings.host.isIPAddress ? nil : settings.host)
@@ -50,7 +51,7 @@ package struct SMTPMailer: Mailer {
                         if let implicitTLS {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: implicitTLS, serverHostname: hostname))
                         }
-                        try channel.pipeline.syncOperations.addHandler(SMTPChannelHandler(deadline: deadline))
+                        try channel.pipeline.syncOperations.addHandler(SMTPChannelHandler(deadline: deadline, firstFailure: firstFailure))
                     }
                 }
                 .connect(host: settings.host, port: settings.port).get()
@@ -61,7 +62,7 @@ package struct SMTPMailer: Mailer {
             try await conversation.run(on: channel, tls: tls, sender: sender, recipient: recipient, data: data)
         } catch {
             channel.close(promise: nil)
-            throw conversation.failure(error)
+            throw conversation.failure(firstFailure.explaining(error))
         }
         try? await channel.close()
     }
