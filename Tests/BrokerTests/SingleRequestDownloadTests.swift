@@ -2,6 +2,7 @@ import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostgresStatements
 import Synchronization
 import Testing
 
@@ -253,6 +254,78 @@ struct SingleRequestDisconnectTests {
     }
 
     /// 150,000 heart-rate samples of the request's person, stored directly (arrival order = time order).
+    /// A failover takes the primary away for 8–13 s; a download already streaming cannot answer 503 any more,
+    /// so a chunk whose read failed for the database's sake is read again (within `chunkOutageBound`) and the
+    /// download goes on. Driven at the service: the read of the second chunk fails as a lost connection does,
+    /// twice, then succeeds. Before, the download broke off after its first chunk.
+    @Test("a chunk read that fails because the database went away is read again: the download completes")
+    func chunkReadOutlastsAnOutage() async throws {
+        try await TestHarness.run(expectedLogs: [.warning("reading a download's chunk failed; trying again")]) { harness in
+            let parties = try await harness.requestParties()
+            try await Self.largeRelease(harness, parties, rows: 25_000)
+            let id = try #require(UUID(uuidString: try await harness.acceptedRequestID(parties)))
+            let company = Principal(
+                accountID: try #require(UUID(uuidString: parties.companyID)), role: .thirdParty, credential: .session(tokenHash: Data()))
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
+                let plan = try await service.prepareDownload(id: id, cursor: nil, by: company, logger: TestDatabase.logger)
+                let failures = Mutex(0)
+                let sent = Mutex<[UInt8]>([])
+                try await service.streamRelease(
+                    plan, of: [.sample(.heartRate)], encoder: ReleasedSampleEncoder(format: .csv), logger: TestDatabase.logger,
+                    read: { plan, after, connection in
+                        // The second chunk's read: lost twice, then answered.
+                        if after == 10_000,
+                            failures.withLock({ count in
+                                defer { count += 1 }
+                                return count < 2
+                            })
+                        {
+                            throw DatabaseConnectionLost()
+                        }
+                        return try await SingleRequestStore.releasedChunk(
+                            plan, after: after, limit: SingleRequestService.chunkRows, on: connection, logger: TestDatabase.logger)
+                    },
+                    send: { bytes in
+                        sent.withLock { $0 += bytes }
+                        return true
+                    })
+                let lines = String(decoding: sent.withLock { $0 }, as: UTF8.self).split(separator: "\r\n")
+                #expect(lines.count - 1 == 25_000)
+                #expect(failures.withLock { $0 } == 3, "the second chunk was not read again until it succeeded")
+            }
+        }
+    }
+
+    @Test("a chunk read that fails for another reason is not tried again")
+    func otherChunkFailuresEndTheDownload() async throws {
+        struct Broken: Error {}
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            try await Self.largeRelease(harness, parties, rows: 15_000)
+            let id = try #require(UUID(uuidString: try await harness.acceptedRequestID(parties)))
+            let company = Principal(
+                accountID: try #require(UUID(uuidString: parties.companyID)), role: .thirdParty, credential: .session(tokenHash: Data()))
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
+                let plan = try await service.prepareDownload(id: id, cursor: nil, by: company, logger: TestDatabase.logger)
+                let reads = Mutex(0)
+                await #expect(throws: Broken.self) {
+                    try await service.streamRelease(
+                        plan, of: [.sample(.heartRate)], encoder: ReleasedSampleEncoder(format: .csv), logger: TestDatabase.logger,
+                        read: { plan, after, connection in
+                            reads.withLock { $0 += 1 }
+                            if after > 0 { throw Broken() }
+                            return try await SingleRequestStore.releasedChunk(
+                                plan, after: after, limit: SingleRequestService.chunkRows, on: connection, logger: TestDatabase.logger)
+                        },
+                        send: { _ in true })
+                }
+                #expect(reads.withLock { $0 } == 2)
+            }
+        }
+    }
+
     static func largeRelease(_ harness: TestHarness, _ parties: RequestParties, rows: Int) async throws {
         _ = try await harness.sql(
             """

@@ -44,6 +44,7 @@ class Traffic:
         self.events = []  # (sent, received, kind, status or None, detail, port)
         self.acknowledged = [set() for _ in people]  # batch indices answered 200 per person
         self.unanswered = [set() for _ in people]  # batch indices answered 503 or not at all (outcome unknown)
+        self.acked_at = {}  # (person, batch index) -> when its acknowledgement arrived (time.monotonic())
         self.committed_before_503 = 0  # of those, batches the re-send found already stored
         self.requests = {}  # request id -> set of acknowledged steps ("created", "accepted", "released")
         self.lock = threading.Lock()
@@ -106,6 +107,7 @@ class Traffic:
             if result.get("accepted", 0) + result.get("duplicates", 0) == BATCH:
                 with self.lock:
                     self.acknowledged[person].add(index[person])
+                    self.acked_at[(person, index[person])] = time.monotonic()
                     if index[person] in self.unanswered[person] and result.get("duplicates"):
                         # A 503 (or no answer) for a write under way means "outcome unknown": this one had
                         # committed, and the re-send found its samples stored (idempotent on (type, at)).
@@ -207,6 +209,10 @@ def check_samples(verdict, formation, accounts, traffic, port, label):
         extra = set(stored) - acked - unanswered
         verdict.require(not extra, f"{label}: person {person} has batches never sent or answered: {sorted(extra)[:5]}")
         per_person.append(f"{len(acked) * BATCH}/{sum(stored.values())}")
+    if lost and getattr(traffic, "killed_at", None) is not None:
+        with traffic.lock:
+            when = [f"{traffic.acked_at[key] - traffic.killed_at:+.3f} s" for key in lost[:5] if key in traffic.acked_at]
+        verdict.figure(f"{label}: the lost batches were acknowledged at {when} from the kill")
     verdict.require(not lost, f"{label}: acknowledged batches missing or short: {lost[:5]}")
     verdict.require(not partial, f"{label}: partial batches: {partial[:5]}")
     return len(lost) * BATCH, per_person
@@ -314,7 +320,10 @@ def run_failover(d4h, formation, ports):
     before = traffic.window(0, until=time.monotonic() - 1)
     verdict.require(before["requests"] > 0 and not before["failed"], f"failures before the kill: {[e[2:5] for e in before['failed']][:3]}")
 
+    verdict.figure(f"before the kill: {safe_states(formation)}; synchronous_standby_names on {old} = "
+                   f"{sync_names(formation, formation.port_of(old))!r}")
     killed_at = time.monotonic()
+    traffic.killed_at = killed_at
     pids = formation.kill(old)
     verdict.figure(f"SIGKILL to {old}'s pg_autoctl, postgres and backends ({len(pids)} processes) at +0.0 s")
     promoted = wait_until(lambda: formation.primary() == new, within=90)

@@ -117,30 +117,35 @@ class Formation:
             return int(file.readline())
 
     def kill(self, node):
-        """The machine is lost: SIGKILL to the node's pg_autoctl, its postgres and every postgres backend at once
-        (backends are process-group leaders of their own, so the whole tree is collected first), so that
-        nothing is left to restart postgres or to finish a commit. Returns the pids killed."""
+        """The machine is lost: SIGKILL to the node's pg_autoctl, its postgres and every postgres backend (backends
+        are process-group leaders of their own, so the whole tree is collected), so that nothing is left to restart
+        postgres or to finish a commit. Kills in rounds until none is left: pg_autoctl's supervisor restarts a child
+        it sees die, so a child forked between a round's look at the process table and the supervisor's own kill
+        (a new "start/stop postgres", which then restarted the primary) is caught by the next round. Returns the
+        pids killed."""
         root = self.service_pid(node)
-        table = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid=,pgid="], capture_output=True,
-                                                         text=True, check=True).stdout.splitlines()]
         pgid = os.getpgid(root)
-        victims = {int(pid) for pid, _, group in table if int(group) == pgid}
-        grew = True
-        while grew:
-            more = {int(pid) for pid, parent, _ in table if int(parent) in victims} - victims
-            victims |= more
-            grew = bool(more)
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        victims = set()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            alive = [pid for pid in victims if os.path.exists(f"/proc/{pid}") and not _zombie(pid)]
+            table = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid=,pgid="], capture_output=True,
+                                                             text=True, check=True).stdout.splitlines()]
+            found = {int(pid) for pid, _, group in table if int(group) == pgid}
+            grew = True
+            while grew:
+                more = {int(pid) for pid, parent, _ in table if int(parent) in found | victims} - found
+                found |= more
+                grew = bool(more)
+            alive = [pid for pid in found | victims if os.path.exists(f"/proc/{pid}") and not _zombie(pid)]
             if not alive:
                 return sorted(victims)
-            time.sleep(0.05)
+            victims |= found
+            for pid in alive:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
         raise RuntimeError(f"{node}: processes {alive} survived SIGKILL for 10 s")
 
     # ---- SQL ----

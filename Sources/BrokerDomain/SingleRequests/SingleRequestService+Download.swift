@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 extension SingleRequestService {
     /// Checks a download of samples before anything is sent: the caller sent the request, it is accepted,
@@ -118,14 +119,27 @@ extension SingleRequestService {
     ) async throws {
         let client = client
         let reads = reads
-        /// A chunk, with the data revision read just before it, and whether it was read on a standby.
+        /// A chunk, with the data revision read just before it, and whether it was read on a standby. A chunk
+        /// whose read failed because the database went away (a failover, issue 34) is read again, for at most
+        /// `chunkOutageBound`: the response is already under way, and its only other answer is to break off.
         @Sendable func chunk(after arrival: Int64, standbyAllowed: Bool = true) async throws -> Chunk<Encoder.Chunk> {
-            let (value, onStandby) = try await reads.read(replayedPast: standbyAllowed ? plan.primaryPosition : nil, logger: logger) {
-                connection in
-                let revisionBefore = try await revision?(plan, connection)
-                return (try await read(plan, arrival, connection), revisionBefore)
+            let deadline = ContinuousClock.now + Self.chunkOutageBound
+            while true {
+                do {
+                    let (value, onStandby) = try await reads.read(
+                        replayedPast: standbyAllowed ? plan.primaryPosition : nil, logger: logger
+                    ) { connection in
+                        let revisionBefore = try await revision?(plan, connection)
+                        return (try await read(plan, arrival, connection), revisionBefore)
+                    }
+                    return Chunk(rows: value.0, revision: value.1, onStandby: onStandby)
+                } catch  where ContinuousClock.now < deadline && Self.outlastsOutage(error) {
+                    logger.warning(
+                        "reading a download's chunk failed; trying again",
+                        metadata: ["request.id": "\(plan.request.id)", "error": "\(String(reflecting: error))"])
+                    try await Task.sleep(for: .milliseconds(500))
+                }
             }
-            return Chunk(rows: value.0, revision: value.1, onStandby: onStandby)
         }
         @Sendable func unchanged(since readAt: Int64?) async throws -> Bool {
             guard let revision, let readAt else { return true }
@@ -226,6 +240,20 @@ extension SingleRequestService {
 
     /// Samples fetched per query while streaming a download.
     static let chunkRows = 10_000
+
+    /// How long a download under way waits for its database to come back (a failover takes 8–13 s here,
+    /// `make faults FAULTS_ONLY=failover`) before it breaks off.
+    static let chunkOutageBound = Duration.seconds(20)
+
+    /// Whether a chunk's failed read may succeed on a later try: the connection or the primary was lost, or
+    /// no connection came in time while the pool waits for a host, and the server is not stopping (a pool
+    /// shut down does not come back).
+    static func outlastsOutage(_ error: any Error) -> Bool {
+        guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return false }
+        if PostgresErrors.psqlError(in: error)?.code == .poolClosed { return false }
+        if String(reflecting: error).contains("poolShutdown") { return false }
+        return PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error) || error is DatabaseBusy
+    }
 
     /// One chunk of a release as `streamRelease` read it.
     private struct Chunk<Rows: Sendable>: Sendable {
