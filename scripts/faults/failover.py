@@ -14,6 +14,7 @@ primary and a synchronous secondary: scripts/pg-ha.sh) with two servers on its m
                   as the clients saw it. The secondary is restarted and must catch up (same counts as the primary).
 """
 import json
+import signal
 import os
 import subprocess
 import threading
@@ -88,6 +89,7 @@ class Traffic:
                       f"{reply.body[:160]!r}")
         with self.lock:
             self.events.append((sent, sent + reply.seconds, kind, reply.status, detail, server.port))
+        reply.sent, reply.port = sent, server.port
         return reply
 
     def pause_after(self, reply):
@@ -107,7 +109,8 @@ class Traffic:
             if result.get("accepted", 0) + result.get("duplicates", 0) == BATCH:
                 with self.lock:
                     self.acknowledged[person].add(index[person])
-                    self.acked_at[(person, index[person])] = time.monotonic()
+                    self.acked_at[(person, index[person])] = (reply.sent, time.monotonic(), reply.port, result.get("accepted"),
+                                                              result.get("duplicates"))
                     if index[person] in self.unanswered[person] and result.get("duplicates"):
                         # A 503 (or no answer) for a write under way means "outcome unknown": this one had
                         # committed, and the re-send found its samples stored (idempotent on (type, at)).
@@ -211,8 +214,9 @@ def check_samples(verdict, formation, accounts, traffic, port, label):
         per_person.append(f"{len(acked) * BATCH}/{sum(stored.values())}")
     if lost and getattr(traffic, "killed_at", None) is not None:
         with traffic.lock:
-            when = [f"{traffic.acked_at[key] - traffic.killed_at:+.3f} s" for key in lost[:5] if key in traffic.acked_at]
-        verdict.figure(f"{label}: the lost batches were acknowledged at {when} from the kill")
+            when = [(f"sent {traffic.acked_at[key][0] - traffic.killed_at:+.3f} s", f"answered {traffic.acked_at[key][1] - traffic.killed_at:+.3f} s")
+                    + traffic.acked_at[key][2:] for key in lost[:5] if key in traffic.acked_at]
+        verdict.figure(f"{label}: the lost batches (from the kill; server; accepted; duplicates): {when}")
     verdict.require(not lost, f"{label}: acknowledged batches missing or short: {lost[:5]}")
     verdict.require(not partial, f"{label}: partial batches: {partial[:5]}")
     return len(lost) * BATCH, per_person
@@ -463,5 +467,66 @@ def run_secondary_lost(d4h, formation, ports):
     verdict.figure(check_audit(verdict, formation, traffic, d4h, port))
     verdict.figure(check_server_logs(verdict, servers))
     for server in servers:
+        server.stop()
+    return verdict
+
+
+def run_sync_wait_cut(d4h, formation, ports):
+    """A backend told to stop while its commit waits for the synchronous standby must not leak an acknowledgement.
+
+    The standby's WAL receiver is frozen (SIGSTOP), so an upload's commit waits on the primary (wait_event SyncRep);
+    the waiting backend is then ended (pg_terminate_backend, as a fast shutdown or a demotion of a primary cut off
+    from its standby would). PostgreSQL answers it with a warning that flushes the upload statement's result,
+    already buffered before the commit; the upload must still be answered 503 (outcome unknown), never 200 for a
+    commit the standby may not have. Then the receiver goes on and the same batch, sent again, is stored once.
+    """
+    verdict = Verdict("sync wait cut: a commit waiting for the standby whose backend is ended is not acknowledged")
+    servers, people, traffic = setup(d4h, formation, ports, verdict)
+    primary = formation.primary()
+    secondary = "node2" if primary == "node1" else "node1"
+    primary_port, secondary_port = formation.port_of(primary), formation.port_of(secondary)
+    receiver = formation.psql("SELECT pid FROM pg_stat_wal_receiver", port=secondary_port)
+    if not verdict.require(receiver, f"{secondary} has no WAL receiver"):
+        return verdict
+    receiver_pid = int(receiver[0][0])
+    body = heart_rate_batch(batch_start(0, 0), BATCH)
+    answer = {}
+
+    def upload():
+        try:
+            answer["reply"] = call("POST", servers[0].url("/v1/me/samples"), token=traffic.tokens[0], body=body, timeout=TIMEOUT)
+        except OSError as error:
+            answer["error"] = f"{type(error).__name__}: {error}"
+
+    waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
+    os.kill(receiver_pid, signal.SIGSTOP)
+    try:
+        thread = threading.Thread(target=upload)
+        thread.start()
+        blocked = wait_until(lambda: formation.psql(waiting, port=primary_port), within=10)
+        if verdict.require(blocked, "the upload's commit never waited for the standby (wait_event SyncRep)"):
+            ended = formation.psql(f"SELECT pg_terminate_backend(pid) FROM ({waiting}) w", port=primary_port)
+            verdict.figure(f"{secondary}'s WAL receiver (pid {receiver_pid}) frozen; the upload's commit waited for it on "
+                           f"{primary}; {len(ended)} waiting backend(s) ended")
+        thread.join(TIMEOUT + 5)
+    finally:
+        os.kill(receiver_pid, signal.SIGCONT)
+    reply = answer.get("reply")
+    status = reply.status if reply is not None else answer.get("error", "no answer")
+    verdict.figure(f"the upload whose commit was cut short was answered {status}")
+    verdict.require(reply is not None and reply.status == 503,
+                    f"the upload was answered {status}, not 503: a commit the standby may not have was acknowledged"
+                    + (f" ({reply.body[:200]!r})" if reply is not None else ""))
+    caught_up = wait_until(lambda: formation.psql(f"SELECT count(*) FROM samples WHERE user_id = '{people[0]['id']}'",
+                                                  port=secondary_port)[0][0] != "0", within=30)
+    again = call("POST", servers[0].url("/v1/me/samples"), token=traffic.tokens[0], body=body, timeout=TIMEOUT)
+    result = again.json() if again.status == 200 else {}
+    verdict.figure(f"after the receiver went on: the standby {'holds' if caught_up else 'does not hold'} the batch (committed on the "
+                   f"primary before the cut); sent again: {again.status}, accepted {result.get('accepted')}, duplicates "
+                   f"{result.get('duplicates')}")
+    verdict.require(again.status == 200 and result.get("accepted", 0) + result.get("duplicates", 0) == BATCH,
+                    f"the batch sent again was answered {again.status} {again.body[:200]!r}")
+    for server in servers:
+        verdict.require(server.alive, f"server :{server.port} died")
         server.stop()
     return verdict

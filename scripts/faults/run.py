@@ -2,7 +2,7 @@
 
     python3 scripts/faults/run.py D4H [scenario …]
         (scenarios: crash, database, instances, hostile, burst on the single cluster;
-         failover, monitor-lost, secondary-lost, read-replica on a pg_auto_failover formation)
+         failover, monitor-lost, secondary-lost, read-replica, sync-wait-cut on a pg_auto_failover formation)
 
 The cluster comes from FAULTS_CLUSTER / FAULTS_DB_PORT / PG_SUPERUSER_PASSWORD (the Makefile sets them), the
 formation from FAULTS_HA_FORMATION / FAULTS_HA_BASE_PORT (scripts/pg-ha.sh; started here when a scenario needs it).
@@ -34,8 +34,9 @@ SCENARIOS = {
     "monitor-lost": lambda d4h, formation: failover.run_monitor_lost(d4h, formation, (18210, 18211)),
     "secondary-lost": lambda d4h, formation: failover.run_secondary_lost(d4h, formation, (18212, 18213)),
     "read-replica": lambda d4h, formation: read_replica.run(d4h, formation, (18214, 18215)),
+    "sync-wait-cut": lambda d4h, formation: failover.run_sync_wait_cut(d4h, formation, (18216, 18217)),
 }
-ON_FORMATION = {"failover", "monitor-lost", "secondary-lost", "read-replica"}
+ON_FORMATION = {"failover", "monitor-lost", "secondary-lost", "read-replica", "sync-wait-cut"}
 
 
 def main():

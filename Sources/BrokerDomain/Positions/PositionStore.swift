@@ -63,6 +63,7 @@ package enum PositionStore {
         guard !positions.isEmpty, positions.count <= SampleStore.boundArrayLimit else { return nil }
         do {
             let accepted = try await connection.preparedRow(IngestAlone(userID: userID, positions: positions), logger: logger)
+            try await connection.confirmAutocommit(logger: logger)
             return (Int(accepted), positions.count - Int(accepted))
         } catch  where PostgresErrors.uploadNeedsTransaction(error) {
             return nil

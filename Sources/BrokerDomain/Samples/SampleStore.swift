@@ -94,6 +94,7 @@ package enum SampleStore {
                 IngestAlone(
                     userID: userID, types: samples.map(\.type.code), times: samples.map { Timestamp.postgresText($0.at) },
                     values: samples.map(\.value)), logger: logger)
+            try await connection.confirmAutocommit(logger: logger)
             return IngestResult(
                 accepted: Int(inserted), duplicates: samples.count - Int(inserted), alreadyThere: Int(already), arrivalBase: base)
         } catch  where PostgresErrors.uploadNeedsTransaction(error) {
