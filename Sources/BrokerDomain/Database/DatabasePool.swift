@@ -46,7 +46,9 @@ package struct DatabasePool: Sendable, Service {
         self.url = url
         self.limits = limits
         self.clients = PoolClients(
-            first: PostgresClient(configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: logger), host: host)
+            first: PostgresClient(
+                configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: PostgresClientLog.logger(forwardingTo: logger)),
+            host: host)
     }
 
     /// The client new leases go to (for tests that run a client's `run()` themselves).
@@ -110,7 +112,8 @@ package struct DatabasePool: Sendable, Service {
     /// `retirementGrace`. Does nothing for a pool made from a client, or when `host` is already the pool's.
     package func move(to host: DatabaseHost) {
         guard let url, host != self.host else { return }
-        let client = PostgresClient(configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(limits: limits, host: host), backgroundLogger: PostgresClientLog.logger(forwardingTo: logger))
         let previous = clients.replace(with: client, host: host)
         logger.notice(
             "database pool moved", metadata: ["database.host": "\(host)", "database.previous_host": "\(previous.host.map(\.description) ?? "-")"])

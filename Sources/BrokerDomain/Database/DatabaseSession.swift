@@ -15,7 +15,9 @@ package func withDatabase<T: Sendable>(
     guard let host = await HostSelection(url: databaseURL, logger: logger).select() else {
         throw DatabaseHostMissing(url: databaseURL)
     }
-    let client = PostgresClient(configuration: databaseURL.clientConfiguration(limits: limits, host: host), backgroundLogger: backgroundLogger)
+    let client = PostgresClient(
+        configuration: databaseURL.clientConfiguration(limits: limits, host: host),
+        backgroundLogger: PostgresClientLog.logger(forwardingTo: backgroundLogger))
     let pool = DatabasePool(client: client, leaseTimeout: limits.leaseTimeout, logger: logger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
