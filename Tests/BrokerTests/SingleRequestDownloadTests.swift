@@ -2,6 +2,7 @@ import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import PostgresStatements
 import Synchronization
 import Testing
@@ -253,7 +254,6 @@ struct SingleRequestDisconnectTests {
         }
     }
 
-    /// 150,000 heart-rate samples of the request's person, stored directly (arrival order = time order).
     /// A failover takes the primary away for 8–13 s; a download already streaming cannot answer 503 any more,
     /// so a chunk whose read failed for the database's sake is read again (within `chunkOutageBound`) and the
     /// download goes on. Driven at the service: the read of the second chunk fails as a lost connection does,
@@ -261,14 +261,7 @@ struct SingleRequestDisconnectTests {
     @Test("a chunk read that fails because the database went away is read again: the download completes")
     func chunkReadOutlastsAnOutage() async throws {
         try await TestHarness.run(expectedLogs: [.warning("reading a download's chunk failed; trying again")]) { harness in
-            let parties = try await harness.requestParties()
-            try await Self.largeRelease(harness, parties, rows: 25_000)
-            let id = try #require(UUID(uuidString: try await harness.acceptedRequestID(parties)))
-            let company = Principal(
-                accountID: try #require(UUID(uuidString: parties.companyID)), role: .thirdParty, credential: .session(tokenHash: Data()))
-            try await TestDatabase.withClient(harness.databaseURL) { client in
-                let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
-                let plan = try await service.prepareDownload(id: id, cursor: nil, by: company, logger: TestDatabase.logger)
+            try await Self.withPlannedRelease(harness, rows: 25_000) { service, plan in
                 let failures = Mutex(0)
                 let sent = Mutex<[UInt8]>([])
                 try await service.streamRelease(
@@ -283,8 +276,7 @@ struct SingleRequestDisconnectTests {
                         {
                             throw DatabaseConnectionLost()
                         }
-                        return try await SingleRequestStore.releasedChunk(
-                            plan, after: after, limit: SingleRequestService.chunkRows, on: connection, logger: TestDatabase.logger)
+                        return try await Self.chunk(of: plan, after: after, on: connection)
                     },
                     send: { bytes in
                         sent.withLock { $0 += bytes }
@@ -301,14 +293,7 @@ struct SingleRequestDisconnectTests {
     func otherChunkFailuresEndTheDownload() async throws {
         struct Broken: Error {}
         try await TestHarness.run { harness in
-            let parties = try await harness.requestParties()
-            try await Self.largeRelease(harness, parties, rows: 15_000)
-            let id = try #require(UUID(uuidString: try await harness.acceptedRequestID(parties)))
-            let company = Principal(
-                accountID: try #require(UUID(uuidString: parties.companyID)), role: .thirdParty, credential: .session(tokenHash: Data()))
-            try await TestDatabase.withClient(harness.databaseURL) { client in
-                let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
-                let plan = try await service.prepareDownload(id: id, cursor: nil, by: company, logger: TestDatabase.logger)
+            try await Self.withPlannedRelease(harness, rows: 15_000) { service, plan in
                 let reads = Mutex(0)
                 await #expect(throws: Broken.self) {
                     try await service.streamRelease(
@@ -316,8 +301,7 @@ struct SingleRequestDisconnectTests {
                         read: { plan, after, connection in
                             reads.withLock { $0 += 1 }
                             if after > 0 { throw Broken() }
-                            return try await SingleRequestStore.releasedChunk(
-                                plan, after: after, limit: SingleRequestService.chunkRows, on: connection, logger: TestDatabase.logger)
+                            return try await Self.chunk(of: plan, after: after, on: connection)
                         },
                         send: { _ in true })
                 }
@@ -326,6 +310,29 @@ struct SingleRequestDisconnectTests {
         }
     }
 
+    /// The planned release of `rows` stored samples of an accepted request, and a service of the test's own
+    /// to stream it with: for tests that drive `streamRelease` with a read of their own.
+    static func withPlannedRelease(
+        _ harness: TestHarness, rows: Int, _ body: @escaping @Sendable (SingleRequestService, DownloadPlan) async throws -> Void
+    ) async throws {
+        let parties = try await harness.requestParties()
+        try await largeRelease(harness, parties, rows: rows)
+        let id = try #require(UUID(uuidString: try await harness.acceptedRequestID(parties)))
+        let company = Principal(
+            accountID: try #require(UUID(uuidString: parties.companyID)), role: .thirdParty, credential: .session(tokenHash: Data()))
+        try await TestDatabase.withClient(harness.databaseURL) { client in
+            let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
+            try await body(service, try await service.prepareDownload(id: id, cursor: nil, by: company, logger: TestDatabase.logger))
+        }
+    }
+
+    /// The chunk a download reads after arrival `after`, as `streamDownload`'s own read does.
+    static func chunk(of plan: DownloadPlan, after: Int64, on connection: PostgresConnection) async throws -> ReleasedChunk? {
+        try await SingleRequestStore.releasedChunk(
+            plan, after: after, limit: SingleRequestService.chunkRows, on: connection, logger: TestDatabase.logger)
+    }
+
+    /// 150,000 heart-rate samples of the request's person, stored directly (arrival order = time order).
     static func largeRelease(_ harness: TestHarness, _ parties: RequestParties, rows: Int) async throws {
         _ = try await harness.sql(
             """

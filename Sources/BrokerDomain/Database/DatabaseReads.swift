@@ -89,13 +89,7 @@ package struct DatabaseReads: Sendable {
     func onStandby<Result: Sendable>(logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result) async throws
         -> Result?
     {
-        guard let standby, replicaUsable() else { return nil }
-        do {
-            return try await standby.withReplayedConnection(logger: logger) { connection, _ in try await body(connection) }
-        } catch  where !(error is CancellationError) {
-            logger.warning("a read on the standby failed; reading the primary", metadata: ["error": "\(error)"])
-            return nil
-        }
+        try await standbyRead(logger: logger) { connection, _ in try await body(connection) }
     }
 
     /// Runs `body`, a read belonging to a plan made on the primary when its WAL stood at `position`, on the
@@ -106,23 +100,36 @@ package struct DatabaseReads: Sendable {
     func read<Result: Sendable>(
         replayedPast position: Int64?, logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> (value: Result, onStandby: Bool) {
-        if let position, let standby, replicaUsable() {
-            do {
-                let value: Result? = try await standby.withReplayedConnection(logger: logger) { connection, replayed in
+        if let position,
+            let value: Result = try await standbyRead(
+                logger: logger,
+                { connection, replayed in
                     let deadline = ContinuousClock.now + Self.catchUpWait
                     while true {
-                        guard let at = try await replayed() else { return Result?.none }
+                        guard let at = try await replayed() else { return nil }
                         if at >= position { break }
-                        guard ContinuousClock.now < deadline else { return Result?.none }
+                        guard ContinuousClock.now < deadline else { return nil }
                         try await Task.sleep(for: .milliseconds(2))
                     }
                     return try await body(connection)
-                }
-                if let value { return (value, true) }
-            } catch  where !(error is CancellationError) {
-                logger.warning("a read on the standby failed; reading the primary", metadata: ["error": "\(error)"])
-            }
+                })
+        {
+            return (value, true)
         }
         return (try await primary.withConnection { try await body($0) }, false)
+    }
+
+    /// `body` on a connection of the standby, when it is recent enough; nil when it is not, when `body`
+    /// declines (nil), or when the read there failed (logged).
+    private func standbyRead<Result: Sendable>(
+        logger: Logger, _ body: @Sendable (PostgresConnection, _ replayed: @Sendable () async throws -> Int64?) async throws -> Result?
+    ) async throws -> Result? {
+        guard let standby, replicaUsable() else { return nil }
+        do {
+            return try await standby.withReplayedConnection(logger: logger, body)
+        } catch  where !(error is CancellationError) {
+            logger.warning("a read on the standby failed; reading the primary", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 }

@@ -27,6 +27,14 @@ package enum PostgresErrors {
         return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
     }
 
+    /// The pool itself was shut down (the server is stopping): PostgresNIO's closed client, or its connection
+    /// pool's shutdown. It does not come back, so nothing waiting on it should try again.
+    package static func isPoolShutDown(_ error: any Error) -> Bool {
+        if psqlError(in: error)?.code == .poolClosed { return true }
+        // The pool's own error type lives in a module PostgresNIO does not export (see `isConnectionFailure`).
+        return String(reflecting: unwrapTransaction(error)).contains("poolShutdown")
+    }
+
     /// The server refused a write because it is (now) a standby or read-only (25006): the pool's host was
     /// demoted in a failover, and the watchdog is moving the pool to the new primary. Retry shortly.
     package static func isReadOnlyServer(_ error: any Error) -> Bool {

@@ -216,7 +216,7 @@ extension SingleRequestService {
                         }
                         return
                     } catch
-                        where ContinuousClock.now < deadline && PostgresErrors.psqlError(in: error).map({ $0.code != .poolClosed }) == true
+                        where ContinuousClock.now < deadline && PostgresErrors.psqlError(in: error) != nil && !PostgresErrors.isPoolShutDown(error)
                         && (PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error))
                     {
                         // The server's error (the connection lost, a demoted primary), not the pool's: a pool shut
@@ -250,8 +250,7 @@ extension SingleRequestService {
     /// shut down does not come back).
     static func outlastsOutage(_ error: any Error) -> Bool {
         guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return false }
-        if PostgresErrors.psqlError(in: error)?.code == .poolClosed { return false }
-        if String(reflecting: error).contains("poolShutdown") { return false }
+        guard !PostgresErrors.isPoolShutDown(error) else { return false }
         return PostgresErrors.isConnectionFailure(error) || PostgresErrors.isReadOnlyServer(error) || error is DatabaseBusy
     }
 
