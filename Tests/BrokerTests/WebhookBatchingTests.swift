@@ -363,4 +363,62 @@ struct WebhookBatchingTests {
             }
         }
     }
+
+    @Test("an event erased with its company while its post was out does not fail its batch: the others are recorded")
+    func erasedEventDoesNotFailItsBatch() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestDatabase.withMigratedDatabase { url in
+                let parties = Mutex<[String]>([])
+                try await TestHarness.run(databaseURL: url, configure: WebhookFixtures.fast) { harness in
+                    for name in ["kept", "erased", "erasing"] {
+                        let id = try await WebhookFixtures.company(harness, url: receiver.url(name)).id
+                        parties.withLock { $0.append(id) }
+                    }
+                }
+                let ids = parties.withLock { $0 }.map { UUID(uuidString: $0)! }
+                let (kept, erased, erasing) = (ids[0], ids[1], ids[2])
+                let logger = TestDatabase.logger
+                try await TestDatabase.withClient(url) { pool in
+                    let claimed = try await pool.withConnection { connection in
+                        _ = try await connection.query(
+                            """
+                            SELECT enqueue_webhook_event(p, 'single_request.accepted', gen_random_uuid(), '{}')
+                            FROM unnest(\(ids)::uuid[]) p, generate_series(1, 2)
+                            """, logger: logger)
+                        return try await WebhookDeliveryStore.claim(
+                            limit: 40, defaultRoom: 40, room: [:], lease: .seconds(60), on: connection, logger: logger)
+                    }
+                    #expect(claimed.count == 6)
+                    let batch = claimed.map {
+                        WebhookDeliveryStore.Finished(
+                            event: $0, outcome: .init(delivered: true, statusCode: 200, error: nil, durationMs: 3), retryDelay: .seconds(1))
+                    }
+                    // One company erased before the record, another while it runs (its delete not yet committed).
+                    _ = try await pool.withConnection { try await $0.query("DELETE FROM accounts WHERE id = \(erased)", logger: logger) }
+                    try await TestDatabase.withClient(url) { other in
+                        try await other.withConnection { eraser in
+                            _ = try await eraser.query("BEGIN", logger: logger)
+                            _ = try await eraser.query("DELETE FROM accounts WHERE id = \(erasing)", logger: logger)
+                            async let recorded: Void = pool.withConnection { connection in
+                                try await WebhookDeliveryStore.record(batch, horizon: .seconds(3600), on: connection, logger: logger)
+                            }
+                            try await Task.sleep(for: .milliseconds(300))
+                            _ = try await eraser.query("COMMIT", logger: logger)
+                            try await recorded
+                        }
+                    }
+                    let rows = try await pool.withConnection { connection in
+                        try await connection.query(
+                            """
+                            SELECT e.third_party_id, e.status, (SELECT count(*)::int FROM webhook_attempts a WHERE a.event_id = e.id)
+                            FROM webhook_events e
+                            """, logger: logger
+                        ).collect().map { try $0.decode((UUID, String, Int).self) }
+                    }
+                    #expect(rows.count == 2)
+                    #expect(rows.allSatisfy { $0.0 == kept && $0.1 == "delivered" && $0.2 == 1 }, "\(rows) kept \(kept)")
+                }
+            }
+        }
+    }
 }

@@ -161,6 +161,7 @@ enum WebhookDeliveryStore {
     /// `retryDelay`, or failed when that retry would fall after `horizon` from the event's creation. An
     /// event is only changed while this instance still holds it (same attempt number, still pending): if
     /// its lease ran out and another instance claimed it, or the webhook was removed, that newer state wins.
+    /// An event erased meanwhile (its company's account deleted) is skipped, so it cannot fail the batch.
     static func record(_ batch: [Finished], horizon: Duration, on connection: PostgresConnection, logger: Logger) async throws {
         guard !batch.isEmpty else { return }
         // Arrays cannot carry NULLs here: 0 stands for "no status code" and "" for "no error".
@@ -177,9 +178,16 @@ enum WebhookDeliveryStore {
                 SELECT * FROM unnest(\(ids)::uuid[], \(attempts)::int[], \(delivered)::bool[], \(statusCodes)::int[], \(errors)::text[],
                                      \(durations)::int[], \(retryDelays)::float8[])
                     AS o (event_id, attempt, delivered, status_code, error, duration_ms, retry_delay)
+            ), present AS (
+                -- An event erased with its company while its post was out is gone: its attempt is not
+                -- written. The lock keeps the others from going before the insert below refers to them
+                -- (a delete under way is waited for, then its rows are left out). The update below reaches
+                -- its rows through this too: a row this statement updated first could not be locked here.
+                SELECT e.id FROM webhook_events e WHERE e.id IN (SELECT event_id FROM outcome) FOR KEY SHARE
             ), attempt AS (
                 INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
-                SELECT event_id, attempt, nullif(status_code, 0), nullif(error, ''), duration_ms FROM outcome
+                SELECT o.event_id, o.attempt, nullif(o.status_code, 0), nullif(o.error, ''), o.duration_ms
+                FROM outcome o JOIN present p ON p.id = o.event_id
                 ON CONFLICT (event_id, attempt) DO NOTHING
             )
             UPDATE webhook_events e SET
@@ -191,7 +199,7 @@ enum WebhookDeliveryStore {
                 delivered_at = CASE WHEN o.delivered THEN now() END,
                 next_attempt_at = CASE WHEN o.delivered THEN e.next_attempt_at
                     ELSE now() + make_interval(secs => o.retry_delay) END
-            FROM outcome o
+            FROM outcome o JOIN present p ON p.id = o.event_id
             -- The status in a form no partial index follows from: only the primary key can find the rows,
             -- whatever the statistics say (see `claim`).
             WHERE e.id = o.event_id AND NOT (e.status IS DISTINCT FROM 'pending') AND e.attempts = o.attempt
