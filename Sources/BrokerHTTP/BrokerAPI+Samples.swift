@@ -6,7 +6,7 @@ import OpenAPIRuntime
 extension BrokerAPI {
     func uploadSamples(_ input: Operations.UploadSamples.Input) async throws -> Operations.UploadSamples.Output {
         let principal = try await caller()
-        let result: SampleStore.IngestResult
+        let result: SampleStore.UploadResult
         switch input.body {
         case .json(let upload):
             let entries = upload.samples.map { SampleBatch.Entry(type: $0._type, value: $0.value, at: $0.at) }

@@ -190,11 +190,9 @@ package enum PositionStore {
     private static func announcementsSQL(arrivalBefore: String, positionCode: String) -> String {
         """
         subscribers AS (
-            SELECT r.id, r.third_party_id, coalesce((
-                       SELECT max(p.arrival) FROM positions p
-                       WHERE p.user_id = r.user_id AND p.arrival <= \(arrivalBefore)
-                         AND (r.window_from IS NULL OR p.at >= r.window_from)
-                         AND (r.window_to IS NULL OR p.at <= r.window_to)), 0) AS arrival
+            -- A function (migration 0052), so that the scan of every partition is set up only when called.
+            SELECT r.id, r.third_party_id,
+                   subscriber_positions_arrival($1, \(arrivalBefore), r.window_from, r.window_to) AS arrival
             FROM single_requests r
             WHERE r.user_id = $1 AND r.status = 'accepted' AND r.subscription_days IS NOT NULL
               AND r.ended_at IS NULL AND r.ends_at > now() AND \(positionCode)::int2 = ANY(r.types)

@@ -32,7 +32,7 @@ package struct SampleService: Sendable {
     /// Validates the whole batch, then stores it in one transaction. `timeZone` is the device's: adopted as
     /// the person's when they have none yet, in the same transaction (so this batch already lands on local days).
     package func upload(_ entries: [SampleBatch.Entry], timeZone: String? = nil, by principal: Principal, logger: Logger)
-        async throws -> SampleStore.IngestResult
+        async throws -> SampleStore.UploadResult
     {
         guard principal.role == .user else { throw SampleError.notAUser }
         // A bad zone is listed with the samples' problems, first; either refuses the whole upload.
@@ -55,7 +55,7 @@ package struct SampleService: Sendable {
                 if let timeZone {
                     try await TimeZoneStore.adoptIfUnknown(timeZone, for: principal.accountID, on: connection, logger: logger)
                 }
-                return try await SampleStore.ingest(valid, for: principal.accountID, on: connection, logger: logger)
+                return try await SampleStore.ingest(valid, for: principal.accountID, on: connection, logger: logger).upload
             }
         }
     }

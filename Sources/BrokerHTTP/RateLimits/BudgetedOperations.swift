@@ -36,14 +36,14 @@ package struct BudgetedOperations: Sendable {
 
     /// Stores samples already decoded (the API's JSON body).
     func storeSamples(_ entries: [SampleBatch.Entry], timeZone: String?, by principal: Principal, logger: Logger) async throws
-        -> SampleStore.IngestResult
+        -> SampleStore.UploadResult
     {
         try await admit(principal, to: .uploads, logger: logger)
         return try await samples.upload(entries, timeZone: timeZone, by: principal, logger: logger)
     }
 
     /// Reads a CSV body (at most the JSON body limit: a 413 beyond) and stores its samples.
-    package func storeSamples(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> SampleStore.IngestResult {
+    package func storeSamples(csv body: HTTPBody, by principal: Principal, logger: Logger) async throws -> SampleStore.UploadResult {
         try await admit(principal, to: .uploads, logger: logger)
         let entries = try SampleCSV.entries(from: try await Self.text(of: body)).get()
         return try await samples.upload(entries, by: principal, logger: logger)
