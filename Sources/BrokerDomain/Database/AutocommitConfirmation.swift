@@ -18,6 +18,16 @@ extension PostgresConnection {
     /// means the commit is replicated; a backend that stopped never sends it, and this fails (a 503: the
     /// client sends again, and the upload's samples are not stored twice).
     func confirmAutocommit(logger: Logger) async throws {
-        _ = try await query("SELECT 1", logger: logger).collect()
+        _ = try await preparedRows(Confirmation(), logger: logger)
     }
+}
+
+/// `confirmAutocommit`'s statement, prepared once per connection: nothing of it is planned per upload.
+private struct Confirmation: PostgresPreparedStatement {
+    static let name = "d4h_confirm_autocommit"
+    static let sql = "SELECT 1"
+    typealias Row = Int32
+
+    func makeBindings() -> PostgresBindings { PostgresBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
 }
