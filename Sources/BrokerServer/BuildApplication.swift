@@ -33,7 +33,7 @@ func buildApplication(configuration: BrokerConfiguration, logger baseLogger: Log
         positions: services.positions,
         imports: services.imports,
         singleRequests: services.singleRequests, groupRequests: services.groupRequests, auditTrail: services.auditTrail,
-        streamStallTimeout: .seconds(configuration.downloadStallTimeout))
+        streamStallTimeout: .seconds(configuration.downloadStallTimeout), spoolDirectory: configuration.uploadSpoolDirectory)
     let router = try await buildRouter(services, metrics: metrics, budgeted: budgeted, configuration: configuration)
     // Read now, so a wrong path or a mismatched key stops the start with a message naming the variable.
     let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.httpIdleTimeout)))

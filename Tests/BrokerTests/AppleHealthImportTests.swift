@@ -302,4 +302,51 @@ struct AppleHealthImportTests {
             #expect(unknown.status != 0)
         }
     }
+
+    /// A tmpfs of 128 KiB mounted for the test (root only: CI and `make test` run as root here).
+    static func withFullDisk(_ body: (URL) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func run(_ arguments: [String]) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "\(arguments.joined(separator: " ")) failed")
+        }
+        try run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", directory.path])
+        defer { try? run(["umount", directory.path]) }
+        try await body(directory)
+    }
+
+    @Test(
+        "an upload the disk has no room for is a 503 storage-full problem with Retry-After; nothing is stored or left behind",
+        .enabled(if: getuid() == 0, "mounts a small tmpfs"))
+    func fullDisk() async throws {
+        try await Self.withFullDisk { directory in
+            try await TestHarness.run(
+                configure: { $0.uploadSpoolDirectory = directory },
+                expectedLogs: [.error("no space left to receive an upload")]
+            ) { harness in
+                let token = try await harness.activeUser()
+                // About 1 MB of records: eight times the room there is.
+                var xml = String(decoding: AppleHealthFixtures.exportXML, as: UTF8.self)
+                let record =
+                    #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" startDate="2026-05-01 09:00:00 +0200" endDate="2026-05-01 09:00:00 +0200" value="61"/>"#
+                xml = xml.replacingOccurrences(of: "</HealthData>", with: String(repeating: record + "\n", count: 6_000) + "</HealthData>")
+                let response = try await AppleHealthFixtures.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
+                #expect(response.status == .serviceUnavailable, "\(harness.text(response))")
+                #expect(response.headers[.retryAfter] == "300")
+                #expect(response.headers[.contentType] == "application/problem+json")
+                #expect(try harness.object(response)["type"] as? String == "https://data4help.example/problems/storage-full")
+                #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+                // Once there is room, the same person imports at once: nothing of the refusal is left behind.
+                let small = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
+                #expect(small.status == .ok, "\(harness.text(small))")
+            }
+        }
+    }
 }

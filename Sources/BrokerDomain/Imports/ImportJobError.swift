@@ -11,4 +11,6 @@ package enum ImportJobError: Error, Equatable {
     /// The job's row was marked failed (by an instance that started and took it for abandoned) before its
     /// import began; the import does not run.
     case abandoned
+    /// The server's disk had no room left for the upload as it arrived (ENOSPC, or a quota): nothing was kept.
+    case noSpace
 }

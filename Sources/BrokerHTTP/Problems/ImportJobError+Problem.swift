@@ -19,6 +19,13 @@ extension ImportJobError: ProblemConvertible {
             Problem(
                 status: .notFound, slug: "import-not-found", title: "No such import",
                 detail: "There is no import with this id among yours.")
+        case .noSpace:
+            // 503, not 507: a client retries a 503 with Retry-After by itself, and the room comes back
+            // once an operator (alerted by the error this logs) frees some, or other uploads end.
+            Problem(
+                status: .serviceUnavailable, slug: "storage-full", title: "No room for the upload",
+                detail: "The server has no room left to receive this upload; nothing was stored. Try again later.",
+                headers: [.retryAfter: "300"])
         case .abandoned:
             Problem(
                 status: .internalServerError, slug: "import-interrupted", title: "The import was interrupted",

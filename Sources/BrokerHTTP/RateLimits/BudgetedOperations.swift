@@ -10,8 +10,10 @@ import OpenAPIRuntime
 package struct BudgetedOperations: Sendable {
     package init(
         rateLimiter: RateLimiter, accounts: AccountService, samples: SampleService, positions: PositionService, imports: ImportJobs,
-        singleRequests: SingleRequestService, groupRequests: GroupRequestService, auditTrail: AuditTrail, streamStallTimeout: Duration
+        singleRequests: SingleRequestService, groupRequests: GroupRequestService, auditTrail: AuditTrail, streamStallTimeout: Duration,
+        spoolDirectory: URL = FileManager.default.temporaryDirectory
     ) {
+        self.spoolDirectory = spoolDirectory
         self.rateLimiter = rateLimiter
         self.accounts = accounts
         self.samples = samples
@@ -33,6 +35,8 @@ package struct BudgetedOperations: Sendable {
     let auditTrail: AuditTrail
     /// How long a streamed download waits for a client that stops reading (`DOWNLOAD_STALL_TIMEOUT`).
     let streamStallTimeout: Duration
+    /// Where uploaded exports are written before they are imported (`BrokerConfiguration.uploadSpoolDirectory`).
+    let spoolDirectory: URL
 
     /// Stores samples already decoded (the API's JSON body).
     func storeSamples(_ entries: [SampleBatch.Entry], timeZone: String?, by principal: Principal, logger: Logger) async throws
@@ -91,7 +95,7 @@ package struct BudgetedOperations: Sendable {
     {
         try await admit(principal, to: .imports, logger: logger)
         try await imports.refuseIfImporting(principal)
-        let file = try await TemporaryUpload.write(body)
+        let file = try await TemporaryUpload.write(body, in: spoolDirectory, logger: logger)
         return try await imports.submit(file, format: format, userID: principal.accountID, logger: logger)
     }
 

@@ -52,6 +52,9 @@ package struct BrokerConfiguration: Sendable {
     /// a client whose hang-up the server cannot see (its FIN arrived while the server waited on a zero
     /// window, and the kernel keeps that half-closed socket for `tcp_fin_timeout`, 60 s) is let go sooner.
     package var downloadStallTimeout = 20
+    /// Where an uploaded Apple Health export is written before its import: the system's temporary directory
+    /// (`TMPDIR`, else /tmp). A test points it at a full file system.
+    package var uploadSpoolDirectory = FileManager.default.temporaryDirectory
     /// Serve HTTPS with these files (`TLS_CERTIFICATE`, `TLS_KEY`); nil serves plain HTTP (behind a proxy).
     package var tls: TLSFiles?
     /// Per-account limits of the expensive endpoints (`RATE_LIMIT_*`).
