@@ -105,6 +105,8 @@ package enum ProblemTranslation {
             "Nessun dato richiesto",
         "No results of this group request have been released.":
             "Non è stato ancora pubblicato alcun risultato di questa richiesta di gruppo.",
+        "No room for the upload":
+            "Nessuno spazio per il caricamento",
         "No second factor":
             "Nessun secondo fattore",
         "No such API key.":
@@ -305,6 +307,8 @@ package enum ProblemTranslation {
             "La corsa è al completo",
         "The run no longer changes":
             "La corsa non si può più modificare",
+        "The server has no room left to receive this upload; nothing was stored. Try again later.":
+            "Il server non ha più spazio per ricevere questo caricamento; non è stato salvato nulla. Riprova più tardi.",
         "The server is running as many large imports as it can; nothing was stored. Try again in a minute.":
             "Il server sta già eseguendo tutte le importazioni grandi che può; non è stato salvato nulla. Riprova tra un minuto.",
         "The server is too busy to answer this request right now; nothing was changed. Try again in a few seconds.":
