@@ -303,49 +303,79 @@ struct AppleHealthImportTests {
         }
     }
 
-    /// A tmpfs of 128 KiB mounted for the test (root only: CI and `make test` run as root here).
-    static func withFullDisk(_ body: (URL) async throws -> Void) async throws {
+    /// Runs `arguments` (through /usr/bin/env); whether it exited with 0.
+    static func run(_ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN, as `make test` runs here; not root in
+    /// an unprivileged container), found by trying.
+    static let canMountTmpfs: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mount-probe-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: false)) != nil else { return false }
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
+        _ = run(["umount", probe.path]) || run(["umount", "-l", probe.path])
+        return true
+    }()
+
+    /// A tmpfs of 1 MiB mounted for the test, and unmounted after it.
+    static func withSmallDisk(_ body: (URL) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func run(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "\(arguments.joined(separator: " ")) failed")
+        try #require(run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", directory.path]))
+        defer {
+            _ = run(["umount", directory.path]) || run(["umount", "-l", directory.path])
+            try? FileManager.default.removeItem(at: directory)
         }
-        try run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", directory.path])
-        defer { try? run(["umount", directory.path]) }
         try await body(directory)
     }
 
     @Test(
-        "an upload the disk has no room for is a 503 storage-full problem with Retry-After; nothing is stored or left behind",
-        .enabled(if: getuid() == 0, "mounts a small tmpfs"))
+        "an upload the disk has no room for, or that would eat into its reserve, is a 503 storage-full; nothing is stored or left behind",
+        .enabled(if: canMountTmpfs, "mounts a small tmpfs"))
     func fullDisk() async throws {
-        try await Self.withFullDisk { directory in
+        try await Self.withSmallDisk { directory in
             try await TestHarness.run(
                 configure: { $0.uploadSpoolDirectory = directory },
                 expectedLogs: [.error("no space left to receive an upload")]
             ) { harness in
                 let token = try await harness.activeUser()
-                // About 1 MB of records: eight times the room there is.
+                func expectStorageFull(_ response: TestResponse, _ comment: Comment) throws {
+                    #expect(response.status == .serviceUnavailable, comment)
+                    #expect(response.headers[.retryAfter] == "300")
+                    #expect(response.headers[.contentType] == "application/problem+json")
+                    #expect(try harness.object(response)["type"] as? String == "https://data4help.example/problems/storage-full")
+                }
+                // About 2 MB of records: twice the disk.
                 var xml = String(decoding: AppleHealthFixtures.exportXML, as: UTF8.self)
                 let record =
                     #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" startDate="2026-05-01 09:00:00 +0200" endDate="2026-05-01 09:00:00 +0200" value="61"/>"#
-                xml = xml.replacingOccurrences(of: "</HealthData>", with: String(repeating: record + "\n", count: 6_000) + "</HealthData>")
-                let response = try await AppleHealthFixtures.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
-                #expect(response.status == .serviceUnavailable, "\(harness.text(response))")
-                #expect(response.headers[.retryAfter] == "300")
-                #expect(response.headers[.contentType] == "application/problem+json")
-                #expect(try harness.object(response)["type"] as? String == "https://data4help.example/problems/storage-full")
+                xml = xml.replacingOccurrences(of: "</HealthData>", with: String(repeating: record + "\n", count: 12_000) + "</HealthData>")
+                let large = try await AppleHealthFixtures.post(harness, Array(xml.utf8), contentType: "application/xml", token: token)
+                try expectStorageFull(large, "the disk filled up: \(harness.text(large))")
                 #expect(try await AppleHealthFixtures.storedSamples(harness) == 0)
                 #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
-                // Once there is room, the same person imports at once: nothing of the refusal is left behind.
+
+                // Something else leaves 20 KiB free, under the reserve (5 %: 52 KiB): a small export that
+                // would fit is refused before a byte is written, so the last of the disk stays for the rest.
+                let filler = directory.appendingPathComponent("other-program")
+                try Data(count: 1024 * 1024 - 20 * 1024).write(to: filler)
                 let small = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
-                #expect(small.status == .ok, "\(harness.text(small))")
+                try expectStorageFull(small, "the reserve: \(harness.text(small))")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["other-program"])
+
+                // Once there is room, the same person imports at once: nothing of the refusals is left behind.
+                try FileManager.default.removeItem(at: filler)
+                let again = try await AppleHealthFixtures.post(harness, AppleHealthFixtures.exportXML, contentType: "application/xml", token: token)
+                #expect(again.status == .ok, "\(harness.text(again))")
             }
         }
     }

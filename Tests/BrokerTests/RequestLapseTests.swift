@@ -41,8 +41,10 @@ struct RequestLapseTests {
                         company: parties.company, companyID: parties.companyID, person: otherToken, personID: "",
                         personEmail: other.email, personFiscalCode: other.fiscalCode))
                 let all = [unanswered, nobody, refused, withdrawn, accepted].map { "'\($0)'" }.joined(separator: ",")
-                _ = try await harness.sql("UPDATE single_requests SET expires_at = now() - interval '1 second' WHERE id IN (\(all))")
+                // The earlier steps' events go first: once the requests have lapsed, the server's own sweep may
+                // announce them at any moment, and a delete after that would take its announcements with it.
                 _ = try await harness.sql("DELETE FROM webhook_events WHERE third_party_id = '\(parties.companyID)'")
+                _ = try await harness.sql("UPDATE single_requests SET expires_at = now() - interval '1 second' WHERE id IN (\(all))")
 
                 let announcedEvents = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(parties.companyID)'"
                 try await TestDatabase.withClient(url) { client in

@@ -46,7 +46,11 @@ enum WebhookDeliveryStore {
     static func claimInTransaction(
         limit: Int, defaultRoom: Int, room: [UUID: Int], lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
-        try await connection.query("SET LOCAL enable_bitmapscan = off", logger: logger)
+        // Custom plans every time, as before the statement was prepared: the plan depends on its limits and on
+        // how many events are pending, which a generic plan, made once per connection, would not follow.
+        try await connection.query(
+            "SELECT set_config('enable_bitmapscan', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true)",
+            logger: logger)
         // Keys and values of one dictionary come in the same order.
         let (parties, budgets) = (Array(room.keys), Array(room.values))
         let full = room.filter { $0.value <= 0 }.map(\.key)
@@ -75,8 +79,7 @@ enum WebhookDeliveryStore {
     }
 
     /// `claimInTransaction`'s statement, prepared once per connection (a busy loop claims dozens of times a
-    /// second). Its plans were made robust to stale statistics (migration 0047, the forms noted in it), which a
-    /// generic plan, made once per connection, needs all the more.
+    /// second): parsed once, planned at every claim (`plan_cache_mode`, set beside it).
     struct Claim: PostgresPreparedStatement {
         static let name = "d4h_webhook_claim"
         static let sql = """

@@ -6743,7 +6743,7 @@ package enum Operations {
                     self.body = body
                 }
             }
-            /// Nothing was stored; send it again after Retry-After seconds. `…/problems/storage-full`: the server had no room left to receive the upload (Retry-After 300). `…/problems/server-busy`: it runs as many large imports as it can, or a bound on waiting was hit. `…/problems/database-unavailable`.
+            /// Send it again after Retry-After seconds. `…/problems/storage-full`: the server has no room left to receive the upload (or would go below the reserve it keeps free); nothing was stored (Retry-After 300). `…/problems/server-busy`: it runs as many large imports as it can, or a bound on waiting was hit. `…/problems/database-unavailable`: a write under way may or may not have been stored; sending the same file again stores nothing twice.
             ///
             /// - Remark: Generated from `#/paths//v1/me/imports/apple-health/post(importAppleHealth)/responses/503`.
             ///
