@@ -198,7 +198,10 @@ struct ConsentReceiptTests {
                 let service = SingleRequestService(
                     client: client, pseudonymizer: Pseudonymizer(client: client),
                     receipts: ConsentReceipts(client: client, key: Self.key, issuer: Self.issuer))
-                _ = try await service.announceExpiries(logger: TestDatabase.logger)
+                let done = "SELECT count(*) FROM single_requests WHERE id = '\(expiring)' AND expiry_announced"
+                _ = try await sweepRounds(until: { try await harness.int(done) == 1 }) {
+                    try await service.announceExpiries(logger: TestDatabase.logger)
+                }
             }
             let expired = try await Self.receipts(harness, request: expiring, token: other.person)
             #expect(expired.map { $0["status"] as? String } == ["granted", "expired"])

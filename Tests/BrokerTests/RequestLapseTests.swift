@@ -49,16 +49,9 @@ struct RequestLapseTests {
                 let announcedEvents = "SELECT count(*) FROM webhook_events WHERE third_party_id = '\(parties.companyID)'"
                 try await TestDatabase.withClient(url) { client in
                     let service = SingleRequestService(client: client, pseudonymizer: Pseudonymizer(client: client))
-                    // The server's own sweeps run beside this one: its expiry service may announce some lapses
-                    // itself, and its notification sweep briefly locks a lapsed request, which a lapse sweep
-                    // then skips (SKIP LOCKED) and leaves to its next round. So sweep until all three are
-                    // announced; what must hold is that each is announced once, whoever announced it.
-                    var announced = 0
-                    var rounds = 0
-                    while try await harness.int(announcedEvents) < 3, rounds < 50 {
-                        announced += try await service.announceLapses(logger: TestDatabase.logger)
-                        rounds += 1
-                        if announced < 3 { try await Task.sleep(for: .milliseconds(50)) }
+                    // Each lapse announced once, by this sweep or by the server's own (`sweepRounds`).
+                    let announced = try await sweepRounds(until: { try await harness.int(announcedEvents) == 3 }) {
+                        try await service.announceLapses(logger: TestDatabase.logger)
                     }
                     #expect(announced <= 3)
                     #expect(try await service.announceLapses(logger: TestDatabase.logger) == 0)
