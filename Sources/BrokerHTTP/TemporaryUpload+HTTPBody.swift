@@ -3,10 +3,6 @@ import Foundation
 import Logging
 import OpenAPIRuntime
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension TemporaryUpload {
     /// Spools `body` to a new private file in `directory`. The upload is refused (`ImportJobError.noSpace`,
     /// logged as an error for the operator) when the disk is full, or before it would leave less than

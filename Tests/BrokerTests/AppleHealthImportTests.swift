@@ -303,46 +303,47 @@ struct AppleHealthImportTests {
         }
     }
 
-    /// Runs `arguments` (through /usr/bin/env); whether it exited with 0.
-    static func run(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+    /// `mount` or `umount` with `arguments`, through `ChildProcess` (which blocks no concurrency thread); whether it
+    /// exited with 0.
+    static func mountCommand(_ arguments: [String]) async -> Bool {
+        (try? await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments, timeout: .seconds(20)))?.status == 0
     }
 
-    /// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN, as `make test` runs here; not root in
-    /// an unprivileged container), found by trying.
-    static let canMountTmpfs: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-mount-probe-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: false)) != nil else { return false }
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
-        _ = run(["umount", probe.path]) || run(["umount", "-l", probe.path])
-        return true
-    }()
-
-    /// A tmpfs of 1 MiB mounted for the test, and unmounted after it.
-    static func withSmallDisk(_ body: (URL) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-full-\(UUID().uuidString)")
+    /// Mounts a tmpfs of `size` on a new directory for `body`, then unmounts it (lazily if it is still busy) and
+    /// removes the directory, whether `body` threw or not.
+    static func withTmpfs<T>(size: String, _ body: (URL) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("d4h-tmpfs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        try #require(run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", directory.path]))
-        defer {
-            _ = run(["umount", directory.path]) || run(["umount", "-l", directory.path])
+        func unmount() async {
+            if await !mountCommand(["umount", directory.path]) { _ = await mountCommand(["umount", "-l", directory.path]) }
             try? FileManager.default.removeItem(at: directory)
         }
-        try await body(directory)
+        guard await mountCommand(["mount", "-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path]) else {
+            try? FileManager.default.removeItem(at: directory)
+            throw TestSetupError("could not mount a tmpfs on \(directory.path)")
+        }
+        do {
+            let result = try await body(directory)
+            await unmount()
+            return result
+        } catch {
+            await unmount()
+            throw error
+        }
+    }
+
+    /// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN, as `make test` runs here; not root in an
+    /// unprivileged container), found by trying.
+    static func canMountTmpfs() async -> Bool {
+        guard getuid() == 0 else { return false }
+        return (try? await withTmpfs(size: "64k") { _ in true }) ?? false
     }
 
     @Test(
         "an upload the disk has no room for, or that would eat into its reserve, is a 503 storage-full; nothing is stored or left behind",
-        .enabled(if: canMountTmpfs, "mounts a small tmpfs"))
+        .enabled("mounts a small tmpfs") { await canMountTmpfs() })
     func fullDisk() async throws {
-        try await Self.withSmallDisk { directory in
+        try await Self.withTmpfs(size: "1m") { directory in
             try await TestHarness.run(
                 configure: { $0.uploadSpoolDirectory = directory },
                 expectedLogs: [.error("no space left to receive an upload")]

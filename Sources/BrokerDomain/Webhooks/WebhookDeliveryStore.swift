@@ -271,6 +271,7 @@ enum WebhookDeliveryStore {
             return binds
         }
 
+        /// Never called: the statement answers no rows.
         func decodeRow(_ row: PostgresRow) throws -> Row { 0 }
     }
 

@@ -11,7 +11,7 @@ package struct BudgetedOperations: Sendable {
     package init(
         rateLimiter: RateLimiter, accounts: AccountService, samples: SampleService, positions: PositionService, imports: ImportJobs,
         singleRequests: SingleRequestService, groupRequests: GroupRequestService, auditTrail: AuditTrail, streamStallTimeout: Duration,
-        spoolDirectory: URL = FileManager.default.temporaryDirectory
+        spoolDirectory: URL
     ) {
         self.spoolDirectory = spoolDirectory
         self.rateLimiter = rateLimiter
