@@ -27,7 +27,9 @@ package struct FHIRObservationEncoder {
     /// What was written since the last chunk was taken.
     var bytes: [UInt8] { out.bytes }
     private var written = 0
-    private let idPrefix: [UInt8]
+    /// Owns the memory of `idPrefix` and of the pieces in `types` and `panel`.
+    private let fixed: FixedBytes
+    private let idPrefix: UnsafeBufferPointer<UInt8>
     private let nextLink: String?
     private let types: [TypeBytes?]
     private let panel: PanelBytes
@@ -41,7 +43,9 @@ package struct FHIRObservationEncoder {
     /// (the download with its next cursor) without the cursor; `timestamp` the Bundle's.
     package init(form: Form, subject: Subject, idPrefix: String, timestamp: Date, nextLink: String? = nil) {
         self.form = form
-        self.idPrefix = Array(idPrefix.utf8)
+        let fixed = FixedBytes()
+        self.fixed = fixed
+        self.idPrefix = fixed.keep(idPrefix)
         self.nextLink = nextLink
         let subjectJSON: String
         switch subject {
@@ -52,13 +56,13 @@ package struct FHIRObservationEncoder {
             subjectJSON = Self.identifierReference(system: FHIRSystems.account, value: id.uuidString.lowercased())
         }
         var table = [TypeBytes?](repeating: nil, count: Int(SampleType.allCases.map(\.code).max()!) + 1)
-        for type in SampleType.allCases { table[Int(type.code)] = TypeBytes(type, subject: subjectJSON) }
+        for type in SampleType.allCases { table[Int(type.code)] = TypeBytes(type, subject: subjectJSON, in: fixed) }
         types = table
-        panel = PanelBytes(subject: subjectJSON)
+        panel = PanelBytes(subject: subjectJSON, in: fixed)
         if form == .bundle {
-            out.bytes += Array(#"{"resourceType":"Bundle","type":"collection","timestamp":""#.utf8)
+            out.append(#"{"resourceType":"Bundle","type":"collection","timestamp":""#)
             out.appendTime(timestamp)
-            out.bytes += Array(#"""#.utf8)
+            out.append(Self.quote)
         }
     }
 
@@ -131,35 +135,35 @@ package struct FHIRObservationEncoder {
             guard other > row else { return 0 }
             let (systolic, diastolic) = code == SampleType.systolicPressure.code ? (row, other) : (other, row)
             openResource()
-            out.bytes += panel.opening
+            out.append(Self.opening)
             appendID(code: panel.idCode, micros: times[row])
-            out.bytes += panel.afterID
+            out.append(panel.afterID)
             out.appendTime(micros: times[row])
-            out.bytes += panel.systolic
+            out.append(panel.systolic)
             out.appendNumber(values[systolic])
-            out.bytes += panel.diastolic
+            out.append(panel.diastolic)
             out.appendNumber(values[diastolic])
-            out.bytes += panel.closing
+            out.append(panel.closing)
             closeResource()
             return 2
         }
         openResource()
-        out.bytes += Self.opening
+        out.append(Self.opening)
         appendID(code: type.idCode, micros: times[row])
-        out.bytes += type.afterID
+        out.append(type.afterID)
         out.appendTime(micros: times[row])
         if type.isPeriod {
-            out.bytes += Self.periodEnd
+            out.append(Self.periodEnd)
             // Sleep's sample is the period's start and its length in hours; other totals carry no length.
             let end = code == SampleType.sleepingHours.code ? times[row] + Int64((values[row] * 3_600_000_000).rounded()) : times[row]
             out.appendTime(micros: end)
-            out.bytes += Self.periodClose
+            out.append(Self.periodClose)
         } else {
-            out.bytes += Self.quote
+            out.append(Self.quote)
         }
-        out.bytes += Self.valueOpening
+        out.append(Self.valueOpening)
         out.appendNumber(values[row])
-        out.bytes += type.closing
+        out.append(type.closing)
         closeResource()
         return 1
     }
@@ -167,13 +171,13 @@ package struct FHIRObservationEncoder {
     /// Closes the Bundle (its `next` link carries the download's next cursor); NDJSON needs nothing more.
     mutating func finish(nextCursor: String) {
         guard form == .bundle else { return }
-        if written > 0 { out.bytes += Array("]".utf8) }
+        if written > 0 { out.append("]") }
         if let nextLink {
-            out.bytes += Array(#","link":[{"relation":"next","url":"#.utf8)
+            out.append(#","link":[{"relation":"next","url":"#)
             out.bytes += Array(Self.jsonString(nextLink + nextCursor).utf8)
-            out.bytes += Array("}]".utf8)
+            out.append("}]")
         }
-        out.bytes += Array("}".utf8)
+        out.append("}")
     }
 
     // MARK: Pieces
@@ -181,32 +185,32 @@ package struct FHIRObservationEncoder {
     private mutating func openResource() {
         guard form == .bundle else { return }
         // FHIR JSON has no empty arrays: `entry` opens with its first resource.
-        out.bytes += written == 0 ? Self.firstEntry : Self.nextEntry
+        out.append(written == 0 ? Self.firstEntry : Self.nextEntry)
     }
 
     private mutating func closeResource() {
-        out.bytes += form == .bundle ? Self.entryClose : Self.newline
+        out.append(form == .bundle ? Self.entryClose : Self.newline)
         written += 1
     }
 
     /// `<prefix>-<code>-<microseconds since 1970>`: unique for a person (one sample per type and instant),
     /// the same in every download of the sample, and within FHIR's 64 characters.
-    private mutating func appendID(code: [UInt8], micros total: Int64) {
-        out.bytes += idPrefix
-        out.bytes += code
+    private mutating func appendID(code: UnsafeBufferPointer<UInt8>, micros total: Int64) {
+        out.append(idPrefix)
+        out.append(code)
         if total < 0 { out.bytes.append(UInt8(ascii: "n")) }
         out.appendDigits(Int(total.magnitude), width: 1)
     }
 
-    private static let opening = Array(#"{"resourceType":"Observation","id":""#.utf8)
-    private static let periodEnd = Array(#"","end":""#.utf8)
-    private static let periodClose = Array(#""}"#.utf8)
-    private static let quote = Array(#"""#.utf8)
-    private static let valueOpening = Array(#","valueQuantity":{"value":"#.utf8)
-    private static let firstEntry = Array(#","entry":[{"resource":"#.utf8)
-    private static let nextEntry = Array(#",{"resource":"#.utf8)
-    private static let entryClose = Array("}".utf8)
-    private static let newline = Array("\n".utf8)
+    private static let opening: StaticString = #"{"resourceType":"Observation","id":""#
+    private static let periodEnd: StaticString = #"","end":""#
+    private static let periodClose: StaticString = #""}"#
+    private static let quote: StaticString = #"""#
+    private static let valueOpening: StaticString = #","valueQuantity":{"value":"#
+    private static let firstEntry: StaticString = #","entry":[{"resource":"#
+    private static let nextEntry: StaticString = #",{"resource":"#
+    private static let entryClose: StaticString = "}"
+    private static let newline: StaticString = "\n"
 
     /// `text` as a JSON string literal (used only while the fixed parts are encoded, never per sample).
     static func jsonString(_ text: String) -> String {
@@ -232,50 +236,50 @@ package struct FHIRObservationEncoder {
         #","unit":\#(jsonString(coding.unitDisplay)),"system":"\#(FHIRSystems.ucum)","code":\#(jsonString(coding.unitCode))}"#
     }
 
-    /// One type's fixed parts, around the id, the times and the value.
+    /// One type's fixed parts, around the id, the times and the value (in the encoder's `FixedBytes`).
     private struct TypeBytes {
-        var idCode: [UInt8]
-        var afterID: [UInt8]
+        var idCode: UnsafeBufferPointer<UInt8>
+        var afterID: UnsafeBufferPointer<UInt8>
         var isPeriod: Bool
-        var closing: [UInt8]
+        var closing: UnsafeBufferPointer<UInt8>
 
-        init(_ type: SampleType, subject: String) {
+        init(_ type: SampleType, subject: String, in fixed: FixedBytes) {
             let coding = type.observationCoding
-            idCode = Array("-\(type.code)-".utf8)
+            idCode = fixed.keep("-\(type.code)-")
             isPeriod = coding.effective == .period
             let profile = coding.profile.map { #","meta":{"profile":[\#(jsonString($0))]}"# } ?? ""
             let codes = ([coding.code] + coding.alsoCodes).map(coding(_:)).joined(separator: ",")
-            afterID = Array(
-                (#""\#(profile),"status":"final","category":\#(category(coding.category)),"code":{"coding":[\#(codes)],"#
+            afterID = fixed.keep(
+                #""\#(profile),"status":"final","category":\#(category(coding.category)),"code":{"coding":[\#(codes)],"#
                     + #""text":\#(jsonString(coding.code.display))},"subject":\#(subject),"#
-                    + (isPeriod ? #""effectivePeriod":{"start":""# : #""effectiveDateTime":""#)).utf8)
-            closing = Array((quantityUnit(coding) + "}").utf8)
+                    + (isPeriod ? #""effectivePeriod":{"start":""# : #""effectiveDateTime":""#))
+            closing = fixed.keep(quantityUnit(coding) + "}")
         }
     }
 
-    /// The blood pressure panel's fixed parts.
+    /// The blood pressure panel's fixed parts (in the encoder's `FixedBytes`).
     private struct PanelBytes {
-        var idCode = Array("-bp-".utf8)
-        var opening = FHIRObservationEncoder.opening
-        var afterID: [UInt8]
-        var systolic: [UInt8]
-        var diastolic: [UInt8]
-        var closing: [UInt8]
+        var idCode: UnsafeBufferPointer<UInt8>
+        var afterID: UnsafeBufferPointer<UInt8>
+        var systolic: UnsafeBufferPointer<UInt8>
+        var diastolic: UnsafeBufferPointer<UInt8>
+        var closing: UnsafeBufferPointer<UInt8>
 
-        init(subject: String) {
+        init(subject: String, in fixed: FixedBytes) {
+            idCode = fixed.keep("-bp-")
             let systolicCoding = SampleType.systolicPressure.observationCoding
             let diastolicCoding = SampleType.diastolicPressure.observationCoding
             let panel = ObservationCoding.bloodPressurePanel
-            afterID = Array(
-                (#"","meta":{"profile":["\#(ObservationCoding.bloodPressureProfile)"]},"status":"final","#
+            afterID = fixed.keep(
+                #"","meta":{"profile":["\#(ObservationCoding.bloodPressureProfile)"]},"status":"final","#
                     + #""category":\#(category(.vitalSigns)),"code":{"coding":[\#(coding(panel))],"text":"Blood pressure"},"#
-                    + #""subject":\#(subject),"effectiveDateTime":""#).utf8)
-            systolic = Array(
-                (#"","component":[{"code":{"coding":[\#(coding(systolicCoding.code))]},"valueQuantity":{"value":"#).utf8)
-            diastolic = Array(
-                (quantityUnit(systolicCoding) + "}"
-                    + #",{"code":{"coding":[\#(coding(diastolicCoding.code))]},"valueQuantity":{"value":"#).utf8)
-            closing = Array((quantityUnit(diastolicCoding) + "}]}").utf8)
+                    + #""subject":\#(subject),"effectiveDateTime":""#)
+            systolic = fixed.keep(
+                #"","component":[{"code":{"coding":[\#(coding(systolicCoding.code))]},"valueQuantity":{"value":"#)
+            diastolic = fixed.keep(
+                quantityUnit(systolicCoding) + "}"
+                    + #",{"code":{"coding":[\#(coding(diastolicCoding.code))]},"valueQuantity":{"value":"#)
+            closing = fixed.keep(quantityUnit(diastolicCoding) + "}]}")
         }
     }
 }

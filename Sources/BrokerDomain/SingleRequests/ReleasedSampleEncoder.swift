@@ -13,6 +13,8 @@ package struct ReleasedSampleEncoder {
     let format: Form
     private var out = DownloadBytes(capacity: Self.chunkSize + 256)
     private var first = true
+    /// `Self.names`, held by the encoder: a static is reached through its lazy initialiser on every row.
+    private let names = Self.names
     /// What was written since the last chunk was taken.
     var bytes: [UInt8] { out.bytes }
     static let chunkSize = 64 * 1024
@@ -41,20 +43,20 @@ package struct ReleasedSampleEncoder {
     /// 1970); answers false, writing nothing, for a code this server does not know. The type's bytes are
     /// found by the code itself: `SampleType(code:)` searched every type for every sample.
     mutating func append(code: Int16, micros: Int64, value: Double) -> Bool {
-        guard code >= 0, Int(code) < Self.names.count, let names = Self.names[Int(code)] else { return false }
+        guard code >= 0, Int(code) < names.count, let names = names[Int(code)] else { return false }
         switch format {
         case .json:
-            out.bytes += first ? names.jsonOpening : names.jsonOpeningAfterComma
+            out.append(first ? names.jsonOpening : names.jsonOpeningAfterComma)
             out.appendTime(micros: micros)
-            out.bytes += Self.jsonValue
+            out.append(Self.jsonValue)
             out.appendNumber(value)
-            out.bytes += names.jsonUnit
+            out.append(names.jsonUnit)
         case .csv:
-            out.bytes += names.csvType
+            out.append(names.csvType)
             out.appendTime(micros: micros)
             out.bytes.append(UInt8(ascii: ","))
             out.appendNumber(value)
-            out.bytes += names.csvUnit
+            out.append(names.csvUnit)
         }
         first = false
         return true
@@ -78,26 +80,29 @@ package struct ReleasedSampleEncoder {
 
     // MARK: Precomputed bytes
 
+    /// A type's pieces, in `Self.fixed` (see `DownloadBytes` for why not arrays).
     private struct TypeBytes {
-        var jsonOpening: [UInt8]
-        var jsonOpeningAfterComma: [UInt8]
-        var jsonUnit: [UInt8]
-        var csvType: [UInt8]
-        var csvUnit: [UInt8]
+        var jsonOpening: UnsafeBufferPointer<UInt8>
+        var jsonOpeningAfterComma: UnsafeBufferPointer<UInt8>
+        var jsonUnit: UnsafeBufferPointer<UInt8>
+        var csvType: UnsafeBufferPointer<UInt8>
+        var csvUnit: UnsafeBufferPointer<UInt8>
     }
 
-    private static let jsonValue = Array(#"","value":"#.utf8)
+    private static let jsonValue: StaticString = #"","value":"#
 
-    /// Indexed by `SampleType.code` (nil for a code no type has).
-    private static let names: [TypeBytes?] = {
+    /// Indexed by `SampleType.code` (nil for a code no type has). Made once and never changed, so safe to
+    /// read from any task; the memory it points into lives as long as the process.
+    nonisolated(unsafe) private static let names: [TypeBytes?] = {
+        let fixed = FixedBytes.forever
         var table = [TypeBytes?](repeating: nil, count: Int(SampleType.allCases.map(\.code).max()!) + 1)
         for type in SampleType.allCases {
             table[Int(type.code)] = TypeBytes(
-                jsonOpening: Array(#"{"type":"\#(type.rawValue)","at":""#.utf8),
-                jsonOpeningAfterComma: Array(#",{"type":"\#(type.rawValue)","at":""#.utf8),
-                jsonUnit: Array(#","unit":"\#(type.unit)"}"#.utf8),
-                csvType: Array("\(type.rawValue),".utf8),
-                csvUnit: Array(",\(type.unit)\r\n".utf8))
+                jsonOpening: fixed.keep(#"{"type":"\#(type.rawValue)","at":""#),
+                jsonOpeningAfterComma: fixed.keep(#",{"type":"\#(type.rawValue)","at":""#),
+                jsonUnit: fixed.keep(#","unit":"\#(type.unit)"}"#),
+                csvType: fixed.keep("\(type.rawValue),"),
+                csvUnit: fixed.keep(",\(type.unit)\r\n"))
         }
         return table
     }()

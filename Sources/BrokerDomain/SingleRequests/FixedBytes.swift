@@ -1,0 +1,24 @@
+/// Byte strings made once per download and written for every row (an encoder's pieces that name the
+/// download's subject, say), in memory this object owns: `DownloadBytes.append` copies from it without the
+/// retain and release an `[UInt8]` costs. Keep the object as long as the pointers it gave out.
+final class FixedBytes {
+    private var pieces: [UnsafeMutableBufferPointer<UInt8>] = []
+
+    /// A copy of `bytes`, valid while this object lives.
+    func keep(_ bytes: [UInt8]) -> UnsafeBufferPointer<UInt8> {
+        let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = piece.initialize(from: bytes)
+        pieces.append(piece)
+        return UnsafeBufferPointer(piece)
+    }
+
+    func keep(_ text: String) -> UnsafeBufferPointer<UInt8> { keep(Array(text.utf8)) }
+
+    /// For pieces made once per process (a static table's): never freed. Only its first user adds to it,
+    /// inside a static's initialiser, which Swift runs once.
+    nonisolated(unsafe) static let forever = FixedBytes()
+
+    deinit {
+        for piece in pieces { piece.deallocate() }
+    }
+}
