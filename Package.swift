@@ -48,6 +48,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // Downloads compressed for clients that accept zstd (BrokerHTTP/ContentCoding).
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         // The contract and the server code generated from it (types and handlers' protocol), at `package` access.
         // The generated code is committed (Generated/, `make openapi`; `make lint` checks it matches openapi.yaml):
         // the generator's build plugin made every build compile and run swift-openapi-generator.
@@ -101,6 +107,7 @@ let package = Package(
             name: "BrokerHTTP",
             dependencies: [
                 "BrokerDomain",
+                "CZstd",
                 "PostgresStatements",
                 "BrokerOpenAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -236,6 +243,8 @@ let package = Package(
                 "BrokerTestSupport",
                 "Data4HelpClient",
                 "AutomatedSOS",
+                // The compressed downloads' tests decompress what the server sent.
+                "CZstd",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "Yams", package: "Yams"),

@@ -5,7 +5,8 @@
 #
 #   needs: swift (the toolchain; never installed here), pkg-config, libargon2 (headers +
 #   pkg-config file, for the CArgon2 system library target), zlib (for CZlib: reading an
-#   iPhone's export.zip), libqrencode (for CQRencode: the second factor's QR code), PostgreSQL 15
+#   iPhone's export.zip), libzstd (for CZstd: downloads sent with `Content-Encoding: zstd`),
+#   libqrencode (for CQRencode: the second factor's QR code), PostgreSQL 15
 #   server tools; for the tests, zbar-tools (zbarimg decodes the QR code) and librsvg2-bin (rsvg-convert
 #   renders its SVG for zbarimg), and oathtool (scripts/readme-walk.sh computes second-factor codes).
 #
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-APT_PACKAGES=(libargon2-dev zlib1g-dev libqrencode-dev zbar-tools librsvg2-bin oathtool postgresql pkg-config)
+APT_PACKAGES=(libargon2-dev zlib1g-dev libzstd-dev libqrencode-dev zbar-tools librsvg2-bin oathtool postgresql pkg-config)
 
 if [[ ${1:-} == ha ]]; then
     HA_PACKAGES=(postgresql-15-auto-failover pg-auto-failover-cli haproxy)
@@ -65,6 +66,7 @@ missing() {
     command -v pkg-config >/dev/null 2>&1 || return 0
     pkg-config --exists libargon2 || return 0
     pkg-config --exists zlib || return 0
+    pkg-config --exists libzstd || return 0
     pkg-config --exists libqrencode || return 0
     command -v zbarimg >/dev/null 2>&1 || return 0
     command -v rsvg-convert >/dev/null 2>&1 || return 0
@@ -79,7 +81,7 @@ fi
 
 if [[ $(id -u) -ne 0 ]]; then
     cat >&2 <<EOF
-deps: missing system packages (libargon2-dev, zlib1g-dev, libqrencode-dev, zbar-tools, librsvg2-bin, oathtool,
+deps: missing system packages (libargon2-dev, zlib1g-dev, libzstd-dev, libqrencode-dev, zbar-tools, librsvg2-bin, oathtool,
       PostgreSQL 15 server, or pkg-config). Run:
 
     sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${APT_PACKAGES[*]}
@@ -96,7 +98,7 @@ apt-get update
 apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}" </dev/null
 
 if missing; then
-    echo "deps: still missing something after apt-get install (pkg-config libargon2, zlib or libqrencode, zbarimg, rsvg-convert, oathtool, or $PG_BIN/initdb)" >&2
+    echo "deps: still missing something after apt-get install (pkg-config libargon2, zlib, libzstd or libqrencode, zbarimg, rsvg-convert, oathtool, or $PG_BIN/initdb)" >&2
     exit 1
 fi
 echo "deps: ok"

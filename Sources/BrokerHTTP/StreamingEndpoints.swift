@@ -19,14 +19,23 @@ struct StreamingEndpoints: Sendable {
 
     let api: BrokerAPI
 
-    /// Keyed by `METHOD path`, with the path as `openapi.yaml` writes it.
+    /// Keyed by `METHOD path`, with the path as `openapi.yaml` writes it. Each is a download, compressed for a
+    /// client that accepts zstd (`ResponseCoding`).
     var handlers: [String: Handler] {
         [
             "GET /v1/single-requests/{id}/data": download,
             "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
             "GET /v1/fhir/bulk-files/{id}/{file}": bulkExportFile,
-        ]
+        ].mapValues(Self.encoded)
+    }
+
+    /// `handler`, its successful bodies in the content coding the request accepts.
+    private static func encoded(_ handler: @escaping Handler) -> Handler {
+        { request, body, metadata in
+            let (head, responseBody) = try await handler(request, body, metadata)
+            return ResponseCoding.encode(head, responseBody, acceptEncoding: request.headerFields[.acceptEncoding])
+        }
     }
 
     /// Keyed the same way: the operations whose bodies are shared buffers.

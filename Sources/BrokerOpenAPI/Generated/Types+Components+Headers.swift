@@ -17,5 +17,21 @@ package import struct Foundation.Data
 package import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
-    package enum Headers {}
+    package enum Headers {
+        /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+        /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
+        /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
+        /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
+        /// is offered. Errors (problem documents) are never compressed.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/headers/ContentEncoding`.
+        @frozen package enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+            case zstd = "zstd"
+        }
+        /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+        ///
+        /// - Remark: Generated from `#/components/headers/VaryAcceptEncoding`.
+        package typealias VaryAcceptEncoding = Swift.String
+    }
 }

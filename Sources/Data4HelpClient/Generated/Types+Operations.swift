@@ -7110,6 +7110,40 @@ public enum Operations {
         }
         @frozen public enum Output: Sendable, Hashable {
             public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
+                    @frozen public enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+                        case zstd = "zstd"
+                    }
+                    /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
+                    /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
+                    /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
+                    /// is offered. Errors (problem documents) are never compressed.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/Content-Encoding`.
+                    public var contentEncoding: Components.Headers.ContentEncoding?
+                    /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/Vary`.
+                    public var vary: Components.Headers.VaryAcceptEncoding?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    ///   - vary: `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    public init(
+                        contentEncoding: Components.Headers.ContentEncoding? = nil,
+                        vary: Components.Headers.VaryAcceptEncoding? = nil
+                    ) {
+                        self.contentEncoding = contentEncoding
+                        self.vary = vary
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ExportMe.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content/application\/json`.
@@ -7175,8 +7209,13 @@ public enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.ExportMe.Output.Ok.Body) {
+                public init(
+                    headers: Operations.ExportMe.Output.Ok.Headers = .init(),
+                    body: Operations.ExportMe.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
@@ -11183,6 +11222,10 @@ public enum Operations {
     /// a diastolic reading of the same instant as one blood pressure panel (85354-9), and the subject as the
     /// request's pseudonym (the one its receipts and Consent use), never an email or fiscal code.
     ///
+    /// Send `Accept-Encoding: zstd` to get the body compressed (`Content-Encoding: zstd`): a FHIR download of a
+    /// million samples is about 800 MB as it is and about 6 MB compressed. Every streamed download (this one,
+    /// positions, `/v1/me/export` and the bulk export's files) offers it.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/single-requests/{id}/data`.
     /// - Remark: Generated from `#/paths//v1/single-requests/{id}/data/get(downloadSingleRequestData)`.
@@ -11267,12 +11310,37 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Data4Help-Next-Cursor`.
                     public var data4HelpNextCursor: Swift.String
+                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
+                    @frozen public enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+                        case zstd = "zstd"
+                    }
+                    /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
+                    /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
+                    /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
+                    /// is offered. Errors (problem documents) are never compressed.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Content-Encoding`.
+                    public var contentEncoding: Components.Headers.ContentEncoding?
+                    /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Vary`.
+                    public var vary: Components.Headers.VaryAcceptEncoding?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - data4HelpNextCursor: The cursor to pass next time (also in the JSON body).
-                    public init(data4HelpNextCursor: Swift.String) {
+                    ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    ///   - vary: `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    public init(
+                        data4HelpNextCursor: Swift.String,
+                        contentEncoding: Components.Headers.ContentEncoding? = nil,
+                        vary: Components.Headers.VaryAcceptEncoding? = nil
+                    ) {
                         self.data4HelpNextCursor = data4HelpNextCursor
+                        self.contentEncoding = contentEncoding
+                        self.vary = vary
                     }
                 }
                 /// Received HTTP response headers
@@ -11699,12 +11767,37 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Data4Help-Next-Cursor`.
                     public var data4HelpNextCursor: Swift.String
+                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
+                    @frozen public enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+                        case zstd = "zstd"
+                    }
+                    /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
+                    /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
+                    /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
+                    /// is offered. Errors (problem documents) are never compressed.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Content-Encoding`.
+                    public var contentEncoding: Components.Headers.ContentEncoding?
+                    /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Vary`.
+                    public var vary: Components.Headers.VaryAcceptEncoding?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - data4HelpNextCursor: The cursor to pass next time (also in the JSON body).
-                    public init(data4HelpNextCursor: Swift.String) {
+                    ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    ///   - vary: `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    public init(
+                        data4HelpNextCursor: Swift.String,
+                        contentEncoding: Components.Headers.ContentEncoding? = nil,
+                        vary: Components.Headers.VaryAcceptEncoding? = nil
+                    ) {
                         self.data4HelpNextCursor = data4HelpNextCursor
+                        self.contentEncoding = contentEncoding
+                        self.vary = vary
                     }
                 }
                 /// Received HTTP response headers
@@ -23121,6 +23214,40 @@ public enum Operations {
         }
         @frozen public enum Output: Sendable, Hashable {
             public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
+                    @frozen public enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+                        case zstd = "zstd"
+                    }
+                    /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
+                    /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
+                    /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
+                    /// is offered. Errors (problem documents) are never compressed.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/headers/Content-Encoding`.
+                    public var contentEncoding: Components.Headers.ContentEncoding?
+                    /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/headers/Vary`.
+                    public var vary: Components.Headers.VaryAcceptEncoding?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
+                    ///   - vary: `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    public init(
+                        contentEncoding: Components.Headers.ContentEncoding? = nil,
+                        vary: Components.Headers.VaryAcceptEncoding? = nil
+                    ) {
+                        self.contentEncoding = contentEncoding
+                        self.vary = vary
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.FhirBulkExportFile.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/content/application\/fhir+ndjson`.
@@ -23143,8 +23270,13 @@ public enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.FhirBulkExportFile.Output.Ok.Body) {
+                public init(
+                    headers: Operations.FhirBulkExportFile.Output.Ok.Headers = .init(),
+                    body: Operations.FhirBulkExportFile.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
