@@ -190,7 +190,8 @@ extension Console {
                 fhir
                 ? try await request.services.budgeted.personalObservations(of: try request.caller, form: .bundle, logger: request.logger)
                 : try await request.services.budgeted.personalExport(of: try request.caller, logger: request.logger)
-            var response = Response(openAPI: download.head, body: download.body)
+            let sent = download.encoded(acceptEncoding: request.request.headers[.acceptEncoding])
+            var response = Response(openAPI: sent.head, body: sent.body)
             response.headers[.contentDisposition] =
                 fhir ? #"attachment; filename="data4help-observations.fhir.json""# : #"attachment; filename="data4help-export.json""#
             return response

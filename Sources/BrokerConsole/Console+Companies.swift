@@ -66,14 +66,16 @@ extension Console {
         get("/company/requests/:id/data.csv", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: SingleRequestError.notFound)
             let download = try await request.services.budgeted.singleRequestData(
-                id: id, cursor: nil, format: .csv, by: try request.caller, logger: request.logger)
+                id: id, cursor: nil, format: .csv, by: try request.caller, logger: request.logger
+            ).encoded(acceptEncoding: request.request.headers[.acceptEncoding])
             return Response(openAPI: download.head, body: download.body)
         }
         // The same, as FHIR R4 Observations in one Bundle (docs/fhir.md), for a hospital's system.
         get("/company/requests/:id/data.fhir.json", .role(.thirdParty), on: router) { request in
             let id = try request.id(orElse: SingleRequestError.notFound)
             let download = try await request.services.budgeted.singleRequestData(
-                id: id, cursor: nil, format: .fhirBundle, by: try request.caller, logger: request.logger)
+                id: id, cursor: nil, format: .fhirBundle, by: try request.caller, logger: request.logger
+            ).encoded(acceptEncoding: request.request.headers[.acceptEncoding])
             var response = Response(openAPI: download.head, body: download.body)
             response.headers[.contentDisposition] = #"attachment; filename="request-\#(id.uuidString.lowercased()).fhir.json""#
             return response

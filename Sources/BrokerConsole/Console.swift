@@ -166,8 +166,10 @@ package struct Console: Sendable {
         if let chosen, visitor.principal == nil {
             response.setCookie(cookie(Self.languageCookie, chosen.rawValue, maxAge: 365 * 24 * 3600))
         }
-        // The same URL answers in another language for another visitor: no shared cache may mix them.
-        response.headers[.vary] = "Accept-Language, Cookie"
+        // The same URL answers in another language for another visitor: no shared cache may mix them. A
+        // download also names what it varies on (`Accept-Encoding`: `Download.encoded`), kept here.
+        let varies = response.headers[values: .vary].filter { !$0.isEmpty }
+        response.headers[.vary] = (["Accept-Language", "Cookie"] + varies).joined(separator: ", ")
         response.headers[.contentLanguage] = language.rawValue
         return response
     }

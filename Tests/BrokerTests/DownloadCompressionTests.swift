@@ -72,6 +72,27 @@ struct DownloadCompressionTests {
         }
     }
 
+    @Test("the console's downloads are coded as the API's")
+    func consoleDownloads() async throws {
+        try await TestHarness.run { harness in
+            let parties = try await harness.requestParties()
+            try await harness.uploadHeartRates((0..<50).map { TestHarness.time(minutes: $0) }, token: parties.person)
+            let id = try await harness.acceptedRequestID(parties)
+            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
+            let company = ConsoleBrowser(harness)
+            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+            let plain = try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:])
+            let compressed = try await company.send(
+                .get, "/company/requests/\(id)/data.csv", body: nil, headers: [.acceptEncoding: "gzip, deflate, br, zstd"])
+            #expect(plain.headers[.contentEncoding] == nil)
+            #expect(compressed.headers[.contentEncoding] == "zstd")
+            #expect(compressed.headers[.vary]?.contains("Accept-Encoding") == true)
+            #expect(compressed.headers[.contentDisposition] == plain.headers[.contentDisposition])
+            let decoded = try Zstd.decompress(Array(compressed.body.readableBytesView))
+            #expect(decoded.complete && String(decoding: decoded.bytes, as: UTF8.self) == harness.text(plain))
+        }
+    }
+
     @Test("each chunk is flushed: what was sent so far decompresses to what was produced so far")
     func flushedChunks() throws {
         let compressor = try ZstdFrameCompressor()

@@ -9,6 +9,13 @@ package struct Download: Sendable {
 
     static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
 
+    /// The download as sent to a client whose request said `acceptEncoding` (`ResponseCoding`): the API's
+    /// streamed endpoints and the console's downloads both send it so.
+    package func encoded(acceptEncoding: String?) -> Download {
+        let (head, body) = ResponseCoding.encode(head, body, acceptEncoding: acceptEncoding)
+        return Download(head: head, body: body ?? self.body)
+    }
+
     /// The head of a single request's download: never cached, the next cursor, and a file name when the
     /// format is one people save (CSV, GPX).
     static func head(contentType: String, nextCursor: String, filename: String?) -> HTTPResponse {
