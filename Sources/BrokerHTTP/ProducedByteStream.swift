@@ -60,7 +60,13 @@ struct ProducedByteStream: AsyncSequence, Sendable {
                     }
                 }
             }
-            return try await chunks.next().map { $0[...] }
+            // The channel answers a cancelled reader with its end: that is no whole body, and a client must
+            // not take it for one (the cursor it was given covers the whole release).
+            guard let chunk = try await chunks.next() else {
+                try Task.checkCancellation()
+                return nil
+            }
+            return chunk[...]
         }
 
         deinit { producer?.cancel() }

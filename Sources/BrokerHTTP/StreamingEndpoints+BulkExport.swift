@@ -5,11 +5,12 @@ import OpenAPIRuntime
 
 extension StreamingEndpoints {
     /// `GET /v1/fhir/bulk-files/{id}/{file}`: one file of a bulk export, as NDJSON Observations.
-    func bulkExportFile(_: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
+    func bulkExportFile(_ request: HTTPRequest, _: HTTPBody?, _ metadata: ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) {
         let principal = try await api.caller()
         let download = try await api.budgeted.bulkExportFile(
             export: metadata.pathParameters["id"].map(String.init) ?? "", file: metadata.pathParameters["file"].map(String.init) ?? "",
-            of: api.services.bulkExports, by: principal, logger: api.logger)
+            of: api.services.bulkExports, by: principal, logger: api.logger
+        ).encoded(acceptEncoding: request.headerFields[.acceptEncoding])
         return (download.head, download.body)
     }
 }

@@ -20,22 +20,14 @@ struct StreamingEndpoints: Sendable {
     let api: BrokerAPI
 
     /// Keyed by `METHOD path`, with the path as `openapi.yaml` writes it. Each is a download, compressed for a
-    /// client that accepts zstd (`ResponseCoding`).
+    /// client that accepts zstd where it may be (`Download.encoded`).
     var handlers: [String: Handler] {
         [
             "GET /v1/single-requests/{id}/data": download,
             "GET /v1/single-requests/{id}/positions": downloadPositions,
             "GET /v1/me/export": export,
             "GET /v1/fhir/bulk-files/{id}/{file}": bulkExportFile,
-        ].mapValues(Self.encoded)
-    }
-
-    /// `handler`, its successful bodies in the content coding the request accepts.
-    private static func encoded(_ handler: @escaping Handler) -> Handler {
-        { request, body, metadata in
-            let (head, responseBody) = try await handler(request, body, metadata)
-            return ResponseCoding.encode(head, responseBody, acceptEncoding: request.headerFields[.acceptEncoding])
-        }
+        ]
     }
 
     /// Keyed the same way: the operations whose bodies are shared buffers.
@@ -48,6 +40,7 @@ struct StreamingEndpoints: Sendable {
         let (principal, id, query, accept) = try await downloadInput(request, metadata)
         let format = try DownloadFormat.negotiate(format: query["format"], accept: accept, offersFHIR: true)
         let download = try await api.budgeted.singleRequestData(id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
+            .encoded(acceptEncoding: request.headerFields[.acceptEncoding])
         return (download.head, download.body)
     }
 
@@ -65,7 +58,8 @@ struct StreamingEndpoints: Sendable {
         let (principal, id, query, accept) = try await downloadInput(request, metadata)
         let format = try PositionFormat.negotiate(format: query["format"], accept: accept)
         let download = try await api.budgeted.singleRequestPositions(
-            id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger)
+            id: id, cursor: query["cursor"], format: format, by: principal, logger: api.logger
+        ).encoded(acceptEncoding: request.headerFields[.acceptEncoding])
         return (download.head, download.body)
     }
 
@@ -82,7 +76,8 @@ struct StreamingEndpoints: Sendable {
         case .fhirBundle: download = try await api.budgeted.personalObservations(of: principal, form: .bundle, logger: api.logger)
         case .fhirNDJSON: download = try await api.budgeted.personalObservations(of: principal, form: .ndjson, logger: api.logger)
         }
-        return (download.head, download.body)
+        let sent = download.encoded(acceptEncoding: request.headerFields[.acceptEncoding])
+        return (sent.head, sent.body)
     }
 
     /// `GET /v1/runs/{id}/live/events`: server-sent events, one `positions` event per change. Each event is

@@ -27,7 +27,8 @@ package struct FHIRObservationEncoder {
     /// What was written since the last chunk was taken.
     var bytes: [UInt8] { out.bytes }
     private var written = 0
-    /// Owns the memory of `idPrefix` and of the pieces in `types` and `panel`.
+    /// Owns the memory of `idPrefix` and of the pieces in `types` and `panel`: every copy of the encoder holds
+    /// it, and `append` keeps it alive to its end.
     private let fixed: FixedBytes
     private let idPrefix: UnsafeBufferPointer<UInt8>
     private let nextLink: String?
@@ -128,6 +129,8 @@ package struct FHIRObservationEncoder {
     /// Writes row `row`; answers how many samples that released (2 for a panel, 0 for the second reading
     /// of a panel already written, or for a code this server does not know).
     mutating func append(codes: [Int16], times: [Int64], values: [Double], row: Int) -> Int {
+        // `types`, `panel` and `idPrefix` point into `fixed`'s memory: it must outlive every use of them here.
+        defer { withExtendedLifetime(fixed) {} }
         let code = codes[row]
         guard code >= 0, Int(code) < types.count, let type = types[Int(code)] else { return 0 }
         if !partner.isEmpty, partner[row] >= 0 {

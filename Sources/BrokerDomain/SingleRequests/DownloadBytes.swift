@@ -11,7 +11,8 @@ import Foundation
 struct DownloadBytes {
     var bytes: [UInt8] = []
     private var cachedDay = Int.min
-    /// The cached date part and its `T` ("2026-03-01T", or longer for a year beyond 9999), and its length.
+    /// The cached date part and its `T` ("2026-03-01T": 11 bytes, as `CalendarDate` writes years 1–9999 and
+    /// the fallback), and its length; the room for more is only a bound.
     private var cachedDayBytes = DayBytes()
     private var cachedDayCount = 0
 
@@ -42,8 +43,6 @@ struct DownloadBytes {
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         if day != cachedDay {
             cachedDay = day
-            // At most 24 bytes: CalendarDate's years are four digits, and an Int64 of microseconds cannot
-            // name a year of more than six.
             let text = Array((CalendarDate(dayNumber: day)?.description ?? "0000-00-00").utf8.prefix(23)) + [UInt8(ascii: "T")]
             cachedDayCount = text.count
             text.withUnsafeBytes { source in withUnsafeMutableBytes(of: &cachedDayBytes.bytes) { $0.copyMemory(from: source) } }

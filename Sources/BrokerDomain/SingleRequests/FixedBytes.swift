@@ -14,9 +14,14 @@ final class FixedBytes {
 
     func keep(_ text: String) -> UnsafeBufferPointer<UInt8> { keep(Array(text.utf8)) }
 
-    /// For pieces made once per process (a static table's): never freed. Only its first user adds to it,
-    /// inside a static's initialiser, which Swift runs once.
-    nonisolated(unsafe) static let forever = FixedBytes()
+    /// A copy of `text` for the life of the process (a static table's pieces): never freed, and kept by no
+    /// object, so any task may make one.
+    static func permanent(_ text: String) -> UnsafeBufferPointer<UInt8> {
+        let bytes = Array(text.utf8)
+        let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = piece.initialize(from: bytes)
+        return UnsafeBufferPointer(piece)
+    }
 
     deinit {
         for piece in pieces { piece.deallocate() }

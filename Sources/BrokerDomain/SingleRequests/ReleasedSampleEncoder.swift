@@ -80,7 +80,7 @@ package struct ReleasedSampleEncoder {
 
     // MARK: Precomputed bytes
 
-    /// A type's pieces, in `Self.fixed` (see `DownloadBytes` for why not arrays).
+    /// A type's pieces, made once for the process (see `DownloadBytes` for why not arrays).
     private struct TypeBytes {
         var jsonOpening: UnsafeBufferPointer<UInt8>
         var jsonOpeningAfterComma: UnsafeBufferPointer<UInt8>
@@ -94,15 +94,14 @@ package struct ReleasedSampleEncoder {
     /// Indexed by `SampleType.code` (nil for a code no type has). Made once and never changed, so safe to
     /// read from any task; the memory it points into lives as long as the process.
     nonisolated(unsafe) private static let names: [TypeBytes?] = {
-        let fixed = FixedBytes.forever
         var table = [TypeBytes?](repeating: nil, count: Int(SampleType.allCases.map(\.code).max()!) + 1)
         for type in SampleType.allCases {
             table[Int(type.code)] = TypeBytes(
-                jsonOpening: fixed.keep(#"{"type":"\#(type.rawValue)","at":""#),
-                jsonOpeningAfterComma: fixed.keep(#",{"type":"\#(type.rawValue)","at":""#),
-                jsonUnit: fixed.keep(#","unit":"\#(type.unit)"}"#),
-                csvType: fixed.keep("\(type.rawValue),"),
-                csvUnit: fixed.keep(",\(type.unit)\r\n"))
+                jsonOpening: FixedBytes.permanent(#"{"type":"\#(type.rawValue)","at":""#),
+                jsonOpeningAfterComma: FixedBytes.permanent(#",{"type":"\#(type.rawValue)","at":""#),
+                jsonUnit: FixedBytes.permanent(#","unit":"\#(type.unit)"}"#),
+                csvType: FixedBytes.permanent("\(type.rawValue),"),
+                csvUnit: FixedBytes.permanent(",\(type.unit)\r\n"))
         }
         return table
     }()

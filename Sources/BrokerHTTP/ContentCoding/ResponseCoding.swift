@@ -11,9 +11,11 @@ import OpenAPIRuntime
 /// server more than the bytes it saves on a fast network. A `*` is not taken as zstd either: a client gets
 /// a coding only by naming it.
 ///
-/// Compression and secrets: a download carries the released data and the cursor of the company that asked
-/// for it, or the person's own data for that person; no response mixes a secret with bytes a third party
-/// chose, so the length of a compressed body tells an observer nothing BREACH-like.
+/// Compression and secrets (BREACH): a compressed body's length says how much of it repeats, so a body that
+/// puts text someone else chose beside a secret lets whoever sees its length on the wire test guesses of the
+/// secret. A company's download holds the person's readings, a pseudonym and the company's own sealed cursor;
+/// the FHIR forms of a person's export their readings and account. The person's JSON export also holds the
+/// companies' names and purposes beside the profile, so it is sent as it is (`Download.compressible`).
 enum ResponseCoding {
     /// Whether `acceptEncoding` (the request's header, all its lines joined) takes zstd: listed, with a
     /// `q` above 0 or none.

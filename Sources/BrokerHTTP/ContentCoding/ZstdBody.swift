@@ -28,8 +28,12 @@ struct ZstdBody: AsyncSequence, Sendable {
                 let compressed = try compressor.compress(chunk)
                 if !compressed.isEmpty { return compressed[...] }
             }
+            // A body read by a cancelled task (the server stopping mid-download) can end early without an
+            // error: it must not be sealed as whole.
+            try Task.checkCancellation()
+            let end = try compressor.compress([], end: true)
             ended = true
-            return try compressor.compress([], end: true)[...]
+            return end[...]
         }
     }
 }

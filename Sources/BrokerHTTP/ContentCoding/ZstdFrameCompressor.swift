@@ -16,6 +16,9 @@ final class ZstdFrameCompressor {
         scratch = [UInt8](repeating: 0, count: ZSTD_CStreamOutSize())
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level))
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1))
+        // A 512 KiB window, level 1's own: RFC 9659 asks HTTP's zstd to stay within 8 MB, which a higher
+        // level would pass for a large body.
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, 19))
     }
 
     deinit { ZSTD_freeCCtx(context) }

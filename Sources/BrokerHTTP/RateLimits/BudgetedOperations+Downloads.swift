@@ -78,7 +78,10 @@ extension BudgetedOperations {
                 accessLogJSON: { Array(try encoder.encode(Components.Schemas.AccessLogEntry($0))) },
                 logger: logger, send: send)
         }
-        return Download(head: head, body: body.body)
+        // The document puts the companies' own words (their names, each request's purpose) beside the person's
+        // profile and fiscal code: compressed, its length would let someone who sees it on the wire, and can ask
+        // the person's data with purposes of their choosing, test guesses of the profile (BREACH).
+        return Download(head: head, body: body.body, compressible: false)
     }
 
     /// The audit log as CSV, oldest first, for an auditor: the whole log in one response is a download (a JSON

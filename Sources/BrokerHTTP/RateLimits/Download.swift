@@ -6,12 +6,16 @@ import OpenAPIRuntime
 package struct Download: Sendable {
     package var head: HTTPResponse
     package var body: HTTPBody
+    /// Whether the body may be sent compressed. Not a body that puts text a third party chose beside a secret
+    /// of the reader's (`ResponseCoding` says why).
+    package var compressible = true
 
     static let nextCursorHeader = HTTPField.Name("Data4Help-Next-Cursor")!
 
     /// The download as sent to a client whose request said `acceptEncoding` (`ResponseCoding`): the API's
     /// streamed endpoints and the console's downloads both send it so.
     package func encoded(acceptEncoding: String?) -> Download {
+        guard compressible else { return self }
         let (head, body) = ResponseCoding.encode(head, body, acceptEncoding: acceptEncoding)
         return Download(head: head, body: body ?? self.body)
     }

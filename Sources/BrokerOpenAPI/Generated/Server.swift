@@ -8276,7 +8276,7 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     ///
     /// Send `Accept-Encoding: zstd` to get the body compressed (`Content-Encoding: zstd`): a FHIR download of a
     /// million samples is about 800 MB as it is and about 6 MB compressed. Every streamed download (this one,
-    /// positions, `/v1/me/export` and the bulk export's files) offers it.
+    /// positions, the FHIR forms of `/v1/me/export` and the bulk export's files) offers it.
     ///
     ///
     /// - Remark: HTTP `GET /v1/single-requests/{id}/data`.

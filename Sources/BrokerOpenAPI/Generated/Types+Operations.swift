@@ -7112,15 +7112,13 @@ package enum Operations {
             package struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers`.
                 package struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
-                    @frozen package enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
-                        case zstd = "zstd"
-                    }
                     /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
                     /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
                     /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
                     /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
-                    /// is offered. Errors (problem documents) are never compressed.
+                    /// is offered. Errors (problem documents) are never compressed, and neither is a person's JSON export (it
+                    /// puts the companies' own words beside the person's profile). A client should read the header as the
+                    /// transport's: something between it and the server may add a coding of its own.
                     ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/Content-Encoding`.
@@ -11224,7 +11222,7 @@ package enum Operations {
     ///
     /// Send `Accept-Encoding: zstd` to get the body compressed (`Content-Encoding: zstd`): a FHIR download of a
     /// million samples is about 800 MB as it is and about 6 MB compressed. Every streamed download (this one,
-    /// positions, `/v1/me/export` and the bulk export's files) offers it.
+    /// positions, the FHIR forms of `/v1/me/export` and the bulk export's files) offers it.
     ///
     ///
     /// - Remark: HTTP `GET /v1/single-requests/{id}/data`.
@@ -11310,15 +11308,13 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Data4Help-Next-Cursor`.
                     package var data4HelpNextCursor: Swift.String
-                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
-                    @frozen package enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
-                        case zstd = "zstd"
-                    }
                     /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
                     /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
                     /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
                     /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
-                    /// is offered. Errors (problem documents) are never compressed.
+                    /// is offered. Errors (problem documents) are never compressed, and neither is a person's JSON export (it
+                    /// puts the companies' own words beside the person's profile). A client should read the header as the
+                    /// transport's: something between it and the server may add a coding of its own.
                     ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Content-Encoding`.
@@ -11767,15 +11763,13 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Data4Help-Next-Cursor`.
                     package var data4HelpNextCursor: Swift.String
-                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
-                    @frozen package enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
-                        case zstd = "zstd"
-                    }
                     /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
                     /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
                     /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
                     /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
-                    /// is offered. Errors (problem documents) are never compressed.
+                    /// is offered. Errors (problem documents) are never compressed, and neither is a person's JSON export (it
+                    /// puts the companies' own words beside the person's profile). A client should read the header as the
+                    /// transport's: something between it and the server may add a coding of its own.
                     ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Content-Encoding`.
@@ -23216,15 +23210,13 @@ package enum Operations {
             package struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/headers`.
                 package struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/components/headers/ContentEncoding`.
-                    @frozen package enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
-                        case zstd = "zstd"
-                    }
                     /// `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
                     /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
                     /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
                     /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
-                    /// is offered. Errors (problem documents) are never compressed.
+                    /// is offered. Errors (problem documents) are never compressed, and neither is a person's JSON export (it
+                    /// puts the companies' own words beside the person's profile). A client should read the header as the
+                    /// transport's: something between it and the server may add a coding of its own.
                     ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/fhir/bulk-files/{id}/{file}/GET/responses/200/headers/Content-Encoding`.

@@ -22,13 +22,13 @@ extension Components {
         /// the body is one zstd frame (RFC 8878), flushed after every chunk the server produces, so a client reads
         /// as far as the server got, and ended with a checksum of the whole content, so a download cut short fails
         /// to decompress instead of reading as a shorter one. Absent otherwise: the body as it is. No other coding
-        /// is offered. Errors (problem documents) are never compressed.
+        /// is offered. Errors (problem documents) are never compressed, and neither is a person's JSON export (it
+        /// puts the companies' own words beside the person's profile). A client should read the header as the
+        /// transport's: something between it and the server may add a coding of its own.
         ///
         ///
         /// - Remark: Generated from `#/components/headers/ContentEncoding`.
-        @frozen public enum ContentEncoding: String, Codable, Hashable, Sendable, CaseIterable {
-            case zstd = "zstd"
-        }
+        public typealias ContentEncoding = Swift.String
         /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
         ///
         /// - Remark: Generated from `#/components/headers/VaryAcceptEncoding`.
