@@ -38,7 +38,7 @@ extension Bench {
                     let token = try await api.logIn(email: company.email, password: company.password)
                     try await api.send(.PUT, "/v1/webhook", token: token, json: ["url": receiverURL, "secret": secret], expecting: 200)
 
-                    let outbox = try await measureOutbox(company: company.id, tally: tally, logger: logger)
+                    let (outbox, outboxFirstArrival) = try await measureOutbox(company: company.id, tally: tally, logger: logger)
                     let outboxCounts = tally.reset()
                     try await api.send(.DELETE, "/v1/webhook", token: token, json: nil, expecting: 204)
                     let direct = try await measureDirect(http: http, receiverURL: receiverURL, secret: secret, tally: tally)
@@ -55,6 +55,14 @@ extension Bench {
                             "| \(name) | \(events) | \(String(format: "%.2f", seconds)) | \(Int(Double(events) / seconds)) | \(String(format: "%.2f", direct / seconds)) |"
                         )
                     }
+                    // The loop finds a burst at its next poll (up to `pollInterval`, 1 s, after the commit): its pace
+                    // once delivering, from the first arrival to the last, apart from that wait.
+                    if let wait = outboxFirstArrival {
+                        let pace = Double(events - 1) / (outbox - wait)
+                        print(
+                            "Outbox pace after its first event (\(String(format: "%.2f", wait)) s after the commit): "
+                                + "\(Int(pace)) events/s, \(String(format: "%.2f", pace / (Double(events) / direct))) of direct POSTs.")
+                    }
                     print(
                         "Outbox run: \(outboxCounts.distinct) distinct events received, \(outboxCounts.total) in total, \(outboxCounts.badSignatures) bad signatures, over \(outboxCounts.connections) connections (direct: \(directCounts.connections))."
                     )
@@ -68,8 +76,8 @@ extension Bench {
         /// Queues the events in one transaction, through the store the services queue them with (so they
         /// carry what a real event carries), and waits until the receiver has all of them, then a little
         /// longer to catch duplicates. Returns the seconds from the commit that makes them visible to the
-        /// delivery loop to the last arrival.
-        func measureOutbox(company: UUID, tally: ReceiverTally, logger: Logger) async throws -> Double {
+        /// delivery loop to the last arrival, and to the first.
+        func measureOutbox(company: UUID, tally: ReceiverTally, logger: Logger) async throws -> (Double, Double?) {
             let events = events
             let start = try await withDatabase(url: databaseURL, logger: logger) { client in
                 try await client.withTransaction(logger: logger) { connection in
@@ -89,8 +97,9 @@ extension Bench {
                 try await Task.sleep(for: .milliseconds(5))
             }
             let seconds = (tally.lastArrival() ?? .now) - start
+            let first = tally.firstArrival().map { ($0 - start).inSeconds }
             try await Task.sleep(for: .seconds(2))
-            return seconds.inSeconds
+            return (seconds.inSeconds, first)
         }
 
         /// The same bodies, signed the same way, posted by this process with `concurrency` workers.

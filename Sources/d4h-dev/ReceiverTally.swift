@@ -24,6 +24,7 @@ final class ReceiverTally: Sendable {
         var badSignatures = 0
         /// The senders' ends (address and port) of the connections the requests came on.
         var connections = Set<String>()
+        var firstArrival: ContinuousClock.Instant?
         var lastArrival: ContinuousClock.Instant?
     }
 
@@ -38,12 +39,15 @@ final class ReceiverTally: Sendable {
             if let eventID { $0.ids.insert(eventID) }
             $0.total += 1
             if !signatureValid { $0.badSignatures += 1 }
-            $0.lastArrival = .now
+            let now = ContinuousClock.now
+            if $0.firstArrival == nil { $0.firstArrival = now }
+            $0.lastArrival = now
         }
     }
 
     func counts() -> Counts { state.withLock { Self.counts($0) } }
     func lastArrival() -> ContinuousClock.Instant? { state.withLock { $0.lastArrival } }
+    func firstArrival() -> ContinuousClock.Instant? { state.withLock { $0.firstArrival } }
 
     /// The counts so far, and a fresh start.
     func reset() -> Counts {
