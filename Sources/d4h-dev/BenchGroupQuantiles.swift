@@ -157,10 +157,10 @@ extension Bench {
                 for (cohort, _) in GroupAccuracy.cohorts {
                     let group = cells.filter { $0.cohort == cohort && $0.aggregate.type == type }
                     guard !group.isEmpty else { continue }
-                    rows += try await withThrowingTaskGroup(of: Row.self) { tasks in
+                    rows += try await withThrowingTaskGroup(of: Row?.self) { tasks in
                         for rho in rhoValues { tasks.addTask { Self.measure(group, type: type, cohort: cohort, rho: rho, draws: draws) } }
-                        return try await tasks.reduce(into: []) { $0.append($1) }
-                    }.sorted { $0.rho < $1.rho }
+                        return try await tasks.reduce(into: [Row]()) { rows, row in if let row { rows.append(row) } }
+                    }.sorted { (one: Row, other: Row) in one.rho < other.rho }
                 }
             }
             let timings = rhoValues.map { Self.timeRelease(cells, rho: $0, count: timingCells) }
@@ -197,8 +197,9 @@ extension Bench {
                 meanSigned: signed / n)
         }
 
-        /// `draws` releases of every cell at ρ by each method.
-        static func measure(_ cells: [Cell], type: SampleType, cohort: String, rho: Double, draws: Int) -> Row {
+        /// `draws` releases of every cell at ρ by each method; nil when a method released none of a figure (a
+        /// tiny population, as `make bench-smoke` seeds: every draw suppressed), which has no error to show.
+        static func measure(_ cells: [Cell], type: SampleType, cohort: String, rho: Double, draws: Int) -> Row? {
             let noise = SecureNoise()
             let b = PrivacyBenchProbe.bounds(of: type)
             let oldBinCount = Self.oldBins[type]!
@@ -237,6 +238,7 @@ extension Bench {
                     }
                 }
             }
+            guard !meanErrors.isEmpty, !newErrors.contains(where: \.isEmpty), !oldErrors.contains(where: \.isEmpty) else { return nil }
             return Row(
                 type: type.rawValue, cohort: cohort, peoplePerCell: Double(cells.map(\.figures.count).reduce(0, +)) / Double(cells.count), rho: rho,
                 percentileRho: percentileRho, step: (b.upper - b.lower) / Double(b.bins), oldBinWidth: oldWidth,
