@@ -6,8 +6,7 @@ final class FixedBytes {
 
     /// A copy of `bytes`, valid while this object lives.
     func keep(_ bytes: [UInt8]) -> UnsafeBufferPointer<UInt8> {
-        let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
-        _ = piece.initialize(from: bytes)
+        let piece = Self.copy(bytes)
         pieces.append(piece)
         return UnsafeBufferPointer(piece)
     }
@@ -16,11 +15,12 @@ final class FixedBytes {
 
     /// A copy of `text` for the life of the process (a static table's pieces): never freed, and kept by no
     /// object, so any task may make one.
-    static func permanent(_ text: String) -> UnsafeBufferPointer<UInt8> {
-        let bytes = Array(text.utf8)
+    static func permanent(_ text: String) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(copy(Array(text.utf8))) }
+
+    private static func copy(_ bytes: [UInt8]) -> UnsafeMutableBufferPointer<UInt8> {
         let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
         _ = piece.initialize(from: bytes)
-        return UnsafeBufferPointer(piece)
+        return piece
     }
 
     deinit {
