@@ -54,6 +54,8 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
         ),
+        // glibc's `mallopt`: `d4h serve` caps the heap arenas (Sources/d4h/MallocArenaLimit.swift).
+        .systemLibrary(name: "CMalloc"),
         // The contract and the server code generated from it (types and handlers' protocol), at `package` access.
         // The generated code is committed (Generated/, `make openapi`; `make lint` checks it matches openapi.yaml):
         // the generator's build plugin made every build compile and run swift-openapi-generator.
@@ -200,6 +202,7 @@ let package = Package(
                 "BrokerDomain",
                 "BrokerServer",
                 "AutomatedSOS",
+                "CMalloc",
                 "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

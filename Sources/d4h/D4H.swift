@@ -16,5 +16,8 @@ struct D4H: AsyncParsableCommand {
         abstract: "Data4Help: a broker for sharing personal health data.",
         subcommands: [Serve.self, Migrate.self, Auditors.self, Audit.self, Consent.self, Import.self, SOS.self])
 
-    static func main() async { await runAsRoot(self) }
+    static func main() async {
+        limitMallocArenas()
+        await runAsRoot(self)
+    }
 }
