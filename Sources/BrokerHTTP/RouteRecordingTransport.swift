@@ -64,13 +64,16 @@ final class RouteRecordingTransport: ServerTransport {
         let handler = path.hasPrefix("/v1/") ? outageGuard.guarding(authenticated) : authenticated
         try router.register(handler, method: method, path: path)
         if method == .get {
-            // HEAD is GET without the body (RFC 9110 §9.3.2).
+            // HEAD is GET without the body (RFC 9110 §9.3.2), framed as the GET would be: its length when it
+            // is known, and none for a stream, whose length nobody knows before it is written. A streamed body
+            // starts its producer on the first read, so the unread GET body reads and records nothing.
             try router.register(
                 { request, body, metadata in
                     var get = request
                     get.method = .get
-                    let (response, _) = try await handler(get, body, metadata)
-                    return (response, nil)
+                    let (response, getBody) = try await handler(get, body, metadata)
+                    guard let getBody else { return (response, nil) }
+                    return (response, HTTPBody(AsyncStream<ArraySlice<UInt8>> { $0.finish() }, length: getBody.length, iterationBehavior: .multiple))
                 }, method: .head, path: path)
         }
         routes.withLock { $0[path, default: []].insert(method) }
@@ -83,7 +86,9 @@ final class RouteRecordingTransport: ServerTransport {
         let respond: @Sendable (HTTPRequest, BrokerRequestContext, _ withBody: Bool) async throws -> Response = { request, context, withBody in
             let parameters = [String: Substring](context.parameters.map { (String($0.0), $0.1) }) { first, _ in first }
             let (head, body) = try await handler(request, nil, ServerRequestMetadata(pathParameters: parameters))
-            return Response(status: head.status, headers: head.headerFields, body: withBody ? body : ResponseBody())
+            // HEAD: the GET's framing (its length if known, else chunked) with nothing written.
+            let sent = withBody ? body : ResponseBody(contentLength: body.contentLength) { writer in try await writer.finish(nil) }
+            return Response(status: head.status, headers: head.headerFields, body: sent)
         }
         router.on(RouterPath(path), method: method) { request, context in try await respond(request.head, context, true) }
         if method == .get {

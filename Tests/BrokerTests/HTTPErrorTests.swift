@@ -233,6 +233,76 @@ struct HTTPErrorTests {
         }
     }
 
+    @Test("HEAD is framed as its GET: the known length, or chunked for a stream, and a download's HEAD releases nothing")
+    func headFramedLikeGet() async throws {
+        try await TestHarness.run { harness in
+            let port = try #require(harness.client.port)
+            let parties = try await harness.requestParties()
+            let at = ["2026-03-01T08:00:00Z", "2026-03-01T08:01:00Z", "2026-03-01T08:02:00Z"]
+            #expect(try await harness.upload(at.map { (type: "heart_rate", value: 70, at: $0) }, token: parties.person).status == .ok)
+            let id = try await harness.acceptedRequestID(parties, types: ["heart_rate"])
+
+            // A body of known length: the HEAD names the GET's Content-Length, and sends no byte of it.
+            let profile = try await harness.request(.get, "/v1/me", token: parties.person)
+            let profileHead = try await Self.rawHead(port: port, path: "/v1/me", token: parties.person)
+            #expect(profileHead.head.hasPrefix("HTTP/1.1 200"), "\(profileHead.head)")
+            #expect(Self.header("content-length", in: profileHead.head) == String(profile.body.readableBytes), "\(profileHead.head)")
+            #expect(profileHead.bodyBytes == 0)
+
+            let accessLog = { try await harness.object(harness.request(.get, "/v1/me/access-log", token: parties.person))["items"] as? [Any] }
+            let logged = try await accessLog()?.count
+
+            // A streamed download: no length is known before it is written, so none is claimed (it was
+            // `Content-Length: 0`, telling the client the release was empty), and nothing after the head.
+            for (format, coding) in [("csv", nil), ("ndjson", "zstd")] as [(String, String?)] {
+                let path = "/v1/single-requests/\(id)/data?format=\(format)"
+                let head = try await Self.rawHead(port: port, path: path, token: parties.company, acceptEncoding: coding)
+                #expect(head.head.hasPrefix("HTTP/1.1 200"), "\(head.head)")
+                #expect(Self.header("content-length", in: head.head) == nil, "\(format): \(head.head)")
+                #expect(Self.header("transfer-encoding", in: head.head) == "chunked", "\(format): \(head.head)")
+                #expect(Self.header("content-encoding", in: head.head) == coding, "\(format): \(head.head)")
+                #expect(Self.header("data4help-next-cursor", in: head.head) != nil, "\(format): \(head.head)")
+                #expect(head.bodyBytes == 0, "\(format)")
+            }
+            // The HEADs released nothing: the person's access log did not grow (a HEAD that ran the GET's body
+            // would be recorded as a release, though no byte of it was sent). The GET then is.
+            #expect(try await accessLog()?.count == logged)
+            let csv = try await harness.request(.get, "/v1/single-requests/\(id)/data?format=csv", token: parties.company)
+            #expect(csv.status == .ok)
+            #expect(harness.text(csv).split(whereSeparator: \.isNewline).count == 1 + at.count, "\(harness.text(csv))")
+            #expect(try await accessLog()?.count ?? 0 > logged ?? 0)
+        }
+    }
+
+    /// The value of one header in a raw response head (names compared without case), or nil.
+    static func header(_ name: String, in head: String) -> String? {
+        for line in head.split(separator: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    /// Sends a HEAD with `Connection: close` on a connection of its own and reads to the end: the response
+    /// head as text, and how many bytes followed it (a HEAD must have none).
+    static func rawHead(port: Int, path: String, token: String, acceptEncoding: String? = nil) async throws -> (head: String, bodyBytes: Int) {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            var request = "HEAD \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n"
+            if let acceptEncoding { request += "Accept-Encoding: \(acceptEncoding)\r\n" }
+            try await outbound.write(ByteBuffer(string: request + "\r\n"))
+            var received = ""
+            for try await buffer in inbound { received += String(buffer: buffer) }
+            guard let end = received.range(of: "\r\n\r\n") else { return (received, 0) }
+            return (String(received[..<end.lowerBound]), received.utf8.count - received.utf8.distance(from: received.startIndex, to: end.upperBound))
+        }
+    }
+
     // MARK: Raw HTTP
 
     /// Sends a POST whose body is `bytes` of JSON-ish filler in chunked transfer encoding (no Content-Length),
