@@ -25,11 +25,22 @@ enum ResponseCoding {
             let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard let coding = parts.first, coding.lowercased() == "zstd" else { continue }
             guard let weight = parts.dropFirst().first(where: { $0.lowercased().hasPrefix("q=") }) else { return true }
-            // A q that is no number in 0...1 is not a weight the client meant: no zstd.
-            guard let q = Double(weight.dropFirst(2)), q <= 1 else { return false }
+            // A q that is no qvalue is not a weight the client meant: no zstd.
+            guard let q = qvalue(weight.dropFirst(2)) else { return false }
             return q > 0
         }
         return false
+    }
+
+    /// A weight as RFC 9110 §12.4.2 writes it, `0` to `1` with at most three decimals (`0.5`, `1.000`), or
+    /// nil. Not whatever `Double` reads (`1e-3`, `0x1p-1`, `nan`), which no client sends as a weight.
+    static func qvalue(_ text: some StringProtocol) -> Double? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, whole == "0" || whole == "1" else { return nil }
+        let decimals = parts.count == 2 ? parts[1] : ""
+        guard parts.count == 1 || (1...3).contains(decimals.count), decimals.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
+        guard let value = Double(text), value <= 1 else { return nil }
+        return value
     }
 
     /// `response` as sent to a client whose request said `acceptEncoding`: a successful body compressed when

@@ -21,11 +21,13 @@ package struct Download: Sendable {
     }
 
     /// The head of a single request's download: never cached, the next cursor, and a file name when the
-    /// format is one people save (CSV, GPX).
+    /// format is one people save (CSV, GPX). Its format may come from `Accept` (no `?format`), so `Vary`
+    /// names it for any cache that keeps it despite `no-store`.
     static func head(contentType: String, nextCursor: String, filename: String?) -> HTTPResponse {
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = contentType
         head.headerFields[.cacheControl] = "no-store"
+        head.headerFields.append(HTTPField(name: .vary, value: "Accept"))
         head.headerFields[nextCursorHeader] = nextCursor
         if let filename { head.headerFields[.contentDisposition] = #"attachment; filename="\#(filename)""# }
         return head

@@ -8291,7 +8291,7 @@ public struct Client: APIProtocol {
                         vary: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "Vary",
-                            as: Components.Headers.VaryAcceptEncoding.self
+                            as: Components.Headers.VaryAcceptAndEncoding.self
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
@@ -8580,7 +8580,7 @@ public struct Client: APIProtocol {
                         vary: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "Vary",
-                            as: Components.Headers.VaryAcceptEncoding.self
+                            as: Components.Headers.VaryAcceptAndEncoding.self
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
