@@ -2,6 +2,7 @@ import BrokerTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 @testable import BrokerConsole
@@ -374,6 +375,74 @@ struct GroupPrivacyLedgerTests {
             ("PRIVACY_PEER_RESERVE", "2"), ("PRIVACY_PEER_RESERVE", "0.001"), ("GROUP_RESULTS_LATENESS", "-1"),
         ] {
             #expect(throws: ConfigurationError.self, "\(name)=\(wrong)") { try privacy([name: wrong]) }
+        }
+    }
+}
+
+extension GroupPrivacyLedgerTests {
+    /// The caps are read once when the ledger has no entry newer than that reading, and again under the lock
+    /// when it has: here another release's debit (its people's loss and its ledger entry, as every debit
+    /// writes them) commits after the cells were computed and before the ledger lock. Without the second
+    /// reading the person it spent would be debited past her cap.
+    @Test("a debit committed between the caps' reading and the ledger lock is seen: the caps are read again and its person is left out")
+    func debitRacingTheEvaluation() async throws {
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
+            let company = try #require(UUID(uuidString: try await harness.accountID(try await harness.activeCompany())))
+            let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
+            let admin = try TestDatabase.adminURL
+            let databaseName = harness.databaseURL.database
+            // A group cap of 0.1 per person (0.6 less the peer reserve of 0.5), all of it open to this company.
+            let privacy = {
+                var settings = PrivacySettings()
+                settings.personBudget = 0.6
+                settings.peerReserve = 0.5
+                settings.companyShare = 1
+                return settings
+            }()
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                var service = GroupRequestService(
+                    client: client, minimumCohort: GroupFixtures.k, evaluations: EvaluationSlots(slots: 2, timeout: .seconds(30)),
+                    privacy: privacy, noise: NoNoise())
+                let raced = Mutex(false)
+                let capsReadAgain = Mutex(0)
+                service.stepTimer = EvaluationStepTimer { step, _ in
+                    if step == .capsAgain { capsReadAgain.withLock { $0 += 1 } }
+                    // Once, after the first evaluation's cells: another release spends 0.08 of her 0.1.
+                    guard step == .cells,
+                        raced.withLock({ done in
+                            defer { done = true }
+                            return !done
+                        })
+                    else { return }
+                    DatabaseReadsTests.psql(
+                        admin, database: databaseName,
+                        """
+                        BEGIN;
+                        INSERT INTO privacy_person_loss VALUES (\(spender), date_trunc('month', now() AT TIME ZONE 'UTC')::date, 80000);
+                        INSERT INTO privacy_ledger (company_id, request_id, kind, cells, loss_micro) VALUES (NULL, NULL, 'peer_statistics', 1, 80000);
+                        COMMIT;
+                        """)
+                }
+                let principal = Principal(accountID: company, role: .thirdParty, credential: .session(tokenHash: Data()))
+                let creation = GroupRequestService.Creation(
+                    types: [.heartRate], filters: [GroupRequest.Filter(type: .heartRate, min: 60, max: 80)],
+                    demographics: .init(ageMin: nil, ageMax: nil, sex: nil), windowFrom: try #require(CalendarDate(iso: "2026-03-01")),
+                    windowTo: try #require(CalendarDate(iso: "2026-03-02")), bucket: .day, purpose: "Ledger race", subscriptionDays: nil,
+                    purposeCode: .healthcareResearch)
+                let first = try await service.create(creation, by: principal, logger: TestDatabase.logger)
+                #expect(raced.withLock { $0 })
+                #expect(first.cohortSize == 6, "the seven women at 60–80, less the one the racing release spent")
+                let cohort = try await harness.sql("SELECT unnest(cohort)::int8 FROM group_requests WHERE id = '\(first.id)'")
+                #expect(try !cohort.map { try $0.decode(Int64.self) }.contains(Int64(spender)))
+                #expect(try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss WHERE person_number = \(spender)") == 80000)
+                // Read again once: the evaluation that found the ledger moved; the one after it found it still.
+                #expect(capsReadAgain.withLock { $0 } == 1)
+
+                // Nothing debited since the caps were read: they are read once.
+                _ = try await service.create(creation, by: principal, logger: TestDatabase.logger)
+                #expect(capsReadAgain.withLock { $0 } == 1)
+            }
         }
     }
 }

@@ -12,6 +12,14 @@ enum PrivacyLedgerStore {
         _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext('data4help.privacy_ledger'))", logger: logger).collect()
     }
 
+    /// The newest ledger entry's id (0 for none). Every statement that adds to a person's loss runs in a
+    /// transaction that holds `lock` and records a ledger entry (`debit`'s callers), so an id that has not
+    /// moved since a reading of the caps means no one's loss has grown since: `GroupRequestService.create`
+    /// then need not read the cohort's caps again under the lock.
+    static func lastEntryID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        try await connection.query("SELECT coalesce(max(id), 0)::int8 FROM privacy_ledger", logger: logger).collect().first?.decode(Int64.self) ?? 0
+    }
+
     /// The company's debits within the last `days` days, oldest first.
     static func companyEntries(_ company: UUID, days: Int, on connection: PostgresConnection, logger: Logger) async throws
         -> [(at: Date, loss: PrivacyLoss)]
@@ -64,7 +72,8 @@ enum PrivacyLedgerStore {
 
     /// Adds `loss` to each member's current month: to their total (what the cap is checked against) and to
     /// the request's line (what the company's share and the person's own page read), in one statement so the
-    /// two never disagree.
+    /// two never disagree. Callers hold `lock` and record the ledger entry of the debit in the same
+    /// transaction: `lastEntryID` relies on it.
     static func debit(
         _ cohort: [Int32], loss: PrivacyLoss, company: UUID, request: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {
