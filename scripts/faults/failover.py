@@ -474,11 +474,13 @@ def run_secondary_lost(d4h, formation, ports):
 def run_sync_wait_cut(d4h, formation, ports):
     """A backend told to stop while its commit waits for the synchronous standby must not leak an acknowledgement.
 
-    The standby's WAL receiver is frozen (SIGSTOP), so an upload's commit waits on the primary (wait_event SyncRep);
+    The standby's WAL receiver is frozen (SIGSTOP), so a write's commit waits on the primary (wait_event SyncRep);
     the waiting backend is then ended (pg_terminate_backend, as a fast shutdown or a demotion of a primary cut off
-    from its standby would). PostgreSQL answers it with a warning that flushes the upload statement's result,
-    already buffered before the commit; the upload must still be answered 503 (outcome unknown), never 200 for a
-    commit the standby may not have. Then the receiver goes on and the same batch, sent again, is stored once.
+    from its standby would). For a statement sent outside a transaction PostgreSQL answers with a warning that
+    flushes the statement's result, already buffered before the commit. Two writes are cut so: an upload (one
+    statement, confirmed on its connection) and a logout (a transaction). Each must be answered 503 (outcome
+    unknown), never 2xx for a commit the standby may not have. Then the receiver goes on: the same batch, sent
+    again, is stored once, and the token whose logout was cut no longer works (its commit was made on the primary).
     """
     verdict = Verdict("sync wait cut: a commit waiting for the standby whose backend is ended is not acknowledged")
     servers, people, traffic = setup(d4h, formation, ports, verdict)
@@ -488,6 +490,62 @@ def run_sync_wait_cut(d4h, formation, ports):
     receiver = formation.psql("SELECT pid FROM pg_stat_wal_receiver", port=secondary_port)
     if not verdict.require(receiver, f"{secondary} has no WAL receiver"):
         return verdict
+    receiver_pid = int(receiver[0][0])
+    waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
+
+    def cut(what, request):
+        """Sends `request` while the standby's receiver is frozen, ends the backend whose commit waits for it, and
+        returns the answer (None when there was none) and its status."""
+        answer = {}
+
+        def send():
+            try:
+                answer["reply"] = request()
+            except OSError as error:
+                answer["error"] = f"{type(error).__name__}: {error}"
+
+        os.kill(receiver_pid, signal.SIGSTOP)
+        try:
+            thread = threading.Thread(target=send)
+            thread.start()
+            blocked = wait_until(lambda: formation.psql(waiting, port=primary_port), within=10)
+            if verdict.require(blocked, f"the {what}'s commit never waited for the standby (wait_event SyncRep)"):
+                ended = formation.psql(f"SELECT pg_terminate_backend(pid) FROM ({waiting}) w", port=primary_port)
+                verdict.figure(f"{what}: {secondary}'s WAL receiver (pid {receiver_pid}) frozen; the commit waited for it "
+                               f"on {primary}; {len(ended)} waiting backend(s) ended")
+            thread.join(TIMEOUT + 5)
+        finally:
+            os.kill(receiver_pid, signal.SIGCONT)
+        reply = answer.get("reply")
+        status = reply.status if reply is not None else answer.get("error", "no answer")
+        verdict.figure(f"the {what} whose commit was cut short was answered {status}")
+        verdict.require(reply is not None and reply.status == 503,
+                        f"the {what} was answered {status}, not 503: a commit the standby may not have was acknowledged"
+                        + (f" ({reply.body[:200]!r})" if reply is not None else ""))
+        return reply
+
+    body = heart_rate_batch(batch_start(0, 0), BATCH)
+    cut("upload", lambda: call("POST", servers[0].url("/v1/me/samples"), token=traffic.tokens[0], body=body, timeout=TIMEOUT))
+    caught_up = wait_until(lambda: formation.psql(f"SELECT count(*) FROM samples WHERE user_id = '{people[0]['id']}'",
+                                                  port=secondary_port)[0][0] != "0", within=30)
+    again = call("POST", servers[0].url("/v1/me/samples"), token=traffic.tokens[0], body=body, timeout=TIMEOUT)
+    result = again.json() if again.status == 200 else {}
+    verdict.figure(f"after the receiver went on: the standby {'holds' if caught_up else 'does not hold'} the batch (committed on the "
+                   f"primary before the cut); sent again: {again.status}, accepted {result.get('accepted')}, duplicates "
+                   f"{result.get('duplicates')}")
+    verdict.require(again.status == 200 and result.get("accepted", 0) + result.get("duplicates", 0) == BATCH,
+                    f"the batch sent again was answered {again.status} {again.body[:200]!r}")
+
+    # A logout told 204 and then lost would leave the token working after a failover.
+    token = traffic.tokens[1]
+    cut("logout", lambda: call("DELETE", servers[0].url("/v1/sessions/current"), token=token, timeout=TIMEOUT))
+    revoked = wait_until(lambda: call("GET", servers[0].url("/v1/me"), token=token, timeout=TIMEOUT).status == 401, within=30)
+    verdict.figure(f"after the receiver went on, the token whose logout was cut {'no longer works' if revoked else 'still works'}")
+    verdict.require(revoked, "the token whose logout committed on the primary still works")
+    for server in servers:
+        verdict.require(server.alive, f"server :{server.port} died")
+        server.stop()
+    return verdict
     receiver_pid = int(receiver[0][0])
     body = heart_rate_batch(batch_start(0, 0), BATCH)
     answer = {}

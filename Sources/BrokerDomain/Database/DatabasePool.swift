@@ -126,6 +126,12 @@ package struct DatabasePool: Sendable, Service {
     /// Runs `body` with a connection of the pool, waiting at most `leaseTimeout` for one.
     /// `waitingAtMost` replaces `leaseTimeout` for work that must not be given up lightly (the record of
     /// data already sent).
+    ///
+    /// For reads. A write whose success a client is told goes in `withTransaction`: a statement run here on
+    /// its own commits outside it, and PostgreSQL can report it done while its commit still waits for the
+    /// synchronous standby, which a failover then loses (`confirmAutocommit` says how; the upload paths,
+    /// which avoid a transaction's round trips, confirm instead). Logging out, revoking a key and removing a
+    /// webhook were written here and told the client 204 for a revocation the promoted standby never had.
     package func withConnection<Result>(
         waitingAtMost wait: Duration? = nil, file: String = #fileID, line: Int = #line, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {

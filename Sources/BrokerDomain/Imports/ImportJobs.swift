@@ -96,7 +96,7 @@ package final class ImportJobs: Service, Sendable {
     private func createRow(of job: ImportJob, logger: Logger) async throws -> Date {
         let oneRunningPerPerson = "import_jobs_one_running_per_person"
         func insert() async throws -> Date {
-            try await client.withConnection {
+            try await client.withTransaction(logger: logger) {
                 try await ImportJobStore.insert(id: job.id, userID: job.userID, bytesTotal: job.bytesTotal, on: $0, logger: logger)
             }
         }

@@ -107,7 +107,7 @@ package struct MailOutbox: Sendable {
     /// token names its account itself, and only its HMAC, which nobody can make without the key, is checked.
     package func unsubscribe(token: String, logger: Logger) async throws -> UnsubscribeLink? {
         guard let link = try await link(forToken: token, logger: logger) else { return nil }
-        try await client.withConnection {
+        try await client.withTransaction(logger: logger) {
             try await MailOutboxStore.setOptOut(accountID: link.accountID, kind: link.kind, optedOut: true, on: $0, logger: logger)
         }
         logger.info("notification turned off by its mail's link", metadata: ["mail.kind": "\(link.kind.rawValue)"])

@@ -27,7 +27,7 @@ extension AccountService {
     package func startSecondFactorEnrolment(_ principal: Principal, logger: Logger) async throws -> SecondFactorEnrolment {
         let account = try await account(of: principal, logger: logger)
         let totp = TOTP.generate()
-        try await client.withConnection {
+        try await client.withTransaction(logger: logger) {
             try await SecondFactorStore.startEnrolment(accountID: account.id, pendingSecret: totp.secret, on: $0, logger: logger)
         }
         let uri = totp.uri(issuer: Self.secondFactorIssuer, account: account.email)

@@ -75,10 +75,13 @@ extension AccountService {
 
     package func logOut(_ principal: Principal, logger: Logger) async throws {
         switch principal.credential {
-        case .session(let hash): try await client.withConnection { try await SessionStore.revoke(tokenHash: hash, on: $0, logger: logger) }
+        case .session(let hash):
+            try await client.withTransaction(logger: logger) { try await SessionStore.revoke(tokenHash: hash, on: $0, logger: logger) }
         case .apiKey(let id, _):
             // An API key "logs out" by being revoked: the token stops working at once, as the contract says.
-            _ = try await client.withConnection { try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger) }
+            _ = try await client.withTransaction(logger: logger) {
+                try await APIKeyStore.revoke(id: id, accountID: principal.accountID, on: $0, logger: logger)
+            }
         }
     }
 

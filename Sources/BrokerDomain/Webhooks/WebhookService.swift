@@ -27,7 +27,7 @@ package struct WebhookService: Sendable {
             errors.append(FieldError(field: "url", message: rejection.message))
         }
         guard errors.isEmpty else { throw WebhookError.invalid(errors) }
-        let webhook = try await client.withConnection {
+        let webhook = try await client.withTransaction(logger: logger) {
             try await WebhookStore.upsert(thirdPartyID: principal.accountID, url: url, secret: secret, on: $0, logger: logger)
         }
         logger.info("webhook registered", metadata: ["account.id": "\(principal.accountID)"])
@@ -49,7 +49,9 @@ package struct WebhookService: Sendable {
     /// Removes the webhook; its undelivered events are marked failed.
     package func remove(_ principal: Principal, logger: Logger) async throws {
         guard principal.role == .thirdParty else { throw WrongRole() }
-        let removed = try await client.withConnection { try await WebhookStore.delete(thirdPartyID: principal.accountID, on: $0, logger: logger) }
+        let removed = try await client.withTransaction(logger: logger) {
+            try await WebhookStore.delete(thirdPartyID: principal.accountID, on: $0, logger: logger)
+        }
         guard removed else { throw WebhookError.notFound }
         logger.info("webhook removed", metadata: ["account.id": "\(principal.accountID)"])
     }
