@@ -90,6 +90,17 @@ extension PostgresConnection {
         try await StrandedStatements.run(on: self) { [self] in try await self.query(query, logger: logger, file: file, line: line) }
     }
 
+    /// PostgresNIO's `copyFrom` (text format), never stranded on a closed connection: it writes its COPY with no
+    /// promise as `query` does, and waited for ever on a connection that had closed.
+    public func unstrandedCopyFrom(
+        table: String, columns: [String], logger: Logger, file: String, line: Int,
+        writeData: @escaping @Sendable (PostgresCopyFromWriter) async throws -> Void
+    ) async throws {
+        try await StrandedStatements.run(on: self) { [self] in
+            try await self.copyFrom(table: table, columns: columns, logger: logger, file: file, line: line) { try await writeData($0) }
+        }
+    }
+
     /// The rows of PostgresNIO's `execute` of a prepared statement, read in full, never stranded on a closed
     /// connection.
     public func unstrandedRows<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row]

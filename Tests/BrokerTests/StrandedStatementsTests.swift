@@ -79,6 +79,17 @@ struct StrandedStatementsTests {
         #expect(outcome == .connectionFailure)
     }
 
+    @Test("a COPY on a closed connection (the stores' staging) fails at once as a connection failure")
+    func copyAfterClose() async throws {
+        // PostgresNIO's `copyFrom` writes its COPY with no promise, as its `query` does, and waited for ever.
+        let outcome = try await Self.onClosedConnection { connection in
+            try await connection.copyLines([1, 2, 3], into: "staged", columns: ["n"], logger: Self.logger) { n, buffer in
+                buffer.writeString("\(n)\n")
+            }
+        }
+        #expect(outcome == .connectionFailure)
+    }
+
     @Test("no statement stays pending once answered: 200 statements on one connection leave none")
     func noPileUp() async throws {
         try await TestDatabase.withMigratedDatabase { url in

@@ -213,21 +213,15 @@ package enum PositionStore {
             ) ON COMMIT DELETE ROWS
             """, logger: logger)
         try await connection.query("TRUNCATE staged_positions", logger: logger)
-        try await connection.copyFrom(
-            table: "staged_positions", columns: ["ordinal", "at", "latitude", "longitude", "elevation", "accuracy"], logger: logger
-        ) { writer in
-            var buffer = ByteBuffer()
-            for (ordinal, position) in positions.enumerated() {
-                let elevation = position.elevation.map { "\($0)" } ?? "\\N"
-                let accuracy = position.accuracy.map { "\($0)" } ?? "\\N"
-                buffer.writeString(
-                    "\(ordinal)\t\(Timestamp.postgresText(position.at))\t\(position.latitude)\t\(position.longitude)\t\(elevation)\t\(accuracy)\n")
-                if buffer.readableBytes > 200 * 1024 {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        try await connection.copyLines(
+            positions.enumerated(), into: "staged_positions",
+            columns: ["ordinal", "at", "latitude", "longitude", "elevation", "accuracy"], logger: logger
+        ) { item, buffer in
+            let (ordinal, position) = item
+            let elevation = position.elevation.map { "\($0)" } ?? "\\N"
+            let accuracy = position.accuracy.map { "\($0)" } ?? "\\N"
+            buffer.writeString(
+                "\(ordinal)\t\(Timestamp.postgresText(position.at))\t\(position.latitude)\t\(position.longitude)\t\(elevation)\t\(accuracy)\n")
         }
     }
 

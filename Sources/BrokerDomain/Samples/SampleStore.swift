@@ -315,18 +315,11 @@ package enum SampleStore {
             ) ON COMMIT DELETE ROWS
             """, logger: logger)
         try await connection.query("TRUNCATE staged_samples", logger: logger)
-        try await connection.copyFrom(table: "staged_samples", columns: ["ordinal", "type", "at", "value"], logger: logger) {
-            writer in
-            var buffer = ByteBuffer()
-            buffer.reserveCapacity(256 * 1024)
-            for (ordinal, sample) in samples.enumerated() {
-                buffer.writeString("\(ordinal)\t\(sample.type.code)\t\(Timestamp.postgresText(sample.at))\t\(sample.value)\n")
-                if buffer.readableBytes > 200 * 1024 {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        try await connection.copyLines(
+            samples.enumerated(), into: "staged_samples", columns: ["ordinal", "type", "at", "value"], logger: logger
+        ) { item, buffer in
+            let (ordinal, sample) = item
+            buffer.writeString("\(ordinal)\t\(sample.type.code)\t\(Timestamp.postgresText(sample.at))\t\(sample.value)\n")
         }
     }
 

@@ -22,20 +22,12 @@ enum AppleHealthSourceOverlapStore {
                 value double precision NOT NULL
             ) ON COMMIT DROP
             """, logger: logger)
-        try await connection.copyFrom(
-            table: "staged_sourced_records", columns: ["type", "source", "start", "stop", "value"], logger: logger
-        ) { writer in
-            var buffer = ByteBuffer()
-            for record in records {
-                let start = Timestamp.postgresText(Date(timeIntervalSince1970: record.start))
-                let stop = Timestamp.postgresText(Date(timeIntervalSince1970: record.end))
-                buffer.writeString("\(record.type.code)\t\(record.source)\t\(start)\t\(stop)\t\(record.value)\n")
-                if buffer.readableBytes > 200 * 1024 {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        try await connection.copyLines(
+            records, into: "staged_sourced_records", columns: ["type", "source", "start", "stop", "value"], logger: logger
+        ) { record, buffer in
+            let start = Timestamp.postgresText(Date(timeIntervalSince1970: record.start))
+            let stop = Timestamp.postgresText(Date(timeIntervalSince1970: record.end))
+            buffer.writeString("\(record.type.code)\t\(record.source)\t\(start)\t\(stop)\t\(record.value)\n")
         }
     }
 

@@ -1,0 +1,27 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import PostgresStatements
+
+extension PostgresConnection {
+    /// COPYs `items` into `table` (text format), one line each as `line` writes it (tab-separated, ending in a
+    /// newline), sent in pieces of about 200 KiB. Through `StrandedStatements`, as every statement of this
+    /// module: PostgresNIO's `copyFrom` would wait for ever on a connection that closed under it.
+    func copyLines<Items: Sequence & Sendable>(
+        _ items: Items, into table: String, columns: [String], logger: Logger, file: String = #fileID, line number: Int = #line,
+        line: @escaping @Sendable (Items.Element, inout ByteBuffer) -> Void
+    ) async throws {
+        try await unstrandedCopyFrom(table: table, columns: columns, logger: logger, file: file, line: number) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(256 * 1024)
+            for item in items {
+                line(item, &buffer)
+                if buffer.readableBytes > 200 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+    }
+}
