@@ -84,6 +84,9 @@ struct DownloadCompressionTests {
             let document = try await harness.request(.get, "/v1/me/export", token: parties.person, headers: [.acceptEncoding: "zstd"])
             #expect(document.status == .ok)
             #expect(document.headers[.contentEncoding] == nil)
+            // Its format, as the FHIR forms', may come from `Accept`.
+            #expect(document.headers[values: .vary] == ["Accept"])
+            #expect(Set(export.headers[values: .vary]) == ["Accept", "Accept-Encoding"])
             #expect(try harness.object(document)["samples"] as? [[String: Any]] != nil)
         }
     }

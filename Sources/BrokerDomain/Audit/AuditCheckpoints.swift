@@ -34,7 +34,7 @@ package struct AuditCheckpoints: Sendable {
         case .valid(let events, let lastHash):
             if !always, let previous, previous.logSize == events { return nil }
             let checkpoint = try AuditCheckpoint.sign(logSize: events, headHash: lastHash, at: clock.now, with: key)
-            try await client.withConnection { try await AuditCheckpointStore.insert(checkpoint, on: $0, logger: logger) }
+            try await client.withTransaction(logger: logger) { try await AuditCheckpointStore.insert(checkpoint, on: $0, logger: logger) }
             return checkpoint
         }
     }

@@ -44,12 +44,15 @@ package struct BulkExportService: Sendable {
         let id = UUID()
         let now = clock.now
         let expires = now.addingTimeInterval(Double(timeToLive.components.seconds))
-        let inserted = try await client.withTransaction(logger: logger) { connection in
-            try await BulkExportStore.insert(
-                id: id, company: principal.accountID, types: types.joined(separator: ","), since: since, requestURL: kickOff.requestURL,
-                createdAt: now, expiresAt: expires, on: connection, logger: logger)
+        do {
+            _ = try await client.withTransaction(logger: logger) { connection in
+                try await BulkExportStore.insert(
+                    id: id, company: principal.accountID, types: types.joined(separator: ","), since: since, requestURL: kickOff.requestURL,
+                    createdAt: now, expiresAt: expires, on: connection, logger: logger)
+            }
+        } catch let error where PostgresErrors.uniqueViolation(in: error) == BulkExportStore.onePlanningPerCompany {
+            throw BulkExportError.planning(retryAfterSeconds: 5)
         }
-        guard inserted != nil else { throw BulkExportError.planning(retryAfterSeconds: 5) }
         return id
     }
 

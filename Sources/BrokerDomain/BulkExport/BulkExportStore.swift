@@ -8,7 +8,9 @@ enum BulkExportStore {
     /// an erased person's request releases nothing), in one statement, so the count and the files agree.
     /// An export with no request is complete at once. `since` that equals the `transactionTime` of an earlier
     /// complete export of the same company links the two (each file then starts at that export's bound).
-    /// Returns the transaction time, or nil when the company already has an export planning.
+    /// Returns the transaction time. Throws the unique violation of `bulk_exports_one_planning_per_company`
+    /// when the company already has an export planning (the caller's transaction is then aborted, so the
+    /// caller catches it outside).
     static func insert(
         id: UUID, company: UUID, types: String, since: Date?, requestURL: String, createdAt: Date, expiresAt: Date,
         on connection: PostgresConnection, logger: Logger
@@ -16,33 +18,32 @@ enum BulkExportStore {
         let since = since.map(Timestamp.postgresText)
         let created = Timestamp.postgresText(createdAt)
         let expires = Timestamp.postgresText(expiresAt)
-        do {
-            let rows = try await connection.query(
-                """
-                WITH granted AS (
-                    SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM single_requests
-                    WHERE third_party_id = \(company) AND status = 'accepted' AND user_id IS NOT NULL
-                ), export AS (
-                    INSERT INTO bulk_exports (
-                        id, third_party_id, status, transaction_time, types, since, since_export, request_url, created_at, expires_at, total)
-                    SELECT \(id), \(company), CASE WHEN count(*) = 0 THEN 'complete' ELSE 'planning' END,
-                        date_trunc('milliseconds', now()), \(types), \(since)::timestamptz,
-                        (SELECT e.id FROM bulk_exports e
-                         WHERE e.third_party_id = \(company) AND e.status = 'complete' AND e.transaction_time = \(since)::timestamptz
-                         ORDER BY e.created_at LIMIT 1),
-                        \(requestURL), \(created)::timestamptz, \(expires)::timestamptz, count(*)
-                    FROM granted
-                    RETURNING transaction_time
-                ), files AS (
-                    INSERT INTO bulk_export_files (export_id, n, request_id) SELECT \(id), n, id FROM granted
-                )
-                SELECT transaction_time FROM export
-                """, logger: logger)
-            return try await rows.collect().first?.decode(Date.self)
-        } catch let error where PostgresErrors.uniqueViolation(in: error) == "bulk_exports_one_planning_per_company" {
-            return nil
-        }
+        let rows = try await connection.query(
+            """
+            WITH granted AS (
+                SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM single_requests
+                WHERE third_party_id = \(company) AND status = 'accepted' AND user_id IS NOT NULL
+            ), export AS (
+                INSERT INTO bulk_exports (
+                    id, third_party_id, status, transaction_time, types, since, since_export, request_url, created_at, expires_at, total)
+                SELECT \(id), \(company), CASE WHEN count(*) = 0 THEN 'complete' ELSE 'planning' END,
+                    date_trunc('milliseconds', now()), \(types), \(since)::timestamptz,
+                    (SELECT e.id FROM bulk_exports e
+                     WHERE e.third_party_id = \(company) AND e.status = 'complete' AND e.transaction_time = \(since)::timestamptz
+                     ORDER BY e.created_at LIMIT 1),
+                    \(requestURL), \(created)::timestamptz, \(expires)::timestamptz, count(*)
+                FROM granted
+                RETURNING transaction_time
+            ), files AS (
+                INSERT INTO bulk_export_files (export_id, n, request_id) SELECT \(id), n, id FROM granted
+            )
+            SELECT transaction_time FROM export
+            """, logger: logger)
+        return try await rows.collect().first?.decode(Date.self)
     }
+
+    /// The constraint `insert` violates when the company already has an export planning.
+    static let onePlanningPerCompany = "bulk_exports_one_planning_per_company"
 
     /// The export if it is the company's and has not expired at `now`, with its planned non-empty files.
     static func export(id: UUID, company: UUID, now: Date, on connection: PostgresConnection, logger: Logger) async throws -> BulkExport? {

@@ -197,7 +197,7 @@ package struct GroupRequestService: Sendable {
             let (cohort, ledgerMark) = try await step(.caps) {
                 try await client.withConnection { connection in
                     // The ledger's newest entry, read before the caps: a debit committed after it moves it.
-                    let mark = try await PrivacyLedgerStore.lastEntryID(on: connection, logger: logger)
+                    let mark = try await PrivacyLedgerStore.newestEntry(on: connection, logger: logger)
                     let eligible = try await budgets.eligible(
                         matching, cost: cohortCost + releaseCost, company: company, on: connection, logger: logger)
                     return (eligible, mark)
@@ -235,7 +235,7 @@ package struct GroupRequestService: Sendable {
                     // again without them. No ledger entry since the caps were read means no debit either (each one
                     // records an entry under this lock), and `charged` is at most what they were read for: they
                     // still hold, and the cohort's caps (a tenth of the path at 8,000 people) are not read twice.
-                    let ledgerMoved = try await PrivacyLedgerStore.lastEntryID(on: connection, logger: logger) != ledgerMark
+                    let ledgerMoved = try await PrivacyLedgerStore.newestEntry(on: connection, logger: logger) != ledgerMark
                     if ledgerMoved {
                         let stillEligible = try await step(.capsAgain) {
                             try await budgets.eligible(cohort, cost: charged, company: company, on: connection, logger: logger).count

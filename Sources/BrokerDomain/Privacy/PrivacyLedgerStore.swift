@@ -12,12 +12,23 @@ enum PrivacyLedgerStore {
         _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext('data4help.privacy_ledger'))", logger: logger).collect()
     }
 
-    /// The newest ledger entry's id (0 for none). Every statement that adds to a person's loss runs in a
-    /// transaction that holds `lock` and records a ledger entry (`debit`'s callers), so an id that has not
-    /// moved since a reading of the caps means no one's loss has grown since: `GroupRequestService.create`
-    /// then need not read the cohort's caps again under the lock.
-    static func lastEntryID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        try await connection.query("SELECT coalesce(max(id), 0)::int8 FROM privacy_ledger", logger: logger).collect().first?.decode(Int64.self) ?? 0
+    /// The newest ledger entry (nil for none). Every statement that adds to a person's loss runs in a
+    /// transaction that holds `lock` and records a ledger entry (`debit`'s callers), so a newest entry that has
+    /// not changed since a reading of the caps means no one's loss has grown since: `GroupRequestService.create`
+    /// then need not read the cohort's caps again under the lock. Its time as well as its id: after a failover
+    /// the promoted standby may give an id again that an entry lost with the old primary had.
+    static func newestEntry(on connection: PostgresConnection, logger: Logger) async throws -> LedgerMark? {
+        let rows = try await connection.query("SELECT id, at FROM privacy_ledger ORDER BY id DESC LIMIT 1", logger: logger).collect()
+        return try rows.first.map { row in
+            let (id, at) = try row.decode((Int64, Date).self)
+            return LedgerMark(id: id, at: at)
+        }
+    }
+
+    /// A ledger entry as `newestEntry` names it.
+    struct LedgerMark: Equatable, Sendable {
+        var id: Int64
+        var at: Date
     }
 
     /// The company's debits within the last `days` days, oldest first.
@@ -73,7 +84,7 @@ enum PrivacyLedgerStore {
     /// Adds `loss` to each member's current month: to their total (what the cap is checked against) and to
     /// the request's line (what the company's share and the person's own page read), in one statement so the
     /// two never disagree. Callers hold `lock` and record the ledger entry of the debit in the same
-    /// transaction: `lastEntryID` relies on it.
+    /// transaction: `newestEntry` relies on it.
     static func debit(
         _ cohort: [Int32], loss: PrivacyLoss, company: UUID, request: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {

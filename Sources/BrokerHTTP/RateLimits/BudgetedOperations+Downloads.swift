@@ -50,6 +50,7 @@ extension BudgetedOperations {
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = form == .bundle ? DownloadFormat.fhirBundle.contentType : DownloadFormat.fhirNDJSON.contentType
         head.headerFields[.cacheControl] = "no-store"
+        head.headerFields.append(HTTPField(name: .vary, value: "Accept"))  // the format may come from `Accept`
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await exporter.streamObservations(of: principal.accountID, form: form, logger: logger, send: send)
         }
@@ -71,6 +72,7 @@ extension BudgetedOperations {
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "application/json; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
+        head.headerFields.append(HTTPField(name: .vary, value: "Accept"))  // the format may come from `Accept`
         let body = ProducedByteStream(stallTimeout: streamStallTimeout) { send in
             try await exporter.stream(
                 for: principal, profileJSON: profile,

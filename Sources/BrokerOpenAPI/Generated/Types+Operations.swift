@@ -7123,18 +7123,18 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/Content-Encoding`.
                     package var contentEncoding: Components.Headers.ContentEncoding?
-                    /// `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    /// `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/headers/Vary`.
-                    package var vary: Components.Headers.VaryAcceptEncoding?
+                    package var vary: Components.Headers.VaryAcceptAndEncoding?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
-                    ///   - vary: `Accept-Encoding`: the body depends on it (see `Content-Encoding`).
+                    ///   - vary: `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     package init(
                         contentEncoding: Components.Headers.ContentEncoding? = nil,
-                        vary: Components.Headers.VaryAcceptEncoding? = nil
+                        vary: Components.Headers.VaryAcceptAndEncoding? = nil
                     ) {
                         self.contentEncoding = contentEncoding
                         self.vary = vary
@@ -11319,7 +11319,7 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Content-Encoding`.
                     package var contentEncoding: Components.Headers.ContentEncoding?
-                    /// `Accept, Accept-Encoding`: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
+                    /// `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/data/GET/responses/200/headers/Vary`.
                     package var vary: Components.Headers.VaryAcceptAndEncoding?
@@ -11328,7 +11328,7 @@ package enum Operations {
                     /// - Parameters:
                     ///   - data4HelpNextCursor: The cursor to pass next time (also in the JSON body).
                     ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
-                    ///   - vary: `Accept, Accept-Encoding`: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
+                    ///   - vary: `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     package init(
                         data4HelpNextCursor: Swift.String,
                         contentEncoding: Components.Headers.ContentEncoding? = nil,
@@ -11774,7 +11774,7 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Content-Encoding`.
                     package var contentEncoding: Components.Headers.ContentEncoding?
-                    /// `Accept, Accept-Encoding`: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
+                    /// `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     ///
                     /// - Remark: Generated from `#/paths/v1/single-requests/{id}/positions/GET/responses/200/headers/Vary`.
                     package var vary: Components.Headers.VaryAcceptAndEncoding?
@@ -11783,7 +11783,7 @@ package enum Operations {
                     /// - Parameters:
                     ///   - data4HelpNextCursor: The cursor to pass next time (also in the JSON body).
                     ///   - contentEncoding: `zstd` when the request's `Accept-Encoding` names `zstd` with a weight above 0 (a `*` does not count):
-                    ///   - vary: `Accept, Accept-Encoding`: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
+                    ///   - vary: `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
                     package init(
                         data4HelpNextCursor: Swift.String,
                         contentEncoding: Components.Headers.ContentEncoding? = nil,

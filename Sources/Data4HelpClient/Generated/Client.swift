@@ -5370,7 +5370,7 @@ public struct Client: APIProtocol {
                         vary: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "Vary",
-                            as: Components.Headers.VaryAcceptEncoding.self
+                            as: Components.Headers.VaryAcceptAndEncoding.self
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)

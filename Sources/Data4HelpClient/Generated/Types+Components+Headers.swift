@@ -33,7 +33,7 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/headers/VaryAcceptEncoding`.
         public typealias VaryAcceptEncoding = Swift.String
-        /// `Accept, Accept-Encoding`: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
+        /// `Accept`, and `Accept-Encoding` where the body may be compressed: the format may come from `Accept` (when `format` is not given) and the coding from `Accept-Encoding` (see `Content-Encoding`).
         ///
         /// - Remark: Generated from `#/components/headers/VaryAcceptAndEncoding`.
         public typealias VaryAcceptAndEncoding = Swift.String
