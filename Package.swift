@@ -54,7 +54,7 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
         ),
-        // glibc's `mallopt`: `d4h serve` caps the heap arenas (Sources/d4h/MallocArenaLimit.swift).
+        // glibc's `mallopt`: `d4h` caps the heap arenas (Sources/d4h/MallocArenaLimit.swift).
         .systemLibrary(name: "CMalloc"),
         // The contract and the server code generated from it (types and handlers' protocol), at `package` access.
         // The generated code is committed (Generated/, `make openapi`; `make lint` checks it matches openapi.yaml):

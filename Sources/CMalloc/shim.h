@@ -1,3 +1,3 @@
-// glibc's malloc tuning (`mallopt`), which the Glibc module leaves out: `d4h serve` caps the heap arenas
+// glibc's malloc tuning (`mallopt`), which the Glibc module leaves out: `d4h` caps the heap arenas
 // (Sources/d4h/MallocArenaLimit.swift). Part of libc, so nothing to link.
 #include <malloc.h>

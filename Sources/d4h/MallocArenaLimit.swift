@@ -12,7 +12,7 @@ import Foundation
 /// freed in an arena for that arena's later allocations. A large download passes chunks of 256 KiB between
 /// the event loops and the tasks that encode them, so every arena they touched kept chunks of its own: on
 /// the 2-core machine the server's resident memory grew by 63–75 MB over the download benchmark's 36
-/// downloads, and by 37 MB with one arena per processor, at the same speed (bench/README.md, "Issue 33,
+/// downloads, and by 34–40 MB with one arena per processor, at the same speed (bench/README.md, "Issue 33,
 /// fifth session"). An arena made before the cap stays; the cap holds for those made after, so it must
 /// come before the threads.
 func limitMallocArenas() {
