@@ -105,6 +105,14 @@ package struct Console: Sendable {
         router.get(path) { request, context in
             try await self.serve(request, context: context, access: access, post: nil, handler: handler)
         }
+        // HEAD is GET without the body (RFC 9110 §9.3.2), framed as the GET's: its length when known, chunked for
+        // a stream. The body is never read, so a download's HEAD releases nothing. Every GET here is a page or a
+        // download; what changes anything is a POST.
+        router.head(path) { request, context in
+            var response = try await self.serve(request, context: context, access: access, post: nil, handler: handler)
+            response.body = ResponseBody(contentLength: response.body.contentLength) { writer in try await writer.finish(nil) }
+            return response
+        }
     }
 
     func post(

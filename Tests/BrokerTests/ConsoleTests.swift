@@ -47,6 +47,40 @@ struct ConsoleTests {
         }
     }
 
+    @Test("HEAD on the console's pages and downloads answers as the GET would, without the body, and releases nothing")
+    func headOfPages() async throws {
+        try await TestHarness.run { harness in
+            let port = try #require(harness.client.port)
+            let parties = try await harness.requestParties()
+            try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
+            let id = try await harness.acceptedRequestID(parties)
+            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
+            let company = ConsoleBrowser(harness)
+            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+            let cookie = company.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+
+            // A page anyone may open: its GET's length, and no byte of it (it was a 404).
+            let login = try await harness.request(.get, "/login")
+            let loginHead = try await HTTPErrorTests.rawHead(port: port, path: "/login")
+            #expect(loginHead.head.hasPrefix("HTTP/1.1 200"), "\(loginHead.head)")
+            #expect(HTTPErrorTests.header("content-length", in: loginHead.head) == String(login.body.readableBytes), "\(loginHead.head)")
+            #expect(loginHead.bodyBytes == 0)
+            // Access is checked as for the GET.
+            #expect(try await HTTPErrorTests.rawHead(port: port, path: "/company").head.hasPrefix("HTTP/1.1 303"))
+
+            // A download: chunked as its GET, and not recorded as a release in the person's access log.
+            let accessLog = { try await harness.object(harness.request(.get, "/v1/me/access-log", token: parties.person))["items"] as? [Any] }
+            let logged = try await accessLog()?.count
+            let csv = try await HTTPErrorTests.rawHead(port: port, path: "/company/requests/\(id)/data.csv", cookie: cookie)
+            #expect(csv.head.hasPrefix("HTTP/1.1 200"), "\(csv.head)")
+            #expect(HTTPErrorTests.header("content-type", in: csv.head) == "text/csv; charset=utf-8")
+            #expect(HTTPErrorTests.header("content-length", in: csv.head) == nil, "\(csv.head)")
+            #expect(HTTPErrorTests.header("transfer-encoding", in: csv.head) == "chunked", "\(csv.head)")
+            #expect(csv.bodyBytes == 0)
+            #expect(try await accessLog()?.count == logged)
+        }
+    }
+
     @Test("the console's CSV download and export are the API's, on the same download budget")
     func downloadsAreTheAPIs() async throws {
         // A clock that stands still: on a loaded machine a real one refills the budget mid-test.

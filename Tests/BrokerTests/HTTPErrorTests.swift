@@ -285,7 +285,9 @@ struct HTTPErrorTests {
 
     /// Sends a HEAD with `Connection: close` on a connection of its own and reads to the end: the response
     /// head as text, and how many bytes followed it (a HEAD must have none).
-    static func rawHead(port: Int, path: String, token: String, acceptEncoding: String? = nil) async throws -> (head: String, bodyBytes: Int) {
+    static func rawHead(port: Int, path: String, token: String? = nil, cookie: String? = nil, acceptEncoding: String? = nil) async throws
+        -> (head: String, bodyBytes: Int)
+    {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -293,7 +295,9 @@ struct HTTPErrorTests {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            var request = "HEAD \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n"
+            var request = "HEAD \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+            if let token { request += "Authorization: Bearer \(token)\r\n" }
+            if let cookie { request += "Cookie: \(cookie)\r\n" }
             if let acceptEncoding { request += "Accept-Encoding: \(acceptEncoding)\r\n" }
             try await outbound.write(ByteBuffer(string: request + "\r\n"))
             var received = ""
