@@ -18,12 +18,15 @@ struct ConsoleAssets: Sendable {
 
     func register(on router: Router<BrokerRequestContext>) {
         for (name, file) in files {
-            router.get(RouterPath("/" + name)) { _, _ in
+            let respond: @Sendable (Request, BrokerRequestContext) -> Response = { _, _ in
                 Response(
                     status: .ok,
                     headers: [.contentType: file.contentType, .cacheControl: "public, max-age=3600"],
                     body: .init(byteBuffer: file.bytes))
             }
+            router.get(RouterPath("/" + name), use: respond)
+            // The same answer: NIO sends a HEAD's headers only.
+            router.head(RouterPath("/" + name), use: respond)
         }
     }
 }

@@ -65,6 +65,11 @@ struct ConsoleTests {
             #expect(loginHead.head.hasPrefix("HTTP/1.1 200"), "\(loginHead.head)")
             #expect(HTTPErrorTests.header("content-length", in: loginHead.head) == String(login.body.readableBytes), "\(loginHead.head)")
             #expect(loginHead.bodyBytes == 0)
+            let style = try await HTTPErrorTests.rawHead(port: port, path: "/console.css")
+            #expect(style.head.hasPrefix("HTTP/1.1 200") && style.bodyBytes == 0, "\(style.head)")
+            #expect(
+                HTTPErrorTests.header("content-length", in: style.head)
+                    == String((try await harness.request(.get, "/console.css")).body.readableBytes))
             // Access is checked as for the GET.
             #expect(try await HTTPErrorTests.rawHead(port: port, path: "/company").head.hasPrefix("HTTP/1.1 303"))
 
