@@ -48,7 +48,9 @@ struct NotificationMailTests {
             #expect(mail.contains("http://127.0.0.1:8080/inbox"))
             #expect(mail.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"))
             #expect(unsubscribeURL(in: mail)?.hasPrefix("http://127.0.0.1:8080/unsubscribe/") == true)
-            #expect(!mail.contains("187"), "no value of the person's data")
+            // As a number of its own: ids, tokens and addresses in the mail are random hex, which can hold "187".
+            let words = mail.split { !$0.isLetter && !$0.isNumber }
+            #expect(!words.contains("187"), "no value of the person's data")
             #expect(!mail.contains(parties.personFiscalCode))
         }
     }
