@@ -243,8 +243,18 @@ struct TestHarness: Sendable {
 
     /// The activation token of the newest mail to `email`, read as a person would read it.
     func activationToken(for email: String) async throws -> String? {
-        try await mails().last { $0.contains("To: <\(email.lowercased())>") }
-            .flatMap { CapturingMailer.activationToken(in: $0.replacingOccurrences(of: "\r\n", with: "\n")) }
+        let mailed = try await mails().filter { $0.contains("To: <\(email.lowercased())>") }
+            .compactMap { CapturingMailer.activationToken(in: $0.replacingOccurrences(of: "\r\n", with: "\n")) }
+        // A new activation mail retires the account's earlier tokens, and mails may reach the sink in another
+        // order than they were written: the live token is the one still stored unused. None is when the test
+        // used it already (or means to show that a retired one fails): then the last mailed, as before.
+        for token in mailed.reversed() {
+            let hash = SecretToken(text: token).hash.map { String(format: "%02x", $0) }.joined()
+            let live = try await int(
+                "SELECT count(*) FROM activation_tokens WHERE token_hash = decode('\(hash)', 'hex') AND used_at IS NULL")
+            if live == 1 { return token }
+        }
+        return mailed.last
     }
 
     /// The response body as text.
