@@ -47,16 +47,23 @@ struct ConsoleTests {
         }
     }
 
+    /// A person's two heart rates, a request of the company's that the person accepted, and the company signed in
+    /// to the console.
+    static func companySignedIn(_ harness: TestHarness) async throws -> (parties: RequestParties, id: String, company: ConsoleBrowser) {
+        let parties = try await harness.requestParties()
+        try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
+        let id = try await harness.acceptedRequestID(parties)
+        let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
+        let company = ConsoleBrowser(harness)
+        #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+        return (parties, id, company)
+    }
+
     @Test("HEAD on the console's pages and downloads answers as the GET would, without the body, and releases nothing")
     func headOfPages() async throws {
         try await TestHarness.run { harness in
             let port = try #require(harness.client.port)
-            let parties = try await harness.requestParties()
-            try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
-            let id = try await harness.acceptedRequestID(parties)
-            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
-            let company = ConsoleBrowser(harness)
-            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+            let (parties, id, company) = try await Self.companySignedIn(harness)
             let cookie = company.cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
 
             // A page anyone may open: its GET's length, and no byte of it (it was a 404).
@@ -90,12 +97,7 @@ struct ConsoleTests {
     func downloadsAreTheAPIs() async throws {
         // A clock that stands still: on a loaded machine a real one refills the budget mid-test.
         try await TestHarness.run(configure: RateLimitFixtures.configure(ManualClock(), [.downloads: .perMinute(4)])) { harness in
-            let parties = try await harness.requestParties()
-            try await harness.uploadHeartRates([TestHarness.time(minutes: 0), TestHarness.time(minutes: 1)], token: parties.person)
-            let id = try await harness.acceptedRequestID(parties)
-            let companyEmail = try #require(try harness.object(try await harness.request(.get, "/v1/me", token: parties.company))["email"] as? String)
-            let company = ConsoleBrowser(harness)
-            #expect(try await company.logIn(companyEmail, TestHarness.Company().password).status == .seeOther)
+            let (parties, id, company) = try await Self.companySignedIn(harness)
 
             let console = try await company.send(.get, "/company/requests/\(id)/data.csv", body: nil, headers: [:])  // 1
             #expect(console.status == .ok)

@@ -45,7 +45,7 @@ package struct BulkExportService: Sendable {
         let now = clock.now
         let expires = now.addingTimeInterval(Double(timeToLive.components.seconds))
         do {
-            _ = try await client.withTransaction(logger: logger) { connection in
+            try await client.withTransaction(logger: logger) { connection in
                 try await BulkExportStore.insert(
                     id: id, company: principal.accountID, types: types.joined(separator: ","), since: since, requestURL: kickOff.requestURL,
                     createdAt: now, expiresAt: expires, on: connection, logger: logger)

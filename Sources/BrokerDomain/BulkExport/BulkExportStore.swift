@@ -8,17 +8,16 @@ enum BulkExportStore {
     /// an erased person's request releases nothing), in one statement, so the count and the files agree.
     /// An export with no request is complete at once. `since` that equals the `transactionTime` of an earlier
     /// complete export of the same company links the two (each file then starts at that export's bound).
-    /// Returns the transaction time. Throws the unique violation of `bulk_exports_one_planning_per_company`
-    /// when the company already has an export planning (the caller's transaction is then aborted, so the
-    /// caller catches it outside).
+    /// Throws the unique violation of `onePlanningPerCompany` when the company already has an export planning
+    /// (the caller's transaction is then aborted, so the caller catches it outside).
     static func insert(
         id: UUID, company: UUID, types: String, since: Date?, requestURL: String, createdAt: Date, expiresAt: Date,
         on connection: PostgresConnection, logger: Logger
-    ) async throws -> Date? {
+    ) async throws {
         let since = since.map(Timestamp.postgresText)
         let created = Timestamp.postgresText(createdAt)
         let expires = Timestamp.postgresText(expiresAt)
-        let rows = try await connection.query(
+        try await connection.query(
             """
             WITH granted AS (
                 SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM single_requests
@@ -33,13 +32,9 @@ enum BulkExportStore {
                      ORDER BY e.created_at LIMIT 1),
                     \(requestURL), \(created)::timestamptz, \(expires)::timestamptz, count(*)
                 FROM granted
-                RETURNING transaction_time
-            ), files AS (
-                INSERT INTO bulk_export_files (export_id, n, request_id) SELECT \(id), n, id FROM granted
             )
-            SELECT transaction_time FROM export
+            INSERT INTO bulk_export_files (export_id, n, request_id) SELECT \(id), n, id FROM granted
             """, logger: logger)
-        return try await rows.collect().first?.decode(Date.self)
     }
 
     /// The constraint `insert` violates when the company already has an export planning.
