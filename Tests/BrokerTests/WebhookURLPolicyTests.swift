@@ -1,5 +1,6 @@
 import BrokerTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BrokerConsole
@@ -99,5 +100,44 @@ struct WebhookDNSOracleTests {
             #expect(answers.count == 1, "different answers: \(answers.sorted())")
             #expect(try await harness.int("SELECT count(*) FROM webhooks") == 0)
         }
+    }
+}
+
+/// The delivery loop reuses a verdict on a receiver's URL for `urlRecheck`, not for longer.
+@Suite("Webhook URL policy: recent verdicts")
+struct RecentURLChecksTests {
+    @Test("a verdict is reused within its validity, reached again after it, and a changed answer is then seen")
+    func reuseWithinValidity() async throws {
+        let answers = Mutex((checks: 0, allowed: true))
+        let checks = RecentURLChecks(validity: .seconds(1)) { url in
+            let allowed = answers.withLock {
+                $0.checks += 1
+                return $0.allowed
+            }
+            return allowed ? .success(URL(string: url)!) : .failure(.notPublic)
+        }
+        let start = ContinuousClock.now
+        let url = "https://hooks.example.com/d4h"
+        #expect(try await checks.verdict(on: url, now: start).get() == URL(string: url))
+        // The host now resolves to a private address: the recent verdict still holds, for at most a second.
+        answers.withLock { $0.allowed = false }
+        #expect(try await checks.verdict(on: url, now: start + .milliseconds(999)).get() == URL(string: url))
+        #expect(answers.withLock(\.checks) == 1)
+        await #expect(throws: WebhookURLPolicy.Rejection.notPublic) { try await checks.verdict(on: url, now: start + .seconds(1)).get() }
+        #expect(answers.withLock(\.checks) == 2)
+        // Another URL has a verdict of its own.
+        await #expect(throws: WebhookURLPolicy.Rejection.notPublic) { try await checks.verdict(on: url + "/other", now: start + .seconds(1)).get() }
+        #expect(answers.withLock(\.checks) == 3)
+    }
+
+    @Test("past its bound, the table drops the stale verdicts, not the fresh ones")
+    func boundedTable() async throws {
+        let checks = RecentURLChecks(validity: .seconds(1)) { .success(URL(string: $0)!) }
+        let start = ContinuousClock.now
+        for n in 0..<RecentURLChecks.pruneAbove {
+            _ = await checks.verdict(on: "https://stale.example.com/\(n)", now: start)
+        }
+        _ = await checks.verdict(on: "https://fresh.example.com/", now: start + .seconds(2))
+        #expect(checks.count == 1)
     }
 }

@@ -18,10 +18,13 @@ package struct WebhookDelivery: Service {
         self.policy = policy
         self.configuration = configuration
         self.logger = logger
+        urlChecks = RecentURLChecks(validity: configuration.urlRecheck) { await policy.check($0) }
     }
 
     let client: DatabasePool
     let policy: WebhookURLPolicy
+    /// `policy`'s verdicts, reused for `urlRecheck` rather than reached again at every post.
+    let urlChecks: RecentURLChecks
     let configuration: WebhookDeliveryConfiguration
     let logger: Logger
     /// The time a delivery's signature carries.
@@ -57,6 +60,8 @@ package struct WebhookDelivery: Service {
         case cutPosts
         case postsCut
         case tick
+        /// An idle loop's look for due events between ticks came back.
+        case probed(due: Bool)
         /// Time to look for a fast party's post that has run past `fastPost`.
         case watch
         /// `claimInterval` has passed since the last claim.
@@ -117,6 +122,13 @@ package struct WebhookDelivery: Service {
             var claiming = false
             var moreDue = true
             var ticking = false
+            // An idle loop looks for due events every `idleProbeInterval` between its ticks. A look that finds
+            // some starts a claim; if that claim comes back empty (the due events wait behind their request's
+            // earlier ones, say), looking stops until the next tick, so that they cost a claim a tick as before.
+            var probing = false
+            var probeAllowed = true
+            var claimFromProbe = false
+            let probes = configuration.idleProbeInterval < configuration.pollInterval
             var finishedSinceClaim = 0
             // When the last claim was sent, and whether a timer waits for `claimInterval` to pass since.
             var lastClaim: ContinuousClock.Instant?
@@ -336,6 +348,17 @@ package struct WebhookDelivery: Service {
                     // posts, records), when it comes back full, or at the next tick.
                     moreDue = false
                 }
+                if probes, !stopping, !claiming, !moreDue, !probing, probeAllowed, heldTotal == 0 {
+                    probing = true
+                    let interval = configuration.idleProbeInterval
+                    group.addTask {
+                        let due = try? await cancelWhenGracefulShutdown {
+                            try await Task.sleep(for: interval)
+                            return try await anyDue(waitingAtMost: interval)
+                        }
+                        return .probed(due: due ?? false)
+                    }
+                }
                 if !stopping, !claiming, !moreDue, !ticking {
                     ticking = true
                     let interval = configuration.pollInterval
@@ -357,6 +380,8 @@ package struct WebhookDelivery: Service {
                 switch await group.next() {
                 case .claimed(let events, let at, let limit):
                     claiming = false
+                    if claimFromProbe, events.isEmpty { probeAllowed = false }
+                    claimFromProbe = false
                     for event in events {
                         held[event.thirdPartyID, default: 0] += 1
                         heldTotal += 1
@@ -414,8 +439,8 @@ package struct WebhookDelivery: Service {
                     }
                     // A recorded delivery lets the next event of its request be claimed.
                     moreDue = true
-                    // What finished during the write goes now, as one batch: no timer to wait for.
-                    if !finished.isEmpty, !recordTimer { startRecord() }
+                // What finished during the write waits `recordDelay` for more, as any batch does: going at
+                // once, a fast receiver's outcomes were written a dozen at a time, one statement every 2 ms.
                 case .recordDue:
                     recordTimer = false
                     if !recording, !recordPaused, !finished.isEmpty { startRecord() }
@@ -437,6 +462,13 @@ package struct WebhookDelivery: Service {
                 case .tick:
                     ticking = false
                     moreDue = true
+                    probeAllowed = true
+                case .probed(let due):
+                    probing = false
+                    if due, !moreDue, !claiming, heldTotal == 0 {
+                        moreDue = true
+                        claimFromProbe = true
+                    }
                 case .watch:
                     watching = false
                 case .spaced:
@@ -489,6 +521,14 @@ package struct WebhookDelivery: Service {
         }
     }
 
+    /// Whether any event is due, waiting at most `wait` for a connection: false when none is, or when the
+    /// look failed (the next tick claims anyway).
+    private func anyDue(waitingAtMost wait: Duration) async throws -> Bool {
+        try await client.withConnection(waitingAtMost: wait) { connection in
+            try await WebhookDeliveryStore.anyDue(on: connection, logger: logger)
+        }
+    }
+
     /// Gives claimed, unposted events back; never throws (if it fails, their leases run out instead).
     private func release(_ events: [WebhookDeliveryStore.ClaimedEvent]) async {
         do {
@@ -506,8 +546,8 @@ package struct WebhookDelivery: Service {
             WebhookDeliveryStore.Outcome(delivered: false, statusCode: status, error: why, durationMs: 0)
         }
         guard let url = event.url, let secret = event.secret else { return failure("no webhook is registered") }
-        // Again at every delivery: the host may resolve elsewhere now than at registration.
-        if case .failure(let rejection) = await policy.check(url) { return failure("not sent: the url \(rejection.message)") }
+        // Again at delivery, at most `urlRecheck` ago: the host may resolve elsewhere now than at registration.
+        if case .failure(let rejection) = await urlChecks.verdict(on: url) { return failure("not sent: the url \(rejection.message)") }
         let body = Self.body(of: event)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
@@ -536,10 +576,20 @@ package struct WebhookDelivery: Service {
 
     /// `{"id", "type", "createdAt", "data"}`; `data` is the stored JSON, copied as it is.
     static func body(of event: WebhookDeliveryStore.ClaimedEvent) -> [UInt8] {
-        let type = (try? JSONEncoder().encode(event.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        let type = jsonString(event.type)
         let text =
             #"{"id":"\#(event.id.uuidString.lowercased())","type":\#(type),"createdAt":"\#(Timestamp.rfc3339(event.createdAt))","data":\#(event.data)}"#
         return Array(text.utf8)
+    }
+
+    /// `text` as a JSON string. An event's type (`subscription.data_available`, …) needs no escaping, and is not
+    /// handed to a `JSONEncoder` at every post; anything else is.
+    static func jsonString(_ text: String) -> String {
+        let plain = text.utf8.allSatisfy {
+            $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
+        }
+        if plain { return "\"\(text)\"" }
+        return (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
     /// A short reason for an attempt's record; it never contains the body or the secret.

@@ -275,6 +275,15 @@ enum WebhookDeliveryStore {
         func decodeRow(_ row: PostgresRow) throws -> Row { 0 }
     }
 
+    /// Whether any event of any party is due: an idle loop's look between its claims. One step along the due
+    /// index in its order, in no transaction of its own, where a claim plans and runs its statement in one.
+    static func anyDue(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await !connection.query(
+            "SELECT 1 FROM webhook_events WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1",
+            logger: logger
+        ).collect().isEmpty
+    }
+
     /// Gives claimed events back unposted (a stopping instance's queue, or a fast receiver's extra share once it
     /// slows): due again at once, for any instance, instead of when their lease would have run out. The claim's
     /// count of the attempt is taken back, but never below 1: the coalescing index admits a fresh event beside

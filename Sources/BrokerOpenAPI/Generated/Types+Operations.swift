@@ -13412,7 +13412,7 @@ package enum Operations {
     ///
     /// `url` must be `https` and resolve to public addresses only (unless the server runs with
     /// `WEBHOOK_ALLOW_PRIVATE=true`), without a user name or password, at most 2048 characters; it is
-    /// checked again before every delivery. `secret` (16–256 characters) signs every delivery:
+    /// checked again before delivery (a check at most a second old stands). `secret` (16–256 characters) signs every delivery:
     /// `Data4Help-Signature: t=<unix seconds>,v1=<lowercase hex HMAC-SHA256(secret, "<t>.<body>")>`.
     /// A replaced URL or secret applies to events not delivered yet.
     ///
