@@ -417,7 +417,31 @@ struct WebhookBatchingTests {
                     }
                     #expect(rows.count == 2)
                     #expect(rows.allSatisfy { $0.0 == kept && $0.1 == "delivered" && $0.2 == 1 }, "\(rows) kept \(kept)")
+                    // No attempt outlives its event (no foreign key says so since migration 0054: the record's locks do).
+                    let attempts = try await pool.withConnection { connection in
+                        try await connection.query("SELECT count(*)::int FROM webhook_attempts", logger: logger).collect().first?.decode(Int.self)
+                    }
+                    #expect(attempts == 2)
                 }
+            }
+        }
+    }
+
+    @Test("an erased company's recorded attempts go with its events")
+    func erasureTakesAttempts() async throws {
+        try await WebhookReceiver.run { receiver in
+            try await TestHarness.run(configure: WebhookFixtures.fast) { harness in
+                let erased = try await WebhookFixtures.company(harness, url: receiver.url("gone")).id
+                let kept = try await WebhookFixtures.company(harness, url: receiver.url("stays")).id
+                try await enqueue(harness, for: erased, requests: 3)
+                try await enqueue(harness, for: kept, requests: 2)
+                #expect(await eventually { try await harness.int("SELECT count(*) FROM webhook_attempts") == 5 })
+                _ = try await harness.sql("DELETE FROM accounts WHERE id = '\(erased)'")
+                #expect(try await harness.int("SELECT count(*) FROM webhook_events") == 2)
+                #expect(try await harness.int("SELECT count(*) FROM webhook_attempts") == 2)
+                #expect(
+                    try await harness.int(
+                        "SELECT count(*) FROM webhook_attempts a WHERE NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = a.event_id)") == 0)
             }
         }
     }

@@ -41,6 +41,9 @@ package struct WebhookDelivery: Service {
         // webhook relay): a per-host limit below ours would queue one party's posts behind another's
         // hanging ones. The loop already bounds how many posts are in flight.
         http.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maxInFlight
+        // The server bootstraps no tracer, and the client's default (the global no-op one) still built each
+        // post's span attributes, parsing its URL once more: 5 % of the delivery's processor time in a profile.
+        http.tracing.tracer = nil
         let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
         await deliverUntilShutdown(with: httpClient)
         try? await httpClient.shutdown()

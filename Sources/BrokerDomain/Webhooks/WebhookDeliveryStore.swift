@@ -222,31 +222,37 @@ enum WebhookDeliveryStore {
                 SELECT * FROM unnest($1::uuid[], $2::int[], $3::bool[], $4::int[], $5::text[],
                                      $6::int[], $7::float8[])
                     AS o (event_id, attempt, delivered, status_code, error, duration_ms, retry_delay)
-            ), present AS (
-                -- An event erased with its company while its post was out is gone: its attempt is not
-                -- written. The lock keeps the others from going before the insert below refers to them
-                -- (a delete under way is waited for, then its rows are left out). The update below reaches
-                -- its rows through this too: a row this statement updated first could not be locked here.
-                SELECT e.id FROM webhook_events e WHERE e.id IN (SELECT event_id FROM outcome) FOR KEY SHARE
-            ), attempt AS (
-                INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
-                SELECT o.event_id, o.attempt, nullif(o.status_code, 0), nullif(o.error, ''), o.duration_ms
-                FROM outcome o JOIN present p ON p.id = o.event_id
-                ON CONFLICT (event_id, attempt) DO NOTHING
+            ), settled AS (
+                -- The status in a form no partial index follows from: only the primary key can find the rows,
+                -- whatever the statistics say (see `claim`). An event erased meanwhile is not found, and one
+                -- being erased is waited for, then left out.
+                UPDATE webhook_events e SET
+                    status = CASE
+                        WHEN o.delivered THEN 'delivered'
+                        WHEN now() + make_interval(secs => o.retry_delay)
+                             > e.created_at + make_interval(secs => $8) THEN 'failed'
+                        ELSE 'pending' END,
+                    delivered_at = CASE WHEN o.delivered THEN now() END,
+                    next_attempt_at = CASE WHEN o.delivered THEN e.next_attempt_at
+                        ELSE now() + make_interval(secs => o.retry_delay) END
+                FROM outcome o
+                WHERE e.id = o.event_id AND NOT (e.status IS DISTINCT FROM 'pending') AND e.attempts = o.attempt
+                RETURNING e.id
+            ), others AS (
+                -- Events another instance took over after this one's lease ran out: their attempt is still
+                -- written, once they are locked against an erasure (which then waits, and takes the attempt
+                -- with it). The settled ones are locked by their update already.
+                SELECT e.id FROM webhook_events e
+                WHERE e.id IN (SELECT event_id FROM outcome) AND e.id NOT IN (SELECT id FROM settled)
+                FOR KEY SHARE
             )
-            UPDATE webhook_events e SET
-                status = CASE
-                    WHEN o.delivered THEN 'delivered'
-                    WHEN now() + make_interval(secs => o.retry_delay)
-                         > e.created_at + make_interval(secs => $8) THEN 'failed'
-                    ELSE 'pending' END,
-                delivered_at = CASE WHEN o.delivered THEN now() END,
-                next_attempt_at = CASE WHEN o.delivered THEN e.next_attempt_at
-                    ELSE now() + make_interval(secs => o.retry_delay) END
-            FROM outcome o JOIN present p ON p.id = o.event_id
-            -- The status in a form no partial index follows from: only the primary key can find the rows,
-            -- whatever the statistics say (see `claim`).
-            WHERE e.id = o.event_id AND NOT (e.status IS DISTINCT FROM 'pending') AND e.attempts = o.attempt
+            -- No foreign key checks an attempt against its event (migration 0054): every event here is locked
+            -- by this transaction, so it cannot go before the attempt is written, and goes with it after.
+            INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
+            SELECT o.event_id, o.attempt, nullif(o.status_code, 0), nullif(o.error, ''), o.duration_ms
+            FROM outcome o
+            WHERE o.event_id IN (SELECT id FROM settled UNION ALL SELECT id FROM others)
+            ON CONFLICT (event_id, attempt) DO NOTHING
             """
         typealias Row = Int32
         var ids: [UUID]
