@@ -445,4 +445,81 @@ extension GroupPrivacyLedgerTests {
             }
         }
     }
+
+    /// A subscription's later release reads its members' caps once too, and again under the ledger lock only
+    /// when a debit has been recorded since: here one commits while the release's cells are computed. Without
+    /// the second reading, the person it spent would be debited past her cap.
+    @Test("a debit committed while a subscription's release is computed is seen: the release is dropped, then made without her")
+    func debitRacingASubscriptionRelease() async throws {
+        try await TestHarness.run(configure: GroupFixtures.smallK, noise: NoNoise()) { harness in
+            let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
+            let company = try #require(UUID(uuidString: try await harness.accountID(try await harness.activeCompany())))
+            let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
+            let admin = try TestDatabase.adminURL
+            let databaseName = harness.databaseURL.database
+            // A group cap of 0.1 per person, all of it open to this company; 0.01 a cell.
+            let privacy = {
+                var settings = PrivacySettings()
+                (settings.personBudget, settings.peerReserve, settings.companyShare) = (0.6, 0.5, 1)
+                return settings
+            }()
+            let day: @Sendable (String) -> WallClock = { WallClock.fixed(Timestamp.parse($0)!) }
+            try await TestDatabase.withClient(harness.databaseURL) { client in
+                func service(at clock: WallClock) -> GroupRequestService {
+                    GroupRequestService(
+                        client: client, minimumCohort: GroupFixtures.k, evaluations: EvaluationSlots(slots: 2, timeout: .seconds(30)),
+                        privacy: privacy, noise: NoNoise(), clock: clock)
+                }
+                let principal = Principal(accountID: company, role: .thirdParty, credential: .session(tokenHash: Data()))
+                let creation = GroupRequestService.Creation(
+                    types: [.heartRate], filters: [GroupRequest.Filter(type: .heartRate, min: 60, max: 80)],
+                    demographics: .init(ageMin: nil, ageMax: nil, sex: nil), windowFrom: try #require(CalendarDate(iso: "2026-03-01")),
+                    windowTo: try #require(CalendarDate(iso: "2026-03-02")), bucket: .day, purpose: "Subscription race",
+                    subscriptionDays: 30, purposeCode: .healthcareResearch)
+                // Created when only 1 March has closed: the cohort and that day, 0.02 from each of the seven women.
+                let created = try await service(at: day("2026-03-03T12:00:00Z")).create(creation, by: principal, logger: TestDatabase.logger)
+                #expect(created.cohortSize == 7)
+                let loss = "SELECT sum(loss_micro)::int8 FROM privacy_person_loss WHERE person_number = \(spender)"
+                #expect(try await harness.int(loss) == 20000)
+
+                // Two days later 2 and 3 March have closed: 0.02 more. Another release spends 0.07 of hers meanwhile.
+                var later = service(at: day("2026-03-05T12:00:00Z"))
+                let raced = Mutex(false)
+                let capsReadAgain = Mutex(0)
+                later.stepTimer = EvaluationStepTimer { step, _ in
+                    if step == .capsAgain { capsReadAgain.withLock { $0 += 1 } }
+                    guard step == .cellsType,
+                        raced.withLock({ done in
+                            defer { done = true }
+                            return !done
+                        })
+                    else { return }
+                    DatabaseReadsTests.psql(
+                        admin, database: databaseName,
+                        """
+                        BEGIN;
+                        INSERT INTO privacy_person_loss VALUES (\(spender), date_trunc('month', now() AT TIME ZONE 'UTC')::date, 70000)
+                        ON CONFLICT (person_number, month) DO UPDATE SET loss_micro = privacy_person_loss.loss_micro + excluded.loss_micro;
+                        INSERT INTO privacy_ledger (company_id, request_id, kind, cells, loss_micro) VALUES (NULL, NULL, 'peer_statistics', 1, 70000);
+                        COMMIT;
+                        """)
+                }
+                let request = try #require(
+                    try await client.withConnection {
+                        try await GroupRequestStore.request(id: created.id, sender: nil, on: $0, logger: TestDatabase.logger)
+                    })
+                // Her 0.09 and the release's 0.02 would pass her cap of 0.1: the release is dropped.
+                #expect(try await later.releaseClosedBuckets(of: request, logger: TestDatabase.logger) == false)
+                #expect(raced.withLock { $0 })
+                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(try await harness.int(loss) == 90000)
+                // The next look releases the two days to the six who can still afford them, reading the caps once.
+                #expect(try await later.releaseClosedBuckets(of: request, logger: TestDatabase.logger) == true)
+                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(try await harness.int(loss) == 90000)
+                let others = "SELECT max(loss_micro)::int8 FROM privacy_person_loss WHERE person_number <> \(spender)"
+                #expect(try await harness.int(others) == 40000)
+            }
+        }
+    }
 }

@@ -499,9 +499,11 @@ package struct GroupRequestService: Sendable {
                 .prefix(privacy.bucketsPerRelease(types: request.types.count, cellLoss: cellLoss)))
         let cost = cellLoss * (buckets.count * request.types.count)
         try await client.withConnection { try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: $0, logger: logger) }
-        let members = try await client.withConnection { connection in
+        let (members, ledgerMark) = try await client.withConnection { connection in
             let frozen = try await GroupCohortStore.cohort(of: request.id, on: connection, logger: logger)
-            return try await budgets.eligible(frozen, cost: cost, company: request.thirdParty.id, on: connection, logger: logger)
+            // The ledger's newest entry, read before the caps: a debit committed after it moves it (as in `create`).
+            let mark = try await PrivacyLedgerStore.newestEntry(on: connection, logger: logger)
+            return (try await budgets.eligible(frozen, cost: cost, company: request.thirdParty.id, on: connection, logger: logger), mark)
         }
         let cells = try await released(
             types: request.types, bucket: request.bucket,
@@ -512,10 +514,15 @@ package struct GroupRequestService: Sendable {
             guard let current = try await GroupRequestStore.requestLockedForRelease(request.id, on: connection, logger: logger),
                 current.releasedThrough == request.releasedThrough
             else { return false }
-            guard
-                try await budgets.eligible(members, cost: cost, company: request.thirdParty.id, on: connection, logger: logger).count
-                    == members.count
-            else { return false }
+            // Another release's debit since the caps were read may have spent someone's cap: read them again, and
+            // drop this release if anyone can no longer afford it. No ledger entry since means no debit either.
+            if try await PrivacyLedgerStore.newestEntry(on: connection, logger: logger) != ledgerMark {
+                let stillEligible = try await step(.capsAgain) {
+                    try await budgets.eligible(members, cost: cost, company: request.thirdParty.id, on: connection, logger: logger).count
+                        == members.count
+                }
+                guard stillEligible else { return false }
+            }
             try await budgets.ensureAffordable(cost, by: request.thirdParty.id, on: connection, logger: logger)
             try await PrivacyLedgerStore.debit(
                 members, loss: cost, company: request.thirdParty.id, request: request.id, on: connection, logger: logger)
