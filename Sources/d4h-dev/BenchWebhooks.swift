@@ -65,7 +65,7 @@ extension Bench {
                         // The loop finds a burst within `idleProbeInterval` (100 ms) of the commit: its pace once
                         // delivering, from the first arrival to the last, is beside the figure from the commit.
                         let pace =
-                            outboxFirstArrival.map { wait in
+                            outboxFirstArrival.flatMap { wait in outbox > wait ? wait : nil }.map { wait in
                                 " (from its first arrival, \(String(format: "%.2f", wait)) s after the commit: \(Int(Double(events - 1) / (outbox - wait)))/s)"
                             } ?? ""
                         print(
@@ -76,8 +76,9 @@ extension Bench {
                         )
                     }
                     let sorted = ratios.sorted()
+                    let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
                     print(
-                        "Median ratio over the \(rounds) rounds: \(String(format: "%.2f", sorted[sorted.count / 2])) (lowest \(String(format: "%.2f", sorted.first!)), highest \(String(format: "%.2f", sorted.last!)))."
+                        "Median ratio over the \(rounds) rounds: \(String(format: "%.2f", median)) (lowest \(String(format: "%.2f", sorted.first!)), highest \(String(format: "%.2f", sorted.last!)))."
                     )
                 }
             }

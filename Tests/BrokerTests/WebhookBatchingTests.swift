@@ -442,6 +442,25 @@ struct WebhookBatchingTests {
                 #expect(
                     try await harness.int(
                         "SELECT count(*) FROM webhook_attempts a WHERE NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = a.event_id)") == 0)
+                // A delete from an older snapshot could miss an attempt recorded meanwhile: refused, as the key's
+                // cascade refused it (a serialization failure), rather than leave one behind.
+                let refused = try await TestDatabase.withClient(harness.databaseURL) { client in
+                    try await client.withConnection { connection in
+                        _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: TestDatabase.logger)
+                        let refused: Bool
+                        do {
+                            _ = try await connection.query(
+                                "DELETE FROM accounts WHERE id = \(UUID(uuidString: kept)!)", logger: TestDatabase.logger)
+                            refused = false
+                        } catch { refused = String(reflecting: error).contains("40001") }
+                        _ = try await connection.query("ROLLBACK", logger: TestDatabase.logger)
+                        return refused
+                    }
+                }
+                #expect(refused)
+                // TRUNCATE fires no delete trigger: the attempts go too.
+                _ = try await harness.sql("TRUNCATE webhook_events CASCADE")
+                #expect(try await harness.int("SELECT count(*) FROM webhook_attempts") == 0)
             }
         }
     }

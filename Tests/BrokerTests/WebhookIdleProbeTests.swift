@@ -34,11 +34,12 @@ struct WebhookIdleProbeTests {
         }
     }
 
-    @Test("a due event waiting behind its request's earlier one costs one claim, not a claim at every probe")
+    @Test("a due event waiting behind its request's earlier one costs one claim, not one at every look; a later event still goes at once")
     func blockedDueEventIsNotClaimedOverAndOver() async throws {
         try await WebhookReceiver.run { receiver in
             try await TestHarness.run(configure: Self.slowPoll) { harness in
                 let party = try await WebhookFixtures.company(harness, url: receiver.url("blocked")).id
+                let other = try await WebhookFixtures.company(harness, url: receiver.url("other")).id
                 // The request's first event backs off for an hour; its second is due but must wait for it. Both
                 // in one statement: the loop would take the first at once were it ever due.
                 _ = try await harness.sql(
@@ -48,16 +49,27 @@ struct WebhookIdleProbeTests {
                            now() + (2 - n) * interval '1 hour'
                     FROM gen_random_uuid() r, generate_series(1, 2) n ORDER BY n
                     """)
-                // Every claim scans `webhook_events` several times, a probe once. PostgreSQL's counters reach
-                // the statistics within a second of a transaction, so the window is a few seconds long.
-                let scans = "SELECT coalesce(sum(seq_scan + idx_scan), 0)::int8 FROM pg_stat_user_tables WHERE relname = 'webhook_events'"
+                // A claim checks each candidate for an earlier pending event of its request on this index; a look
+                // never reads it. The looks go on every 50 ms, and their connection's counters reach the statistics
+                // about once a second, so the window is a few seconds long.
+                let checks = """
+                    SELECT coalesce(sum(idx_scan), 0)::int8 FROM pg_stat_user_indexes WHERE indexrelname = 'webhook_events_pending_by_request'
+                    """
                 try await Task.sleep(for: .seconds(1.5))
-                let before = try await harness.int(scans)
+                let before = try await harness.int(checks)
                 try await Task.sleep(for: .seconds(3))
-                let after = try await harness.int(scans)
-                // 60 probes in 3 s; each with its claim, several hundred scans. Paused after the first, none.
-                #expect(after - before < 30, "\(after - before) scans of webhook_events in 3 s")
+                let after = try await harness.int(checks)
+                // 60 looks in 3 s, each with a claim that checks the waiting event: about 60. One claim in all: none.
+                #expect(after - before < 10, "\(after - before) claims' checks in 3 s")
                 #expect(await receiver.log.all("blocked").isEmpty)
+
+                // An event queued now became due after the waiting one: the next look claims it.
+                let start = ContinuousClock.now
+                _ = try await harness.sql(
+                    "SELECT enqueue_webhook_event('\(other)'::uuid, 'single_request.accepted', gen_random_uuid(), '{}'::jsonb)")
+                #expect(await eventually(timeout: .seconds(10)) { await receiver.log.delivered("other").count == 1 })
+                let elapsed = ContinuousClock.now - start
+                #expect(elapsed < .seconds(5), "delivered \(elapsed) after it was queued, beside a waiting event")
             }
         }
     }

@@ -130,6 +130,22 @@ struct RecentURLChecksTests {
         #expect(answers.withLock(\.checks) == 3)
     }
 
+    @Test("a name that did not resolve is asked again at the next post, not refused for a second")
+    func resolutionFailureNotKept() async throws {
+        let checks = Mutex(0)
+        let recent = RecentURLChecks(validity: .seconds(1)) { url in
+            checks.withLock { count in
+                count += 1
+                return count
+            } == 1 ? .failure(.doesNotResolve) : .success(URL(string: url)!)
+        }
+        let start = ContinuousClock.now
+        let url = "https://hooks.example.com/d4h"
+        await #expect(throws: WebhookURLPolicy.Rejection.doesNotResolve) { try await recent.verdict(on: url, now: start).get() }
+        #expect(try await recent.verdict(on: url, now: start + .milliseconds(10)).get() == URL(string: url))
+        #expect(checks.withLock { $0 } == 2)
+    }
+
     @Test("past its bound, the table drops the stale verdicts, not the fresh ones")
     func boundedTable() async throws {
         let checks = RecentURLChecks(validity: .seconds(1)) { .success(URL(string: $0)!) }

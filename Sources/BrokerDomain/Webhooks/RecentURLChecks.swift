@@ -31,6 +31,9 @@ final class RecentURLChecks: Sendable {
         let validity = validity
         if let recent = verdicts.withLock({ $0[url] }), now - recent.at < validity { return recent.verdict }
         let verdict = await check(url)
+        // A name that did not resolve may be a passing failure of the resolver: the next post asks again rather
+        // than fail every post of the coming second (each a spent attempt, and the party thought slow).
+        if case .failure(.doesNotResolve) = verdict { return verdict }
         verdicts.withLock { verdicts in
             if verdicts.count >= Self.pruneAbove { verdicts = verdicts.filter { now - $0.value.at < validity } }
             verdicts[url] = (verdict, now)

@@ -63,8 +63,9 @@ package struct WebhookDelivery: Service {
         case cutPosts
         case postsCut
         case tick
-        /// An idle loop's look for due events between ticks came back.
-        case probed(due: Bool)
+        /// An idle loop's look for due events between ticks came back: the latest time at which an event
+        /// became due, if any is.
+        case probed(latestDue: Date?)
         /// Time to look for a fast party's post that has run past `fastPost`.
         case watch
         /// `claimInterval` has passed since the last claim.
@@ -125,12 +126,14 @@ package struct WebhookDelivery: Service {
             var claiming = false
             var moreDue = true
             var ticking = false
-            // An idle loop looks for due events every `idleProbeInterval` between its ticks. A look that finds
-            // some starts a claim; if that claim comes back empty (the due events wait behind their request's
-            // earlier ones, say), looking stops until the next tick, so that they cost a claim a tick as before.
+            // An idle loop looks every `idleProbeInterval` between its ticks for the latest time at which an
+            // event became due. A look that finds one later than `leftDue` starts a claim. If that claim comes
+            // back empty (the due events wait behind their request's earlier ones, say), their time becomes
+            // `leftDue`: they start no more claims (one a look, 10 a second, before), and an event queued
+            // later still does. The ticks claim as before, whatever the looks found.
             var probing = false
-            var probeAllowed = true
-            var claimFromProbe = false
+            var probedDue: Date?
+            var leftDue: Date?
             let probes = configuration.idleProbeInterval < configuration.pollInterval
             var finishedSinceClaim = 0
             // When the last claim was sent, and whether a timer waits for `claimInterval` to pass since.
@@ -351,15 +354,15 @@ package struct WebhookDelivery: Service {
                     // posts, records), when it comes back full, or at the next tick.
                     moreDue = false
                 }
-                if probes, !stopping, !claiming, !moreDue, !probing, probeAllowed, heldTotal == 0 {
+                if probes, !stopping, !claiming, !moreDue, !probing, heldTotal == 0 {
                     probing = true
                     let interval = configuration.idleProbeInterval
                     group.addTask {
-                        let due = try? await cancelWhenGracefulShutdown {
+                        let latest = try? await cancelWhenGracefulShutdown {
                             try await Task.sleep(for: interval)
-                            return try await anyDue(waitingAtMost: interval)
+                            return try await latestDue(waitingAtMost: interval)
                         }
-                        return .probed(due: due ?? false)
+                        return .probed(latestDue: latest ?? nil)
                     }
                 }
                 if !stopping, !claiming, !moreDue, !ticking {
@@ -383,8 +386,8 @@ package struct WebhookDelivery: Service {
                 switch await group.next() {
                 case .claimed(let events, let at, let limit):
                     claiming = false
-                    if claimFromProbe, events.isEmpty { probeAllowed = false }
-                    claimFromProbe = false
+                    if let probed = probedDue, events.isEmpty { leftDue = max(leftDue ?? probed, probed) }
+                    probedDue = nil
                     for event in events {
                         held[event.thirdPartyID, default: 0] += 1
                         heldTotal += 1
@@ -407,6 +410,7 @@ package struct WebhookDelivery: Service {
                 case .claimFailed:
                     claiming = false
                     moreDue = false
+                    probedDue = nil
                 case .posted(let done):
                     posting -= 1
                     inFlight[done.event.thirdPartyID, default: 1] -= 1
@@ -465,12 +469,11 @@ package struct WebhookDelivery: Service {
                 case .tick:
                     ticking = false
                     moreDue = true
-                    probeAllowed = true
-                case .probed(let due):
+                case .probed(let latest):
                     probing = false
-                    if due, !moreDue, !claiming, heldTotal == 0 {
+                    if let latest, latest > leftDue ?? .distantPast, !moreDue, !claiming, heldTotal == 0 {
                         moreDue = true
-                        claimFromProbe = true
+                        probedDue = latest
                     }
                 case .watch:
                     watching = false
@@ -524,11 +527,11 @@ package struct WebhookDelivery: Service {
         }
     }
 
-    /// Whether any event is due, waiting at most `wait` for a connection: false when none is, or when the
-    /// look failed (the next tick claims anyway).
-    private func anyDue(waitingAtMost wait: Duration) async throws -> Bool {
+    /// The latest time at which a pending event became due, waiting at most `wait` for a connection; nil when
+    /// none is due. A look that fails throws (and finds nothing: the next tick claims anyway).
+    private func latestDue(waitingAtMost wait: Duration) async throws -> Date? {
         try await client.withConnection(waitingAtMost: wait) { connection in
-            try await WebhookDeliveryStore.anyDue(on: connection, logger: logger)
+            try await WebhookDeliveryStore.latestDue(on: connection, logger: logger)
         }
     }
 

@@ -247,7 +247,9 @@ enum WebhookDeliveryStore {
                 FOR KEY SHARE
             )
             -- No foreign key checks an attempt against its event (migration 0054): every event here is locked
-            -- by this transaction, so it cannot go before the attempt is written, and goes with it after.
+            -- by this transaction, so it cannot go before the attempt is written, and a delete that waited for
+            -- the lock takes the attempt with it (its trigger refuses to run but at READ COMMITTED, where it
+            -- sees what this transaction committed).
             INSERT INTO webhook_attempts (event_id, attempt, status_code, error, duration_ms)
             SELECT o.event_id, o.attempt, nullif(o.status_code, 0), nullif(o.error, ''), o.duration_ms
             FROM outcome o
@@ -281,13 +283,14 @@ enum WebhookDeliveryStore {
         func decodeRow(_ row: PostgresRow) throws -> Row { 0 }
     }
 
-    /// Whether any event of any party is due: an idle loop's look between its claims. One step along the due
-    /// index in its order, in no transaction of its own, where a claim plans and runs its statement in one.
-    static func anyDue(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        try await !connection.query(
-            "SELECT 1 FROM webhook_events WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1",
+    /// The latest time at which a pending event of any party became due (nil when none is): an idle loop's
+    /// look between its claims. One step back along the due index from now, in no transaction of its own, where
+    /// a claim plans and runs its statement in one.
+    static func latestDue(on connection: PostgresConnection, logger: Logger) async throws -> Date? {
+        try await connection.query(
+            "SELECT next_attempt_at FROM webhook_events WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at DESC LIMIT 1",
             logger: logger
-        ).collect().isEmpty
+        ).collect().first?.decode(Date.self)
     }
 
     /// Gives claimed events back unposted (a stopping instance's queue, or a fast receiver's extra share once it

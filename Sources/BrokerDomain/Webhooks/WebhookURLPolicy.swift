@@ -7,8 +7,8 @@ import NIOPosix
     import Darwin
 #endif
 
-/// Which URLs a webhook may point to: checked when it is registered and again before every delivery,
-/// because a host name can be re-pointed at an internal address after registration (server-side request
+/// Which URLs a webhook may point to: checked when it is registered and again before delivery (the loop
+/// reuses a verdict for `urlRecheck`, `RecentURLChecks`), because a host name can be re-pointed at an internal address after registration (server-side request
 /// forgery). Without `allowPrivate`, only `https` to hosts that resolve to public addresses only.
 package struct WebhookURLPolicy: Sendable {
     package var allowPrivate: Bool

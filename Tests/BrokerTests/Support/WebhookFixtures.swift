@@ -14,6 +14,8 @@ enum WebhookFixtures {
     static func fast(_ configuration: inout BrokerConfiguration) {
         configuration.webhookAllowPrivate = true
         configuration.webhookDelivery.pollInterval = .milliseconds(100)
+        // Shorter than the poll, so that every webhook test runs the idle loop's looks too.
+        configuration.webhookDelivery.idleProbeInterval = .milliseconds(20)
         configuration.webhookDelivery.backoffBase = .milliseconds(200)
         configuration.webhookDelivery.connectTimeout = .seconds(1)
         configuration.webhookDelivery.requestTimeout = .seconds(2)
