@@ -444,10 +444,10 @@ package struct WebhookDelivery: Service {
                         }
                         break
                     }
-                    // A recorded delivery lets the next event of its request be claimed.
+                    // A recorded delivery lets the next event of its request be claimed. What finished during the
+                    // write waits `recordDelay` for more, as any batch does (the timer is set above): going at once,
+                    // a fast receiver's outcomes were written a dozen at a time, one statement every 2 ms.
                     moreDue = true
-                // What finished during the write waits `recordDelay` for more, as any batch does: going at
-                // once, a fast receiver's outcomes were written a dozen at a time, one statement every 2 ms.
                 case .recordDue:
                     recordTimer = false
                     if !recording, !recordPaused, !finished.isEmpty { startRecord() }

@@ -4,8 +4,8 @@ import Foundation
 package struct WebhookDeliveryConfiguration: Sendable {
     /// How often a loop claims due events when nothing else makes it (a full claim, a finished post or record).
     package var pollInterval: Duration = .seconds(1)
-    /// How often a loop that holds no events looks whether any has become due, between its `pollInterval`
-    /// claims: one step along an index, where a claim is a transaction planned afresh. An event queued while
+    /// How often a loop that holds no events looks for the latest time an event became due, between its
+    /// `pollInterval` claims: one step along an index, where a claim is a transaction planned afresh. An event queued while
     /// the loop is idle goes out within this rather than within `pollInterval` (the webhook benchmark: its
     /// burst waited 0.1–0.8 s for the loop's next claim). Not shorter than `pollInterval` means no look.
     package var idleProbeInterval: Duration = .milliseconds(100)
