@@ -390,8 +390,6 @@ extension GroupPrivacyLedgerTests {
             let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try #require(UUID(uuidString: try await harness.accountID(try await harness.activeCompany())))
             let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
-            let admin = try TestDatabase.adminURL
-            let databaseName = harness.databaseURL.database
             // A group cap of 0.1 per person (0.6 less the peer reserve of 0.5), all of it open to this company.
             let privacy = {
                 var settings = PrivacySettings()
@@ -404,26 +402,9 @@ extension GroupPrivacyLedgerTests {
                 var service = GroupRequestService(
                     client: client, minimumCohort: GroupFixtures.k, evaluations: EvaluationSlots(slots: 2, timeout: .seconds(30)),
                     privacy: privacy, noise: NoNoise())
-                let raced = Mutex(false)
-                let capsReadAgain = Mutex(0)
-                service.stepTimer = EvaluationStepTimer { step, _ in
-                    if step == .capsAgain { capsReadAgain.withLock { $0 += 1 } }
-                    // Once, after the first evaluation's cells: another release spends 0.08 of her 0.1.
-                    guard step == .cells,
-                        raced.withLock({ done in
-                            defer { done = true }
-                            return !done
-                        })
-                    else { return }
-                    DatabaseReadsTests.psql(
-                        admin, database: databaseName,
-                        """
-                        BEGIN;
-                        INSERT INTO privacy_person_loss VALUES (\(spender), date_trunc('month', now() AT TIME ZONE 'UTC')::date, 80000);
-                        INSERT INTO privacy_ledger (company_id, request_id, kind, cells, loss_micro) VALUES (NULL, NULL, 'peer_statistics', 1, 80000);
-                        COMMIT;
-                        """)
-                }
+                // Once, after the first evaluation's cells: another release spends 0.08 of her 0.1.
+                let race = try RacingDebit(after: .cells, micro: 80000, person: spender, database: harness.databaseURL)
+                service.stepTimer = race.timer
                 let principal = Principal(accountID: company, role: .thirdParty, credential: .session(tokenHash: Data()))
                 let creation = GroupRequestService.Creation(
                     types: [.heartRate], filters: [GroupRequest.Filter(type: .heartRate, min: 60, max: 80)],
@@ -431,17 +412,17 @@ extension GroupPrivacyLedgerTests {
                     windowTo: try #require(CalendarDate(iso: "2026-03-02")), bucket: .day, purpose: "Ledger race", subscriptionDays: nil,
                     purposeCode: .healthcareResearch)
                 let first = try await service.create(creation, by: principal, logger: TestDatabase.logger)
-                #expect(raced.withLock { $0 })
+                #expect(race.happened)
                 #expect(first.cohortSize == 6, "the seven women at 60–80, less the one the racing release spent")
                 let cohort = try await harness.sql("SELECT unnest(cohort)::int8 FROM group_requests WHERE id = '\(first.id)'")
                 #expect(try !cohort.map { try $0.decode(Int64.self) }.contains(Int64(spender)))
                 #expect(try await harness.int("SELECT sum(loss_micro)::int8 FROM privacy_person_loss WHERE person_number = \(spender)") == 80000)
                 // Read again once: the evaluation that found the ledger moved; the one after it found it still.
-                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(race.capsReadAgain == 1)
 
                 // Nothing debited since the caps were read: they are read once.
                 _ = try await service.create(creation, by: principal, logger: TestDatabase.logger)
-                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(race.capsReadAgain == 1)
             }
         }
     }
@@ -455,8 +436,6 @@ extension GroupPrivacyLedgerTests {
             let ids = try await GroupFixtures.populate(harness, GroupFixtures.standard)
             let company = try #require(UUID(uuidString: try await harness.accountID(try await harness.activeCompany())))
             let spender = try await harness.int("SELECT person_number FROM users WHERE account_id = '\(ids[0])'")
-            let admin = try TestDatabase.adminURL
-            let databaseName = harness.databaseURL.database
             // A group cap of 0.1 per person, all of it open to this company; 0.01 a cell.
             let privacy = {
                 var settings = PrivacySettings()
@@ -484,42 +463,65 @@ extension GroupPrivacyLedgerTests {
 
                 // Two days later 2 and 3 March have closed: 0.02 more. Another release spends 0.07 of hers meanwhile.
                 var later = service(at: day("2026-03-05T12:00:00Z"))
-                let raced = Mutex(false)
-                let capsReadAgain = Mutex(0)
-                later.stepTimer = EvaluationStepTimer { step, _ in
-                    if step == .capsAgain { capsReadAgain.withLock { $0 += 1 } }
-                    guard step == .cellsType,
-                        raced.withLock({ done in
-                            defer { done = true }
-                            return !done
-                        })
-                    else { return }
-                    DatabaseReadsTests.psql(
-                        admin, database: databaseName,
-                        """
-                        BEGIN;
-                        INSERT INTO privacy_person_loss VALUES (\(spender), date_trunc('month', now() AT TIME ZONE 'UTC')::date, 70000)
-                        ON CONFLICT (person_number, month) DO UPDATE SET loss_micro = privacy_person_loss.loss_micro + excluded.loss_micro;
-                        INSERT INTO privacy_ledger (company_id, request_id, kind, cells, loss_micro) VALUES (NULL, NULL, 'peer_statistics', 1, 70000);
-                        COMMIT;
-                        """)
-                }
+                let race = try RacingDebit(after: .cellsType, micro: 70000, person: spender, database: harness.databaseURL)
+                later.stepTimer = race.timer
                 let request = try #require(
                     try await client.withConnection {
                         try await GroupRequestStore.request(id: created.id, sender: nil, on: $0, logger: TestDatabase.logger)
                     })
                 // Her 0.09 and the release's 0.02 would pass her cap of 0.1: the release is dropped.
                 #expect(try await later.releaseClosedBuckets(of: request, logger: TestDatabase.logger) == false)
-                #expect(raced.withLock { $0 })
-                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(race.happened)
+                #expect(race.capsReadAgain == 1)
                 #expect(try await harness.int(loss) == 90000)
                 // The next look releases the two days to the six who can still afford them, reading the caps once.
                 #expect(try await later.releaseClosedBuckets(of: request, logger: TestDatabase.logger) == true)
-                #expect(capsReadAgain.withLock { $0 } == 1)
+                #expect(race.capsReadAgain == 1)
                 #expect(try await harness.int(loss) == 90000)
                 let others = "SELECT max(loss_micro)::int8 FROM privacy_person_loss WHERE person_number <> \(spender)"
                 #expect(try await harness.int(others) == 40000)
             }
+        }
+    }
+}
+
+/// Another release's debit, committed from a connection of its own the first time an evaluation's `step` ends:
+/// the person's loss and its ledger entry, as every debit writes them. Counts the caps' second readings too.
+final class RacingDebit: Sendable {
+    private let raced = Mutex(false)
+    private let readAgain = Mutex(0)
+    private let step: EvaluationStep
+    private let micro: Int
+    private let person: Int
+    private let database: DatabaseURL
+    private let admin: DatabaseURL
+
+    init(after step: EvaluationStep, micro: Int, person: Int, database: DatabaseURL) throws {
+        (self.step, self.micro, self.person, self.database) = (step, micro, person, database)
+        admin = try TestDatabase.adminURL
+    }
+
+    var happened: Bool { raced.withLock { $0 } }
+    var capsReadAgain: Int { readAgain.withLock { $0 } }
+
+    var timer: EvaluationStepTimer {
+        EvaluationStepTimer { [self] step, _ in
+            if step == .capsAgain { readAgain.withLock { $0 += 1 } }
+            guard step == self.step,
+                raced.withLock({ done in
+                    defer { done = true }
+                    return !done
+                })
+            else { return }
+            DatabaseReadsTests.psql(
+                admin, database: database.database,
+                """
+                BEGIN;
+                INSERT INTO privacy_person_loss VALUES (\(person), date_trunc('month', now() AT TIME ZONE 'UTC')::date, \(micro))
+                ON CONFLICT (person_number, month) DO UPDATE SET loss_micro = privacy_person_loss.loss_micro + excluded.loss_micro;
+                INSERT INTO privacy_ledger (company_id, request_id, kind, cells, loss_micro) VALUES (NULL, NULL, 'peer_statistics', 1, \(micro));
+                COMMIT;
+                """)
         }
     }
 }

@@ -177,7 +177,7 @@ package struct FHIRObservationEncoder {
         if written > 0 { out.append("]") }
         if let nextLink {
             out.append(#","link":[{"relation":"next","url":"#)
-            out.bytes += Array(Self.jsonString(nextLink + nextCursor).utf8)
+            out.bytes += Array(JSONStringLiteral.of(nextLink + nextCursor).utf8)
             out.append("}]")
         }
         out.append("}")
@@ -215,20 +215,12 @@ package struct FHIRObservationEncoder {
     private static let entryClose: StaticString = "}"
     private static let newline: StaticString = "\n"
 
-    /// `text` as a JSON string literal (used only while the fixed parts are encoded, never per sample).
-    static func jsonString(_ text: String) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Encoding a String cannot fail.
-        return String(decoding: try! encoder.encode(text), as: UTF8.self)
-    }
-
     static func identifierReference(system: String, value: String) -> String {
-        #"{"type":"Patient","identifier":{"system":\#(jsonString(system)),"value":\#(jsonString(value))}}"#
+        #"{"type":"Patient","identifier":{"system":\#(JSONStringLiteral.of(system)),"value":\#(JSONStringLiteral.of(value))}}"#
     }
 
     static func coding(_ code: ObservationCoding.Code) -> String {
-        #"{"system":\#(jsonString(code.system)),"code":\#(jsonString(code.code)),"display":\#(jsonString(code.display))}"#
+        #"{"system":\#(JSONStringLiteral.of(code.system)),"code":\#(JSONStringLiteral.of(code.code)),"display":\#(JSONStringLiteral.of(code.display))}"#
     }
 
     static func category(_ category: ObservationCoding.Category) -> String {
@@ -236,7 +228,7 @@ package struct FHIRObservationEncoder {
     }
 
     static func quantityUnit(_ coding: ObservationCoding) -> String {
-        #","unit":\#(jsonString(coding.unitDisplay)),"system":"\#(FHIRSystems.ucum)","code":\#(jsonString(coding.unitCode))}"#
+        #","unit":\#(JSONStringLiteral.of(coding.unitDisplay)),"system":"\#(FHIRSystems.ucum)","code":\#(JSONStringLiteral.of(coding.unitCode))}"#
     }
 
     /// One type's fixed parts, around the id, the times and the value (in the encoder's `FixedBytes`).
@@ -250,11 +242,11 @@ package struct FHIRObservationEncoder {
             let coding = type.observationCoding
             idCode = fixed.keep("-\(type.code)-")
             isPeriod = coding.effective == .period
-            let profile = coding.profile.map { #","meta":{"profile":[\#(jsonString($0))]}"# } ?? ""
+            let profile = coding.profile.map { #","meta":{"profile":[\#(JSONStringLiteral.of($0))]}"# } ?? ""
             let codes = ([coding.code] + coding.alsoCodes).map(coding(_:)).joined(separator: ",")
             afterID = fixed.keep(
                 #""\#(profile),"status":"final","category":\#(category(coding.category)),"code":{"coding":[\#(codes)],"#
-                    + #""text":\#(jsonString(coding.code.display))},"subject":\#(subject),"#
+                    + #""text":\#(JSONStringLiteral.of(coding.code.display))},"subject":\#(subject),"#
                     + (isPeriod ? #""effectivePeriod":{"start":""# : #""effectiveDateTime":""#))
             closing = fixed.keep(quantityUnit(coding) + "}")
         }

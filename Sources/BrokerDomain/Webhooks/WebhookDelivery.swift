@@ -582,20 +582,10 @@ package struct WebhookDelivery: Service {
 
     /// `{"id", "type", "createdAt", "data"}`; `data` is the stored JSON, copied as it is.
     static func body(of event: WebhookDeliveryStore.ClaimedEvent) -> [UInt8] {
-        let type = jsonString(event.type)
+        let type = JSONStringLiteral.of(event.type)
         let text =
             #"{"id":"\#(event.id.uuidString.lowercased())","type":\#(type),"createdAt":"\#(Timestamp.rfc3339(event.createdAt))","data":\#(event.data)}"#
         return Array(text.utf8)
-    }
-
-    /// `text` as a JSON string. An event's type (`subscription.data_available`, …) needs no escaping, and is not
-    /// handed to a `JSONEncoder` at every post; anything else is.
-    static func jsonString(_ text: String) -> String {
-        let plain = text.utf8.allSatisfy {
-            $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
-        }
-        if plain { return "\"\(text)\"" }
-        return (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
     /// A short reason for an attempt's record; it never contains the body or the secret.
